@@ -1,1 +1,10 @@
-export {};
+export { AuthScopesError } from './errors.js';
+export type { AuthScopesErrorCode, AuthScopesErrorOptions } from './errors.js';
+export type { AuthScopesLogger } from './logger.js';
+export { hasScope, scopeError, scopeSchema } from './scopes.js';
+export type { MethodScope, Scope } from './scopes.js';
+export { generateTokenSecret, hashToken, TOKEN_HASH_PREFIX, TOKEN_SECRET_PREFIX } from './token-secret.js';
+export { gatewayTokensSchema, tokenConfigSchema, tokenIdSchema } from './token-config.js';
+export type { TokenConfig } from './token-config.js';
+export { extractBearer } from './bearer.js';
+export type { BearerRequest, ExtractBearerOptions } from './bearer.js';
