@@ -1,1 +1,37 @@
-export {};
+export type {
+  Authorize,
+  DispatchConnection,
+  Dispatcher,
+  DispatcherOptions,
+  WrapHandler,
+} from './dispatcher.js';
+export { createDispatcher, defaultAuthorize } from './dispatcher.js';
+export type {
+  JsonRpcFailure,
+  JsonRpcId,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+  JsonRpcSuccess,
+} from './envelope.js';
+export { createNotification } from './envelope.js';
+export type {
+  ErrorCode,
+  JsonRpcErrorObject,
+  ParamIssue,
+  RpcCoreErrorCode,
+  RpcCoreErrorOptions,
+  RpcErrorOptions,
+} from './errors.js';
+export { ErrorCodes, RpcCoreError, RpcError } from './errors.js';
+export type { RpcLogger } from './logger.js';
+export { noopLogger } from './logger.js';
+export type {
+  AnyMethod,
+  Identity,
+  MethodContext,
+  MethodDefinition,
+  MethodScope,
+  TransportKind,
+} from './method.js';
+export { defineMethod, MethodRegistry } from './method.js';

@@ -1,0 +1,408 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDispatcher } from './dispatcher.js';
+import { ErrorCodes, RpcCoreError } from './errors.js';
+import { adminIdentity, connection, exampleRegistry, recordingLogger } from './internal/test-support.js';
+import { defineMethod, MethodRegistry } from './method.js';
+
+function setup(overrides: Partial<Parameters<typeof createDispatcher>[0]> = {}) {
+  let counter = 0;
+  return createDispatcher({
+    registry: exampleRegistry(),
+    randomId: () => `id-${++counter}`,
+    ...overrides,
+  });
+}
+
+async function call(text: string, dispatcher = setup()): Promise<unknown> {
+  const answer = await dispatcher.handle(text, connection());
+  return answer === undefined ? undefined : JSON.parse(answer);
+}
+
+describe('createDispatcher', () => {
+  describe('JSON-RPC 2.0 specification section 7 examples', () => {
+    it('answers a call with positional parameters', async () => {
+      expect(await call('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')).toEqual({
+        jsonrpc: '2.0',
+        result: 19,
+        id: 1,
+      });
+      expect(await call('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')).toEqual({
+        jsonrpc: '2.0',
+        result: -19,
+        id: 2,
+      });
+    });
+
+    it('answers a call with named parameters', async () => {
+      expect(
+        await call(
+          '{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}',
+        ),
+      ).toEqual({ jsonrpc: '2.0', result: 19, id: 3 });
+      expect(
+        await call(
+          '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}',
+        ),
+      ).toEqual({ jsonrpc: '2.0', result: 19, id: 4 });
+    });
+
+    it('sends nothing for notifications, even of an unknown method', async () => {
+      expect(await call('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}')).toBeUndefined();
+      expect(await call('{"jsonrpc": "2.0", "method": "foobar"}')).toBeUndefined();
+    });
+
+    it('answers a call of a non-existent method with -32601', async () => {
+      expect(await call('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32601, message: 'Method not found: foobar' },
+        id: '1',
+      });
+    });
+
+    it('answers invalid JSON with -32700 and a null id', async () => {
+      expect(await call('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32700, message: 'Parse error' },
+        id: null,
+      });
+    });
+
+    it('answers an invalid request object with -32600 and a null id', async () => {
+      expect(await call('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32600 },
+        id: null,
+      });
+    });
+
+    it('answers a batch of invalid JSON with a single -32700', async () => {
+      const text = `[
+        {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
+        {"jsonrpc": "2.0", "method"
+      ]`;
+      expect(await call(text)).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32700, message: 'Parse error' },
+        id: null,
+      });
+    });
+
+    it('answers an empty array with a single -32600 and a null id', async () => {
+      expect(await call('[]')).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Invalid Request: empty batch' },
+        id: null,
+      });
+    });
+
+    it('answers a batch of non-objects with one -32600 per entry', async () => {
+      const one = await call('[1]');
+      expect(one).toEqual([
+        { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request' }, id: null },
+      ]);
+      const three = (await call('[1,2,3]')) as unknown[];
+      expect(three).toHaveLength(3);
+      for (const entry of three) expect(entry).toMatchObject({ error: { code: -32600 }, id: null });
+    });
+
+    it('answers a mixed batch in request order and leaves out notifications', async () => {
+      const text = JSON.stringify([
+        { jsonrpc: '2.0', method: 'sum', params: [1, 2, 4], id: '1' },
+        { jsonrpc: '2.0', method: 'notify_hello', params: [7] },
+        { jsonrpc: '2.0', method: 'subtract', params: [42, 23], id: '2' },
+        { foo: 'boo' },
+        { jsonrpc: '2.0', method: 'foo.get', params: { name: 'myself' }, id: '5' },
+        { jsonrpc: '2.0', method: 'get_data', id: '9' },
+      ]);
+      expect(await call(text)).toEqual([
+        { jsonrpc: '2.0', result: 7, id: '1' },
+        { jsonrpc: '2.0', result: 19, id: '2' },
+        {
+          jsonrpc: '2.0',
+          error: { code: -32600, message: "Invalid Request: jsonrpc must be exactly '2.0'" },
+          id: null,
+        },
+        { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found: foo.get' }, id: '5' },
+        { jsonrpc: '2.0', result: ['hello', 5], id: '9' },
+      ]);
+    });
+
+    it('sends nothing for a batch made only of notifications', async () => {
+      const text = JSON.stringify([
+        { jsonrpc: '2.0', method: 'notify_sum', params: [1, 2, 4] },
+        { jsonrpc: '2.0', method: 'notify_hello', params: [7] },
+      ]);
+      expect(await call(text)).toBeUndefined();
+    });
+  });
+
+  describe('envelope validation', () => {
+    it('rejects an id that is neither a string, an integer nor null', async () => {
+      for (const id of [1.5, true, { a: 1 }, [1]]) {
+        const answer = await call(JSON.stringify({ jsonrpc: '2.0', method: 'get_data', id }));
+        expect(answer).toEqual({
+          jsonrpc: '2.0',
+          error: { code: -32600, message: 'Invalid Request: id must be a string, an integer or null' },
+          id: null,
+        });
+      }
+    });
+
+    it('answers a request whose id is null with a null id', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"get_data","id":null}')).toEqual({
+        jsonrpc: '2.0',
+        result: ['hello', 5],
+        id: null,
+      });
+    });
+
+    it('echoes a valid id when the rest of the envelope is invalid', async () => {
+      expect(await call('{"jsonrpc":"1.0","method":"get_data","id":7}')).toMatchObject({
+        error: { code: -32600 },
+        id: 7,
+      });
+    });
+
+    it('rejects params that are neither an object nor an array', async () => {
+      for (const params of ['bar', 3, null]) {
+        expect(await call(JSON.stringify({ jsonrpc: '2.0', method: 'get_data', params, id: 1 }))).toEqual({
+          jsonrpc: '2.0',
+          error: { code: -32600, message: 'Invalid Request: params must be an object or an array' },
+          id: 1,
+        });
+      }
+    });
+
+    it('defaults absent params to an empty object', async () => {
+      const registry = new MethodRegistry().register(
+        defineMethod({
+          name: 'probe.params',
+          scope: 'rpc',
+          params: z.object({ limit: z.number().default(10) }),
+          handler: (params) => params,
+        }),
+      );
+      const dispatcher = createDispatcher({ registry });
+      expect(await call('{"jsonrpc":"2.0","method":"probe.params","id":1}', dispatcher)).toEqual({
+        jsonrpc: '2.0',
+        result: { limit: 10 },
+        id: 1,
+      });
+    });
+
+    it('answers a handler that returns undefined with a null result', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"update","params":[1],"id":1}')).toEqual({
+        jsonrpc: '2.0',
+        result: null,
+        id: 1,
+      });
+    });
+  });
+
+  describe('limits', () => {
+    it('rejects a message longer than maxMessageBytes before parsing it', async () => {
+      const dispatcher = setup({ maxMessageBytes: 100 });
+      const hugeInvalidJson = '{'.repeat(101);
+      expect(await call(hugeInvalidJson, dispatcher)).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32600,
+          message: 'Message too large: received 101 characters, maximum is 100',
+          data: { received: 101, maximum: 100 },
+        },
+        id: null,
+      });
+    });
+
+    it('accepts a message of exactly maxMessageBytes characters', async () => {
+      const text = '{"jsonrpc":"2.0","method":"get_data","id":1}';
+      expect(await call(text, setup({ maxMessageBytes: text.length }))).toMatchObject({
+        result: ['hello', 5],
+      });
+    });
+
+    it('answers a batch longer than maxBatchSize with one -32600 and runs none of it', async () => {
+      let calls = 0;
+      const registry = new MethodRegistry().register(
+        defineMethod({
+          name: 'count',
+          scope: 'rpc',
+          params: z.object({}),
+          handler: () => ++calls,
+        }),
+      );
+      const dispatcher = createDispatcher({ registry, maxBatchSize: 2 });
+      const batch = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', method: 'count', id }));
+      expect(await call(JSON.stringify(batch), dispatcher)).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32600,
+          message: 'Batch too large: 3 requests, maximum is 2',
+          data: { received: 3, maximum: 2 },
+        },
+        id: null,
+      });
+      expect(calls).toBe(0);
+      expect(await call(JSON.stringify(batch.slice(0, 2)), dispatcher)).toHaveLength(2);
+    });
+  });
+
+  describe('params validation', () => {
+    it('answers invalid params with -32602 naming the field and carrying the zod issues', async () => {
+      const answer = (await call('{"jsonrpc":"2.0","method":"chat.echo","params":{"message":5},"id":1}')) as {
+        error: { code: number; message: string; data: { issues: Array<Record<string, unknown>> } };
+      };
+      expect(answer.error.code).toBe(ErrorCodes.InvalidParams);
+      expect(answer.error.message).toMatch(/^Invalid params: message: .*expected string/);
+      expect(answer.error.data.issues).toEqual([
+        { path: ['message'], code: 'invalid_type', message: expect.stringContaining('expected string') },
+      ]);
+    });
+
+    it('names every failing field in the message', async () => {
+      const answer = (await call('{"jsonrpc":"2.0","method":"chat.echo","params":{"repeat":0},"id":1}')) as {
+        error: { message: string; data: { issues: unknown[] } };
+      };
+      expect(answer.error.message).toContain('message: ');
+      expect(answer.error.message).toContain('repeat: ');
+      expect(answer.error.data.issues).toHaveLength(2);
+    });
+
+    it('rejects positional params for a method whose schema is by-name', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"chat.echo","params":["hi"],"id":1}')).toMatchObject({
+        error: { code: -32602, message: expect.stringMatching(/^Invalid params: params: .*expected object/) },
+        id: 1,
+      });
+    });
+  });
+
+  describe('errors', () => {
+    it('answers a call without the required scope with -32603 naming the scope', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"admin.secret","id":1}')).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32603, message: "Insufficient scope: requires 'admin'" },
+        id: 1,
+      });
+      const answer = await setup().handle(
+        '{"jsonrpc":"2.0","method":"admin.secret","id":1}',
+        connection(adminIdentity),
+      );
+      expect(JSON.parse(answer!)).toEqual({ jsonrpc: '2.0', result: 'classified', id: 1 });
+    });
+
+    it('checks the scope before the params so callers learn nothing about schemas they cannot call', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"admin.secret","params":[1],"id":1}')).toMatchObject({
+        error: { code: -32603 },
+      });
+    });
+
+    it('uses the injected authorize callback', async () => {
+      const seen: string[] = [];
+      const dispatcher = setup({
+        authorize: (identity, scope) => {
+          seen.push(`${identity.tokenId}:${scope}`);
+          return false;
+        },
+      });
+      expect(await call('{"jsonrpc":"2.0","method":"get_data","id":1}', dispatcher)).toMatchObject({
+        error: { code: -32603, message: "Insufficient scope: requires 'rpc'" },
+      });
+      expect(seen).toEqual(['tok-rpc:rpc']);
+    });
+
+    it('hides the message of a thrown non-RpcError behind -32603 Internal error and logs it', async () => {
+      const logger = recordingLogger();
+      const text = await setup({ logger }).handle(
+        '{"jsonrpc":"2.0","method":"fail.internal","id":1}',
+        connection(),
+      );
+      expect(JSON.parse(text!)).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32603, message: 'Internal error' },
+        id: 1,
+      });
+      expect(text).not.toContain('hunter2');
+      expect(text).not.toContain('secret.db');
+      const line = logger.lines.find((entry) => entry.level === 'error');
+      if (line === undefined) throw new Error('expected an error log line');
+      expect(line.fields).toMatchObject({ errorKind: 'internal', method: 'fail.internal', requestId: '1' });
+      expect(typeof line.fields.hint).toBe('string');
+      expect((line.fields.err as Error).message).toContain('hunter2');
+    });
+
+    it('passes a thrown RpcError through unchanged', async () => {
+      expect(await call('{"jsonrpc":"2.0","method":"fail.notFound","params":{"id":"a:b"},"id":1}')).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32004, message: 'Session not found: a:b', data: { kind: 'session', id: 'a:b' } },
+        id: 1,
+      });
+    });
+
+    it('turns a result JSON cannot represent into -32603 for that id only', async () => {
+      const registry = new MethodRegistry().register(
+        defineMethod({ name: 'big', scope: 'rpc', params: z.object({}), handler: () => 10n }),
+        defineMethod({ name: 'fine', scope: 'rpc', params: z.object({}), handler: () => 1 }),
+      );
+      const dispatcher = createDispatcher({ registry });
+      const text = JSON.stringify([
+        { jsonrpc: '2.0', method: 'big', id: 1 },
+        { jsonrpc: '2.0', method: 'fine', id: 2 },
+      ]);
+      expect(await call(text, dispatcher)).toEqual([
+        { jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: 1 },
+        { jsonrpc: '2.0', result: 1, id: 2 },
+      ]);
+    });
+  });
+
+  describe('handler context', () => {
+    it('gives each request a fresh trace id and the connection details', async () => {
+      const first = (await call('{"jsonrpc":"2.0","method":"context.show","id":"r1"}')) as {
+        result: unknown;
+      };
+      expect(first.result).toEqual({
+        clientId: 'client-a',
+        tokenId: 'tok-rpc',
+        connectionId: 'conn-1',
+        traceId: 'id-1',
+        transport: 'memory',
+        requestId: 'r1',
+      });
+    });
+
+    it('runs handlers through the wrap callback', async () => {
+      const wrapped: string[] = [];
+      const dispatcher = setup({
+        wrap: async (context, run) => {
+          wrapped.push(context.traceId);
+          const result = await run();
+          return { wrapped: result };
+        },
+      });
+      expect(await call('{"jsonrpc":"2.0","method":"get_data","id":1}', dispatcher)).toMatchObject({
+        result: { wrapped: ['hello', 5] },
+      });
+      expect(wrapped).toEqual(['id-1']);
+    });
+
+    it('exposes the connection signal to handlers', async () => {
+      const controller = new AbortController();
+      controller.abort();
+      const answer = await setup().handle('{"jsonrpc":"2.0","method":"slow.wait","params":{"ms":0},"id":1}', {
+        ...connection(),
+        signal: controller.signal,
+      });
+      expect(JSON.parse(answer!)).toMatchObject({ result: { aborted: true } });
+    });
+  });
+
+  describe('options', () => {
+    it('rejects invalid options with INVALID_OPTIONS', () => {
+      expect(() => createDispatcher({ registry: {} as MethodRegistry })).toThrow(RpcCoreError);
+      expect(() => createDispatcher({ registry: new MethodRegistry(), maxBatchSize: 0 })).toThrow(
+        /maxBatchSize/,
+      );
+    });
+  });
+});

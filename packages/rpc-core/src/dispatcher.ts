@@ -1,0 +1,309 @@
+import { z } from 'zod';
+import type { JsonRpcId, JsonRpcResponse } from './envelope.js';
+import { ErrorCodes, type ParamIssue, RpcError } from './errors.js';
+import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
+import { failure, isPlainObject, isValidId, success } from './internal/wire.js';
+import { noopLogger, type RpcLogger } from './logger.js';
+import {
+  type AnyMethod,
+  type Identity,
+  type MethodContext,
+  MethodRegistry,
+  type MethodScope,
+  type TransportKind,
+} from './method.js';
+
+/** What a transport tells the dispatcher about the connection a message came from. */
+export interface DispatchConnection {
+  /** The authenticated caller. */
+  identity: Identity;
+  /** Id of the connection, for logs and handler context. */
+  connectionId: string;
+  /** Transport the message arrived on. */
+  transport: TransportKind;
+  /** Aborted when the connection closes; handlers see it as `context.signal`. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Decides whether an identity may call a method of the given scope. */
+export type Authorize = (identity: Identity, requiredScope: MethodScope) => boolean | Promise<boolean>;
+
+/** Runs a handler inside caller-provided context (for example an AsyncLocalStorage trace scope). */
+export type WrapHandler = (context: MethodContext, run: () => Promise<unknown>) => Promise<unknown>;
+
+/** Options of {@link createDispatcher}. */
+export interface DispatcherOptions {
+  /** The methods served. */
+  registry: MethodRegistry;
+  /**
+   * Scope check. The default grants a method when the identity holds its scope or `*`.
+   * @default scopes.includes(requiredScope) || scopes.includes('*')
+   */
+  authorize?: Authorize | undefined;
+  /**
+   * Logger for handler failures and per-request debug lines.
+   * @default a no-op logger
+   */
+  logger?: RpcLogger | undefined;
+  /**
+   * Longest batch accepted; a longer one is answered with one `-32600`.
+   * @default 50
+   */
+  maxBatchSize?: number | undefined;
+  /**
+   * Longest message, in characters, accepted by {@link Dispatcher.handle}; checked before parsing.
+   * @default 1048576
+   */
+  maxMessageBytes?: number | undefined;
+  /**
+   * Wraps every handler call, for example to enter the daemon's trace context. Must call `run` and return its promise.
+   * @default none (the handler runs directly)
+   */
+  wrap?: WrapHandler | undefined;
+  /**
+   * Source of trace ids and of request ids for notifications.
+   * @default crypto.randomUUID
+   */
+  randomId?: (() => string) | undefined;
+  /**
+   * Clock for `durationMs` in logs.
+   * @default Date.now
+   */
+  now?: (() => number) | undefined;
+}
+
+/** Turns JSON-RPC text or parsed messages into responses. Transport-independent. */
+export interface Dispatcher {
+  /**
+   * Handles one message as received: checks its size before parsing, parses it,
+   * dispatches it and serialises the answer. Resolves to `undefined` when there is
+   * nothing to send (a notification, or a batch of notifications). Never rejects.
+   */
+  handle(text: string, connection: DispatchConnection): Promise<string | undefined>;
+  /**
+   * Handles an already parsed message (a request object or a batch array) without
+   * a size check. Resolves to `undefined` when there is nothing to send. Never rejects.
+   */
+  dispatch(
+    message: unknown,
+    connection: DispatchConnection,
+  ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
+  /** Serialises a response; a result that cannot be serialised becomes `-32603` for its id. */
+  serialize(response: JsonRpcResponse | JsonRpcResponse[]): string;
+  /** The registry served. */
+  readonly registry: MethodRegistry;
+  /** The effective batch limit. */
+  readonly maxBatchSize: number;
+  /** The effective message size limit, in characters. */
+  readonly maxMessageBytes: number;
+}
+
+const optionsSchema = z.object({
+  registry: z.instanceof(MethodRegistry, { message: 'registry must be a MethodRegistry' }),
+  authorize: fn<Authorize>('authorize').optional(),
+  logger: loggerSchema.optional(),
+  maxBatchSize: z.number().int().positive().default(50),
+  maxMessageBytes: z.number().int().positive().default(1_048_576),
+  wrap: fn<WrapHandler>('wrap').optional(),
+  randomId: fn<() => string>('randomId').optional(),
+  now: fn<() => number>('now').optional(),
+});
+
+/** The default scope rule: the exact scope or the wildcard `*`. */
+export const defaultAuthorize: Authorize = (identity, requiredScope) =>
+  identity.scopes.includes(requiredScope) || identity.scopes.includes('*');
+
+const internalErrorHint =
+  'A handler threw something other than an RpcError; the client only saw -32603 Internal error. Inspect err for the cause.';
+
+/**
+ * Creates a JSON-RPC 2.0 dispatcher over a method registry.
+ *
+ * @throws {RpcCoreError} `INVALID_OPTIONS` when the options fail validation.
+ */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const parsed = parseOptions(optionsSchema, options, 'createDispatcher');
+  const registry = parsed.registry;
+  const authorize = parsed.authorize ?? defaultAuthorize;
+  const logger = parsed.logger ?? noopLogger;
+  const randomId = parsed.randomId ?? defaultRandomId;
+  const now = parsed.now ?? Date.now;
+  const { maxBatchSize, maxMessageBytes, wrap } = parsed;
+  const neverAborted = new AbortController().signal;
+
+  async function runMethod(
+    method: AnyMethod,
+    id: JsonRpcId | undefined,
+    rawParams: unknown,
+    connection: DispatchConnection,
+  ): Promise<unknown> {
+    if (!(await authorize(connection.identity, method.scope))) throw RpcError.insufficientScope(method.scope);
+    const validated = await method.params.safeParseAsync(rawParams === undefined ? {} : rawParams);
+    if (!validated.success) throw invalidParams(validated.error.issues);
+    const traceId = randomId();
+    const requestId = id === undefined || id === null ? randomId() : String(id);
+    const bindings = {
+      traceId,
+      method: method.name,
+      requestId,
+      connectionId: connection.connectionId,
+      clientId: connection.identity.clientId,
+    };
+    const context: MethodContext = {
+      identity: connection.identity,
+      clientId: connection.identity.clientId,
+      connectionId: connection.connectionId,
+      traceId,
+      signal: connection.signal ?? neverAborted,
+      logger: logger.child ? logger.child(bindings) : logger,
+      transport: connection.transport,
+      requestId,
+    };
+    const run = async (): Promise<unknown> => method.handler(validated.data, context);
+    const started = now();
+    try {
+      const result = await (wrap ? wrap(context, run) : run());
+      logger.debug({ ...bindings, durationMs: now() - started, success: true }, 'rpc call');
+      return result;
+    } catch (error) {
+      if (!(error instanceof RpcError)) {
+        logger.error(
+          {
+            ...bindings,
+            durationMs: now() - started,
+            err: error,
+            hint: internalErrorHint,
+            errorKind: 'internal',
+          },
+          'rpc handler failed',
+        );
+      } else {
+        logger.debug(
+          { ...bindings, durationMs: now() - started, success: false, errorCode: error.code },
+          'rpc call',
+        );
+      }
+      throw error;
+    }
+  }
+
+  async function dispatchOne(
+    message: unknown,
+    connection: DispatchConnection,
+  ): Promise<JsonRpcResponse | undefined> {
+    if (!isPlainObject(message)) return failure(null, RpcError.invalidRequest().toJSON());
+    const hasId = Object.hasOwn(message, 'id');
+    const idIsValid = hasId && isValidId(message.id);
+    const replyId: JsonRpcId = idIsValid ? (message.id as JsonRpcId) : null;
+    const envelopeProblem = describeEnvelopeProblem(message, hasId, idIsValid);
+    if (envelopeProblem !== undefined) {
+      return failure(replyId, RpcError.invalidRequest(`Invalid Request: ${envelopeProblem}`).toJSON());
+    }
+    const methodName = message.method as string;
+    const id = hasId ? (message.id as JsonRpcId) : undefined;
+    const method = registry.get(methodName);
+    try {
+      if (!method) throw RpcError.methodNotFound(methodName);
+      const result = await runMethod(method, id, message.params, connection);
+      return id === undefined ? undefined : success(id, result === undefined ? null : result);
+    } catch (error) {
+      if (id === undefined) return undefined;
+      return failure(id, error instanceof RpcError ? error.toJSON() : RpcError.internal().toJSON());
+    }
+  }
+
+  async function dispatch(
+    message: unknown,
+    connection: DispatchConnection,
+  ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+    if (!Array.isArray(message)) return dispatchOne(message, connection);
+    if (message.length === 0)
+      return failure(null, RpcError.invalidRequest('Invalid Request: empty batch').toJSON());
+    if (message.length > maxBatchSize) {
+      return failure(
+        null,
+        RpcError.invalidRequest(`Batch too large: ${message.length} requests, maximum is ${maxBatchSize}`, {
+          received: message.length,
+          maximum: maxBatchSize,
+        }).toJSON(),
+      );
+    }
+    // JSON-RPC lets batch members run in any order; answers still follow request order.
+    const answers = await Promise.all(message.map((entry) => dispatchOne(entry, connection)));
+    const responses = answers.filter((answer): answer is JsonRpcResponse => answer !== undefined);
+    return responses.length === 0 ? undefined : responses;
+  }
+
+  function serializeOne(response: JsonRpcResponse): string {
+    try {
+      return JSON.stringify(response);
+    } catch (error) {
+      logger.error(
+        {
+          err: error,
+          requestId: response.id === null ? undefined : String(response.id),
+          hint: 'A handler returned a result JSON cannot represent (BigInt, cycle); the client got -32603.',
+          errorKind: 'internal',
+        },
+        'rpc result not serialisable',
+      );
+      return JSON.stringify(failure(response.id, RpcError.internal().toJSON()));
+    }
+  }
+
+  function serialize(response: JsonRpcResponse | JsonRpcResponse[]): string {
+    return Array.isArray(response) ? `[${response.map(serializeOne).join(',')}]` : serializeOne(response);
+  }
+
+  async function handle(text: string, connection: DispatchConnection): Promise<string | undefined> {
+    // Measured on the raw text so an oversized message costs no parse time.
+    if (text.length > maxMessageBytes) {
+      return serialize(
+        failure(
+          null,
+          RpcError.invalidRequest(
+            `Message too large: received ${text.length} characters, maximum is ${maxMessageBytes}`,
+            { received: text.length, maximum: maxMessageBytes },
+          ).toJSON(),
+        ),
+      );
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return serialize(failure(null, RpcError.parseError().toJSON()));
+    }
+    const response = await dispatch(message, connection);
+    return response === undefined ? undefined : serialize(response);
+  }
+
+  return { handle, dispatch, serialize, registry, maxBatchSize, maxMessageBytes };
+}
+
+function describeEnvelopeProblem(
+  message: Record<string, unknown>,
+  hasId: boolean,
+  idIsValid: boolean,
+): string | undefined {
+  if (message.jsonrpc !== '2.0') return "jsonrpc must be exactly '2.0'";
+  if (typeof message.method !== 'string') return 'method must be a string';
+  if (hasId && !idIsValid) return 'id must be a string, an integer or null';
+  if (message.params !== undefined && typeof message.params !== 'object') {
+    return 'params must be an object or an array';
+  }
+  if (message.params === null) return 'params must be an object or an array';
+  return undefined;
+}
+
+function invalidParams(issues: readonly z.core.$ZodIssue[]): RpcError {
+  const reduced: ParamIssue[] = issues.map((issue) => ({
+    path: issue.path.map((key) => (typeof key === 'number' ? key : String(key))),
+    code: issue.code,
+    message: issue.message,
+  }));
+  const summary = reduced
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'params'}: ${issue.message}`)
+    .join('; ');
+  return new RpcError(ErrorCodes.InvalidParams, `Invalid params: ${summary}`, { data: { issues: reduced } });
+}

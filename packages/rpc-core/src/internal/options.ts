@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { RpcCoreError } from '../errors.js';
+import type { RpcLogger } from '../logger.js';
+
+/** Accepts any function; zod cannot describe call signatures at runtime, TypeScript does that. */
+export function fn<T>(label: string) {
+  return z.custom<T>((value) => typeof value === 'function', { message: `${label} must be a function` });
+}
+
+/** Accepts anything shaped like {@link RpcLogger}. */
+export const loggerSchema = z.custom<RpcLogger>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    ['debug', 'info', 'warn', 'error'].every(
+      (level) => typeof (value as Record<string, unknown>)[level] === 'function',
+    ),
+  { message: 'logger must have debug, info, warn and error methods' },
+);
+
+/** The default id source: random UUIDs, unique enough for connections, traces and requests. */
+export const defaultRandomId = (): string => randomUUID();
+
+/**
+ * Validates a factory's options and turns a failure into an `INVALID_OPTIONS`
+ * error naming every offending field.
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, factory: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const detail = parsed.error.issues
+    .map(
+      (issue) => `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'}: ${issue.message}`,
+    )
+    .join('; ');
+  throw new RpcCoreError('INVALID_OPTIONS', `${factory}: invalid options: ${detail}`, {
+    cause: parsed.error,
+    data: {
+      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+    },
+  });
+}
