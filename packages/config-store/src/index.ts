@@ -1,1 +1,41 @@
-export {};
+export {
+  type ConfigChangeEvent,
+  type ConfigChangeListener,
+  type ConfigCommitAuthor,
+  type ConfigGcResult,
+  type ConfigGcStats,
+  type ConfigHistoryEntry,
+  type ConfigOf,
+  type ConfigRollbackResult,
+  type ConfigSchemaResult,
+  type ConfigSectionDefinition,
+  type ConfigSetResult,
+  type ConfigStore,
+  type ConfigStoreLogger,
+  type ConfigStoreOptions,
+  type ConfigWriteOptions,
+  type ConfigWriteResult,
+  createConfigStore,
+} from './config-store.js';
+export {
+  type ConfigIssue,
+  ConfigStoreError,
+  type ConfigStoreErrorCode,
+  type ConfigStoreErrorOptions,
+} from './errors.js';
+export {
+  CREDENTIAL_FIELD_NAMES,
+  isCredentialFieldName,
+  listPlaintextCredentials,
+  REDACTED,
+  redactConfig,
+} from './redaction.js';
+export {
+  credentialSchema,
+  isSecretRef,
+  parseSecretRef,
+  resolveSecretRefs,
+  type SecretLookup,
+  secretRef,
+  secretRefSchema,
+} from './secret-refs.js';

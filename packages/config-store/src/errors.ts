@@ -1,0 +1,58 @@
+/**
+ * Machine-readable reasons a config-store operation failed.
+ *
+ * - `INVALID_OPTIONS`: `createConfigStore` received options that do not validate.
+ * - `NOT_LOADED`: a method was called before `load()` finished.
+ * - `CONFIG_INVALID`: the config file on disk does not parse or validate; the store refuses to start.
+ * - `VALIDATION`: a patch, full config or rollback target does not validate; nothing was written.
+ * - `SECTION_NOT_FOUND`: the named section is not part of the schema.
+ * - `NOT_FOUND`: the commit named by a sha does not exist in the config history.
+ * - `SECRET_MISSING`: a `${secret:NAME}` reference names a secret the lookup does not know.
+ * - `GIT_FAILED`: a git command failed; the config file was restored to its previous bytes.
+ * - `IO_FAILED`: reading or writing a file in the data directory failed.
+ */
+export type ConfigStoreErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'NOT_LOADED'
+  | 'CONFIG_INVALID'
+  | 'VALIDATION'
+  | 'SECTION_NOT_FOUND'
+  | 'NOT_FOUND'
+  | 'SECRET_MISSING'
+  | 'GIT_FAILED'
+  | 'IO_FAILED';
+
+/** One validation problem: where it is (dot path, empty for the root) and what is wrong. */
+export interface ConfigIssue {
+  /** Path segments from the config root. */
+  path: (string | number)[];
+  /** The same path joined with dots, for messages and logs. */
+  pathText: string;
+  /** Human-readable description. */
+  message: string;
+  /** zod issue code when the issue came from zod. */
+  code?: string;
+}
+
+/** Options accepted by {@link ConfigStoreError}. */
+export interface ConfigStoreErrorOptions {
+  /** The underlying error, kept for logs. */
+  cause?: unknown;
+  /** Structured details (for example `issues`); safe to send to a client, never holds secret values. */
+  data?: Record<string, unknown>;
+}
+
+/** The single error class thrown by this package; switch on `code`. */
+export class ConfigStoreError extends Error {
+  /** Machine-readable reason. */
+  readonly code: ConfigStoreErrorCode;
+  /** Structured details, such as `issues` for `VALIDATION` and `CONFIG_INVALID`. */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ConfigStoreErrorCode, message: string, options: ConfigStoreErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ConfigStoreError';
+    this.code = code;
+    this.data = options.data;
+  }
+}

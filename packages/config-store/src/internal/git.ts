@@ -1,0 +1,192 @@
+import { type SimpleGit, simpleGit } from 'simple-git';
+import { ConfigStoreError } from '../errors.js';
+
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+export interface CountObjects {
+  objects: number;
+  sizeKb: number;
+  looseObjects: number;
+  packs: number;
+}
+
+export interface LogEntry {
+  sha: string;
+  date: string;
+  message: string;
+}
+
+/**
+ * The git operations the store needs, run against the data directory's own
+ * repository. Identity, signing and colour are pinned with `-c` on every call
+ * so the user's global or system config (or its absence, as root in CI) never
+ * changes what a commit looks like or whether it succeeds.
+ */
+export class ConfigGit {
+  private readonly git: SimpleGit;
+
+  constructor(
+    private readonly directory: string,
+    private readonly fileName: string,
+    private readonly identity: GitIdentity,
+  ) {
+    this.git = simpleGit({
+      baseDir: directory,
+      maxConcurrentProcesses: 2,
+      trimmed: false,
+      config: [
+        `user.name=${identity.name}`,
+        `user.email=${identity.email}`,
+        'commit.gpgSign=false',
+        'init.defaultBranch=main',
+        'color.ui=false',
+        'core.autocrlf=false',
+        'core.quotePath=false',
+        'diff.noprefix=false',
+        'log.showSignature=false',
+        // A data dir mounted from another user (a container volume, root in CI)
+        // would otherwise be refused as "dubious ownership"; the trust is
+        // limited to this one directory.
+        `safe.directory=${directory}`,
+      ],
+    });
+  }
+
+  async init(): Promise<void> {
+    await this.run(['init', '--quiet']);
+  }
+
+  /** Stage and commit the config file only; returns the new commit's sha. */
+  async commit(message: string, timestampMs: number): Promise<string> {
+    await this.run(['add', '--', this.fileName]);
+    await this.run([
+      'commit',
+      '--quiet',
+      '--no-verify',
+      '--no-gpg-sign',
+      '--allow-empty-message',
+      `--author=${this.identity.name} <${this.identity.email}>`,
+      `--date=@${Math.floor(timestampMs / 1000)} +0000`,
+      '-m',
+      message,
+      '--',
+      this.fileName,
+    ]);
+    return this.head() as Promise<string>;
+  }
+
+  /** Undo a staged but uncommitted change of the config file after a failed commit. */
+  async unstage(): Promise<void> {
+    await this.run(['reset', '--quiet', '--', this.fileName]).catch(() => undefined);
+  }
+
+  async head(): Promise<string | undefined> {
+    try {
+      return (await this.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD'])).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Full sha of the commit `reference` names, or `undefined` when there is none. */
+  async resolveCommit(reference: string): Promise<string | undefined> {
+    try {
+      const sha = await this.git.raw([
+        'rev-parse',
+        '--verify',
+        '--quiet',
+        '--end-of-options',
+        `${reference}^{commit}`,
+      ]);
+      return sha.trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The config file's text at a commit, or `undefined` when the commit has no such file. */
+  async showFile(sha: string): Promise<string | undefined> {
+    try {
+      return await this.git.raw(['show', '--no-textconv', `${sha}:${this.fileName}`]);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** True when the config file is untracked or differs from HEAD. */
+  async isDirty(): Promise<boolean> {
+    const status = await this.run(['status', '--porcelain', '--untracked-files=all', '--', this.fileName]);
+    return status.trim() !== '';
+  }
+
+  async diffSince(sha: string): Promise<string> {
+    return this.run(['diff', '--no-color', '--no-ext-diff', '--no-textconv', sha, '--', this.fileName]);
+  }
+
+  async lastChange(): Promise<string> {
+    return this.run([
+      'show',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--format=',
+      '--patch',
+      'HEAD',
+      '--',
+      this.fileName,
+    ]);
+  }
+
+  async log(limit: number): Promise<LogEntry[]> {
+    const output = await this.run([
+      'log',
+      `--max-count=${limit}`,
+      '--format=%H%x1f%aI%x1f%B%x1e',
+      '--',
+      this.fileName,
+    ]);
+    return output
+      .split('\x1e')
+      .map((record) => record.trim())
+      .filter((record) => record !== '')
+      .map((record) => {
+        const [sha = '', date = '', message = ''] = record.split('\x1f');
+        return { sha, date: new Date(date).toISOString(), message: message.trim() };
+      });
+  }
+
+  async countObjects(): Promise<CountObjects> {
+    const output = await this.run(['count-objects', '-v']);
+    const fields = new Map<string, number>();
+    for (const line of output.split('\n')) {
+      const [name, value] = line.split(':');
+      if (name && value) fields.set(name.trim(), Number(value.trim()));
+    }
+    const read = (name: string) => fields.get(name) ?? 0;
+    return {
+      objects: read('count') + read('in-pack'),
+      sizeKb: read('size') + read('size-pack'),
+      looseObjects: read('count'),
+      packs: read('packs'),
+    };
+  }
+
+  async collectGarbage(): Promise<void> {
+    // The store serialises writes, so nothing can be mid-commit here and
+    // pruning unreachable objects immediately is safe.
+    await this.run(['gc', '--quiet', '--prune=now']);
+  }
+
+  private async run(args: string[]): Promise<string> {
+    try {
+      return await this.git.raw(args);
+    } catch (error) {
+      throw new ConfigStoreError('GIT_FAILED', `git ${args[0]} failed in ${this.directory}`, {
+        cause: error,
+      });
+    }
+  }
+}
