@@ -8,3 +8,15 @@ export { gatewayTokensSchema, tokenConfigSchema, tokenIdSchema } from './token-c
 export type { TokenConfig } from './token-config.js';
 export { extractBearer } from './bearer.js';
 export type { BearerRequest, ExtractBearerOptions } from './bearer.js';
+export { createTokenRequestSchema, createTokenStore } from './token-store.js';
+export type {
+  CreatedToken,
+  CreateTokenRequest,
+  Identity,
+  ReplaceResult,
+  RevokeListener,
+  TokenSource,
+  TokenStore,
+  TokenStoreOptions,
+  TokenSummary,
+} from './token-store.js';
