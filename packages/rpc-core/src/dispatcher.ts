@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { JsonRpcId, JsonRpcResponse } from './envelope.js';
 import { ErrorCodes, type ParamIssue, RpcError } from './errors.js';
+import { oversizeFailure } from './internal/limits.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { failure, isPlainObject, isValidId, success } from './internal/wire.js';
 import { noopLogger, type RpcLogger } from './logger.js';
@@ -258,15 +259,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   async function handle(text: string, connection: DispatchConnection): Promise<string | undefined> {
     // Measured on the raw text so an oversized message costs no parse time.
     if (text.length > maxMessageBytes) {
-      return serialize(
-        failure(
-          null,
-          RpcError.invalidRequest(
-            `Message too large: received ${text.length} characters, maximum is ${maxMessageBytes}`,
-            { received: text.length, maximum: maxMessageBytes },
-          ).toJSON(),
-        ),
-      );
+      return serialize(oversizeFailure(text.length, maxMessageBytes));
     }
     let message: unknown;
     try {

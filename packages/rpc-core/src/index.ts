@@ -35,3 +35,10 @@ export type {
   TransportKind,
 } from './method.js';
 export { defineMethod, MethodRegistry } from './method.js';
+export type {
+  Authenticate,
+  RateLimiter,
+  WebSocketTransport,
+  WebSocketTransportOptions,
+} from './websocket-transport.js';
+export { createWebSocketTransport } from './websocket-transport.js';

@@ -1,0 +1,446 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { z } from 'zod';
+import type { DispatchConnection, Dispatcher } from './dispatcher.js';
+import { createNotification } from './envelope.js';
+import { RpcCoreError, RpcError } from './errors.js';
+import { oversizeFailure, settleWithin } from './internal/limits.js';
+import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
+import { failure } from './internal/wire.js';
+import { noopLogger, type RpcLogger } from './logger.js';
+import type { Identity } from './method.js';
+
+/** A per-connection message limiter; `tryAcquire` returns `false` when the message must be dropped. */
+export interface RateLimiter {
+  tryAcquire(): boolean;
+}
+
+/** Establishes who is connecting; `null` or `undefined` means unauthorised. */
+export type Authenticate = (
+  request: IncomingMessage,
+) => Identity | null | undefined | Promise<Identity | null | undefined>;
+
+/** Options of {@link createWebSocketTransport}. */
+export interface WebSocketTransportOptions {
+  /** Handles every text message. */
+  dispatcher: Dispatcher;
+  /** Called once per upgrade request, before the upgrade completes. */
+  authenticate: Authenticate;
+  /**
+   * Interval of `heartbeat` notifications to every connection; `0` disables them.
+   * @default 30000
+   */
+  heartbeatMs?: number | undefined;
+  /**
+   * Interval of WebSocket pings; a peer that has not answered the previous ping is terminated. `0` disables.
+   * @default 30000
+   */
+  pingIntervalMs?: number | undefined;
+  /**
+   * Creates one limiter per connection.
+   * @default none (unlimited)
+   */
+  createRateLimiter?: (() => RateLimiter) | undefined;
+  /**
+   * Longest wait in `close()` for in-flight requests, and then for peers to acknowledge the close.
+   * @default 5000
+   */
+  shutdownTimeoutMs?: number | undefined;
+  /**
+   * Longest text message, in characters; a longer one is answered with `-32600` before parsing.
+   * @default dispatcher.maxMessageBytes
+   */
+  maxMessageBytes?: number | undefined;
+  /**
+   * Largest frame payload, in bytes, the socket buffers at all; beyond it `ws` closes the connection with 1009.
+   * Four times `maxMessageBytes` so a message within the character limit is never cut off (UTF-8 needs at most
+   * three bytes per character) and a moderately oversized one still gets the `-32600` answer.
+   * @default 4 * maxMessageBytes
+   */
+  maxPayloadBytes?: number | undefined;
+  /**
+   * Logger for connection lifecycle and failures.
+   * @default a no-op logger
+   */
+  logger?: RpcLogger | undefined;
+  /**
+   * Clock for heartbeats and durations.
+   * @default Date.now
+   */
+  now?: (() => number) | undefined;
+  /**
+   * Source of connection ids.
+   * @default crypto.randomUUID
+   */
+  randomId?: (() => string) | undefined;
+}
+
+/** A WebSocket JSON-RPC endpoint the daemon's HTTP server hands upgrades to. */
+export interface WebSocketTransport {
+  /** Completes (or refuses) an upgrade; call it from the HTTP server's `upgrade` event for `/ws`. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Sends a notification to every connection of `clientId`; returns how many sockets it was sent to. */
+  notify(clientId: string, method: string, params?: unknown): number;
+  /** Sends a notification to every connection; returns how many sockets it was sent to. */
+  broadcast(method: string, params?: unknown): number;
+  /**
+   * Closes every connection whose identity matches, for example after a token is revoked; returns how many.
+   * @param code close code, default 4001
+   * @param reason close reason, default `Unauthorized`
+   */
+  closeWhere(predicate: (identity: Identity) => boolean, code?: number, reason?: string): number;
+  /** Number of open, authenticated connections. */
+  readonly connectionCount: number;
+  /**
+   * Graceful shutdown: refuses new upgrades, waits for in-flight requests (bounded by `shutdownTimeoutMs`),
+   * then closes every connection with 1001 `Server shutting down`. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+interface Connection {
+  socket: WebSocket;
+  identity: Identity;
+  connectionId: string;
+  controller: AbortController;
+  openedAt: number;
+  alive: boolean;
+  limiter: RateLimiter | undefined;
+  closed: Promise<void>;
+  dispatchConnection: DispatchConnection;
+}
+
+const optionsSchema = z.object({
+  dispatcher: z.custom<Dispatcher>(
+    (value) => typeof (value as { handle?: unknown } | null)?.handle === 'function',
+    { message: 'dispatcher must come from createDispatcher' },
+  ),
+  authenticate: fn<Authenticate>('authenticate'),
+  heartbeatMs: z.number().int().nonnegative().default(30_000),
+  pingIntervalMs: z.number().int().nonnegative().default(30_000),
+  createRateLimiter: fn<() => RateLimiter>('createRateLimiter').optional(),
+  shutdownTimeoutMs: z.number().int().nonnegative().default(5_000),
+  maxMessageBytes: z.number().int().positive().optional(),
+  maxPayloadBytes: z.number().int().positive().optional(),
+  logger: loggerSchema.optional(),
+  now: fn<() => number>('now').optional(),
+  randomId: fn<() => string>('randomId').optional(),
+});
+
+const shutdownReason = 'Server shutting down';
+
+/**
+ * Creates the WebSocket transport: authentication at upgrade (failures close with 4001), per-connection rate
+ * limiting, size checks before parsing, heartbeats, dead-peer detection, targeted and broadcast notifications
+ * and graceful shutdown.
+ *
+ * @throws {RpcCoreError} `INVALID_OPTIONS` when the options fail validation.
+ */
+export function createWebSocketTransport(options: WebSocketTransportOptions): WebSocketTransport {
+  const parsed = parseOptions(optionsSchema, options, 'createWebSocketTransport');
+  const { dispatcher, authenticate, heartbeatMs, pingIntervalMs, createRateLimiter, shutdownTimeoutMs } =
+    parsed;
+  const logger = parsed.logger ?? noopLogger;
+  const now = parsed.now ?? Date.now;
+  const randomId = parsed.randomId ?? defaultRandomId;
+  const maxMessageBytes = parsed.maxMessageBytes ?? dispatcher.maxMessageBytes;
+  const maxPayloadBytes = parsed.maxPayloadBytes ?? maxMessageBytes * 4;
+
+  const server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: maxPayloadBytes });
+  const connections = new Set<Connection>();
+  const pendingUpgrades = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<void>>();
+  let heartbeatTimer: NodeJS.Timeout | undefined;
+  let pingTimer: NodeJS.Timeout | undefined;
+  let closing = false;
+  let closePromise: Promise<void> | undefined;
+
+  const rateLimitedText = JSON.stringify(failure(null, RpcError.rateLimited().toJSON()));
+  const binaryText = JSON.stringify(
+    failure(null, RpcError.parseError('Parse error: binary frames are not accepted').toJSON()),
+  );
+
+  function send(connection: Connection, text: string): boolean {
+    if (connection.socket.readyState !== WebSocket.OPEN) return false;
+    connection.socket.send(text, (error) => {
+      if (error) {
+        logger.debug({ connectionId: connection.connectionId, err: error }, 'websocket send failed');
+      }
+    });
+    return true;
+  }
+
+  function startTimers(): void {
+    if (heartbeatMs > 0 && heartbeatTimer === undefined) {
+      heartbeatTimer = setInterval(() => broadcast('heartbeat', { ts: now() }), heartbeatMs);
+      heartbeatTimer.unref();
+    }
+    if (pingIntervalMs > 0 && pingTimer === undefined) {
+      pingTimer = setInterval(checkPeers, pingIntervalMs);
+      pingTimer.unref();
+    }
+  }
+
+  function stopTimers(): void {
+    clearInterval(heartbeatTimer);
+    clearInterval(pingTimer);
+    heartbeatTimer = undefined;
+    pingTimer = undefined;
+  }
+
+  function checkPeers(): void {
+    for (const connection of connections) {
+      if (!connection.alive) {
+        logger.warn(
+          {
+            connectionId: connection.connectionId,
+            clientId: connection.identity.clientId,
+            errorKind: 'network',
+            hint: 'The peer did not answer the previous ping; its connection was terminated.',
+          },
+          'websocket peer unresponsive',
+        );
+        connection.socket.terminate();
+        continue;
+      }
+      connection.alive = false;
+      connection.socket.ping();
+    }
+  }
+
+  function onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
+    if (connection.limiter && !connection.limiter.tryAcquire()) {
+      send(connection, rateLimitedText);
+      return;
+    }
+    if (isBinary) {
+      send(connection, binaryText);
+      return;
+    }
+    const text = toText(data);
+    if (text.length > maxMessageBytes) {
+      send(connection, JSON.stringify(oversizeFailure(text.length, maxMessageBytes)));
+      return;
+    }
+    const task = dispatcher
+      .handle(text, connection.dispatchConnection)
+      .then((answer) => {
+        if (answer !== undefined) send(connection, answer);
+      })
+      .catch((error: unknown) => {
+        logger.error(
+          {
+            connectionId: connection.connectionId,
+            err: error,
+            errorKind: 'internal',
+            hint: 'The dispatcher rejected, which it should never do; the message got no answer.',
+          },
+          'websocket dispatch failed',
+        );
+      })
+      .finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  }
+
+  function accept(socket: WebSocket, identity: Identity): void {
+    const controller = new AbortController();
+    const connectionId = randomId();
+    let markClosed = (): void => {};
+    const connection: Connection = {
+      socket,
+      identity,
+      connectionId,
+      controller,
+      openedAt: now(),
+      alive: true,
+      limiter: createRateLimiter?.(),
+      closed: new Promise<void>((resolve) => {
+        markClosed = resolve;
+      }),
+      dispatchConnection: { identity, connectionId, transport: 'ws', signal: controller.signal },
+    };
+    connections.add(connection);
+    startTimers();
+    logger.info(
+      { connectionId, clientId: identity.clientId, activeConnections: connections.size },
+      'websocket connected',
+    );
+    socket.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
+    socket.on('pong', () => {
+      connection.alive = true;
+    });
+    socket.on('error', (error) => {
+      logger.warn(
+        {
+          connectionId,
+          clientId: identity.clientId,
+          err: error,
+          errorKind: 'network',
+          hint: 'The socket failed (protocol violation, oversized frame or reset); it is being closed.',
+        },
+        'websocket error',
+      );
+    });
+    socket.on('close', (code, reason) => {
+      connections.delete(connection);
+      controller.abort(new RpcCoreError('TRANSPORT_CLOSED', 'WebSocket connection closed'));
+      if (connections.size === 0) stopTimers();
+      logger.info(
+        {
+          connectionId,
+          clientId: identity.clientId,
+          closeCode: code,
+          closeReason: reason.toString(),
+          connectionDurationMs: now() - connection.openedAt,
+          activeConnections: connections.size,
+        },
+        'websocket closed',
+      );
+      markClosed();
+    });
+  }
+
+  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Until ws takes the socket over, nothing else listens for its errors.
+    const onEarlyError = (): void => {
+      socket.destroy();
+    };
+    socket.on('error', onEarlyError);
+    let identity: Identity | null | undefined;
+    let authFailed = false;
+    try {
+      identity = await authenticate(request);
+    } catch (error) {
+      authFailed = true;
+      logger.error(
+        {
+          err: error,
+          errorKind: 'internal',
+          hint: 'The authenticate callback threw; the connection was closed with 1011.',
+        },
+        'websocket authentication failed',
+      );
+    }
+    socket.off('error', onEarlyError);
+    if (socket.destroyed) return;
+    server.handleUpgrade(request, socket, head, (ws) => {
+      if (closing) {
+        ws.close(1001, shutdownReason);
+      } else if (authFailed) {
+        ws.close(1011, 'Internal error');
+      } else if (!identity) {
+        logger.warn(
+          {
+            errorKind: 'auth',
+            hint: 'The upgrade carried no valid bearer token; the connection was closed with 4001.',
+          },
+          'websocket unauthorized',
+        );
+        ws.close(4001, 'Unauthorized');
+      } else {
+        accept(ws, identity);
+      }
+    });
+  }
+
+  function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (closing) {
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.destroy();
+      return;
+    }
+    const task = upgrade(request, socket, head).finally(() => pendingUpgrades.delete(task));
+    pendingUpgrades.add(task);
+  }
+
+  function sendToAll(text: string, predicate: (connection: Connection) => boolean): number {
+    let sent = 0;
+    for (const connection of connections) {
+      if (predicate(connection) && send(connection, text)) sent += 1;
+    }
+    return sent;
+  }
+
+  function notify(clientId: string, method: string, params?: unknown): number {
+    const text = JSON.stringify(createNotification(method, params));
+    return sendToAll(text, (connection) => connection.identity.clientId === clientId);
+  }
+
+  function broadcast(method: string, params?: unknown): number {
+    return sendToAll(JSON.stringify(createNotification(method, params)), () => true);
+  }
+
+  function closeWhere(
+    predicate: (identity: Identity) => boolean,
+    code = 4001,
+    reason = 'Unauthorized',
+  ): number {
+    let closed = 0;
+    for (const connection of connections) {
+      if (connection.socket.readyState === WebSocket.OPEN && predicate(connection.identity)) {
+        connection.socket.close(code, reason);
+        closed += 1;
+      }
+    }
+    return closed;
+  }
+
+  async function shutdown(): Promise<void> {
+    const started = now();
+    const deadline = started + shutdownTimeoutMs;
+    await settleWithin(Promise.allSettled([...pendingUpgrades]), deadline - now());
+    // Requests that arrive while draining are still served, so keep looking until the set stays empty.
+    while (inFlight.size > 0 && now() < deadline) {
+      await settleWithin(Promise.allSettled([...inFlight]), deadline - now());
+    }
+    if (inFlight.size > 0) {
+      logger.warn(
+        {
+          itemCount: inFlight.size,
+          errorKind: 'timeout',
+          hint: 'Requests were still running when shutdownTimeoutMs elapsed; their connections are closed anyway.',
+        },
+        'websocket shutdown timed out',
+      );
+    }
+    stopTimers();
+    const open = [...connections];
+    for (const connection of open) connection.socket.close(1001, shutdownReason);
+    const acknowledged = await settleWithin(
+      Promise.all(open.map((connection) => connection.closed)),
+      shutdownTimeoutMs,
+    );
+    if (!acknowledged) {
+      for (const connection of connections) connection.socket.terminate();
+    }
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    logger.info(
+      { shutdownDurationMs: now() - started, activeConnections: connections.size },
+      'websocket closed all',
+    );
+  }
+
+  function close(): Promise<void> {
+    closing = true;
+    closePromise ??= shutdown();
+    return closePromise;
+  }
+
+  return {
+    handleUpgrade,
+    notify,
+    broadcast,
+    closeWhere,
+    get connectionCount() {
+      return connections.size;
+    },
+    close,
+  };
+}
+
+function toText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}
