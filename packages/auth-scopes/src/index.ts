@@ -20,3 +20,7 @@ export type {
   TokenStoreOptions,
   TokenSummary,
 } from './token-store.js';
+export { SLIDING_WINDOW_MAX_EVENTS, SlidingWindowLimiter } from './sliding-window-limiter.js';
+export type { SlidingWindowLimiterOptions } from './sliding-window-limiter.js';
+export { TokenBucketLimiter } from './token-bucket-limiter.js';
+export type { TokenBucketLimiterOptions } from './token-bucket-limiter.js';

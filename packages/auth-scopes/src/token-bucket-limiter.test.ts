@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { TokenBucketLimiter } from './token-bucket-limiter.js';
+
+function clock(start = 0) {
+  let time = start;
+  return {
+    now: () => time,
+    set: (value: number) => {
+      time = value;
+    },
+  };
+}
+
+describe('TokenBucketLimiter', () => {
+  it('allows a burst of capacity and then refuses', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 5, refillPerSecond: 5 / 60, now: time.now });
+    for (let index = 0; index < 5; index += 1) expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+  });
+
+  it('refills at the configured rate, exactly on the boundary despite floating point', () => {
+    const time = clock();
+    // env.set: five writes per minute, one token every 12 seconds.
+    const limiter = new TokenBucketLimiter({ capacity: 5, refillPerSecond: 5 / 60, now: time.now });
+    for (let index = 0; index < 5; index += 1) limiter.tryAcquire();
+    time.set(11_999);
+    expect(limiter.tryAcquire()).toBe(false);
+    time.set(12_000);
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+    time.set(36_000);
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+  });
+
+  it('counts a token as refilled when polling accumulates floating-point error', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 0.1, now: time.now });
+    expect(limiter.tryAcquire()).toBe(true);
+    // Ten refills of 0.1 sum to 0.9999999999999999 in binary floating point.
+    for (let second = 1; second < 10; second += 1) {
+      time.set(second * 1000);
+      expect(limiter.tryAcquire()).toBe(false);
+    }
+    time.set(10_000);
+    expect(limiter.retryAfterMs()).toBe(0);
+    expect(limiter.tryAcquire()).toBe(true);
+  });
+
+  it('never holds more than capacity however long it idles', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 3, refillPerSecond: 10, now: time.now });
+    time.set(3_600_000);
+    expect(limiter.available()).toBe(3);
+    for (let index = 0; index < 3; index += 1) expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+  });
+
+  it('charges a cost and refuses without charging when short', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1, now: time.now });
+    expect(limiter.tryAcquire(7)).toBe(true);
+    expect(limiter.tryAcquire(4)).toBe(false);
+    expect(limiter.available()).toBe(3);
+    expect(limiter.tryAcquire(3)).toBe(true);
+  });
+
+  it('tells how long until a cost fits', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 0.5, now: time.now });
+    expect(limiter.retryAfterMs()).toBe(0);
+    limiter.tryAcquire(2);
+    expect(limiter.retryAfterMs()).toBe(2000);
+    expect(limiter.retryAfterMs(2)).toBe(4000);
+    time.set(1500);
+    expect(limiter.retryAfterMs()).toBe(500);
+    time.set(2000);
+    expect(limiter.retryAfterMs()).toBe(0);
+    expect(limiter.tryAcquire()).toBe(true);
+  });
+
+  it('ignores a clock that steps backwards', () => {
+    const time = clock(10_000);
+    const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 1, now: time.now });
+    limiter.tryAcquire();
+    time.set(5_000);
+    expect(limiter.tryAcquire()).toBe(false);
+    time.set(10_999);
+    expect(limiter.tryAcquire()).toBe(false);
+    time.set(11_000);
+    expect(limiter.tryAcquire()).toBe(true);
+  });
+
+  it('refills completely on reset', () => {
+    const time = clock();
+    const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 1, now: time.now });
+    limiter.tryAcquire(2);
+    limiter.reset();
+    expect(limiter.tryAcquire(2)).toBe(true);
+  });
+
+  it('refuses a cost that could never be met with INVALID_ARGUMENT', () => {
+    const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 1 });
+    expect(() => limiter.tryAcquire(3)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => limiter.tryAcquire(0)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => limiter.retryAfterMs(Number.NaN)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
+  it('refuses invalid options with INVALID_OPTIONS', () => {
+    expect(() => new TokenBucketLimiter({ capacity: 0, refillPerSecond: 1 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+    expect(() => new TokenBucketLimiter({ capacity: 1, refillPerSecond: -1 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+  });
+});
