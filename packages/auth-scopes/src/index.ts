@@ -24,3 +24,5 @@ export { SLIDING_WINDOW_MAX_EVENTS, SlidingWindowLimiter } from './sliding-windo
 export type { SlidingWindowLimiterOptions } from './sliding-window-limiter.js';
 export { TokenBucketLimiter } from './token-bucket-limiter.js';
 export type { TokenBucketLimiterOptions } from './token-bucket-limiter.js';
+export { ADMIN_TOKEN_ENV, BOOTSTRAP_TOKEN_ID, ensureBootstrapToken } from './bootstrap.js';
+export type { BootstrapResult, EnsureBootstrapTokenOptions } from './bootstrap.js';

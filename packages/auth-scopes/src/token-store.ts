@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AuthScopesError } from './errors.js';
+import { functionSchema, loggerSchema } from './internal/schemas.js';
 import { parseOrThrow } from './internal/validate.js';
 import { type AuthScopesLogger, noopLogger } from './logger.js';
 import { type Scope, scopeSchema } from './scopes.js';
@@ -140,20 +141,6 @@ interface Entry {
   /** Count of in-flight revocations; while above zero the token is refused. */
   revoking: number;
 }
-
-const functionSchema = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', {
-  message: 'expected a function',
-});
-
-const loggerSchema = z.custom<AuthScopesLogger>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['debug', 'info', 'warn', 'error'].every(
-      (level) => typeof (value as Record<string, unknown>)[level] === 'function',
-    ),
-  { message: 'expected a logger with debug, info, warn and error methods' },
-);
 
 const optionsSchema = z.object({
   tokens: z.unknown().optional(),
