@@ -1,0 +1,32 @@
+/** Codes carried by {@link LoggingError}. */
+export type LoggingErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'INVALID_LEVEL'
+  | 'INVALID_SIZE'
+  | 'FILE_OPEN_FAILED'
+  | 'FILE_WRITE_FAILED'
+  | 'ROTATION_FAILED'
+  | 'SWEEP_FAILED';
+
+/**
+ * The one error class of `@agentd/logging`. `code` says what went wrong, `cause`
+ * keeps the underlying error (a zod issue list, an `fs` error) and `data` any
+ * detail worth logging (the offending value, the file path).
+ */
+export class LoggingError extends Error {
+  /** A stable machine-readable code. */
+  readonly code: LoggingErrorCode;
+  /** Extra detail about the failure. */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(
+    code: LoggingErrorCode,
+    message: string,
+    options: { cause?: unknown; data?: Record<string, unknown> } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LoggingError';
+    this.code = code;
+    this.data = options.data;
+  }
+}

@@ -1,0 +1,268 @@
+import { EventEmitter } from 'node:events';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+import { LoggingError } from './errors.js';
+import { gzipFile, isMissing } from './internal/gzip.js';
+
+/** Options of {@link createRotatingFileStream}. */
+export const rotatingFileOptionsSchema = z.object({
+  /** Path of the live file, e.g. `<data dir>/logs/agentd.log`. Its directory is created. */
+  filePath: z.string().min(1),
+  /** Size at which the live file rolls. @default 10485760 (10m) */
+  maxSizeBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Rotated copies kept (`.1` newest … `.maxFiles` oldest); 0 keeps none. @default 5 */
+  maxFiles: z.number().int().min(0).default(5),
+  /** Gzip rotated copies (`agentd.log.1.gz`). @default true */
+  compress: z.boolean().default(true),
+});
+
+/** Options of {@link createRotatingFileStream} as accepted (defaults optional). */
+export type RotatingFileOptions = z.input<typeof rotatingFileOptionsSchema>;
+
+// A rolled file waits under this infix until it has been shifted into `.1`
+// (and gzipped); the sweep ignores it and a restarted stream finishes the job.
+const PENDING_INFIX = '.rotating-';
+
+/**
+ * A size-rotated, append-only log file for pino. Lines are written synchronously
+ * (like `pino.destination({ sync: true })`), one `write` per line, and the file
+ * rolls only between writes, so no line is split across files or lost when the
+ * process exits. When a write would take the live file past `maxSizeBytes` the
+ * file is renamed aside and a fresh one opened at once; shifting
+ * `.1` → `.2` …, dropping copies beyond `maxFiles` and gzipping happen in the
+ * background, one rotation at a time, while writing goes on.
+ *
+ * Emits `'error'` (a {@link LoggingError}) when a write or a rotation fails; with
+ * no listener the failure is reported on stderr instead, because a logging
+ * failure must not crash the daemon.
+ */
+export class RotatingFileStream extends EventEmitter {
+  /** Path of the live file. */
+  readonly filePath: string;
+  readonly #maxSizeBytes: number;
+  readonly #maxFiles: number;
+  readonly #compress: boolean;
+  #fd: number | undefined;
+  #size: number;
+  #sequence = 0;
+  #jobs: Promise<void> = Promise.resolve();
+  #droppedLines = 0;
+
+  constructor(options: RotatingFileOptions) {
+    super();
+    const parsed = rotatingFileOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new LoggingError('INVALID_OPTIONS', `Invalid rotating file options: ${parsed.error.message}`, {
+        cause: parsed.error,
+      });
+    }
+    this.filePath = parsed.data.filePath;
+    this.#maxSizeBytes = parsed.data.maxSizeBytes;
+    this.#maxFiles = parsed.data.maxFiles;
+    this.#compress = parsed.data.compress;
+    try {
+      mkdirSync(dirname(this.filePath), { recursive: true });
+      this.#fd = openSync(this.filePath, 'a');
+      this.#size = fstatSync(this.#fd).size;
+    } catch (error) {
+      throw new LoggingError('FILE_OPEN_FAILED', `Cannot open log file ${this.filePath}`, {
+        cause: error,
+        data: { filePath: this.filePath },
+      });
+    }
+    this.#adoptLeftovers();
+  }
+
+  /** Bytes in the live file. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Lines dropped because the stream was closed or a write failed. */
+  get droppedLines(): number {
+    return this.#droppedLines;
+  }
+
+  /** Appends one chunk (pino writes exactly one line per call). */
+  write(chunk: string | Uint8Array): boolean {
+    if (this.#fd === undefined) {
+      this.#droppedLines++;
+      return false;
+    }
+    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (this.#size > 0 && this.#size + data.length > this.#maxSizeBytes) this.#roll();
+    try {
+      let offset = 0;
+      while (offset < data.length) offset += writeSync(this.#fd, data, offset, data.length - offset);
+      this.#size += data.length;
+      return true;
+    } catch (error) {
+      this.#droppedLines++;
+      this.#report(
+        new LoggingError('FILE_WRITE_FAILED', `Cannot write to log file ${this.filePath}`, {
+          cause: error,
+          data: { filePath: this.filePath },
+        }),
+      );
+      return false;
+    }
+  }
+
+  /** pino calls this from `logger.flush()`; writes are synchronous, so only the kernel buffer is left. */
+  flush(callback?: (error?: Error) => void): void {
+    try {
+      this.flushSync();
+      if (callback) process.nextTick(callback);
+    } catch (error) {
+      if (callback) process.nextTick(callback, error as Error);
+    }
+  }
+
+  /** Forces the live file to disk. */
+  flushSync(): void {
+    if (this.#fd !== undefined) fsyncSync(this.#fd);
+  }
+
+  /** Resolves when every rotation started so far has been shifted and compressed. */
+  async whenIdle(): Promise<void> {
+    let seen: Promise<void>;
+    do {
+      seen = this.#jobs;
+      await seen;
+    } while (seen !== this.#jobs);
+  }
+
+  /** Finishes pending rotations and closes the live file; later writes are dropped. */
+  async close(): Promise<void> {
+    await this.whenIdle();
+    if (this.#fd !== undefined) {
+      const fd = this.#fd;
+      this.#fd = undefined;
+      closeSync(fd);
+    }
+  }
+
+  /** Stream-style alias of {@link close}. */
+  end(callback?: () => void): this {
+    this.close().then(
+      () => callback?.(),
+      (error: unknown) => this.#report(error),
+    );
+    return this;
+  }
+
+  #roll(): void {
+    const fd = this.#fd;
+    if (fd === undefined) return;
+    const pending = `${this.filePath}${PENDING_INFIX}${process.pid}-${Date.now()}-${++this.#sequence}`;
+    try {
+      closeSync(fd);
+      renameSync(this.filePath, pending);
+    } catch (error) {
+      // Keep logging into the same file; retry only after another maxSizeBytes so a
+      // persistent failure does not cost a rename attempt on every line.
+      this.#fd = openSync(this.filePath, 'a');
+      this.#size = 0;
+      this.#report(
+        new LoggingError('ROTATION_FAILED', `Cannot roll log file ${this.filePath}`, {
+          cause: error,
+          data: { filePath: this.filePath },
+        }),
+      );
+      return;
+    }
+    this.#fd = openSync(this.filePath, 'a');
+    this.#size = 0;
+    this.#enqueue(pending);
+  }
+
+  #enqueue(pending: string): void {
+    this.#jobs = this.#jobs.then(() =>
+      this.#settle(pending).catch((error: unknown) =>
+        this.#report(
+          new LoggingError('ROTATION_FAILED', `Cannot finish rotating ${pending}`, {
+            cause: error,
+            data: { filePath: this.filePath, pending },
+          }),
+        ),
+      ),
+    );
+  }
+
+  /** Shifts the numbered copies up by one and moves `pending` into `.1`. */
+  async #settle(pending: string): Promise<void> {
+    for (let index = this.#maxFiles; index >= 1; index--) {
+      for (const suffix of ['', '.gz']) {
+        const from = `${this.filePath}.${index}${suffix}`;
+        try {
+          if (index >= this.#maxFiles) await unlink(from);
+          else await rename(from, `${this.filePath}.${index + 1}${suffix}`);
+        } catch (error) {
+          if (!isMissing(error)) throw error;
+        }
+      }
+    }
+    if (this.#maxFiles === 0) {
+      await unlink(pending);
+      return;
+    }
+    if (this.#compress) await gzipFile(pending, `${this.filePath}.1.gz`);
+    else await rename(pending, `${this.filePath}.1`);
+    this.emit('rotate', this.#compress ? `${this.filePath}.1.gz` : `${this.filePath}.1`);
+  }
+
+  /** Finishes rotations a previous process started but did not complete. */
+  #adoptLeftovers(): void {
+    const directory = dirname(this.filePath);
+    const prefix = basename(this.filePath) + PENDING_INFIX;
+    let leftovers: Array<{ path: string; mtime: number }>;
+    try {
+      leftovers = readdirSync(directory)
+        .filter((name) => name.startsWith(prefix))
+        .map((name) => {
+          const path = join(directory, name);
+          return { path, mtime: statSync(path).mtimeMs };
+        });
+    } catch (error) {
+      this.#report(error);
+      return;
+    }
+    leftovers.sort((left, right) => left.mtime - right.mtime || left.path.localeCompare(right.path));
+    for (const leftover of leftovers) this.#enqueue(leftover.path);
+  }
+
+  #report(error: unknown): void {
+    if (this.listenerCount('error') > 0) {
+      this.emit('error', error);
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    process.stderr.write(`@agentd/logging: ${message}${cause}\n`);
+  }
+}
+
+/**
+ * Opens (creating its directory) a {@link RotatingFileStream} that rolls
+ * `agentd.log` → `agentd.log.1(.gz)` … keeping `maxFiles` copies.
+ * @throws {LoggingError} `INVALID_OPTIONS` or `FILE_OPEN_FAILED`.
+ */
+export function createRotatingFileStream(options: RotatingFileOptions): RotatingFileStream {
+  return new RotatingFileStream(options);
+}
