@@ -1,1 +1,16 @@
-export {};
+export { type Database, type DatabaseKind, openDatabase, type TransactionOptions } from './database.js';
+export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
+export { noopLogger, type StorageLogger } from './logger.js';
+export type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
+export { type OpenDatabaseOptions, type StorageSection, storageSectionSchema } from './options.js';
+export type {
+  ExecuteResult,
+  Queryable,
+  SqlArgs,
+  SqlRow,
+  SqlValue,
+  Statement,
+  Transaction,
+  TransactionMode,
+} from './types.js';
+export type { WriteBatcher, WriteBatcherOptions, WriteBatcherStats } from './write-batcher.js';

@@ -1,0 +1,321 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeTempDir, recordingLogger } from '../test/helpers.js';
+import { type Database, openDatabase, StorageError, storageSectionSchema } from './index.js';
+
+let temp: ReturnType<typeof makeTempDir>;
+const open: Database[] = [];
+
+async function openInTemp(extra: Parameters<typeof openDatabase>[0] = {}): Promise<Database> {
+  const db = await openDatabase({ dataDir: temp.dir, ...extra });
+  open.push(db);
+  return db;
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<StorageError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(StorageError);
+    return error as StorageError;
+  }
+  throw new Error('expected a rejection');
+}
+
+beforeEach(() => {
+  temp = makeTempDir();
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((db) => db.close()));
+  temp.remove();
+});
+
+describe('storageSectionSchema', () => {
+  it('fills the documented defaults', () => {
+    expect(storageSectionSchema.parse({})).toEqual({
+      busyTimeoutMs: 5000,
+      busyRetryMs: 30_000,
+      synchronous: 'normal',
+    });
+  });
+
+  it('rejects unknown keys and unknown synchronous levels', () => {
+    expect(storageSectionSchema.safeParse({ urll: 'file:x.db' }).success).toBe(false);
+    expect(storageSectionSchema.safeParse({ synchronous: 'off' }).success).toBe(false);
+  });
+});
+
+describe('openDatabase', () => {
+  it('creates the data directory and sets WAL, busy_timeout, synchronous and foreign keys', async () => {
+    const dataDir = join(temp.dir, 'nested', 'data');
+    const db = await openInTemp({ dataDir, busyTimeoutMs: 1234 });
+    expect(existsSync(join(dataDir, 'agentd.db'))).toBe(true);
+    expect(db.kind).toBe('file');
+    expect(db.url).toBe(`file:${join(dataDir, 'agentd.db')}`);
+    expect(await db.get('PRAGMA journal_mode')).toEqual({ journal_mode: 'wal' });
+    expect(await db.get('PRAGMA busy_timeout')).toEqual({ timeout: 1234 });
+    expect(await db.get('PRAGMA synchronous')).toEqual({ synchronous: 1 });
+    expect(await db.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1 });
+  });
+
+  it('applies synchronous=full when asked', async () => {
+    const db = await openInTemp({ synchronous: 'full' });
+    expect(await db.get('PRAGMA synchronous')).toEqual({ synchronous: 2 });
+  });
+
+  it('enforces foreign keys on writes', async () => {
+    const db = await openInTemp();
+    await db.execute('CREATE TABLE parent (id INTEGER PRIMARY KEY)');
+    await db.execute('CREATE TABLE child (parent_id INTEGER NOT NULL REFERENCES parent (id))');
+    const error = await errorOf(db.execute('INSERT INTO child (parent_id) VALUES (42)'));
+    expect(error.code).toBe('CONSTRAINT');
+  });
+
+  it('opens a file URL and a memory database', async () => {
+    const fileDb = await openInTemp({ url: `file:${join(temp.dir, 'other.db')}` });
+    expect(fileDb.kind).toBe('file');
+    expect(existsSync(join(temp.dir, 'other.db'))).toBe(true);
+    const memory = await openInTemp({ url: ':memory:' });
+    expect(memory.kind).toBe('memory');
+    await memory.execute('CREATE TABLE t (v TEXT)');
+    await memory.execute('INSERT INTO t VALUES (?)', ['x']);
+    expect(await memory.query('SELECT v FROM t')).toEqual([{ v: 'x' }]);
+  });
+
+  it('handles data directories whose names contain URL metacharacters', async () => {
+    const dataDir = join(temp.dir, 'odd #name? 100%');
+    const db = await openInTemp({ dataDir });
+    await db.execute('CREATE TABLE t (v TEXT)');
+    expect(existsSync(join(dataDir, 'agentd.db'))).toBe(true);
+  });
+
+  it('rejects missing locations, bad values and unresolved secret references', async () => {
+    expect((await errorOf(openDatabase({}))).code).toBe('INVALID_OPTIONS');
+    expect((await errorOf(openDatabase({ dataDir: temp.dir, busyTimeoutMs: -1 }))).code).toBe(
+      'INVALID_OPTIONS',
+    );
+    expect((await errorOf(openDatabase({ url: 'ftp://example.com/db' }))).code).toBe('INVALID_OPTIONS');
+    const unresolved = await errorOf(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal secret reference is the input under test
+      openDatabase({ url: 'libsql://db.example.com', authToken: '${secret:TURSO}' }),
+    );
+    expect(unresolved.code).toBe('INVALID_OPTIONS');
+  });
+
+  describe('with a remote URL', () => {
+    let server: Server;
+    let seenAuthorization: string | undefined;
+
+    beforeEach(async () => {
+      seenAuthorization = undefined;
+      server = createServer((request, response) => {
+        seenAuthorization = request.headers.authorization;
+        response.writeHead(401, { 'content-type': 'text/plain' });
+        response.end('token rejected');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+
+    afterEach(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('sends the token to the server but keeps it out of the error, its data and its cause', async () => {
+      const { port } = server.address() as AddressInfo;
+      const token = 'sekrit-token-value-123';
+      const error = await errorOf(
+        openDatabase({ url: `http://127.0.0.1:${port}`, authToken: token, busyRetryMs: 0 }),
+      );
+      expect(seenAuthorization).toBe(`Bearer ${token}`);
+      expect(error.code).toBe('OPEN_FAILED');
+      const everything = JSON.stringify({ message: error.message, data: error.data, stack: error.stack });
+      const causes: string[] = [];
+      for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+        causes.push(cause.message, String(cause.stack));
+      }
+      expect(everything).not.toContain(token);
+      expect(causes.join('\n')).not.toContain(token);
+      expect(error.data?.url).toBe(`http://127.0.0.1:${port}`);
+    });
+
+    it('strips credentials embedded in the URL', async () => {
+      const { port } = server.address() as AddressInfo;
+      const logger = recordingLogger();
+      const error = await errorOf(
+        openDatabase({
+          url: `http://user:pa55word@127.0.0.1:${port}/?authToken=in-url-token`,
+          logger,
+          busyRetryMs: 0,
+        }),
+      );
+      const text = JSON.stringify({ message: error.message, data: error.data, logs: logger.entries });
+      expect(text).not.toContain('pa55word');
+      expect(text).not.toContain('in-url-token');
+      expect(error.data?.url).toBe(`http://127.0.0.1:${port}/`);
+    });
+  });
+});
+
+describe('Database', () => {
+  it('returns rows as plain objects from query, get and execute', async () => {
+    const db = await openInTemp();
+    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+    const inserted = await db.execute('INSERT INTO t (name) VALUES (:name)', { name: 'alpha' });
+    expect(inserted.rowsAffected).toBe(1);
+    expect(inserted.lastInsertRowid).toBe(1n);
+    await db.execute({ sql: 'INSERT INTO t (name) VALUES (?)', args: ['beta'] });
+    const rows = await db.query<{ id: number; name: string }>('SELECT id, name FROM t ORDER BY id');
+    expect(rows).toEqual([
+      { id: 1, name: 'alpha' },
+      { id: 2, name: 'beta' },
+    ]);
+    expect(Object.getPrototypeOf(rows[0])).toBe(Object.prototype);
+    expect(Object.keys(rows[0]!)).toEqual(['id', 'name']);
+    expect(await db.get('SELECT name FROM t WHERE id = ?', [2])).toEqual({ name: 'beta' });
+    expect(await db.get('SELECT name FROM t WHERE id = ?', [99])).toBeUndefined();
+  });
+
+  it('maps SQL errors to StorageError codes with the statement in data', async () => {
+    const db = await openInTemp();
+    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    await db.execute('INSERT INTO t VALUES (1)');
+    const duplicate = await errorOf(db.execute('INSERT INTO t VALUES (1)'));
+    expect(duplicate.code).toBe('CONSTRAINT');
+    expect(duplicate.data?.sql).toBe('INSERT INTO t VALUES (1)');
+    expect((await errorOf(db.query('SELECT * FROM missing'))).code).toBe('SQL_ERROR');
+    expect((await errorOf(db.execute('INSERT INTO t VALUES (?)', [undefined as unknown as null]))).code).toBe(
+      'INVALID_ARGUMENT',
+    );
+  });
+
+  describe('transaction', () => {
+    it('commits when the callback resolves and returns its result', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      const result = await db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO t VALUES (1)');
+        await tx.execute('INSERT INTO t VALUES (2)');
+        return (await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM t'))?.n;
+      });
+      expect(result).toBe(2);
+      expect(await db.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 2 });
+    });
+
+    it('rolls back everything when the callback throws and rethrows the same error', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      const failure = new Error('changed my mind');
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.execute('INSERT INTO t VALUES (1)');
+          await tx.execute('CREATE TABLE made_inside (v INTEGER)');
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(await db.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 0 });
+      expect(await db.get(`SELECT name FROM sqlite_master WHERE name = 'made_inside'`)).toBeUndefined();
+    });
+
+    it('refuses writes in a read transaction and sees a stable snapshot', async () => {
+      for (const url of [undefined, ':memory:']) {
+        const db = await openInTemp(url === undefined ? {} : { url });
+        await db.execute('CREATE TABLE t (v INTEGER)');
+        await db.execute('INSERT INTO t VALUES (1)');
+        const error = await errorOf(
+          db.transaction(async (tx) => tx.execute('INSERT INTO t VALUES (2)'), { mode: 'read' }),
+        );
+        expect(error.code).toBe('READONLY');
+        const seen = await db.transaction(async (tx) => tx.query('SELECT v FROM t'), { mode: 'read' });
+        expect(seen).toEqual([{ v: 1 }]);
+        // The guard of a read transaction must not leak into later writes.
+        await db.execute('INSERT INTO t VALUES (3)');
+        expect(await db.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 2 });
+      }
+    });
+
+    it('throws NESTED_TRANSACTION when the database itself is used inside the callback', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      const error = await errorOf(db.transaction(async () => db.execute('INSERT INTO t VALUES (1)')));
+      expect(error.code).toBe('NESTED_TRANSACTION');
+      await db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO t VALUES (1)');
+      });
+      // After the transaction, the same async context may use the database again.
+      expect(await db.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 1 });
+    });
+
+    it('serialises 200 concurrent writers without surfacing BUSY or losing an update', async () => {
+      const db = await openInTemp({ busyTimeoutMs: 100 });
+      await db.execute('CREATE TABLE counter (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)');
+      await db.execute('INSERT INTO counter VALUES (1, 0)');
+      await db.execute('CREATE TABLE events (task INTEGER NOT NULL, step INTEGER NOT NULL)');
+      const tasks = Array.from({ length: 200 }, (_, task) =>
+        db.transaction(async (tx) => {
+          const row = await tx.get<{ value: number }>('SELECT value FROM counter WHERE id = 1');
+          // Yield between read and write so a missing lock would lose updates.
+          await new Promise((resolve) => setImmediate(resolve));
+          await tx.execute('UPDATE counter SET value = ? WHERE id = 1', [row!.value + 1]);
+          await tx.batch([
+            { sql: 'INSERT INTO events VALUES (?, 1)', args: [task] },
+            { sql: 'INSERT INTO events VALUES (?, 2)', args: [task] },
+          ]);
+        }),
+      );
+      const plainWrites = Array.from({ length: 50 }, (_, index) =>
+        db.execute('INSERT INTO events VALUES (?, 0)', [1000 + index]),
+      );
+      const reads = Array.from({ length: 50 }, () => db.query('SELECT COUNT(*) AS n FROM events'));
+      const outcomes = await Promise.allSettled([...tasks, ...plainWrites, ...reads]);
+      expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      expect(await db.get('SELECT value FROM counter')).toEqual({ value: 200 });
+      expect(await db.get('SELECT COUNT(*) AS n FROM events')).toEqual({ n: 450 });
+    });
+  });
+
+  describe('batch', () => {
+    it('applies all statements or none', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+      const results = await db.batch([
+        'INSERT INTO t VALUES (1)',
+        { sql: 'INSERT INTO t VALUES (?)', args: [2] },
+      ]);
+      expect(results.map((result) => result.rowsAffected)).toEqual([1, 1]);
+      const error = await errorOf(db.batch(['INSERT INTO t VALUES (3)', 'INSERT INTO t VALUES (1)']));
+      expect(error.code).toBe('CONSTRAINT');
+      expect(error.data?.statementIndex).toBe(1);
+      expect(await db.query('SELECT id FROM t ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+      expect(await db.batch(['SELECT COUNT(*) AS n FROM t'], 'read')).toMatchObject([{ rows: [{ n: 2 }] }]);
+      expect((await errorOf(db.batch(['INSERT INTO t VALUES (5)'], 'read'))).code).toBe('READONLY');
+    });
+  });
+
+  describe('close', () => {
+    it('is idempotent and makes later calls fail with CLOSED', async () => {
+      const db = await openDatabase({ dataDir: temp.dir });
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      await Promise.all([db.close(), db.close()]);
+      await db.close();
+      expect(db.closed).toBe(true);
+      expect((await errorOf(db.query('SELECT 1'))).code).toBe('CLOSED');
+      expect((await errorOf(db.transaction(async () => undefined))).code).toBe('CLOSED');
+    });
+
+    it('lets writes queued before close finish', async () => {
+      const db = await openDatabase({ dataDir: temp.dir });
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      const writes = Array.from({ length: 20 }, (_, index) =>
+        db.execute('INSERT INTO t VALUES (?)', [index]),
+      );
+      await db.close();
+      await Promise.all(writes);
+      const reopened = await openInTemp();
+      expect(await reopened.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 20 });
+    });
+  });
+});

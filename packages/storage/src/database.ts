@@ -1,0 +1,457 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type Client, createClient, type InStatement } from '@libsql/client';
+import { StorageError } from './errors.js';
+import { withBusyRetry } from './internal/busy-retry.js';
+import { credentialsIn, fileUrlFor, type Location, parseLocation } from './internal/location.js';
+import { createRedactor, type Redact, toStorageError } from './internal/map-error.js';
+import { applyMigrations, listMigrations } from './internal/migrate.js';
+import {
+  createErrorMapper,
+  type ErrorMapper,
+  toExecuteResult,
+  toInStatement,
+  TransactionHandle,
+} from './internal/results.js';
+import { Semaphore } from './internal/semaphore.js';
+import { isReadOnlySql } from './internal/sql-kind.js';
+import { Batcher } from './internal/write-batcher.js';
+import { noopLogger, type StorageLogger } from './logger.js';
+import type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
+import { type OpenDatabaseOptions, openDatabaseOptionsSchema } from './options.js';
+import type {
+  ExecuteResult,
+  Queryable,
+  SqlArgs,
+  SqlRow,
+  Statement,
+  Transaction,
+  TransactionMode,
+} from './types.js';
+import { type WriteBatcher, type WriteBatcherOptions, writeBatcherOptionsSchema } from './write-batcher.js';
+
+/** Where the database lives: a local file, a remote sqld/Turso server, or memory. */
+export type DatabaseKind = 'file' | 'remote' | 'memory';
+
+/** Options for {@link Database.transaction}. */
+export interface TransactionOptions {
+  /**
+   * `write` serialises with every other writer of this process; `read` runs on a snapshot.
+   * @default 'write'
+   */
+  mode?: TransactionMode | undefined;
+}
+
+/**
+ * An open libsql database. Writes from this process are serialised and
+ * BUSY/LOCKED from other processes is retried, so callers see neither.
+ */
+export interface Database extends Queryable {
+  /** Where the database lives. */
+  readonly kind: DatabaseKind;
+  /** The database URL without credentials, safe to log. */
+  readonly url: string;
+  /**
+   * The libsql client that carries writes, for what this API does not cover.
+   * Writes through it bypass the write lock; a write transaction opened here
+   * holds the only writer connection of a local file until it settles.
+   */
+  readonly client: Client;
+  /** True once `close()` was called. */
+  readonly closed: boolean;
+  /**
+   * Runs `callback` in a transaction: commits when it resolves, rolls back when
+   * it throws, and returns its result. Use `tx` inside, never the database
+   * itself (that throws `NESTED_TRANSACTION` instead of waiting on itself).
+   * If the lock is lost to another process midway, the transaction is rolled
+   * back and the callback runs again, so keep side effects outside it.
+   */
+  transaction<T>(callback: (tx: Transaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** Runs statements atomically in one transaction. */
+  batch(statements: Statement[], mode?: TransactionMode): Promise<ExecuteResult[]>;
+  /** Creates a batcher that coalesces many small writes into few transactions. */
+  createWriteBatcher(options?: WriteBatcherOptions): WriteBatcher;
+  /**
+   * Applies the package's pending migrations, each in its own transaction with its record.
+   * Throws `MIGRATION_INVALID`, `SCHEMA_TOO_NEW` or `MIGRATION_FAILED`.
+   */
+  migrate(packageName: string, migrations: Migration[]): Promise<MigrationResult>;
+  /** Lists applied migrations, of one package or of all, oldest first. */
+  migrations(packageName?: string): Promise<AppliedMigration[]>;
+  /** Flushes batchers, waits for queued writes, closes connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+const QUERY_ONLY_ON = 'PRAGMA query_only = ON';
+
+interface TransactionScope {
+  database: object;
+  open: boolean;
+}
+
+// Lets a call made from inside a transaction callback be recognised, so it
+// fails fast instead of queueing behind the very lock its caller holds.
+const transactionScope = new AsyncLocalStorage<TransactionScope>();
+
+interface Settings {
+  location: Location;
+  redact: Redact;
+  logger: StorageLogger;
+  now: () => number;
+  random: () => number;
+  busyRetryMs: number;
+  readConcurrency: number;
+}
+
+class LibsqlDatabase implements Database {
+  readonly kind: DatabaseKind;
+  readonly url: string;
+  readonly client: Client;
+  readonly #reader: Client;
+  readonly #settings: Settings;
+  readonly #fail: ErrorMapper;
+  readonly #writeLock = new Semaphore(1);
+  readonly #readLock: Semaphore;
+  // A memory database has one connection, so reads must queue behind writes too.
+  readonly #readsShareWriteLock: boolean;
+  readonly #batchers = new Set<Batcher>();
+  #closing: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(writer: Client, reader: Client, settings: Settings) {
+    this.kind = settings.location.kind;
+    this.url = settings.location.safeUrl;
+    this.client = writer;
+    this.#reader = reader;
+    this.#settings = settings;
+    this.#fail = createErrorMapper(this.url, settings.redact);
+    this.#readsShareWriteLock = this.kind === 'memory';
+    this.#readLock = new Semaphore(settings.readConcurrency);
+  }
+
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  async execute<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<ExecuteResult<Row>> {
+    this.#checkUsable();
+    const normalised = toInStatement(statement, args);
+    const run = (client: Client) => async () => {
+      try {
+        return toExecuteResult<Row>(await client.execute(normalised as InStatement));
+      } catch (error) {
+        return this.#fail(error, normalised.sql);
+      }
+    };
+    if (!isReadOnlySql(normalised.sql)) {
+      return this.#writeLock.run(() => this.#retry(run(this.client)));
+    }
+    if (this.#readsShareWriteLock) {
+      return this.#writeLock.run(() => this.#retry(run(this.#reader)));
+    }
+    return this.#retry(run(this.#reader));
+  }
+
+  async query<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row[]> {
+    return (await this.execute<Row>(statement, args)).rows;
+  }
+
+  async get<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row | undefined> {
+    return (await this.execute<Row>(statement, args)).rows[0];
+  }
+
+  async batch(statements: Statement[], mode: TransactionMode = 'write'): Promise<ExecuteResult[]> {
+    this.#checkUsable();
+    if (statements.length === 0) return [];
+    const normalised = statements.map((statement) => toInStatement(statement) as InStatement);
+    const guarded = this.#guardsReads(mode);
+    const client = mode === 'write' ? this.client : this.#reader;
+    const run = async () => {
+      try {
+        const results = await client.batch(guarded ? [QUERY_ONLY_ON, ...normalised] : normalised, mode);
+        return results.slice(guarded ? 1 : 0).map((result) => toExecuteResult(result));
+      } catch (error) {
+        return this.#fail(error);
+      } finally {
+        await this.#liftReadGuard(mode);
+      }
+    };
+    return this.#lockFor(mode).run(() => this.#retry(run));
+  }
+
+  async transaction<T>(
+    callback: (tx: Transaction) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    this.#checkUsable();
+    return this.#transaction(callback, options.mode ?? 'write');
+  }
+
+  createWriteBatcher(options: WriteBatcherOptions = {}): WriteBatcher {
+    this.#checkUsable();
+    const parsed = writeBatcherOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new StorageError('INVALID_OPTIONS', `Invalid write batcher options: ${parsed.error.message}`, {
+        cause: parsed.error,
+      });
+    }
+    const host = {
+      transaction: <T>(callback: (tx: Transaction) => Promise<T>) => this.#transaction(callback, 'write'),
+      detach: <T>(task: () => T) => transactionScope.exit(task),
+      logger: this.#settings.logger,
+    };
+    const batcher = new Batcher(host, parsed.data.maxBatch, parsed.data.maxDelayMs, (closed) =>
+      this.#batchers.delete(closed),
+    );
+    this.#batchers.add(batcher);
+    return batcher;
+  }
+
+  async migrate(packageName: string, migrations: Migration[]): Promise<MigrationResult> {
+    this.#checkUsable();
+    return applyMigrations(this, packageName, migrations, this.#settings.now, this.#settings.logger);
+  }
+
+  async migrations(packageName?: string): Promise<AppliedMigration[]> {
+    this.#checkUsable();
+    return listMigrations(this, packageName);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    for (const batcher of [...this.#batchers]) {
+      await batcher.close().catch((error: unknown) => {
+        this.#settings.logger.error({ url: this.url, error }, 'write batcher failed to flush on close');
+      });
+    }
+    this.#closed = true;
+    // Writes queued before close() still run; the lock hands over in order.
+    await this.#writeLock.run(async () => {});
+    this.client.close();
+    if (this.#reader !== this.client) this.#reader.close();
+    this.#settings.logger.info({ url: this.url }, 'database closed');
+  }
+
+  #checkUsable(): void {
+    if (this.#closing !== undefined) {
+      throw new StorageError('CLOSED', `The database at ${this.url} is closed`, { data: { url: this.url } });
+    }
+    const scope = transactionScope.getStore();
+    if (scope !== undefined && scope.database === this && scope.open) {
+      throw new StorageError(
+        'NESTED_TRANSACTION',
+        'A database method was called inside a transaction callback; use the `tx` handle the callback ' +
+          'receives, or move the call after the transaction',
+        { data: { url: this.url } },
+      );
+    }
+  }
+
+  // Local libsql accepts writes after BEGIN TRANSACTION READONLY, so read
+  // transactions on local connections set query_only to make the mode real. A
+  // remote server enforces READONLY itself.
+  #guardsReads(mode: TransactionMode): boolean {
+    return mode === 'read' && this.kind !== 'remote';
+  }
+
+  // Reader connections of a file keep query_only for good; the one connection
+  // of a memory database also carries writes, so it gets it back.
+  async #liftReadGuard(mode: TransactionMode): Promise<void> {
+    if (mode === 'read' && this.kind === 'memory' && !this.#closed) {
+      await this.#reader.execute('PRAGMA query_only = OFF');
+    }
+  }
+
+  #lockFor(mode: TransactionMode): Semaphore {
+    return mode === 'write' || this.#readsShareWriteLock ? this.#writeLock : this.#readLock;
+  }
+
+  #retry<T>(operation: () => Promise<T>): Promise<T> {
+    return withBusyRetry(operation, {
+      budgetMs: this.#settings.busyRetryMs,
+      now: this.#settings.now,
+      random: this.#settings.random,
+      logger: this.#settings.logger,
+      url: this.url,
+    });
+  }
+
+  // The batchers come in here directly so they can still flush while close() runs.
+  #transaction<T>(callback: (tx: Transaction) => Promise<T>, mode: TransactionMode): Promise<T> {
+    const client = mode === 'write' ? this.client : this.#reader;
+    return this.#lockFor(mode).run(() =>
+      this.#retry(async () => {
+        if (this.#closed) {
+          throw new StorageError('CLOSED', `The database at ${this.url} is closed`, {
+            data: { url: this.url },
+          });
+        }
+        let inner: Awaited<ReturnType<Client['transaction']>>;
+        try {
+          inner = await client.transaction(mode);
+        } catch (error) {
+          return this.#fail(error);
+        }
+        const scope: TransactionScope = { database: this, open: true };
+        try {
+          if (this.#guardsReads(mode)) {
+            try {
+              await inner.execute(QUERY_ONLY_ON);
+            } catch (error) {
+              return this.#fail(error, QUERY_ONLY_ON);
+            }
+          }
+          const result = await transactionScope.run(scope, () =>
+            callback(new TransactionHandle(inner, mode, this.#fail)),
+          );
+          scope.open = false;
+          try {
+            await inner.commit();
+          } catch (error) {
+            return this.#fail(error, 'COMMIT');
+          }
+          return result;
+        } catch (error) {
+          scope.open = false;
+          await inner.rollback().catch(() => {
+            // The connection may already be gone; close() below still releases it.
+          });
+          throw error;
+        } finally {
+          scope.open = false;
+          inner.close();
+          await this.#liftReadGuard(mode);
+        }
+      }),
+    );
+  }
+}
+
+function invalidOptions(message: string, cause?: unknown): StorageError {
+  return new StorageError('INVALID_OPTIONS', message, cause === undefined ? {} : { cause });
+}
+
+async function configureFile(
+  client: Client,
+  synchronous: 'normal' | 'full',
+  busyTimeoutMs: number,
+  logger: StorageLogger,
+  url: string,
+): Promise<void> {
+  const journal = await client.execute('PRAGMA journal_mode = WAL');
+  const mode = String(journal.rows[0]?.journal_mode ?? '').toLowerCase();
+  if (mode !== 'wal') {
+    logger.warn({ url, journalMode: mode }, 'the file system refused WAL mode; readers will block writers');
+  }
+  // These three are per connection, which is why writes use a single connection.
+  await client.execute(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  await client.execute('PRAGMA foreign_keys = ON');
+  await client.execute(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+}
+
+/**
+ * Opens a libsql database: a local file (created with its directory, WAL,
+ * busy_timeout, synchronous and foreign keys set), `:memory:`, or a remote
+ * sqld/Turso server reached with `authToken`.
+ *
+ * @throws {StorageError} `INVALID_OPTIONS` for bad options or an unresolved
+ * `${secret:…}` token, `OPEN_FAILED` when the database cannot be opened, `BUSY`
+ * when another process keeps it locked past the retry budget.
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const { logger = noopLogger, now = Date.now, random = Math.random, ...rest } = options;
+  const parsed = openDatabaseOptionsSchema.safeParse(rest);
+  if (!parsed.success) {
+    throw invalidOptions(
+      `Invalid storage options: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`,
+    );
+  }
+  const settings = parsed.data;
+  if (settings.authToken !== undefined && /\$\{secret:[^}]*\}/.test(settings.authToken)) {
+    throw invalidOptions(
+      'storage.authToken is still an unresolved secret reference; resolve it before opening the database',
+    );
+  }
+  const url = settings.url ?? fileUrlFor(settings.dataDir!, settings.fileName);
+  const redact = createRedactor([settings.authToken, ...credentialsIn(url)]);
+  let location: Location;
+  try {
+    location = parseLocation(url);
+  } catch (error) {
+    throw invalidOptions(redact(error instanceof Error ? error.message : String(error)));
+  }
+  const context = { url: location.safeUrl };
+  const retry = <T>(operation: () => Promise<T>) =>
+    withBusyRetry(
+      async () => {
+        try {
+          return await operation();
+        } catch (error) {
+          throw toStorageError(error, redact, context);
+        }
+      },
+      { budgetMs: settings.busyRetryMs, now, random, logger, url: location.safeUrl },
+    );
+
+  const opened: Client[] = [];
+  try {
+    let writer: Client;
+    let reader: Client;
+    if (location.kind === 'file') {
+      mkdirSync(dirname(location.filePath!), { recursive: true });
+      // One writer connection, so the per-connection pragmas below cover every write.
+      writer = createClient({ url: location.clientUrl, concurrency: 1, timeout: settings.busyTimeoutMs });
+      opened.push(writer);
+      await retry(() =>
+        configureFile(writer, settings.synchronous, settings.busyTimeoutMs, logger, location.safeUrl),
+      );
+      // One more connection than read transactions, so a plain read always finds one free.
+      reader = createClient({
+        url: location.clientUrl,
+        concurrency: settings.readConcurrency + 1,
+        timeout: settings.busyTimeoutMs,
+      });
+      opened.push(reader);
+    } else if (location.kind === 'memory') {
+      writer = createClient({ url: location.clientUrl });
+      opened.push(writer);
+      await retry(() => writer.execute('PRAGMA foreign_keys = ON'));
+      reader = writer;
+    } else {
+      writer = createClient(
+        settings.authToken === undefined
+          ? { url: location.clientUrl }
+          : { url: location.clientUrl, authToken: settings.authToken },
+      );
+      opened.push(writer);
+      // Fail at open, not at the first query, when the server is unreachable or the token is wrong.
+      await retry(() => writer.execute('SELECT 1'));
+      reader = writer;
+    }
+    logger.info({ url: location.safeUrl, kind: location.kind }, 'database opened');
+    return new LibsqlDatabase(writer, reader, {
+      location,
+      redact,
+      logger,
+      now,
+      random,
+      busyRetryMs: settings.busyRetryMs,
+      readConcurrency: settings.readConcurrency,
+    });
+  } catch (error) {
+    for (const client of opened) client.close();
+    if (error instanceof StorageError && error.code !== 'SQL_ERROR' && error.code !== 'DRIVER_ERROR') {
+      throw error;
+    }
+    const reason = redact(error instanceof Error ? error.message : String(error));
+    throw new StorageError('OPEN_FAILED', `Could not open the database at ${location.safeUrl}: ${reason}`, {
+      cause: error instanceof StorageError ? error : toStorageError(error, redact, context),
+      data: { url: location.safeUrl, kind: location.kind },
+    });
+  }
+}

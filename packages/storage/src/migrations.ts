@@ -1,0 +1,34 @@
+import type { Transaction } from './types.js';
+
+/**
+ * One schema change shipped by a package. `up` is a SQL script (several
+ * statements separated by `;` are fine), a list of such scripts run in order,
+ * or a function given the migration's write transaction.
+ */
+export interface Migration {
+  /** Positive integer; strictly increasing through the list. */
+  version: number;
+  /** Short human-readable name, stored with the record. */
+  name: string;
+  /** The change itself; runs in the same transaction as its record. */
+  up: string | string[] | ((tx: Transaction) => Promise<void>);
+}
+
+/** One row of the `_migrations` table. */
+export interface AppliedMigration {
+  /** The package that shipped the migration, e.g. `@agentd/memory-store`. */
+  package: string;
+  version: number;
+  name: string;
+  /** ISO 8601 time the migration was committed. */
+  appliedAt: string;
+}
+
+/** What {@link Database.migrate} did. */
+export interface MigrationResult {
+  package: string;
+  /** The migrations this call applied, in order; empty when the database was up to date. */
+  applied: AppliedMigration[];
+  /** The package's schema version after the call. */
+  version: number;
+}
