@@ -131,6 +131,28 @@ describe('ensureBootstrapToken', () => {
     expect(store.size).toBe(0);
   });
 
+  it('accepts process.env itself', async () => {
+    const store = createTokenStore();
+    const previous = process.env.AGENTD_ADMIN_TOKEN;
+    process.env.AGENTD_ADMIN_TOKEN = 'from-the-real-environment-0123456789';
+    try {
+      const result = await ensureBootstrapToken({ store, env: process.env, print: vi.fn() });
+      expect(result).toEqual({ action: 'env', tokenId: 'admin' });
+      expect(store.authenticate('from-the-real-environment-0123456789')?.tokenId).toBe('admin');
+    } finally {
+      if (previous === undefined) delete process.env.AGENTD_ADMIN_TOKEN;
+      else process.env.AGENTD_ADMIN_TOKEN = previous;
+    }
+  });
+
+  it('refuses options without a store with INVALID_OPTIONS', async () => {
+    await expect(
+      ensureBootstrapToken({ env: {}, print: vi.fn() } as unknown as Parameters<
+        typeof ensureBootstrapToken
+      >[0]),
+    ).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+  });
+
   it('uses a custom usage hint', async () => {
     const store = createTokenStore();
     const printed: string[] = [];

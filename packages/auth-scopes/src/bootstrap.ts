@@ -54,7 +54,10 @@ const optionsSchema = z.object({
       typeof value === 'object' && value !== null && typeof (value as TokenStore).create === 'function',
     { message: 'expected a token store' },
   ),
-  env: z.record(z.string(), z.string().optional()),
+  // process.env is an exotic object that z.record refuses, and only one key is read anyway.
+  env: z.custom<Record<string, string | undefined>>((value) => typeof value === 'object' && value !== null, {
+    message: 'expected an environment object',
+  }),
   print: functionSchema,
   usageHint: z.string().optional(),
   logger: loggerSchema.optional(),
