@@ -28,7 +28,7 @@ export interface ConfigSectionDefinition<Schema extends z.ZodType = z.ZodType> {
    * Changes elsewhere are hot: listeners registered with `onChange` apply them.
    * @default []
    */
-  restartRequired?: string[];
+  restartRequired?: readonly string[];
 }
 
 /** Pino-compatible logger subset; the store logs listener failures and recorded hand edits. */
@@ -154,12 +154,20 @@ export interface ConfigWriteOptions {
 }
 
 /** A git-backed, zod-validated YAML config file. Create with {@link createConfigStore}. */
-export interface ConfigStore<Config extends Record<string, unknown> = Record<string, unknown>> {
+export interface ConfigStore<Config extends object = Record<string, unknown>> {
   /** Section names in definition order. */
   readonly sections: string[];
-  /** Absolute paths of the data directory and the config file. */
-  readonly paths: { dataDir: string; file: string };
-  /** Read or create the config file and its history; must finish before any other call. */
+  /** Absolute path of the data directory (the work tree of the history repository). */
+  readonly dataDir: string;
+  /** Absolute path of the config file. */
+  readonly filePath: string;
+  /**
+   * First call: create the data directory, history and default config, or
+   * validate the existing file. Later calls reload: re-read the file, validate
+   * it, commit a hand edit and tell listeners. An invalid file throws
+   * `CONFIG_INVALID` and leaves the running config as it was. Every other
+   * method needs the first call to have finished.
+   */
   load(): Promise<void>;
   /** Deep copy of the full parsed config, credentials included: for wiring, never for clients. */
   current(): Config;
@@ -167,10 +175,14 @@ export interface ConfigStore<Config extends Record<string, unknown> = Record<str
   read(): { config: Record<string, unknown>; sections: string[] };
   /** One section, redacted. */
   read(section: string): unknown;
+  /** One section redacted when `section` is given, else the full config redacted with the section names. */
+  read(section?: string): unknown;
   /** The full config, redacted. */
   get(): Record<string, unknown>;
   /** One section as stored, credentials included. */
   get(section: string): unknown;
+  /** One section unredacted when `section` is given, else the full config redacted. */
+  get(section?: string): unknown;
   /** JSON Schema of the whole config or one section. */
   schema(section?: string): ConfigSchemaResult;
   /** Deep-merge a patch, validate, persist and commit. */
@@ -337,7 +349,6 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
   let notifications: Promise<unknown> = Promise.resolve();
   let git: ConfigGit | undefined;
   let snapshot: Snapshot | undefined;
-  let loading: Promise<void> | undefined;
   let schemaCache: Record<string, unknown> | undefined;
   const sectionSchemaCache = new Map<string, Record<string, unknown>>();
 
@@ -551,7 +562,26 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
   const sectionList = (touched: string[]): string => (touched.length > 0 ? touched.join(', ') : 'formatting');
 
-  const load = async (): Promise<void> => {
+  const readConfigFile = async (): Promise<string | undefined> => {
+    try {
+      return await readFile(filePath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new ConfigStoreError('IO_FAILED', `Could not read ${filePath}`, { cause: error });
+    }
+  };
+
+  /** Commit the file on disk when it differs from HEAD (a hand edit, or a first import). */
+  const recordOutsideEdit = async (repository: ConfigGit): Promise<string | undefined> => {
+    if (!(await repository.isDirty())) return undefined;
+    const hadHistory = (await repository.head()) !== undefined;
+    const message = hadHistory ? 'config: record edit made outside agentd' : 'config: initial import';
+    const sha = await repository.commit(message, settings.now());
+    logger.info({ file: filePath, sha }, message);
+    return sha;
+  };
+
+  const initialLoad = async (): Promise<void> => {
     try {
       await mkdir(dataDir, { recursive: true });
     } catch (error) {
@@ -570,15 +600,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
       );
     }
 
-    let text: string | undefined;
-    try {
-      text = await readFile(filePath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        throw new ConfigStoreError('IO_FAILED', `Could not read ${filePath}`, { cause: error });
-      }
-    }
-
+    const text = await readConfigFile();
     if (text === undefined) {
       const defaults = validate({});
       const document = parseDocument(stringifyYaml(defaults));
@@ -601,18 +623,41 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     }
 
     const existing = snapshotFromText(text, 'CONFIG_INVALID', filePath);
-    if (await repository.isDirty()) {
-      const hadHistory = (await repository.head()) !== undefined;
-      const message = hadHistory ? 'config: record edit made outside agentd' : 'config: initial import';
-      const sha = await repository.commit(message, settings.now());
-      logger.info({ file: filePath, sha }, message);
-    }
+    await recordOutsideEdit(repository);
     git = repository;
     snapshot = existing;
   };
 
+  /** Re-read the file of a loaded store; runs inside the write lock. */
+  const reload = async (repository: ConfigGit, current: Snapshot): Promise<Outcome | undefined> => {
+    const text = await readConfigFile();
+    if (text === undefined) {
+      // A deleted file is put back rather than reset to defaults: losing every
+      // setting because a file went missing would be worse than keeping them.
+      logger.warn({ file: filePath }, 'config: file missing on reload, rewriting the running config');
+      await writeFileAtomic(filePath, current.text);
+      return undefined;
+    }
+    const next = snapshotFromText(text, 'CONFIG_INVALID', filePath);
+    const sha = (await recordOutsideEdit(repository)) ?? (await repository.head()) ?? '';
+    snapshot = next;
+    const classified = classify(current.config, next.config);
+    return {
+      result: {
+        ok: true,
+        sha,
+        changedSections: classified.changedSections,
+        restartRequired: classified.restartRequired,
+        applied: false,
+      },
+      next: next.config,
+      hot: classified.hot,
+    };
+  };
+
   function read(): { config: Record<string, unknown>; sections: string[] };
   function read(section: string): unknown;
+  function read(section?: string): unknown;
   function read(section?: string): unknown {
     const { state } = loaded();
     if (section === undefined) return { config: redactConfig(state.config), sections: [...sectionNames] };
@@ -622,6 +667,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
   function get(): Record<string, unknown>;
   function get(section: string): unknown;
+  function get(section?: string): unknown;
   function get(section?: string): unknown {
     const { state } = loaded();
     if (section === undefined) return redactConfig(state.config);
@@ -631,16 +677,18 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
   const store: ConfigStore<ConfigOf<Sections>> = {
     sections: [...sectionNames],
-    paths: { dataDir, file: filePath },
+    dataDir,
+    filePath,
 
-    load() {
-      if (!loading) {
-        loading = load().catch((error: unknown) => {
-          loading = undefined;
-          throw error;
-        });
-      }
-      return loading;
+    async load() {
+      const outcome = await writeLock.run(async () => {
+        if (!git || !snapshot) {
+          await initialLoad();
+          return undefined;
+        }
+        return reload(git, snapshot);
+      });
+      if (outcome) await notify(outcome);
     },
 
     current() {
