@@ -284,7 +284,13 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
     },
 
     create(request) {
-      const parsed = parseOrThrow(createTokenRequestSchema, request, 'INVALID_ARGUMENT', 'token request');
+      let parsed: z.output<typeof createTokenRequestSchema>;
+      try {
+        parsed = parseOrThrow(createTokenRequestSchema, request, 'INVALID_ARGUMENT', 'token request');
+      } catch (error) {
+        // Callers await create; a rejection is what they handle, not a synchronous throw.
+        return Promise.reject(error);
+      }
       return serialize(async () => {
         const id = parsed.id ?? nextId();
         if (entries.has(id)) {
