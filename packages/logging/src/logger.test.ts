@@ -1,9 +1,14 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { LoggingError } from './errors.js';
 import type { AgentdLogger, Logger } from './fields.js';
-import { captureLines } from './internal/test-support.js';
+import { captureLines, temporaryDirectory } from './internal/test-support.js';
 import { createLogger } from './logger.js';
 import { noopLogger } from './noop-logger.js';
 import { runWithTrace } from './trace.js';
@@ -74,6 +79,31 @@ describe('createLogger', () => {
     expect(err.message).toContain('ECONNRESET');
     expect(String(err.stack)).toContain('socket hang up');
     expect(line).not.toHaveProperty('error');
+  });
+
+  it('copies every file line to stdout with alsoStdout', async () => {
+    const directory = temporaryDirectory('stdout');
+    try {
+      const script = join(directory.path, 'both.mts');
+      const filePath = join(directory.path, 'logs', 'agentd.log');
+      const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
+      writeFileSync(
+        script,
+        `import { createLogger } from ${JSON.stringify(entry)};
+const root = createLogger({ destination: { filePath: process.argv[2] }, alsoStdout: true });
+root.module('agent').info({ token: 'sk-live-stdout' }, 'to both');
+await root.close();
+`,
+      );
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, filePath], {
+        cwd: fileURLToPath(new URL('..', import.meta.url)),
+      });
+      const fromFile = readFileSync(filePath, 'utf8');
+      expect(stdout).toBe(fromFile);
+      expect(JSON.parse(fromFile)).toMatchObject({ module: 'agent', msg: 'to both', token: '[REDACTED]' });
+    } finally {
+      directory.remove();
+    }
   });
 
   it('rejects invalid options with INVALID_OPTIONS', () => {
