@@ -42,3 +42,25 @@ export type {
   WebSocketTransportOptions,
 } from './websocket-transport.js';
 export { createWebSocketTransport } from './websocket-transport.js';
+export type { GatewayTransportConfig } from './gateway-transport-schema.js';
+export { gatewayTransportSchema } from './gateway-transport-schema.js';
+export type { HttpRpcHandler, HttpRpcHandlerOptions } from './http-handler.js';
+export { createHttpRpcHandler } from './http-handler.js';
+export type {
+  MemoryClient,
+  MemoryClientEvents,
+  MemoryPair,
+  MemoryPairOptions,
+  MemoryServerEnd,
+} from './memory-pair.js';
+export { createMemoryPair } from './memory-pair.js';
+export type {
+  JsonSchema,
+  OpenRpcContentDescriptor,
+  OpenRpcDocument,
+  OpenRpcInfo,
+  OpenRpcMethod,
+} from './openrpc.js';
+export { rpcDiscoverMethod, toOpenRpc } from './openrpc.js';
+export type { SseEvent, SseWriter, SseWriterOptions } from './sse-writer.js';
+export { createSseWriter } from './sse-writer.js';

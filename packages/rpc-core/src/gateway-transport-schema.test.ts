@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { gatewayTransportSchema } from './gateway-transport-schema.js';
+
+describe('gatewayTransportSchema', () => {
+  it('fills the decided defaults', () => {
+    expect(gatewayTransportSchema.parse({})).toEqual({
+      maxBatchSize: 50,
+      wsMaxMessageBytes: 1_048_576,
+      wsMessageRateLimit: { maxMessages: 120, windowMs: 10_000 },
+      wsHeartbeatMs: 30_000,
+    });
+  });
+
+  it('fills a partly given rate limit and accepts 0 to disable heartbeats', () => {
+    expect(
+      gatewayTransportSchema.parse({ wsMessageRateLimit: { maxMessages: 5 }, wsHeartbeatMs: 0 }),
+    ).toMatchObject({
+      wsMessageRateLimit: { maxMessages: 5, windowMs: 10_000 },
+      wsHeartbeatMs: 0,
+    });
+  });
+
+  it('rejects non-positive limits', () => {
+    expect(gatewayTransportSchema.safeParse({ maxBatchSize: 0 }).success).toBe(false);
+    expect(gatewayTransportSchema.safeParse({ wsHeartbeatMs: -1 }).success).toBe(false);
+  });
+});

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/**
+ * The transport section of the gateway configuration (`gateway.*`), with the defaults the project decided:
+ * batches of 50, messages of 1048576 characters, 120 messages per 10 s per connection, heartbeats every 30 s.
+ */
+export const gatewayTransportSchema = z.object({
+  /** Longest batch; a longer one is answered with `-32600`. */
+  maxBatchSize: z.number().int().positive().default(50),
+  /** Longest WebSocket message in characters, checked before parsing; a longer one is answered with `-32600`. */
+  wsMaxMessageBytes: z.number().int().positive().default(1_048_576),
+  /** Per-connection sliding-window limit; excess messages are dropped and answered with `-32000`. */
+  wsMessageRateLimit: z
+    .object({
+      maxMessages: z.number().int().positive().default(120),
+      windowMs: z.number().int().positive().default(10_000),
+    })
+    .prefault({}),
+  /** Heartbeat notification interval; `0` disables heartbeats. */
+  wsHeartbeatMs: z.number().int().nonnegative().default(30_000),
+});
+
+/** The parsed transport section, defaults applied. */
+export type GatewayTransportConfig = z.output<typeof gatewayTransportSchema>;

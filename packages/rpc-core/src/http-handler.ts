@@ -1,0 +1,207 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { Dispatcher } from './dispatcher.js';
+import type { JsonRpcFailure } from './envelope.js';
+import { RpcError } from './errors.js';
+import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
+import { failure } from './internal/wire.js';
+import { noopLogger, type RpcLogger } from './logger.js';
+import type { Authenticate } from './websocket-transport.js';
+
+/** Options of {@link createHttpRpcHandler}. */
+export interface HttpRpcHandlerOptions {
+  /** Handles the parsed body. */
+  dispatcher: Dispatcher;
+  /** Called once per request; `null` or `undefined` answers HTTP 401. */
+  authenticate: Authenticate;
+  /**
+   * Largest request body in bytes; a larger one is answered with HTTP 413 and a `-32600` body.
+   * @default dispatcher.maxMessageBytes
+   */
+  maxBodyBytes?: number | undefined;
+  /**
+   * Logger for authentication and body failures.
+   * @default a no-op logger
+   */
+  logger?: RpcLogger | undefined;
+  /**
+   * Source of per-request connection ids.
+   * @default crypto.randomUUID
+   */
+  randomId?: (() => string) | undefined;
+}
+
+/** A `node:http` request listener for `POST /rpc`. Never rejects; every failure becomes an HTTP answer. */
+export type HttpRpcHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
+const optionsSchema = z.object({
+  dispatcher: z.custom<Dispatcher>(
+    (value) => typeof (value as { dispatch?: unknown } | null)?.dispatch === 'function',
+    { message: 'dispatcher must come from createDispatcher' },
+  ),
+  authenticate: fn<Authenticate>('authenticate'),
+  maxBodyBytes: z.number().int().positive().optional(),
+  logger: loggerSchema.optional(),
+  randomId: fn<() => string>('randomId').optional(),
+});
+
+class BodyTooLarge extends Error {
+  constructor(readonly received: number | undefined) {
+    super('body too large');
+  }
+}
+
+/**
+ * Creates the HTTP JSON-RPC endpoint: one request object or a batch array per `POST`.
+ *
+ * Answers: 200 with the JSON-RPC response (errors included), 204 when there is nothing to answer
+ * (notifications), 401 when authentication fails, 405 for any method but `POST`, 413 when the body is over
+ * `maxBodyBytes`, 500 when `authenticate` throws. Routing by path is left to the caller.
+ *
+ * @throws {RpcCoreError} `INVALID_OPTIONS` when the options fail validation.
+ */
+export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHandler {
+  const parsed = parseOptions(optionsSchema, options, 'createHttpRpcHandler');
+  const { dispatcher, authenticate } = parsed;
+  const maxBodyBytes = parsed.maxBodyBytes ?? dispatcher.maxMessageBytes;
+  const logger = parsed.logger ?? noopLogger;
+  const randomId = parsed.randomId ?? defaultRandomId;
+
+  function reply(
+    response: ServerResponse,
+    status: number,
+    body: string | undefined,
+    headers: Record<string, string> = {},
+  ) {
+    if (response.headersSent) return;
+    response.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    if (body === undefined) {
+      response.end();
+      return;
+    }
+    response.setHeader('content-type', 'application/json; charset=utf-8');
+    response.setHeader('content-length', Buffer.byteLength(body));
+    response.end(body);
+  }
+
+  function replyError(
+    response: ServerResponse,
+    status: number,
+    error: JsonRpcFailure,
+    headers?: Record<string, string>,
+  ) {
+    reply(response, status, JSON.stringify(error), headers);
+  }
+
+  function readBody(request: IncomingMessage): Promise<string> {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBodyBytes)
+      return Promise.reject(new BodyTooLarge(declared));
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer): void => {
+        size += chunk.length;
+        if (size > maxBodyBytes) {
+          request.off('data', onData);
+          reject(new BodyTooLarge(undefined));
+          return;
+        }
+        chunks.push(chunk);
+      };
+      request.on('data', onData);
+      request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      request.once('error', reject);
+    });
+  }
+
+  return async function handleHttpRpc(request, response) {
+    if (request.method !== 'POST') {
+      replyError(
+        response,
+        405,
+        failure(null, RpcError.invalidRequest('Method not allowed: use POST').toJSON()),
+        {
+          allow: 'POST',
+        },
+      );
+      return;
+    }
+    let identity: Awaited<ReturnType<Authenticate>>;
+    try {
+      identity = await authenticate(request);
+    } catch (error) {
+      logger.error(
+        {
+          err: error,
+          errorKind: 'internal',
+          hint: 'The authenticate callback threw; the request got HTTP 500.',
+        },
+        'http rpc authentication failed',
+      );
+      replyError(response, 500, failure(null, RpcError.internal().toJSON()));
+      return;
+    }
+    if (!identity) {
+      logger.warn(
+        { errorKind: 'auth', hint: 'The request carried no valid bearer token; it got HTTP 401.' },
+        'http rpc unauthorized',
+      );
+      replyError(response, 401, failure(null, RpcError.unauthorized().toJSON()), {
+        'www-authenticate': 'Bearer',
+      });
+      return;
+    }
+    let text: string;
+    try {
+      text = await readBody(request);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        const message =
+          error.received === undefined
+            ? `Request body too large: more than ${maxBodyBytes} bytes`
+            : `Request body too large: ${error.received} bytes, maximum is ${maxBodyBytes}`;
+        // The rest of the body is not read, so the connection cannot be reused.
+        replyError(
+          response,
+          413,
+          failure(
+            null,
+            RpcError.invalidRequest(message, {
+              received: error.received ?? null,
+              maximum: maxBodyBytes,
+            }).toJSON(),
+          ),
+          { connection: 'close' },
+        );
+        return;
+      }
+      logger.warn(
+        { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
+        'http rpc body read failed',
+      );
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      replyError(response, 200, failure(null, RpcError.parseError().toJSON()));
+      return;
+    }
+    const controller = new AbortController();
+    const onClose = (): void => {
+      if (!response.writableFinished) controller.abort();
+    };
+    response.once('close', onClose);
+    const answer = await dispatcher.dispatch(message, {
+      identity,
+      connectionId: randomId(),
+      transport: 'http',
+      signal: controller.signal,
+    });
+    if (answer === undefined) reply(response, 204, undefined);
+    else reply(response, 200, dispatcher.serialize(answer));
+  };
+}
