@@ -249,6 +249,24 @@ describe('Database', () => {
       expect(await db.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 1 });
     });
 
+    it('shares one write lock between two handles on the same file in one process', async () => {
+      // With no native wait and no retry budget, any lock conflict between the handles would surface.
+      const first = await openInTemp({ busyTimeoutMs: 0, busyRetryMs: 0 });
+      const second = await openInTemp({ busyTimeoutMs: 0, busyRetryMs: 0 });
+      await first.execute('CREATE TABLE t (v INTEGER)');
+      const writes = Array.from({ length: 40 }, (_, index) =>
+        (index % 2 === 0 ? first : second).transaction(async (tx) => {
+          await tx.execute('INSERT INTO t VALUES (?)', [index]);
+          await new Promise((resolve) => setImmediate(resolve));
+          await tx.execute('INSERT INTO t VALUES (?)', [index]);
+        }),
+      );
+      await Promise.all(writes);
+      expect(await second.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 80 });
+      const nested = await errorOf(first.transaction(async () => second.execute('INSERT INTO t VALUES (0)')));
+      expect(nested.code).toBe('NESTED_TRANSACTION');
+    });
+
     it('serialises 200 concurrent writers without surfacing BUSY or losing an update', async () => {
       const db = await openInTemp({ busyTimeoutMs: 100 });
       await db.execute('CREATE TABLE counter (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)');

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type Client, createClient, type InStatement } from '@libsql/client';
 import { StorageError } from './errors.js';
@@ -16,6 +16,7 @@ import {
 } from './internal/results.js';
 import { Semaphore } from './internal/semaphore.js';
 import { isReadOnlySql } from './internal/sql-kind.js';
+import { acquireFileWriteLock } from './internal/write-locks.js';
 import { Batcher } from './internal/write-batcher.js';
 import { noopLogger, type StorageLogger } from './logger.js';
 import type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
@@ -86,7 +87,9 @@ export interface Database extends Queryable {
 const QUERY_ONLY_ON = 'PRAGMA query_only = ON';
 
 interface TransactionScope {
-  database: object;
+  // The write lock (or read semaphore) the transaction holds; a handle on the
+  // same file shares it, so it identifies "would wait on itself" exactly.
+  lock: Semaphore;
   open: boolean;
 }
 
@@ -102,6 +105,8 @@ interface Settings {
   random: () => number;
   busyRetryMs: number;
   readConcurrency: number;
+  writeLock: Semaphore;
+  releaseWriteLock: () => void;
 }
 
 class LibsqlDatabase implements Database {
@@ -111,7 +116,7 @@ class LibsqlDatabase implements Database {
   readonly #reader: Client;
   readonly #settings: Settings;
   readonly #fail: ErrorMapper;
-  readonly #writeLock = new Semaphore(1);
+  readonly #writeLock: Semaphore;
   readonly #readLock: Semaphore;
   // A memory database has one connection, so reads must queue behind writes too.
   readonly #readsShareWriteLock: boolean;
@@ -126,6 +131,7 @@ class LibsqlDatabase implements Database {
     this.#reader = reader;
     this.#settings = settings;
     this.#fail = createErrorMapper(this.url, settings.redact);
+    this.#writeLock = settings.writeLock;
     this.#readsShareWriteLock = this.kind === 'memory';
     this.#readLock = new Semaphore(settings.readConcurrency);
   }
@@ -234,6 +240,7 @@ class LibsqlDatabase implements Database {
     await this.#writeLock.run(async () => {});
     this.client.close();
     if (this.#reader !== this.client) this.#reader.close();
+    this.#settings.releaseWriteLock();
     this.#settings.logger.info({ url: this.url }, 'database closed');
   }
 
@@ -242,7 +249,7 @@ class LibsqlDatabase implements Database {
       throw new StorageError('CLOSED', `The database at ${this.url} is closed`, { data: { url: this.url } });
     }
     const scope = transactionScope.getStore();
-    if (scope !== undefined && scope.database === this && scope.open) {
+    if (scope?.open === true && scope.lock === this.#writeLock) {
       throw new StorageError(
         'NESTED_TRANSACTION',
         'A database method was called inside a transaction callback; use the `tx` handle the callback ' +
@@ -284,7 +291,8 @@ class LibsqlDatabase implements Database {
   // The batchers come in here directly so they can still flush while close() runs.
   #transaction<T>(callback: (tx: Transaction) => Promise<T>, mode: TransactionMode): Promise<T> {
     const client = mode === 'write' ? this.client : this.#reader;
-    return this.#lockFor(mode).run(() =>
+    const lock = this.#lockFor(mode);
+    return lock.run(() =>
       this.#retry(async () => {
         if (this.#closed) {
           throw new StorageError('CLOSED', `The database at ${this.url} is closed`, {
@@ -297,7 +305,7 @@ class LibsqlDatabase implements Database {
         } catch (error) {
           return this.#fail(error);
         }
-        const scope: TransactionScope = { database: this, open: true };
+        const scope: TransactionScope = { lock, open: true };
         try {
           if (this.#guardsReads(mode)) {
             try {
@@ -433,8 +441,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       await retry(() => writer.execute('SELECT 1'));
       reader = writer;
     }
+    const shared =
+      location.kind === 'file'
+        ? acquireFileWriteLock(realpathSync(location.filePath!))
+        : { lock: new Semaphore(1), release: () => {} };
     logger.info({ url: location.safeUrl, kind: location.kind }, 'database opened');
     return new LibsqlDatabase(writer, reader, {
+      writeLock: shared.lock,
+      releaseWriteLock: shared.release,
       location,
       redact,
       logger,
