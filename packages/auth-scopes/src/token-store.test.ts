@@ -198,9 +198,10 @@ describe('createTokenStore', () => {
 
     it('refuses an empty scope list with INVALID_ARGUMENT', async () => {
       const store = createTokenStore();
-      expect(() => store.create({ scopes: [] })).toThrow(
-        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
-      );
+      await expect(store.create({ scopes: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(store.create({ id: 'has space', scopes: ['rpc'] })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
     });
 
     it('gives every created token a distinct id and secret', async () => {
