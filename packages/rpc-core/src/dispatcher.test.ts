@@ -331,6 +331,23 @@ describe('createDispatcher', () => {
       expect((line.fields.err as Error).message).toContain('hunter2');
     });
 
+    it('answers -32603 and logs when the authorize callback throws', async () => {
+      const logger = recordingLogger();
+      const dispatcher = setup({
+        logger,
+        authorize: () => {
+          throw new Error('scope store offline');
+        },
+      });
+      const text = await dispatcher.handle('{"jsonrpc":"2.0","method":"get_data","id":1}', connection());
+      expect(JSON.parse(text!)).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32603, message: 'Internal error' },
+        id: 1,
+      });
+      expect(logger.lines.filter((line) => line.level === 'error')).toHaveLength(1);
+    });
+
     it('passes a thrown RpcError through unchanged', async () => {
       expect(await call('{"jsonrpc":"2.0","method":"fail.notFound","params":{"id":"a:b"},"id":1}')).toEqual({
         jsonrpc: '2.0',

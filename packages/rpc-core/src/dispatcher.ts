@@ -115,7 +115,7 @@ export const defaultAuthorize: Authorize = (identity, requiredScope) =>
   identity.scopes.includes(requiredScope) || identity.scopes.includes('*');
 
 const internalErrorHint =
-  'A handler threw something other than an RpcError; the client only saw -32603 Internal error. Inspect err for the cause.';
+  'A handler, authorize or a params refinement threw something other than an RpcError; the client only saw -32603 Internal error. Inspect err for the cause.';
 
 /**
  * Creates a JSON-RPC 2.0 dispatcher over a method registry.
@@ -138,9 +138,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     rawParams: unknown,
     connection: DispatchConnection,
   ): Promise<unknown> {
-    if (!(await authorize(connection.identity, method.scope))) throw RpcError.insufficientScope(method.scope);
-    const validated = await method.params.safeParseAsync(rawParams === undefined ? {} : rawParams);
-    if (!validated.success) throw invalidParams(validated.error.issues);
     const traceId = randomId();
     const requestId = id === undefined || id === null ? randomId() : String(id);
     const bindings = {
@@ -160,9 +157,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       transport: connection.transport,
       requestId,
     };
-    const run = async (): Promise<unknown> => method.handler(validated.data, context);
     const started = now();
     try {
+      if (!(await authorize(connection.identity, method.scope)))
+        throw RpcError.insufficientScope(method.scope);
+      const validated = await method.params.safeParseAsync(rawParams === undefined ? {} : rawParams);
+      if (!validated.success) throw invalidParams(validated.error.issues);
+      const run = async (): Promise<unknown> => method.handler(validated.data, context);
       const result = await (wrap ? wrap(context, run) : run());
       logger.debug({ ...bindings, durationMs: now() - started, success: true }, 'rpc call');
       return result;
