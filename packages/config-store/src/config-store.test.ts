@@ -608,6 +608,21 @@ describe('ConfigStore.onChange', () => {
     await follow;
     expect((store.get('gateway') as { maxBatchSize: number }).maxBatchSize).toBe(3);
   });
+  it('lets a listener await a write of its own', async () => {
+    const { store } = await loadedStore();
+    const order: string[] = [];
+    store.onChange(async (next, event) => {
+      order.push(`${event.changedSections.join(',')}:${next.daemon.logLevel}`);
+      if (next.daemon.logLevel === 'debug') {
+        const nested = await store.set('daemon', 'logLevel', 'warn');
+        order.push(`nested:${nested.changedSections.join(',')}`);
+      }
+    });
+    const result = await store.patch({ daemon: { logLevel: 'debug' } });
+    expect(result.changedSections).toEqual(['daemon']);
+    expect(order).toEqual(['daemon:debug', 'daemon:warn', 'nested:daemon']);
+    expect(store.get('daemon')).toMatchObject({ logLevel: 'warn' });
+  });
 });
 
 describe('ConfigStore.load', () => {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Document, stringify as stringifyYaml, parseDocument } from 'yaml';
@@ -347,6 +348,9 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
   const writeLock = new Mutex();
   const listeners = new Set<ConfigChangeListener<ConfigOf<Sections>>>();
   let notifications: Promise<unknown> = Promise.resolve();
+  // Marks code running inside a listener: a write it awaits must notify at
+  // once instead of queueing behind the listener that is waiting for it.
+  const listenerContext = new AsyncLocalStorage<true>();
   let git: ConfigGit | undefined;
   let snapshot: Snapshot | undefined;
   let schemaCache: Record<string, unknown> | undefined;
@@ -531,11 +535,13 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
       restartRequired: outcome.result.restartRequired,
       sha: outcome.result.sha,
     };
-    const run = notifications.then(async () => {
+    const deliver = async (): Promise<boolean> => {
       let allSucceeded = listeners.size > 0;
       for (const listener of [...listeners]) {
         try {
-          await listener(deepClone(outcome.next) as ConfigOf<Sections>, event);
+          await listenerContext.run(true, () =>
+            listener(deepClone(outcome.next) as ConfigOf<Sections>, event),
+          );
         } catch (error) {
           allSucceeded = false;
           logger.error(
@@ -545,7 +551,9 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
         }
       }
       return allSucceeded;
-    });
+    };
+    if (listenerContext.getStore()) return deliver();
+    const run = notifications.then(deliver);
     notifications = run.catch(() => undefined);
     return run;
   };
