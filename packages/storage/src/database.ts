@@ -15,7 +15,8 @@ import {
   TransactionHandle,
 } from './internal/results.js';
 import { Semaphore } from './internal/semaphore.js';
-import { isReadOnlySql } from './internal/sql-kind.js';
+import { ReaderClients } from './internal/reader-clients.js';
+import { isReadOnlySql, mustRunAlone } from './internal/sql-kind.js';
 import { acquireFileWriteLock } from './internal/write-locks.js';
 import { Batcher } from './internal/write-batcher.js';
 import { noopLogger, type StorageLogger } from './logger.js';
@@ -105,15 +106,22 @@ interface Settings {
   random: () => number;
   busyRetryMs: number;
   readConcurrency: number;
+  synchronous: 'normal' | 'full';
   writeLock: Semaphore;
   releaseWriteLock: () => void;
 }
+
+type LibsqlTransaction = Awaited<ReturnType<Client['transaction']>>;
+
+// Marks a BUSY raised while taking the write lock through `exec`, which
+// finalises its statement, so the connection needs no repair afterwards.
+const cleanBusy = new WeakSet<object>();
 
 class LibsqlDatabase implements Database {
   readonly kind: DatabaseKind;
   readonly url: string;
   readonly client: Client;
-  readonly #reader: Client;
+  readonly #readers: ReaderClients | undefined;
   readonly #settings: Settings;
   readonly #fail: ErrorMapper;
   readonly #writeLock: Semaphore;
@@ -124,11 +132,11 @@ class LibsqlDatabase implements Database {
   #closing: Promise<void> | undefined;
   #closed = false;
 
-  constructor(writer: Client, reader: Client, settings: Settings) {
+  constructor(writer: Client, readers: ReaderClients | undefined, settings: Settings) {
     this.kind = settings.location.kind;
     this.url = settings.location.safeUrl;
     this.client = writer;
-    this.#reader = reader;
+    this.#readers = readers;
     this.#settings = settings;
     this.#fail = createErrorMapper(this.url, settings.redact);
     this.#writeLock = settings.writeLock;
@@ -143,20 +151,22 @@ class LibsqlDatabase implements Database {
   async execute<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<ExecuteResult<Row>> {
     this.#checkUsable();
     const normalised = toInStatement(statement, args);
-    const run = (client: Client) => async () => {
+    const run = async (client: Client) => {
       try {
         return toExecuteResult<Row>(await client.execute(normalised as InStatement));
       } catch (error) {
         return this.#fail(error, normalised.sql);
       }
     };
-    if (!isReadOnlySql(normalised.sql)) {
-      return this.#writeLock.run(() => this.#retry(run(this.client)));
+    if (isReadOnlySql(normalised.sql)) {
+      return this.#read(run);
     }
-    if (this.#readsShareWriteLock) {
-      return this.#writeLock.run(() => this.#retry(run(this.#reader)));
+    if (this.kind === 'file' && !mustRunAlone(normalised.sql)) {
+      // Inside a transaction the write lock is taken by BEGIN IMMEDIATE through
+      // exec, so a BUSY cannot leave a half-run statement on the connection.
+      return this.#transaction((tx) => tx.execute<Row>(normalised), 'write');
     }
-    return this.#retry(run(this.#reader));
+    return this.#writeLock.run(() => this.#retry(() => run(this.client), this.#repairWriterAfterBusy()));
   }
 
   async query<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row[]> {
@@ -171,9 +181,11 @@ class LibsqlDatabase implements Database {
     this.#checkUsable();
     if (statements.length === 0) return [];
     const normalised = statements.map((statement) => toInStatement(statement) as InStatement);
+    if (mode === 'write' && this.kind === 'file') {
+      return this.#transaction((tx) => tx.batch(normalised), 'write');
+    }
     const guarded = this.#guardsReads(mode);
-    const client = mode === 'write' ? this.client : this.#reader;
-    const run = async () => {
+    const run = async (client: Client) => {
       try {
         const results = await client.batch(guarded ? [QUERY_ONLY_ON, ...normalised] : normalised, mode);
         return results.slice(guarded ? 1 : 0).map((result) => toExecuteResult(result));
@@ -183,7 +195,10 @@ class LibsqlDatabase implements Database {
         await this.#liftReadGuard(mode);
       }
     };
-    return this.#lockFor(mode).run(() => this.#retry(run));
+    if (mode === 'write') {
+      return this.#writeLock.run(() => this.#retry(() => run(this.client)));
+    }
+    return this.#lockFor(mode).run(() => this.#read(run));
   }
 
   async transaction<T>(
@@ -239,7 +254,7 @@ class LibsqlDatabase implements Database {
     // Writes queued before close() still run; the lock hands over in order.
     await this.#writeLock.run(async () => {});
     this.client.close();
-    if (this.#reader !== this.client) this.#reader.close();
+    this.#readers?.close();
     this.#settings.releaseWriteLock();
     this.#settings.logger.info({ url: this.url }, 'database closed');
   }
@@ -259,6 +274,37 @@ class LibsqlDatabase implements Database {
     }
   }
 
+  // Plain reads: a file uses its reader pool (replaced after a BUSY), memory
+  // queues behind writes on its single connection, remote goes straight out.
+  #read<T>(run: (client: Client) => Promise<T>): Promise<T> {
+    const readers = this.#readers;
+    if (readers !== undefined) {
+      return this.#retry(
+        () => readers.use(run),
+        async () => readers.replace(),
+      );
+    }
+    if (this.#readsShareWriteLock) {
+      return this.#writeLock.run(() => this.#retry(() => run(this.client)));
+    }
+    return this.#retry(() => run(this.client));
+  }
+
+  // After a BUSY outside the exec path, the writer connection may hold a
+  // statement that was never reset; reopen it and restore its pragmas.
+  #repairWriterAfterBusy(): ((error: unknown) => Promise<void>) | undefined {
+    if (this.kind !== 'file') return undefined;
+    return async (error) => {
+      if (typeof error === 'object' && error !== null && cleanBusy.has(error)) return;
+      await this.client.reconnect();
+      await this.client.execute(
+        `PRAGMA synchronous = ${this.#settings.synchronous === 'full' ? 'FULL' : 'NORMAL'}`,
+      );
+      await this.client.execute('PRAGMA foreign_keys = ON');
+      this.#settings.logger.debug({ url: this.url }, 'writer connection reopened after BUSY');
+    };
+  }
+
   // Local libsql accepts writes after BEGIN TRANSACTION READONLY, so read
   // transactions on local connections set query_only to make the mode real. A
   // remote server enforces READONLY itself.
@@ -270,7 +316,7 @@ class LibsqlDatabase implements Database {
   // of a memory database also carries writes, so it gets it back.
   async #liftReadGuard(mode: TransactionMode): Promise<void> {
     if (mode === 'read' && this.kind === 'memory' && !this.#closed) {
-      await this.#reader.execute('PRAGMA query_only = OFF');
+      await this.client.execute('PRAGMA query_only = OFF');
     }
   }
 
@@ -278,65 +324,104 @@ class LibsqlDatabase implements Database {
     return mode === 'write' || this.#readsShareWriteLock ? this.#writeLock : this.#readLock;
   }
 
-  #retry<T>(operation: () => Promise<T>): Promise<T> {
-    return withBusyRetry(operation, {
-      budgetMs: this.#settings.busyRetryMs,
-      now: this.#settings.now,
-      random: this.#settings.random,
-      logger: this.#settings.logger,
-      url: this.url,
-    });
+  #retry<T>(operation: () => Promise<T>, onBusy?: (error: unknown) => Promise<void>): Promise<T> {
+    let lastError: unknown;
+    return withBusyRetry(
+      async () => {
+        try {
+          return await operation();
+        } catch (error) {
+          lastError = error;
+          throw error;
+        }
+      },
+      {
+        budgetMs: this.#settings.busyRetryMs,
+        now: this.#settings.now,
+        random: this.#settings.random,
+        logger: this.#settings.logger,
+        url: this.url,
+        onBusy: onBusy === undefined ? undefined : () => onBusy(lastError),
+      },
+    );
+  }
+
+  async #begin(client: Client, mode: TransactionMode): Promise<LibsqlTransaction> {
+    if (mode === 'write' && this.kind === 'file') {
+      // @libsql/client runs BEGIN IMMEDIATE as a prepared statement and does
+      // not reset it when it fails with BUSY; the connection then keeps an
+      // active statement and later autocommit writes never commit. exec()
+      // finalises its statements, so the lock is taken through it instead.
+      const inner = await client.transaction('deferred');
+      try {
+        await inner.executeMultiple('COMMIT; BEGIN IMMEDIATE');
+      } catch (error) {
+        inner.close();
+        const mapped = toStorageError(error, this.#settings.redact, {
+          url: this.url,
+          sql: 'BEGIN IMMEDIATE',
+        });
+        cleanBusy.add(mapped);
+        throw mapped;
+      }
+      return inner;
+    }
+    return client.transaction(mode);
   }
 
   // The batchers come in here directly so they can still flush while close() runs.
   #transaction<T>(callback: (tx: Transaction) => Promise<T>, mode: TransactionMode): Promise<T> {
-    const client = mode === 'write' ? this.client : this.#reader;
     const lock = this.#lockFor(mode);
-    return lock.run(() =>
-      this.#retry(async () => {
-        if (this.#closed) {
-          throw new StorageError('CLOSED', `The database at ${this.url} is closed`, {
-            data: { url: this.url },
-          });
-        }
-        let inner: Awaited<ReturnType<Client['transaction']>>;
-        try {
-          inner = await client.transaction(mode);
-        } catch (error) {
-          return this.#fail(error);
-        }
-        const scope: TransactionScope = { lock, open: true };
-        try {
-          if (this.#guardsReads(mode)) {
-            try {
-              await inner.execute(QUERY_ONLY_ON);
-            } catch (error) {
-              return this.#fail(error, QUERY_ONLY_ON);
-            }
-          }
-          const result = await transactionScope.run(scope, () =>
-            callback(new TransactionHandle(inner, mode, this.#fail)),
-          );
-          scope.open = false;
+    // No closed check here: work queued before close() must still run, and
+    // anything later was refused by #checkUsable or meets a closed client.
+    const attempt = async (client: Client): Promise<T> => {
+      let inner: LibsqlTransaction;
+      try {
+        inner = await this.#begin(client, mode);
+      } catch (error) {
+        return this.#fail(error);
+      }
+      const scope: TransactionScope = { lock, open: true };
+      try {
+        if (this.#guardsReads(mode)) {
           try {
-            await inner.commit();
+            await inner.execute(QUERY_ONLY_ON);
           } catch (error) {
-            return this.#fail(error, 'COMMIT');
+            return this.#fail(error, QUERY_ONLY_ON);
           }
-          return result;
-        } catch (error) {
-          scope.open = false;
-          await inner.rollback().catch(() => {
-            // The connection may already be gone; close() below still releases it.
-          });
-          throw error;
-        } finally {
-          scope.open = false;
-          inner.close();
-          await this.#liftReadGuard(mode);
         }
-      }),
-    );
+        const result = await transactionScope.run(scope, () =>
+          callback(new TransactionHandle(inner, mode, this.#fail)),
+        );
+        scope.open = false;
+        try {
+          await inner.commit();
+        } catch (error) {
+          return this.#fail(error, 'COMMIT');
+        }
+        return result;
+      } catch (error) {
+        scope.open = false;
+        await inner.rollback().catch(() => {
+          // The connection may already be gone; close() below still releases it.
+        });
+        throw error;
+      } finally {
+        scope.open = false;
+        inner.close();
+        await this.#liftReadGuard(mode);
+      }
+    };
+    const readers = this.#readers;
+    if (mode === 'read' && readers !== undefined) {
+      return lock.run(() =>
+        this.#retry(
+          () => readers.use(attempt),
+          async () => readers.replace(),
+        ),
+      );
+    }
+    return lock.run(() => this.#retry(() => attempt(this.client), this.#repairWriterAfterBusy()));
   }
 }
 
@@ -394,7 +479,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     throw invalidOptions(redact(error instanceof Error ? error.message : String(error)));
   }
   const context = { url: location.safeUrl };
-  const retry = <T>(operation: () => Promise<T>) =>
+  const retry = <T>(operation: () => Promise<T>, onBusy?: () => Promise<void>) =>
     withBusyRetry(
       async () => {
         try {
@@ -403,33 +488,49 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
           throw toStorageError(error, redact, context);
         }
       },
-      { budgetMs: settings.busyRetryMs, now, random, logger, url: location.safeUrl },
+      { budgetMs: settings.busyRetryMs, now, random, logger, url: location.safeUrl, onBusy },
     );
 
-  const opened: Client[] = [];
+  const opened: Array<{ close(): void }> = [];
+  let releaseWriteLock = (): void => {};
   try {
     let writer: Client;
-    let reader: Client;
+    let readers: ReaderClients | undefined;
+    let writeLock: Semaphore;
     if (location.kind === 'file') {
       mkdirSync(dirname(location.filePath!), { recursive: true });
       // One writer connection, so the per-connection pragmas below cover every write.
       writer = createClient({ url: location.clientUrl, concurrency: 1, timeout: settings.busyTimeoutMs });
       opened.push(writer);
-      await retry(() =>
-        configureFile(writer, settings.synchronous, settings.busyTimeoutMs, logger, location.safeUrl),
+      // The client's first probe has created the file, so its real path exists now.
+      const shared = acquireFileWriteLock(realpathSync(location.filePath!));
+      ({ lock: writeLock, release: releaseWriteLock } = shared);
+      const fileWriter = writer;
+      await writeLock.run(() =>
+        retry(
+          () =>
+            configureFile(fileWriter, settings.synchronous, settings.busyTimeoutMs, logger, location.safeUrl),
+          // A BUSY pragma can leave an unreset statement behind; start again on a fresh connection.
+          async () => {
+            await fileWriter.reconnect();
+          },
+        ),
       );
+      const readerUrl = location.clientUrl;
       // One more connection than read transactions, so a plain read always finds one free.
-      reader = createClient({
-        url: location.clientUrl,
-        concurrency: settings.readConcurrency + 1,
-        timeout: settings.busyTimeoutMs,
-      });
-      opened.push(reader);
+      readers = new ReaderClients(() =>
+        createClient({
+          url: readerUrl,
+          concurrency: settings.readConcurrency + 1,
+          timeout: settings.busyTimeoutMs,
+        }),
+      );
+      opened.push(readers);
     } else if (location.kind === 'memory') {
       writer = createClient({ url: location.clientUrl });
       opened.push(writer);
       await retry(() => writer.execute('PRAGMA foreign_keys = ON'));
-      reader = writer;
+      writeLock = new Semaphore(1);
     } else {
       writer = createClient(
         settings.authToken === undefined
@@ -439,16 +540,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       opened.push(writer);
       // Fail at open, not at the first query, when the server is unreachable or the token is wrong.
       await retry(() => writer.execute('SELECT 1'));
-      reader = writer;
+      writeLock = new Semaphore(1);
     }
-    const shared =
-      location.kind === 'file'
-        ? acquireFileWriteLock(realpathSync(location.filePath!))
-        : { lock: new Semaphore(1), release: () => {} };
     logger.info({ url: location.safeUrl, kind: location.kind }, 'database opened');
-    return new LibsqlDatabase(writer, reader, {
-      writeLock: shared.lock,
-      releaseWriteLock: shared.release,
+    return new LibsqlDatabase(writer, readers, {
+      writeLock,
+      releaseWriteLock,
       location,
       redact,
       logger,
@@ -456,9 +553,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       random,
       busyRetryMs: settings.busyRetryMs,
       readConcurrency: settings.readConcurrency,
+      synchronous: settings.synchronous,
     });
   } catch (error) {
     for (const client of opened) client.close();
+    releaseWriteLock();
     if (error instanceof StorageError && error.code !== 'SQL_ERROR' && error.code !== 'DRIVER_ERROR') {
       throw error;
     }

@@ -10,6 +10,8 @@ export interface BusyRetryContext {
   random: () => number;
   logger: StorageLogger;
   url: string;
+  /** Called after each BUSY failure, before the pause, to repair what the failure left behind. */
+  onBusy?: (() => Promise<void>) | undefined;
 }
 
 const FIRST_PAUSE_MS = 10;

@@ -20,3 +20,27 @@ export function isReadOnlySql(sql: string): boolean {
   }
   return !WRITE_WORDS.test(text);
 }
+
+const OWN_STATEMENT_STARTS = new Set([
+  'PRAGMA',
+  'VACUUM',
+  'ATTACH',
+  'DETACH',
+  'BEGIN',
+  'COMMIT',
+  'END',
+  'ROLLBACK',
+  'SAVEPOINT',
+  'RELEASE',
+]);
+
+/**
+ * True for statements that cannot run inside a transaction, or that change how
+ * the connection behaves (PRAGMA), so they must run on their own rather than
+ * be wrapped in the write transaction used for ordinary writes.
+ */
+export function mustRunAlone(sql: string): boolean {
+  const text = sql.replace(NOISE, ' ').trim().toUpperCase();
+  const first = /^[A-Z]+/.exec(text)?.[0];
+  return first !== undefined && OWN_STATEMENT_STARTS.has(first);
+}
