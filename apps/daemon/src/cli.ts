@@ -1,1 +1,169 @@
-export {};
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
+import { DEFAULT_HOST, DEFAULT_PORT } from './config-schema.js';
+import { startDaemon } from './daemon.js';
+import { createTokenOffline } from './offline-token.js';
+import { VERSION } from './version.js';
+
+const HELP = `agentd ${VERSION}: a self-hosted daemon for AI agents
+
+Usage:
+  agentd start [--data-dir DIR] [--host HOST] [--port PORT]
+      Start the daemon (defaults: ./data, ${DEFAULT_HOST}, ${DEFAULT_PORT}). On the first start
+      with no tokens an admin token is printed once (or AGENTD_ADMIN_TOKEN is used).
+  agentd token create [--scopes rpc,admin,*] [--client-id ID] [--id ID] [--data-dir DIR]
+      Create a token in the data dir's config; prints the secret once. A running
+      daemon on that data dir picks it up at once.
+  agentd call <method> [json-params] [--url URL] [--token TOKEN]
+      Call a method over HTTP and print the result as JSON.
+      URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
+  agentd --help | --version
+
+Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN.
+Exit codes: 0 ok, 1 failure, 2 usage error.`;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+      'data-dir': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      scopes: { type: 'string' },
+      'client-id': { type: 'string' },
+      id: { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+    },
+  });
+  if (values.version) {
+    console.log(VERSION);
+    return 0;
+  }
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    console.log(HELP);
+    return values.help ? 0 : 2;
+  }
+  const dataDir = values['data-dir'] ?? process.env.AGENTD_DATA_DIR ?? './data';
+
+  switch (command) {
+    case 'start': {
+      const port = values.port === undefined ? undefined : parsePort(values.port);
+      const daemon = await startDaemon({
+        dataDir,
+        ...(values.host ? { host: values.host } : {}),
+        ...(port === undefined ? {} : { port }),
+        logToStdout: true,
+      });
+      console.error(
+        `agentd listening on ${daemon.url} (WebSocket ${daemon.wsUrl}), data in ${daemon.dataDir}`,
+      );
+      const shutdown = (signal: string) => {
+        daemon.logger.module('daemon').info({ reason: signal }, 'signal received');
+        daemon.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+      process.on('SIGHUP', () => {
+        daemon
+          .reload()
+          .catch((err: unknown) =>
+            daemon.logger
+              .module('daemon')
+              .error(
+                { err, hint: 'fix config.yaml and send SIGHUP again', errorKind: 'config' },
+                'reload failed',
+              ),
+          );
+      });
+      return -1;
+    }
+    case 'token': {
+      if (rest[0] !== 'create') throw new UsageError('usage: agentd token create [--scopes rpc,admin,*]');
+      const scopes = (values.scopes ?? 'rpc').split(',').map((s) => s.trim());
+      for (const scope of scopes) {
+        if (scope !== 'rpc' && scope !== 'admin' && scope !== '*')
+          throw new UsageError(`unknown scope: ${scope}`);
+      }
+      const created = await createTokenOffline({
+        dataDir,
+        scopes: scopes as Array<'rpc' | 'admin' | '*'>,
+        ...(values['client-id'] ? { clientId: values['client-id'] } : {}),
+        ...(values.id ? { id: values.id } : {}),
+      });
+      console.log(created.token);
+      console.error(
+        `token ${created.id} (client ${created.clientId}, scopes ${created.scopes.join(',')}) created; ` +
+          'it is shown only now. Use it as: Authorization: Bearer <token>' +
+          (created.daemonNotified ? '; the running daemon was told to reload.' : '.'),
+      );
+      return 0;
+    }
+    case 'call': {
+      const [method, json] = rest;
+      if (!method) throw new UsageError('usage: agentd call <method> [json-params]');
+      let params: unknown;
+      if (json !== undefined) {
+        try {
+          params = JSON.parse(json);
+        } catch {
+          throw new UsageError('json-params is not valid JSON');
+        }
+      }
+      const url = values.url ?? process.env.AGENTD_URL ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
+      const token = values.token ?? process.env.AGENTD_TOKEN;
+      if (!token) throw new UsageError('a token is needed: --token or AGENTD_TOKEN');
+      const client = createHttpClient({ url, token });
+      try {
+        const result = await client.call(method, params as Record<string, unknown> | undefined);
+        console.log(JSON.stringify(result, null, 2));
+        return 0;
+      } catch (error) {
+        if (error instanceof RpcCallError) {
+          console.error(`error ${error.code}: ${error.message}`);
+          if (error.data !== undefined) console.error(JSON.stringify(error.data, null, 2));
+          return 1;
+        }
+        if (error instanceof ClientError) {
+          console.error(`${error.code}: ${error.message}`);
+          return 1;
+        }
+        throw error;
+      }
+    }
+    default:
+      throw new UsageError(`unknown command: ${command}`);
+  }
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port: ${value}`);
+  return port;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`agentd: ${(error as Error).message}\n\n${HELP}`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`agentd: ${(error as Error).message ?? String(error)}`);
+    process.exitCode = 1;
+  },
+);

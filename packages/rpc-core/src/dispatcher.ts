@@ -156,6 +156,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       logger: logger.child ? logger.child(bindings) : logger,
       transport: connection.transport,
       requestId,
+      method: method.name,
     };
     const started = now();
     try {

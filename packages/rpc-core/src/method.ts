@@ -36,6 +36,8 @@ export interface MethodContext {
   transport: TransportKind;
   /** The JSON-RPC `id` as a string, or a generated id for a notification. */
   requestId: string;
+  /** The method being called (its registered name). */
+  method: string;
 }
 
 /**

@@ -1,0 +1,223 @@
+/**
+ * Gateway benchmarks: the daemon against baselines measured in the same run.
+ *
+ *   pnpm bench daemon            (from the repository root; builds first)
+ *
+ * Every server runs in its own child process so the load generator (this process) and the
+ * server each get a core. Subjects alternate in rounds so machine noise hits all alike.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
+
+const here = import.meta.dirname;
+const TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
+const CONNECTIONS = 16;
+const PIPELINE = 8;
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function waitFor(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${text}`)), 30_000);
+    child[stream]?.on('data', (chunk) => {
+      text += chunk;
+      const match = pattern.exec(text);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${text}`)));
+  });
+}
+
+async function startScript(file: string): Promise<Server> {
+  const child = spawn(process.execPath, [join(here, 'servers', file)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = Number(await waitFor(child, /PORT (\d+)/, 'stdout'));
+  return { child, port, stop: () => kill(child) };
+}
+
+async function startDaemonProcess(): Promise<Server & { dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agentd-bench-'));
+  // Full stack as shipped: auth, scope, zod, logging at info; only the rate limiter is off.
+  writeFileSync(
+    join(dataDir, 'config.yaml'),
+    'gateway:\n  wsMessageRateLimit:\n    maxMessages: 0\n    windowMs: 10000\n  wsHeartbeatMs: 30000\n',
+  );
+  const child = spawn(
+    process.execPath,
+    [join(here, '..', 'dist', 'cli.js'), 'start', '--data-dir', dataDir, '--port', '0'],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, AGENTD_ADMIN_TOKEN: TOKEN } },
+  );
+  const url = await waitFor(child, /agentd listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
+  return {
+    child,
+    port: Number(url),
+    dataDir,
+    stop: async () => {
+      await kill(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function openSockets(port: number, count: number, withToken: boolean): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < count; i++) {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, {
+      headers: withToken ? { authorization: `Bearer ${TOKEN}` } : {},
+      perMessageDeflate: false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    sockets.push(ws);
+  }
+  return sockets;
+}
+
+/** Each connection keeps PIPELINE pings in flight for `ms`; returns completed round trips. */
+function wsLoad(sockets: WebSocket[]) {
+  return (ms: number) =>
+    new Promise<number>((resolve) => {
+      let done = 0;
+      let stopping = false;
+      let outstanding = 0;
+      let id = 0;
+      const finish = () => {
+        for (const ws of sockets) ws.removeAllListeners('message');
+        resolve(done);
+      };
+      for (const ws of sockets) {
+        const send = () => {
+          outstanding++;
+          ws.send(`{"jsonrpc":"2.0","method":"system.ping","id":${++id}}`);
+        };
+        ws.on('message', () => {
+          done++;
+          outstanding--;
+          if (!stopping) send();
+          else if (outstanding === 0) finish();
+        });
+        for (let i = 0; i < PIPELINE; i++) send();
+      }
+      setTimeout(() => {
+        stopping = true;
+      }, ms);
+    });
+}
+
+function httpLoad(port: number, path: string, token: string | undefined) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const body = '{"jsonrpc":"2.0","method":"system.ping","id":1}';
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
+        );
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  return async (ms: number) => {
+    const until = performance.now() + ms;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < until) {
+          await once();
+          done++;
+        }
+      }),
+    );
+    return done;
+  };
+}
+
+async function main() {
+  const daemon = await startDaemonProcess();
+  const bareWs = await startScript('bare-ws.mjs');
+  const libWs = await startScript('jsonrpc2-ws.mjs');
+  const bareHttp = await startScript('bare-http.mjs');
+  try {
+    const idleRss = rssMb(daemon.child.pid!);
+
+    const daemonSockets = await openSockets(daemon.port, CONNECTIONS, true);
+    const bareSockets = await openSockets(bareWs.port, CONNECTIONS, false);
+    const libSockets = await openSockets(libWs.port, CONNECTIONS, false);
+    const ws = await interleave([
+      { name: 'bare ws echo (JSON.parse + stringify)', runFor: wsLoad(bareSockets) },
+      { name: 'json-rpc-2.0 library over ws', runFor: wsLoad(libSockets) },
+      { name: 'agentd system.ping (full stack)', runFor: wsLoad(daemonSockets) },
+    ]);
+    printComparison(
+      `WebSocket round trips, ${CONNECTIONS} connections x ${PIPELINE} pipelined (aim: agentd >= 0.8 of bare, > json-rpc-2.0)`,
+      ws,
+    );
+    for (const s of [...daemonSockets, ...bareSockets, ...libSockets]) s.close();
+
+    const http = await interleave([
+      { name: 'bare node:http JSON echo', runFor: httpLoad(bareHttp.port, '/', undefined) },
+      { name: 'agentd POST /rpc system.ping', runFor: httpLoad(daemon.port, '/rpc', TOKEN) },
+    ]);
+    printComparison(
+      `HTTP requests, ${CONNECTIONS} keep-alive connections (aim: agentd >= 0.75 of bare)`,
+      http,
+    );
+
+    console.log('\nDaemon memory');
+    printFigure('idle daemon RSS', idleRss, 'MB', { below: 90 });
+    const idle = await openSockets(daemon.port, 1000, true);
+    // Prove every socket is authenticated: one ping each.
+    await Promise.all(
+      idle.map(
+        (ws, i) =>
+          new Promise<void>((resolve) => {
+            ws.once('message', () => resolve());
+            ws.send(`{"jsonrpc":"2.0","method":"system.ping","id":${i}}`);
+          }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    printFigure('RSS with 1,000 idle authenticated sockets', rssMb(daemon.child.pid!), 'MB', { below: 150 });
+    for (const ws of idle) ws.terminate();
+  } finally {
+    await Promise.all([daemon.stop(), bareWs.stop(), libWs.stop(), bareHttp.stop()]);
+  }
+}
+
+await main();

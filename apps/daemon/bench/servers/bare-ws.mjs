@@ -1,0 +1,11 @@
+// Baseline: a bare `ws` server that parses each message and echoes a JSON-RPC-shaped answer.
+import { WebSocketServer } from 'ws';
+
+const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+wss.on('connection', (socket) => {
+  socket.on('message', (data) => {
+    const request = JSON.parse(String(data));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', result: { pong: true, ts: Date.now() }, id: request.id }));
+  });
+});
+wss.on('listening', () => process.stdout.write(`PORT ${wss.address().port}\n`));

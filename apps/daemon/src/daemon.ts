@@ -1,0 +1,364 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isAbsolute, join, resolve } from 'node:path';
+import {
+  createTokenStore,
+  ensureBootstrapToken,
+  extractBearer,
+  hasScope,
+  SlidingWindowLimiter,
+  type Identity,
+  type Scope,
+  type TokenStore,
+} from '@agentd/auth-scopes';
+import { type ConfigStore, createConfigStore, resolveSecretRefs } from '@agentd/config-store';
+import {
+  createLogger,
+  resolveDaemonLogOptions,
+  type RootLogger,
+  runWithTrace,
+  sweepLogs,
+} from '@agentd/logging';
+import {
+  createDispatcher,
+  createHttpRpcHandler,
+  createWebSocketTransport,
+  MethodRegistry,
+  rpcDiscoverMethod,
+  type Dispatcher,
+  type MethodDefinition,
+  type WebSocketTransport,
+} from '@agentd/rpc-core';
+import { type Database, openDatabase } from '@agentd/storage';
+import { configSections, type DaemonConfig } from './config-schema.js';
+import { configMethods } from './methods/config.js';
+import { daemonMethods } from './methods/daemon.js';
+import { gatewayMethods } from './methods/gateway.js';
+import { systemMethods } from './methods/system.js';
+import { tokenMethods } from './methods/tokens.js';
+import { VERSION } from './version.js';
+
+/** Options of {@link startDaemon}. */
+export interface DaemonOptions {
+  /** Data directory (config.yaml, agentd.db, logs/). @default './data' */
+  dataDir?: string;
+  /** Overrides `gateway.host` for this run. */
+  host?: string;
+  /** Overrides `gateway.port` for this run; 0 picks a free port. */
+  port?: number;
+  /** Environment for `AGENTD_ADMIN_TOKEN` and secret references. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Where one-time notices (the bootstrap token) are printed. @default console.log */
+  print?: (line: string) => void;
+  /** Also write log lines to stdout (the CLI does; tests do not). @default false */
+  logToStdout?: boolean;
+  /** Clock. @default Date.now */
+  now?: () => number;
+  /** Extra methods to serve beside the built-in ones (embedders, tests). */
+  methods?: MethodDefinition[];
+}
+
+/** A running daemon. */
+export interface RunningDaemon {
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port` */
+  readonly url: string;
+  /** `ws://host:port/ws` */
+  readonly wsUrl: string;
+  readonly dataDir: string;
+  readonly logger: RootLogger;
+  /**
+   * Sends a JSON-RPC notification: to every socket of `clientId`, or to every connected
+   * client when `clientId` is undefined (notifications that cannot be targeted).
+   */
+  notify(clientId: string | undefined, method: string, params: unknown): void;
+  /** Re-read config from disk and apply the hot sections (SIGHUP). */
+  reload(): Promise<void>;
+  /** In-process re-init: clients are closed with 1001 and may reconnect. */
+  restart(): Promise<void>;
+  /** Graceful shutdown: in-flight requests finish, sockets close with 1001. */
+  stop(): Promise<void>;
+}
+
+interface Gateway {
+  dispatcher: Dispatcher;
+  ws: WebSocketTransport;
+  http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+}
+
+/** Starts the daemon: config, logging, storage, tokens, methods, HTTP + WebSocket server. */
+export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const env = options.env ?? process.env;
+  const print = options.print ?? ((line: string) => console.log(line));
+  const dataDir = resolve(options.dataDir ?? env.AGENTD_DATA_DIR ?? './data');
+  mkdirSync(dataDir, { recursive: true });
+
+  const configStore: ConfigStore<DaemonConfig> = createConfigStore({ dataDir, sections: configSections });
+  await configStore.load();
+  let config = readConfig(configStore);
+
+  const logOptions = resolveDaemonLogOptions({
+    dataDir,
+    daemon: withAbsoluteLogPath(dataDir, config.daemon),
+    logRotation: config.observability.logRotation,
+  });
+  // The sweep renames rotated files, so it runs before the logger opens the live one.
+  const sweepError = await sweepLogs({ ...logOptions.sweep, now }).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const logger = createLogger({
+    level: 'info',
+    logLevels: config.daemon.logLevels,
+    destination: logOptions.file,
+    alsoStdout: options.logToStdout ?? false,
+  });
+  const log = logger.module('daemon');
+  if (sweepError) {
+    log.warn(
+      { err: sweepError, hint: 'check permissions of the logs directory', errorKind: 'resource' },
+      'log sweep failed',
+    );
+  }
+
+  const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
+  const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
+
+  const tokens: TokenStore = createTokenStore({
+    tokens: config.gateway.tokens,
+    now,
+    persist: async (next) => {
+      await configStore.patch({ gateway: { tokens: next } });
+    },
+    logger: logger.module('auth'),
+  });
+  await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
+
+  let restarting: Promise<void> | undefined;
+  const control = {
+    startedAt,
+    configPaths: () => [configStore.filePath],
+    sections: () => configStore.sections,
+    scheduleRestart: () => {
+      // Answer first, then re-init: the caller sees the confirmation before its socket is closed.
+      setTimeout(() => void restart(), 20);
+    },
+  };
+
+  const registry = new MethodRegistry();
+  for (const method of [
+    ...systemMethods({ now }),
+    ...gatewayMethods({ control, now }),
+    ...daemonMethods({ logger }),
+    ...configMethods({ store: configStore }),
+    ...tokenMethods({ tokens }),
+    ...(options.methods ?? []),
+  ]) {
+    registry.register(method);
+  }
+  registry.register(rpcDiscoverMethod(registry, { title: 'agentd', version: VERSION }));
+
+  const authenticateWs = (req: IncomingMessage): Identity | null =>
+    tokens.authenticate(extractBearer(req, { allowQuery: true }));
+  const authenticateHttp = (req: IncomingMessage): Identity | null =>
+    tokens.authenticate(extractBearer(req, { allowQuery: false }));
+
+  const buildGateway = (cfg: DaemonConfig): Gateway => {
+    const dispatcher = createDispatcher({
+      registry,
+      authorize: (identity, scope) => hasScope(identity.scopes as readonly Scope[], scope),
+      logger: logger.module('gateway'),
+      maxBatchSize: cfg.gateway.maxBatchSize,
+      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      wrap: (ctx, run) =>
+        runWithTrace(
+          {
+            traceId: ctx.traceId,
+            connectionId: ctx.connectionId,
+            clientId: ctx.clientId,
+            method: ctx.method,
+            requestId: ctx.requestId,
+          },
+          run,
+        ),
+    });
+    const { maxMessages, windowMs } = cfg.gateway.wsMessageRateLimit;
+    const ws = createWebSocketTransport({
+      dispatcher,
+      authenticate: authenticateWs,
+      heartbeatMs: cfg.gateway.wsHeartbeatMs,
+      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      logger: logger.module('gateway'),
+      // maxMessages 0 turns the limiter off (benchmarks, trusted local clients).
+      ...(maxMessages > 0
+        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxMessages, windowMs }) }
+        : {}),
+    });
+    const http = createHttpRpcHandler({
+      dispatcher,
+      authenticate: authenticateHttp,
+      maxBodyBytes: cfg.gateway.wsMaxMessageBytes,
+    });
+    return { dispatcher, ws, http };
+  };
+
+  let gateway = buildGateway(config);
+  tokens.onRevoke((tokenId) => {
+    gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
+  });
+
+  configStore.onChange((cfg, change) => {
+    config = cfg;
+    if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
+    if (change.changedSections.includes('gateway')) tokens.replace(cfg.gateway.tokens);
+  });
+
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === '/rpc') {
+      void gateway.http(req, res);
+      return;
+    }
+    if (path === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    gateway.ws.handleUpgrade(req, socket, head);
+  });
+
+  let host = options.host ?? config.gateway.host;
+  let port = options.port ?? config.gateway.port;
+  port = await listen(server, host, port);
+  const pidFile = join(dataDir, 'agentd.pid');
+  writeFileSync(pidFile, `${process.pid}\n`);
+
+  log.info(
+    { startupDurationMs: now() - startedAt, instanceId: randomUUID(), configName: configStore.filePath },
+    `agentd listening on http://${host}:${port}`,
+  );
+
+  const reload = async (): Promise<void> => {
+    await configStore.load();
+    const next = readConfig(configStore);
+    config = next;
+    logger.resetLevels(next.daemon.logLevels);
+    tokens.replace(next.gateway.tokens);
+    log.info({ step: 'reload' }, 'config reloaded from disk');
+  };
+
+  const restart = (): Promise<void> => {
+    if (restarting) return restarting;
+    restarting = (async () => {
+      const began = now();
+      log.info({ step: 'restart' }, 'gateway restarting');
+      await reload();
+      const old = gateway;
+      gateway = buildGateway(config);
+      await old.ws.close();
+      const wantHost = options.host ?? config.gateway.host;
+      const wantPort = options.port ?? config.gateway.port;
+      if (wantHost !== host || (wantPort !== port && wantPort !== 0)) {
+        await closeServer(server);
+        host = wantHost;
+        port = await listen(server, host, wantPort);
+      }
+      log.info({ step: 'restart', durationMs: now() - began }, 'gateway restarted');
+    })().finally(() => {
+      restarting = undefined;
+    });
+    return restarting;
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    if (stopping) return stopping;
+    stopping = (async () => {
+      const began = now();
+      log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
+      await restarting?.catch(() => undefined);
+      const closing = closeServer(server);
+      await gateway.ws.close();
+      await closing;
+      await db.close();
+      rmSync(pidFile, { force: true });
+      log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
+      await logger.close();
+    })();
+    return stopping;
+  };
+
+  return {
+    get host() {
+      return host;
+    },
+    get port() {
+      return port;
+    },
+    get url() {
+      return `http://${formatHost(host)}:${port}`;
+    },
+    get wsUrl() {
+      return `ws://${formatHost(host)}:${port}/ws`;
+    },
+    dataDir,
+    logger,
+    notify: (clientId, method, params) => {
+      if (clientId === undefined) gateway.ws.broadcast(method, params);
+      else gateway.ws.notify(clientId, method, params);
+    },
+    reload,
+    restart,
+    stop,
+  };
+}
+
+function readConfig(store: ConfigStore<DaemonConfig>): DaemonConfig {
+  return store.current();
+}
+
+/** A relative `daemon.logging.filePath` is relative to the data dir, not to the cwd. */
+function withAbsoluteLogPath(dataDir: string, section: DaemonConfig['daemon']): DaemonConfig['daemon'] {
+  const filePath = section.logging.filePath;
+  if (!filePath || isAbsolute(filePath)) return section;
+  return { ...section, logging: { ...section.logging, filePath: join(dataDir, filePath) } };
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolvePort((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((done) => {
+    if (!server.listening) {
+      done();
+      return;
+    }
+    server.close(() => done());
+    // Keep-alive HTTP sockets would hold close() open; idle ones can go now.
+    server.closeIdleConnections();
+  });
+}

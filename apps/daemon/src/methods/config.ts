@@ -1,0 +1,110 @@
+import { type ConfigStore, ConfigStoreError } from '@agentd/config-store';
+import { defineMethod, type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { z } from 'zod';
+
+const sectionParams = z.object({ section: z.string().min(1).optional() }).strict();
+const shaSchema = z.string().regex(/^[0-9a-f]{4,40}$/i, 'expected a git commit sha (4-40 hex characters)');
+
+/** Turns config-store failures into the wire errors of decisions.md. */
+async function mapped<T>(run: () => Promise<T> | T): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof ConfigStoreError) {
+      if (error.code === 'VALIDATION') {
+        const issues = (error.data as { issues?: ParamIssue[] } | undefined)?.issues ?? [];
+        throw RpcError.invalidParams(`Invalid params: ${error.message}`, issues);
+      }
+      if (error.code === 'SECTION_NOT_FOUND') {
+        throw new RpcError(-32602, `Invalid params: section: ${error.message}`);
+      }
+      if (error.code === 'NOT_FOUND') {
+        throw RpcError.notFound('Commit', String((error.data as { sha?: unknown } | undefined)?.sha ?? ''));
+      }
+    }
+    throw error;
+  }
+}
+
+/** The part of a config store the methods use (any config type). */
+export type ConfigMethodsStore = Pick<
+  ConfigStore,
+  'read' | 'schema' | 'patch' | 'apply' | 'diff' | 'gc' | 'history' | 'rollback' | 'get' | 'set'
+>;
+
+/** config.*: the ten methods of the contract, each a call into the config store. */
+export function configMethods(deps: { store: ConfigMethodsStore }) {
+  const { store } = deps;
+  return [
+    defineMethod({
+      name: 'config.read',
+      scope: 'admin',
+      description: 'The whole config or one section, with every credential redacted.',
+      params: sectionParams,
+      handler: ({ section }) => mapped(() => store.read(section)),
+    }),
+    defineMethod({
+      name: 'config.schema',
+      scope: 'admin',
+      description: 'JSON Schema of the config, whole or one section.',
+      params: sectionParams,
+      handler: ({ section }) => mapped(() => store.schema(section)),
+    }),
+    defineMethod({
+      name: 'config.patch',
+      scope: 'admin',
+      description: 'Deep-merge a patch into the config, validate, persist and commit it.',
+      params: z.record(z.string(), z.unknown()),
+      handler: (patch) => mapped(() => store.patch(patch)),
+    }),
+    defineMethod({
+      name: 'config.apply',
+      scope: 'admin',
+      description: 'Replace the whole config with the given object after validating it.',
+      params: z.record(z.string(), z.unknown()),
+      handler: (config) => mapped(() => store.apply(config)),
+    }),
+    defineMethod({
+      name: 'config.diff',
+      scope: 'admin',
+      description: 'Unified diff of config.yaml since a commit (default: the last change).',
+      params: z.object({ sha: shaSchema.optional() }).strict(),
+      handler: ({ sha }) => mapped(() => store.diff(sha)),
+    }),
+    defineMethod({
+      name: 'config.gc',
+      scope: 'admin',
+      description: 'Garbage-collect the git history of the config.',
+      params: z.object({}).strict(),
+      handler: () => mapped(() => store.gc()),
+    }),
+    defineMethod({
+      name: 'config.history',
+      scope: 'admin',
+      description: 'Commits of the config history, newest first.',
+      params: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict(),
+      handler: ({ limit }) => mapped(() => store.history(limit)),
+    }),
+    defineMethod({
+      name: 'config.rollback',
+      scope: 'admin',
+      description: 'Restore the config of an earlier commit after validating it against the current schema.',
+      params: z.object({ sha: shaSchema }).strict(),
+      handler: ({ sha }) => mapped(() => store.rollback(sha)),
+    }),
+    defineMethod({
+      name: 'config.get',
+      scope: 'admin',
+      description: 'Raw section without redaction, or the sanitised whole config.',
+      params: sectionParams,
+      handler: ({ section }) => mapped(() => store.get(section)),
+    }),
+    defineMethod({
+      name: 'config.set',
+      scope: 'admin',
+      description: 'Set one key (a dot path inside the section); forwards to config.patch.',
+      params: z.object({ section: z.string().min(1), key: z.string().min(1), value: z.unknown() }).strict(),
+      handler: ({ section, key, value }) => mapped(() => store.set(section, key, value)),
+    }),
+  ];
+}
