@@ -423,3 +423,90 @@ describe('createDispatcher', () => {
     });
   });
 });
+
+describe('Dispatcher.process', () => {
+  function syncAndAsyncRegistry() {
+    const registry = new MethodRegistry();
+    registry.register(
+      defineMethod({
+        name: 'sync.echo',
+        scope: 'rpc',
+        params: z.object({ v: z.number() }),
+        handler: ({ v }) => v,
+      }),
+      defineMethod({
+        name: 'async.echo',
+        scope: 'rpc',
+        params: z.object({ v: z.number() }),
+        handler: async ({ v }) => v,
+      }),
+      defineMethod({
+        name: 'refined.echo',
+        scope: 'rpc',
+        params: z.object({ v: z.number() }).refine(async ({ v }) => v > 0, { message: 'v must be positive' }),
+        handler: ({ v }) => v,
+      }),
+    );
+    return registry;
+  }
+
+  it('answers synchronously when the scope check, schema and handler are synchronous', () => {
+    const dispatcher = createDispatcher({ registry: syncAndAsyncRegistry() });
+    const answer = dispatcher.process(
+      '{"jsonrpc":"2.0","method":"sync.echo","params":{"v":3},"id":1}',
+      connection(),
+    );
+    expect(typeof answer).toBe('string');
+    expect(JSON.parse(answer as string)).toEqual({ jsonrpc: '2.0', result: 3, id: 1 });
+    const invalid = dispatcher.process(
+      '{"jsonrpc":"2.0","method":"sync.echo","params":{"v":"x"},"id":2}',
+      connection(),
+    );
+    expect(JSON.parse(invalid as string)).toMatchObject({ error: { code: ErrorCodes.InvalidParams }, id: 2 });
+  });
+
+  it('answers with a promise for async handlers, async authorize and async refinements', async () => {
+    const dispatcher = createDispatcher({ registry: syncAndAsyncRegistry() });
+    const asyncHandler = dispatcher.process(
+      '{"jsonrpc":"2.0","method":"async.echo","params":{"v":4},"id":1}',
+      connection(),
+    );
+    expect(asyncHandler).toBeInstanceOf(Promise);
+    expect(JSON.parse((await asyncHandler) as string)).toEqual({ jsonrpc: '2.0', result: 4, id: 1 });
+
+    const refined = await dispatcher.process(
+      '{"jsonrpc":"2.0","method":"refined.echo","params":{"v":-1},"id":2}',
+      connection(),
+    );
+    expect(JSON.parse(refined as string)).toMatchObject({
+      error: { code: ErrorCodes.InvalidParams, message: expect.stringContaining('v must be positive') },
+    });
+
+    const gated = createDispatcher({ registry: syncAndAsyncRegistry(), authorize: async () => false });
+    const denied = await gated.process(
+      '{"jsonrpc":"2.0","method":"sync.echo","params":{"v":1},"id":3}',
+      connection(),
+    );
+    expect(JSON.parse(denied as string)).toMatchObject({
+      error: { code: ErrorCodes.InternalError, message: "Insufficient scope: requires 'rpc'" },
+    });
+  });
+
+  it('answers a batch synchronously only when every member was synchronous', async () => {
+    const dispatcher = createDispatcher({ registry: syncAndAsyncRegistry() });
+    const sync = dispatcher.process(
+      '[{"jsonrpc":"2.0","method":"sync.echo","params":{"v":1},"id":1},{"jsonrpc":"2.0","method":"sync.echo","params":{"v":2},"id":2}]',
+      connection(),
+    );
+    expect(typeof sync).toBe('string');
+    const mixed = dispatcher.process(
+      '[{"jsonrpc":"2.0","method":"async.echo","params":{"v":1},"id":1},{"jsonrpc":"2.0","method":"sync.echo","params":{"v":2},"id":2}]',
+      connection(),
+    );
+    expect(mixed).toBeInstanceOf(Promise);
+    expect(JSON.parse((await mixed) as string)).toEqual([
+      { jsonrpc: '2.0', result: 1, id: 1 },
+      { jsonrpc: '2.0', result: 2, id: 2 },
+    ]);
+  });
+});

@@ -29,8 +29,14 @@ export interface DispatchConnection {
 /** Decides whether an identity may call a method of the given scope. */
 export type Authorize = (identity: Identity, requiredScope: MethodScope) => boolean | Promise<boolean>;
 
-/** Runs a handler inside caller-provided context (for example an AsyncLocalStorage trace scope). */
-export type WrapHandler = (context: MethodContext, run: () => Promise<unknown>) => Promise<unknown>;
+/**
+ * Runs a handler inside caller-provided context (for example an AsyncLocalStorage trace scope).
+ * Must call `run` once and return what it returned (a value or a promise).
+ */
+export type WrapHandler = (context: MethodContext, run: () => unknown) => unknown;
+
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
 
 /** Options of {@link createDispatcher}. */
 export interface DispatcherOptions {
@@ -57,7 +63,7 @@ export interface DispatcherOptions {
    */
   maxMessageBytes?: number | undefined;
   /**
-   * Wraps every handler call, for example to enter the daemon's trace context. Must call `run` and return its promise.
+   * Wraps every handler call, for example to enter the daemon's trace context. Must call `run` and return its result.
    * @default none (the handler runs directly)
    */
   wrap?: WrapHandler | undefined;
@@ -81,6 +87,12 @@ export interface Dispatcher {
    * nothing to send (a notification, or a batch of notifications). Never rejects.
    */
   handle(text: string, connection: DispatchConnection): Promise<string | undefined>;
+  /**
+   * Same as {@link Dispatcher.handle}, but answers synchronously when every method involved
+   * (scope check, params schema, handler) was synchronous, and with a promise otherwise.
+   * Transports use it so a plain call costs no promise. Never throws or rejects.
+   */
+  process(text: string, connection: DispatchConnection): MaybePromise<string | undefined>;
   /**
    * Handles an already parsed message (a request object or a batch array) without
    * a size check. Resolves to `undefined` when there is nothing to send. Never rejects.
@@ -132,68 +144,93 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { maxBatchSize, maxMessageBytes, wrap } = parsed;
   const neverAborted = new AbortController().signal;
 
-  async function runMethod(
+  /** Debug lines are built only when a debug line would be written (a hot path otherwise). */
+  const debugEnabled = (): boolean => (logger.isLevelEnabled ? logger.isLevelEnabled('debug') : true);
+
+  function logFailure(context: RequestContext, started: number, error: unknown): never {
+    if (!(error instanceof RpcError)) {
+      logger.error(
+        {
+          ...context.bindings(),
+          durationMs: now() - started,
+          err: error,
+          hint: internalErrorHint,
+          errorKind: 'internal',
+        },
+        'rpc handler failed',
+      );
+    } else if (debugEnabled()) {
+      logger.debug(
+        { ...context.bindings(), durationMs: now() - started, success: false, errorCode: error.code },
+        'rpc call',
+      );
+    }
+    throw error;
+  }
+
+  /** Validates params synchronously; only schemas with async refinements take the async path. */
+  function parseParams(method: AnyMethod, rawParams: unknown): unknown {
+    const input = rawParams === undefined ? {} : rawParams;
+    let parsed: z.ZodSafeParseResult<unknown>;
+    try {
+      parsed = method.params.safeParse(input);
+    } catch (error) {
+      if (!(error instanceof z.core.$ZodAsyncError)) throw error;
+      return method.params.safeParseAsync(input).then(checkParams);
+    }
+    return checkParams(parsed);
+  }
+
+  /**
+   * Runs one call: scope, params, handler. Returns the result directly when the scope
+   * check, the params schema and the handler are all synchronous, so a plain method
+   * costs no promise at all; otherwise a promise. Throws (or rejects) with the error to answer.
+   */
+  function runMethod(
     method: AnyMethod,
     id: JsonRpcId | undefined,
     rawParams: unknown,
     connection: DispatchConnection,
-  ): Promise<unknown> {
-    const traceId = randomId();
-    const requestId = id === undefined || id === null ? randomId() : String(id);
-    const bindings = {
-      traceId,
-      method: method.name,
-      requestId,
-      connectionId: connection.connectionId,
-      clientId: connection.identity.clientId,
-    };
-    const context: MethodContext = {
-      identity: connection.identity,
-      clientId: connection.identity.clientId,
-      connectionId: connection.connectionId,
-      traceId,
-      signal: connection.signal ?? neverAborted,
-      logger: logger.child ? logger.child(bindings) : logger,
-      transport: connection.transport,
-      requestId,
-      method: method.name,
-    };
+  ): unknown {
     const started = now();
-    try {
-      if (!(await authorize(connection.identity, method.scope)))
-        throw RpcError.insufficientScope(method.scope);
-      const validated = await method.params.safeParseAsync(rawParams === undefined ? {} : rawParams);
-      if (!validated.success) throw invalidParams(validated.error.issues);
-      const run = async (): Promise<unknown> => method.handler(validated.data, context);
-      const result = await (wrap ? wrap(context, run) : run());
-      logger.debug({ ...bindings, durationMs: now() - started, success: true }, 'rpc call');
-      return result;
-    } catch (error) {
-      if (!(error instanceof RpcError)) {
-        logger.error(
-          {
-            ...bindings,
-            durationMs: now() - started,
-            err: error,
-            hint: internalErrorHint,
-            errorKind: 'internal',
-          },
-          'rpc handler failed',
-        );
-      } else {
-        logger.debug(
-          { ...bindings, durationMs: now() - started, success: false, errorCode: error.code },
-          'rpc call',
-        );
+    const requestId = id === undefined || id === null ? randomId() : String(id);
+    const context = new RequestContext(method.name, randomId(), requestId, connection, logger, neverAborted);
+    const succeed = (result: unknown): unknown => {
+      if (debugEnabled()) {
+        logger.debug({ ...context.bindings(), durationMs: now() - started, success: true }, 'rpc call');
       }
-      throw error;
+      return result;
+    };
+    const fail = (error: unknown): never => logFailure(context, started, error);
+    const invoke = (params: unknown): unknown =>
+      wrap ? wrap(context, () => method.handler(params, context)) : method.handler(params, context);
+    const afterScope = (allowed: boolean): unknown => {
+      if (!allowed) throw RpcError.insufficientScope(method.scope);
+      const params = parseParams(method, rawParams);
+      return isPromiseLike(params) ? Promise.resolve(params).then(invoke) : invoke(params);
+    };
+    try {
+      const allowed = authorize(connection.identity, method.scope);
+      const result = isPromiseLike(allowed) ? Promise.resolve(allowed).then(afterScope) : afterScope(allowed);
+      return isPromiseLike(result) ? Promise.resolve(result).then(succeed, fail) : succeed(result);
+    } catch (error) {
+      return fail(error);
     }
   }
 
-  async function dispatchOne(
+  function answerError(id: JsonRpcId | undefined, error: unknown): JsonRpcResponse | undefined {
+    if (id === undefined) return undefined;
+    return failure(id, error instanceof RpcError ? error.toJSON() : RpcError.internal().toJSON());
+  }
+
+  function answerResult(id: JsonRpcId | undefined, result: unknown): JsonRpcResponse | undefined {
+    return id === undefined ? undefined : success(id, result === undefined ? null : result);
+  }
+
+  function dispatchOne(
     message: unknown,
     connection: DispatchConnection,
-  ): Promise<JsonRpcResponse | undefined> {
+  ): MaybePromise<JsonRpcResponse | undefined> {
     if (!isPlainObject(message)) return failure(null, RpcError.invalidRequest().toJSON());
     const hasId = Object.hasOwn(message, 'id');
     const idIsValid = hasId && isValidId(message.id);
@@ -205,20 +242,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const methodName = message.method as string;
     const id = hasId ? (message.id as JsonRpcId) : undefined;
     const method = registry.get(methodName);
+    if (!method) return answerError(id, RpcError.methodNotFound(methodName));
+    let result: unknown;
     try {
-      if (!method) throw RpcError.methodNotFound(methodName);
-      const result = await runMethod(method, id, message.params, connection);
-      return id === undefined ? undefined : success(id, result === undefined ? null : result);
+      result = runMethod(method, id, message.params, connection);
     } catch (error) {
-      if (id === undefined) return undefined;
-      return failure(id, error instanceof RpcError ? error.toJSON() : RpcError.internal().toJSON());
+      return answerError(id, error);
     }
+    if (isPromiseLike(result)) {
+      return Promise.resolve(result).then(
+        (value) => answerResult(id, value),
+        (error: unknown) => answerError(id, error),
+      );
+    }
+    return answerResult(id, result);
   }
 
-  async function dispatch(
+  function dispatchAny(
     message: unknown,
     connection: DispatchConnection,
-  ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+  ): MaybePromise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
     if (!Array.isArray(message)) return dispatchOne(message, connection);
     if (message.length === 0)
       return failure(null, RpcError.invalidRequest('Invalid Request: empty batch').toJSON());
@@ -232,9 +275,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       );
     }
     // JSON-RPC lets batch members run in any order; answers still follow request order.
-    const answers = await Promise.all(message.map((entry) => dispatchOne(entry, connection)));
-    const responses = answers.filter((answer): answer is JsonRpcResponse => answer !== undefined);
-    return responses.length === 0 ? undefined : responses;
+    const answers = message.map((entry) => dispatchOne(entry, connection));
+    const collect = (settled: Array<JsonRpcResponse | undefined>) => {
+      const responses = settled.filter((answer): answer is JsonRpcResponse => answer !== undefined);
+      return responses.length === 0 ? undefined : responses;
+    };
+    return answers.some(isPromiseLike)
+      ? Promise.all(answers).then(collect)
+      : collect(answers as Array<JsonRpcResponse | undefined>);
   }
 
   function serializeOne(response: JsonRpcResponse): string {
@@ -258,7 +306,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return Array.isArray(response) ? `[${response.map(serializeOne).join(',')}]` : serializeOne(response);
   }
 
-  async function handle(text: string, connection: DispatchConnection): Promise<string | undefined> {
+  function process(text: string, connection: DispatchConnection): MaybePromise<string | undefined> {
     // Measured on the raw text so an oversized message costs no parse time.
     if (text.length > maxMessageBytes) {
       return serialize(oversizeFailure(text.length, maxMessageBytes));
@@ -269,11 +317,77 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } catch {
       return serialize(failure(null, RpcError.parseError().toJSON()));
     }
-    const response = await dispatch(message, connection);
+    const response = dispatchAny(message, connection);
+    if (isPromiseLike(response)) {
+      return Promise.resolve(response).then((value) => (value === undefined ? undefined : serialize(value)));
+    }
     return response === undefined ? undefined : serialize(response);
   }
 
-  return { handle, dispatch, serialize, registry, maxBatchSize, maxMessageBytes };
+  const handle = async (text: string, connection: DispatchConnection) => process(text, connection);
+  const dispatch = async (message: unknown, connection: DispatchConnection) =>
+    dispatchAny(message, connection);
+
+  return { handle, process, dispatch, serialize, registry, maxBatchSize, maxMessageBytes };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function checkParams(parsed: z.ZodSafeParseResult<unknown>): unknown {
+  if (!parsed.success) throw invalidParams(parsed.error.issues);
+  return parsed.data;
+}
+
+/**
+ * The handler context. The per-request child logger is made only when a handler asks
+ * for it: most calls never log, and a pino child per request is measurable.
+ */
+class RequestContext implements MethodContext {
+  readonly identity: Identity;
+  readonly clientId: string;
+  readonly connectionId: string;
+  readonly signal: AbortSignal;
+  readonly transport: TransportKind;
+  #logger: RpcLogger | undefined;
+
+  constructor(
+    readonly method: string,
+    readonly traceId: string,
+    readonly requestId: string,
+    connection: DispatchConnection,
+    private readonly rootLogger: RpcLogger,
+    neverAborted: AbortSignal,
+  ) {
+    this.identity = connection.identity;
+    this.clientId = connection.identity.clientId;
+    this.connectionId = connection.connectionId;
+    this.signal = connection.signal ?? neverAborted;
+    this.transport = connection.transport;
+  }
+
+  /** The fields every line about this request carries. */
+  bindings(): Record<string, unknown> {
+    return {
+      traceId: this.traceId,
+      method: this.method,
+      requestId: this.requestId,
+      connectionId: this.connectionId,
+      clientId: this.clientId,
+    };
+  }
+
+  get logger(): RpcLogger {
+    if (this.#logger === undefined) {
+      this.#logger = this.rootLogger.child ? this.rootLogger.child(this.bindings()) : this.rootLogger;
+    }
+    return this.#logger;
+  }
 }
 
 function describeEnvelopeProblem(

@@ -20,7 +20,17 @@ describe('gatewayTransportSchema', () => {
     });
   });
 
+  it('accepts maxMessages 0, which turns the rate limiter off', () => {
+    expect(
+      gatewayTransportSchema.parse({ wsMessageRateLimit: { maxMessages: 0 } }).wsMessageRateLimit,
+    ).toEqual({
+      maxMessages: 0,
+      windowMs: 10_000,
+    });
+  });
+
   it('rejects non-positive limits', () => {
+    expect(gatewayTransportSchema.safeParse({ wsMessageRateLimit: { maxMessages: -1 } }).success).toBe(false);
     expect(gatewayTransportSchema.safeParse({ maxBatchSize: 0 }).success).toBe(false);
     expect(gatewayTransportSchema.safeParse({ wsHeartbeatMs: -1 }).success).toBe(false);
   });

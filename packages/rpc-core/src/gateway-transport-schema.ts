@@ -9,10 +9,13 @@ export const gatewayTransportSchema = z.object({
   maxBatchSize: z.number().int().positive().default(50),
   /** Longest WebSocket message in characters, checked before parsing; a longer one is answered with `-32600`. */
   wsMaxMessageBytes: z.number().int().positive().default(1_048_576),
-  /** Per-connection sliding-window limit; excess messages are dropped and answered with `-32000`. */
+  /**
+   * Per-connection sliding-window limit; excess messages are dropped and answered with `-32000`.
+   * `maxMessages: 0` turns the limiter off (benchmarks, trusted local clients).
+   */
   wsMessageRateLimit: z
     .object({
-      maxMessages: z.number().int().positive().default(120),
+      maxMessages: z.number().int().nonnegative().default(120),
       windowMs: z.number().int().positive().default(10_000),
     })
     .prefault({}),

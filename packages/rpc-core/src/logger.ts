@@ -7,6 +7,8 @@ export interface RpcLogger {
   info(fields: Record<string, unknown>, message?: string): void;
   warn(fields: Record<string, unknown>, message?: string): void;
   error(fields: Record<string, unknown>, message?: string): void;
+  /** When present, consulted before building debug lines on the hot path. */
+  isLevelEnabled?(level: string): boolean;
   /** When present, used to give each handler a logger bound to its request's fields. */
   child?(bindings: Record<string, unknown>): RpcLogger;
 }
@@ -14,4 +16,10 @@ export interface RpcLogger {
 const ignore = (): void => {};
 
 /** A logger that drops everything; the default when none is injected. */
-export const noopLogger: RpcLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export const noopLogger: RpcLogger = {
+  debug: ignore,
+  info: ignore,
+  warn: ignore,
+  error: ignore,
+  isLevelEnabled: () => false,
+};

@@ -150,7 +150,19 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   const server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: maxPayloadBytes });
   const connections = new Set<Connection>();
   const pendingUpgrades = new Set<Promise<void>>();
-  const inFlight = new Set<Promise<void>>();
+  // A counter, not a set of promises: the hot path should allocate nothing per message.
+  let inFlight = 0;
+  let idleWaiters: Array<() => void> = [];
+  const settled = (): void => {
+    inFlight--;
+    if (inFlight === 0 && idleWaiters.length > 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  };
+  const whenIdle = (): Promise<void> =>
+    inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
   let heartbeatTimer: NodeJS.Timeout | undefined;
   let pingTimer: NodeJS.Timeout | undefined;
   let closing = false;
@@ -223,12 +235,19 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
       send(connection, JSON.stringify(oversizeFailure(text.length, maxMessageBytes)));
       return;
     }
-    const task = dispatcher
-      .handle(text, connection.dispatchConnection)
-      .then((answer) => {
-        if (answer !== undefined) send(connection, answer);
-      })
-      .catch((error: unknown) => {
+    const answer = dispatcher.process(text, connection.dispatchConnection);
+    if (typeof answer === 'string') {
+      send(connection, answer);
+      return;
+    }
+    if (answer === undefined) return;
+    inFlight++;
+    answer.then(
+      (text) => {
+        if (text !== undefined) send(connection, text);
+        settled();
+      },
+      (error: unknown) => {
         logger.error(
           {
             connectionId: connection.connectionId,
@@ -238,9 +257,9 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
           },
           'websocket dispatch failed',
         );
-      })
-      .finally(() => inFlight.delete(task));
-    inFlight.add(task);
+        settled();
+      },
+    );
   }
 
   function accept(socket: WebSocket, identity: Identity): void {
@@ -391,13 +410,13 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     const deadline = started + shutdownTimeoutMs;
     await settleWithin(Promise.allSettled([...pendingUpgrades]), deadline - now());
     // Requests that arrive while draining are still served, so keep looking until the set stays empty.
-    while (inFlight.size > 0 && now() < deadline) {
-      await settleWithin(Promise.allSettled([...inFlight]), deadline - now());
+    while (inFlight > 0 && now() < deadline) {
+      await settleWithin(whenIdle(), deadline - now());
     }
-    if (inFlight.size > 0) {
+    if (inFlight > 0) {
       logger.warn(
         {
-          itemCount: inFlight.size,
+          itemCount: inFlight,
           errorKind: 'timeout',
           hint: 'Requests were still running when shutdownTimeoutMs elapsed; their connections are closed anyway.',
         },

@@ -8,4 +8,5 @@ wss.on('connection', (socket) => {
     socket.send(JSON.stringify({ jsonrpc: '2.0', result: { pong: true, ts: Date.now() }, id: request.id }));
   });
 });
+process.on('SIGINT', () => process.exit(0));
 wss.on('listening', () => process.stdout.write(`PORT ${wss.address().port}\n`));
