@@ -216,7 +216,6 @@ const defaultHeader = [
   ' Changes made through config.patch / config.apply / config.set / config.rollback are',
   ' validated and committed to the git history in this directory. Edits made by hand',
   ' while the daemon is stopped are validated and committed at the next start.',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal reference syntax, shown to people
   ' Put credentials in the secrets store and reference them as ${secret:NAME}.',
 ].join('\n');
 

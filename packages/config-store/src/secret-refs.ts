@@ -13,7 +13,6 @@ const embeddedReference = new RegExp(`\\$\\{secret:(${secretNamePattern})\\}`, '
  */
 export const secretRefSchema = z
   .string()
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal reference syntax, shown to people
   .regex(wholeReference, { message: 'Expected a secret reference of the form ${secret:NAME}' });
 
 /**

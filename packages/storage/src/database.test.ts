@@ -100,7 +100,6 @@ describe('openDatabase', () => {
     );
     expect((await errorOf(openDatabase({ url: 'ftp://example.com/db' }))).code).toBe('INVALID_OPTIONS');
     const unresolved = await errorOf(
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal secret reference is the input under test
       openDatabase({ url: 'libsql://db.example.com', authToken: '${secret:TURSO}' }),
     );
     expect(unresolved.code).toBe('INVALID_OPTIONS');
