@@ -464,6 +464,27 @@ describe('ConfigStore.diff', () => {
     expect((await caught(store.diff('deadbeefdeadbeef'))).code).toBe('NOT_FOUND');
     expect((await caught(store.diff('--output=/tmp/x'))).code).toBe('NOT_FOUND');
   });
+
+  it('redacts credentials in diffs while keeping secret references and layout', async () => {
+    const { store } = await loadedStore();
+    const initial = (await store.history()).entries[0]!.sha;
+    await store.patch({
+      gateway: { tokens: [{ id: 'ops', token: 'plain-secret-value-0123456789abcdef', scopes: ['*'] }] },
+      providers: {
+        entries: { openai: { apiKey: '${secret:OPENAI_KEY}', baseUrl: 'https://u:pw-9f8e@api.example/v1' } },
+      },
+      storage: { url: 'libsql://db.example?authToken=jwt-abc.def&mode=rw' },
+    });
+    for (const diff of [(await store.diff()).diff, (await store.diff(initial)).diff]) {
+      expect(diff).not.toContain('plain-secret-value-0123456789abcdef');
+      expect(diff).not.toContain('pw-9f8e');
+      expect(diff).not.toContain('jwt-abc.def');
+      expect(diff).toContain('token: [REDACTED]');
+      expect(diff).toContain('${secret:OPENAI_KEY}');
+      expect(diff).toContain('authToken=[REDACTED]&mode=rw');
+      expect(diff).toContain('id: ops');
+    }
+  });
 });
 
 describe('ConfigStore.rollback', () => {
@@ -484,7 +505,7 @@ describe('ConfigStore.rollback', () => {
     expect(readFileSync(file, 'utf8')).toBe(targetText);
     expect(store.get('gateway')).toMatchObject({ maxBatchSize: 5, port: 7420 });
     expect(git(dataDir, 'log', '-1', '--format=%s').trim()).toBe(
-      `config: rollback to ${target.slice(0, 12)}`,
+      `config: rollback to ${target.slice(0, 12)} (gateway)`,
     );
     expect(commitCount(dataDir)).toBe(4);
     expect((await caught(store.rollback('abcdef0123456789'))).code).toBe('NOT_FOUND');

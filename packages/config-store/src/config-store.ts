@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { type Document, stringify as stringifyYaml, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ConfigIssue, ConfigStoreError } from './errors.js';
-import { redactConfig } from './redaction.js';
+import { redactConfig, redactConfigText } from './redaction.js';
 import { writeFileAtomic } from './internal/atomic-write.js';
 import { ConfigGit, type CountObjects } from './internal/git.js';
 import { Mutex } from './internal/mutex.js';
@@ -785,9 +785,10 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     async diff(sha) {
       const { git: repository } = loaded();
-      if (sha === undefined) return { diff: await repository.lastChange() };
+      // Diffs are redacted like config.read: git history keeps hashes and hand-written values.
+      if (sha === undefined) return { diff: redactConfigText(await repository.lastChange()) };
       const resolved = await requireCommit(repository, sha);
-      return { diff: await repository.diffSince(resolved) };
+      return { diff: redactConfigText(await repository.diffSince(resolved)) };
     },
 
     async history(limit = 20) {
@@ -817,7 +818,13 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           'VALIDATION',
           `${settings.fileName} at ${restoredFrom.slice(0, 12)}`,
         );
-        return persist(repository, current, next, () => `config: rollback to ${restoredFrom.slice(0, 12)}`);
+        return persist(
+          repository,
+          current,
+          next,
+          (touched) =>
+            `config: rollback to ${restoredFrom.slice(0, 12)}${touched.length > 0 ? ` (${touched.join(', ')})` : ''}`,
+        );
       });
       return { ...result, restoredFrom };
     },

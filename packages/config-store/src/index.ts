@@ -29,6 +29,8 @@ export {
   listPlaintextCredentials,
   REDACTED,
   redactConfig,
+  redactConfigText,
+  redactUrlCredentials,
 } from './redaction.js';
 export {
   credentialSchema,

@@ -5,6 +5,8 @@ import {
   listPlaintextCredentials,
   REDACTED,
   redactConfig,
+  redactConfigText,
+  redactUrlCredentials,
 } from './redaction.js';
 
 describe('isCredentialFieldName', () => {
@@ -37,6 +39,11 @@ describe('redactConfig', () => {
     expect(redacted.mixed.credentials).toBe(REDACTED);
     expect(config.gateway.tokens[0]?.token).toBe('tok-1');
   });
+
+  it('redacts credentials inside URL strings', () => {
+    const redacted = redactConfig({ storage: { url: 'libsql://db.example?authToken=jwt.value' } });
+    expect(redacted.storage.url).toBe('libsql://db.example?authToken=[REDACTED]');
+  });
 });
 
 describe('listPlaintextCredentials', () => {
@@ -50,5 +57,41 @@ describe('listPlaintextCredentials', () => {
       'providers.entries.x.apiKey',
       'gateway.tokens.0.token',
     ]);
+  });
+});
+
+describe('redactUrlCredentials', () => {
+  it('masks user-info and credential-named query parameters only', () => {
+    expect(redactUrlCredentials('libsql://u:p4ss@db.example:8080/x?authToken=abc&mode=rw')).toBe(
+      'libsql://[REDACTED]@db.example:8080/x?authToken=[REDACTED]&mode=rw',
+    );
+    expect(redactUrlCredentials('https://api.example/v1?access_token=t0k&page=2')).toBe(
+      'https://api.example/v1?access_token=[REDACTED]&page=2',
+    );
+    expect(redactUrlCredentials('http://127.0.0.1:7420/rpc')).toBe('http://127.0.0.1:7420/rpc');
+    expect(redactUrlCredentials('no url here: key=value')).toBe('no url here: key=value');
+  });
+});
+
+describe('redactConfigText', () => {
+  it('masks credential values in YAML and diff lines, including block scalars', () => {
+    const text = [
+      '+  - id: a',
+      '+    token: "s3cr3t-value"',
+      '-    apiKey: old-key',
+      '     password: ${secret:DB_PASSWORD}',
+      '+  privateKey: |',
+      '+    -----BEGIN KEY-----',
+      '+    abcdef',
+      '+  next: kept',
+    ].join('\n');
+    const redacted = redactConfigText(text);
+    expect(redacted).not.toContain('s3cr3t-value');
+    expect(redacted).not.toContain('old-key');
+    expect(redacted).not.toContain('BEGIN KEY');
+    expect(redacted).not.toContain('abcdef');
+    expect(redacted).toContain('password: ${secret:DB_PASSWORD}');
+    expect(redacted).toContain('+  next: kept');
+    expect(redacted).toContain('+  - id: a');
   });
 });

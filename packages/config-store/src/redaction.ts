@@ -49,6 +49,7 @@ export function redactConfig<T>(value: T): T {
 }
 
 function redactValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrlCredentials(value);
   if (Array.isArray(value)) return value.map((item) => redactValue(item));
   if (!isPlainObject(value)) return value;
   const copy: Record<string, unknown> = {};
@@ -57,6 +58,64 @@ function redactValue(value: unknown): unknown {
       isCredentialFieldName(key) && !isEmpty(item) && !isSecretRef(item) ? REDACTED : redactValue(item);
   }
   return copy;
+}
+
+// `scheme://user:pass@host` and credential-named query parameters (`?authToken=…`).
+const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
+const urlQueryCredential = /([?&])([A-Za-z_-]+)=([^&#\s"']*)/g;
+
+/**
+ * Masks credentials carried inside URL-like strings: the user-info part and
+ * query parameters with a credential name (`authToken`, `access_token`, `key`…).
+ * Text without `://` is returned unchanged.
+ */
+export function redactUrlCredentials(text: string): string {
+  if (!text.includes('://')) return text;
+  return text
+    .replace(urlUserInfo, `$1${REDACTED}@`)
+    .replace(urlQueryCredential, (whole, lead: string, name: string) =>
+      isCredentialFieldName(name.replace(/[_-]/g, '')) || isCredentialFieldName(name)
+        ? `${lead}${name}=${REDACTED}`
+        : whole,
+    );
+}
+
+// A YAML line `key: value` or `- key: value`, optionally prefixed by a diff marker.
+const yamlCredentialLine = /^([+\- ]?\s*(?:-\s+)?)(["']?)([A-Za-z_][\w-]*)\2(\s*:\s+)(.+)$/;
+
+/**
+ * Redacts YAML text line by line (used for diffs of config.yaml): the value of
+ * every credential-named key that is not a secret reference, and credentials
+ * inside URLs anywhere on a line. Comments and layout are kept.
+ */
+export function redactConfigText(text: string): string {
+  // Inside a block scalar (`token: |`) of a credential key, every deeper-indented line is the value.
+  let blockIndent: number | undefined;
+  return text
+    .split('\n')
+    .map((line) => {
+      const body = line.replace(/^[+\- ]/, '');
+      const indent = body.length - body.trimStart().length;
+      if (blockIndent !== undefined) {
+        if (body.trim() !== '' && indent > blockIndent)
+          return `${line.slice(0, line.length - body.length + indent)}${REDACTED}`;
+        blockIndent = undefined;
+      }
+      const match = yamlCredentialLine.exec(line);
+      if (match && isCredentialFieldName(match[3] as string)) {
+        const value = (match[5] as string).trim();
+        if (/^[|>][0-9+-]*$/.test(value)) {
+          blockIndent = indent;
+          return line;
+        }
+        const unquoted = value.replace(/^(["'])(.*)\1$/, '$2');
+        if (unquoted !== '' && !isSecretRef(unquoted)) {
+          return `${match[1]}${match[2]}${match[3]}${match[2]}${match[4]}${REDACTED}`;
+        }
+      }
+      return redactUrlCredentials(line);
+    })
+    .join('\n');
 }
 
 function isEmpty(value: unknown): boolean {
