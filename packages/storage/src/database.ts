@@ -247,7 +247,15 @@ class LibsqlDatabase implements Database {
   async #shutdown(): Promise<void> {
     for (const batcher of [...this.#batchers]) {
       await batcher.close().catch((error: unknown) => {
-        this.#settings.logger.error({ url: this.url, error }, 'write batcher failed to flush on close');
+        this.#settings.logger.error(
+          {
+            url: this.url,
+            err: error,
+            errorKind: 'resource',
+            hint: 'writes queued at shutdown may be lost; check disk space and permissions of the database file',
+          },
+          'write batcher failed to flush on close',
+        );
       });
     }
     this.#closed = true;
@@ -439,7 +447,15 @@ async function configureFile(
   const journal = await client.execute('PRAGMA journal_mode = WAL');
   const mode = String(journal.rows[0]?.journal_mode ?? '').toLowerCase();
   if (mode !== 'wal') {
-    logger.warn({ url, journalMode: mode }, 'the file system refused WAL mode; readers will block writers');
+    logger.warn(
+      {
+        url,
+        journalMode: mode,
+        errorKind: 'platform',
+        hint: 'keep the data directory on a local file system (network and some container mounts cannot share WAL memory)',
+      },
+      'the file system refused WAL mode; readers will block writers',
+    );
   }
   // These three are per connection, which is why writes use a single connection.
   await client.execute(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);

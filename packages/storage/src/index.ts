@@ -1,6 +1,6 @@
 export { type Database, type DatabaseKind, openDatabase, type TransactionOptions } from './database.js';
 export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
-export { noopLogger, type StorageLogger } from './logger.js';
+export { type ErrorKind, noopLogger, type ProblemFields, type StorageLogger } from './logger.js';
 export type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
 export { type OpenDatabaseOptions, type StorageSection, storageSectionSchema } from './options.js';
 export type {

@@ -168,6 +168,8 @@ export async function applyMigrations(
           version: migration.version,
           recordedName: record.name,
           shippedName: migration.name,
+          errorKind: 'internal',
+          hint: 'migrations must not be renamed once shipped; restore the recorded name in the package migration list',
         },
         'applied migration was renamed since',
       );

@@ -176,7 +176,9 @@ export class Batcher implements WriteBatcher {
       {
         statements: chunk.length,
         rejected,
-        error: firstError instanceof Error ? firstError.message : String(firstError),
+        err: firstError,
+        errorKind: 'validation',
+        hint: 'the rejected statements were reported to their callers; the first failure is in err',
       },
       'batched write had failing statements; committed the others',
     );
