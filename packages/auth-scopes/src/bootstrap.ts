@@ -85,7 +85,8 @@ export async function ensureBootstrapToken(options: EnsureBootstrapTokenOptions)
         {
           tokenId: created.id,
           length: fromEnv.length,
-          hint: `use at least ${WEAK_SECRET_LENGTH} random characters`,
+          errorKind: 'auth',
+          hint: `set ${ADMIN_TOKEN_ENV} to at least ${WEAK_SECRET_LENGTH} random characters, or rotate the token`,
         },
         `${ADMIN_TOKEN_ENV} is short and may be guessable`,
       );

@@ -219,7 +219,15 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         listener(entry.id, entry.clientId);
       } catch (error) {
         // One failing listener must not stop the others from closing sockets.
-        logger.error({ err: error, tokenId: entry.id }, 'token revoke listener failed');
+        logger.error(
+          {
+            err: error,
+            tokenId: entry.id,
+            errorKind: 'internal',
+            hint: 'connections using the revoked token may stay open until they reconnect; see err for the failing listener',
+          },
+          'token revoke listener failed',
+        );
       }
     }
   }
@@ -238,7 +246,14 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
     try {
       await persist(next.map(toConfig));
     } catch (error) {
-      logger.warn({ err: error }, 'persisting gateway tokens failed; change rolled back');
+      logger.warn(
+        {
+          err: error,
+          errorKind: 'resource',
+          hint: 'the token list could not be saved (see err); check that the config file is writable and the disk has space, then retry',
+        },
+        'persisting gateway tokens failed; change rolled back',
+      );
       throw new AuthScopesError(
         'PERSIST_FAILED',
         'Persisting gateway tokens failed; the change was rolled back',
