@@ -12,7 +12,7 @@ export {
   type HttpClient,
   type HttpClientOptions,
 } from './http-client.js';
-export { type ClientLogger, silentLogger } from './logger.js';
+export { type ClientLogger, type ErrorKind, type ProblemFields, silentLogger } from './logger.js';
 export type {
   AgentdMethodName,
   AgentdMethods,

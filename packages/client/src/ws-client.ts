@@ -1,5 +1,5 @@
 import NodeWebSocket from 'ws';
-import { ClientError, RpcCallError } from './errors.js';
+import { ClientError, RPC_ERROR_CODES, RpcCallError } from './errors.js';
 import { backoffDelay } from './internal/backoff.js';
 import { Emitter } from './internal/emitter.js';
 import { buildRequest, checkRequest, classify, type JsonRpcId, serialise } from './internal/json-rpc.js';
@@ -16,7 +16,7 @@ import {
   redactUrl,
   requireRecord,
 } from './internal/options.js';
-import { type ClientLogger, silentLogger } from './logger.js';
+import { type ClientLogger, type ProblemFields, silentLogger } from './logger.js';
 import type {
   AgentdNotifications,
   BatchEntry,
@@ -305,7 +305,15 @@ class WsConnection implements WsClient {
     this.settings = readSettings(options);
     this.logger = this.settings.logger;
     this.emitter = new Emitter((event, error) => {
-      this.logger.error({ event, err: error }, 'ws client listener threw');
+      this.logger.error(
+        {
+          event,
+          err: error,
+          errorKind: 'internal',
+          hint: 'a listener registered with on() threw; fix the listener (the other listeners still ran)',
+        },
+        'ws client listener threw',
+      );
     });
   }
 
@@ -610,7 +618,15 @@ class WsConnection implements WsClient {
         },
       );
       this.goIdle(error);
-      this.logger.warn({ url: redactUrl(this.settings.url), code }, 'ws client unauthorized');
+      this.logger.warn(
+        {
+          url: redactUrl(this.settings.url),
+          code,
+          errorKind: 'auth',
+          hint: 'the token is missing, revoked or lacks scope; pass a token listed in gateway.tokens and connect again',
+        },
+        'ws client unauthorized',
+      );
       if (wasOpen) this.emitter.emit('close', { code, reason, willReconnect: false });
       // A first connect reports this through its rejected promise; later losses have no caller to tell.
       if (phase !== 'connecting') this.emitter.emit('error', error);
@@ -666,7 +682,15 @@ class WsConnection implements WsClient {
       const error = new ClientError('CONNECT_FAILED', `gave up reconnecting after ${this.attempt} attempts`, {
         data: { attempts: this.attempt },
       });
-      this.logger.warn({ attempts: this.attempt }, 'ws client gave up reconnecting');
+      this.logger.warn(
+        {
+          attempts: this.attempt,
+          url: redactUrl(this.settings.url),
+          errorKind: 'network',
+          hint: 'check that the agentd daemon is running and reachable at the url, then call connect() again',
+        },
+        'ws client gave up reconnecting',
+      );
       this.goIdle(error);
       this.emitter.emit('error', error);
       return;
@@ -762,7 +786,14 @@ class WsConnection implements WsClient {
         if (!LIFECYCLE_EVENTS.has(message.method)) this.emitter.emit(message.method, message.params);
         return;
       case 'request':
-        this.logger.warn({ method: message.method }, 'ws client ignored a request from the server');
+        this.logger.warn(
+          {
+            method: message.method,
+            errorKind: 'validation',
+            hint: 'the server sent a request this client cannot answer; check that client and daemon versions match',
+          },
+          'ws client ignored a request from the server',
+        );
         return;
       default:
         this.reportError(
@@ -772,7 +803,7 @@ class WsConnection implements WsClient {
   }
 
   private reportError(error: ClientError | RpcCallError): void {
-    this.logger.warn({ err: error }, 'ws client error');
+    this.logger.warn({ err: error, ...describeProblem(error) }, 'ws client error');
     this.emitter.emit('error', error);
   }
 }
@@ -790,4 +821,35 @@ class WsConnection implements WsClient {
  */
 export function createWsClient(options: WsClientOptions): WsClient {
   return new WsConnection(options);
+}
+
+/**
+ * Classifies an error that reached no caller, with advice for the log line: an
+ * unmatched JSON-RPC error (id null) or a frame the client could not read.
+ */
+function describeProblem(error: ClientError | RpcCallError): Pick<ProblemFields, 'errorKind' | 'hint'> {
+  if (error instanceof ClientError) {
+    return {
+      errorKind: 'validation',
+      hint: 'the server sent a frame that is not JSON-RPC 2.0 text; check that the url points at the agentd gateway',
+    };
+  }
+  switch (error.code) {
+    case RPC_ERROR_CODES.RATE_LIMITED:
+      return {
+        errorKind: 'resource',
+        hint: 'the server rate-limited this connection; send fewer messages or raise gateway.wsMessageRateLimit on the daemon',
+      };
+    case RPC_ERROR_CODES.PARSE_ERROR:
+    case RPC_ERROR_CODES.INVALID_REQUEST:
+      return {
+        errorKind: 'validation',
+        hint: 'the server could not read a message (too large, bad batch or bad JSON); the affected call ends by its timeout',
+      };
+    default:
+      return {
+        errorKind: 'dependency',
+        hint: 'the server answered with an error no call was waiting for; see err for its code and message',
+      };
+  }
 }
