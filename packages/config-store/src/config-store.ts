@@ -32,12 +32,42 @@ export interface ConfigSectionDefinition<Schema extends z.ZodType = z.ZodType> {
   restartRequired?: readonly string[];
 }
 
+/**
+ * How a warning or error is classified in the log. The contract's closed list;
+ * declared here rather than imported so the package stays free of @agentd/logging.
+ */
+export type ErrorKind =
+  | 'config'
+  | 'network'
+  | 'auth'
+  | 'validation'
+  | 'timeout'
+  | 'resource'
+  | 'dependency'
+  | 'internal'
+  | 'platform';
+
+/**
+ * Fields of a warn or error line. The contract demands an operator `hint` and an
+ * `errorKind` on every such line, and the error itself under `err` (never `error`),
+ * so the type refuses lines that lack them.
+ */
+export type ProblemFields = { hint: string; errorKind: ErrorKind; err?: unknown } & Record<
+  string,
+  unknown
+> & {
+    /** Refused: the contract puts the error under `err`. */
+    error?: never;
+  };
+
 /** Pino-compatible logger subset; the store logs listener failures and recorded hand edits. */
 export interface ConfigStoreLogger {
   debug(object: Record<string, unknown>, message?: string): void;
   info(object: Record<string, unknown>, message?: string): void;
-  warn(object: Record<string, unknown>, message?: string): void;
-  error(object: Record<string, unknown>, message?: string): void;
+  /** Something degraded but the store went on; `hint` and `errorKind` are required. */
+  warn(object: ProblemFields, message?: string): void;
+  /** An operation failed; `hint` and `errorKind` are required. */
+  error(object: ProblemFields, message?: string): void;
 }
 
 /** Name and email recorded as author and committer of config commits. */
@@ -505,7 +535,12 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
       await repository.unstage();
       await writeFileAtomic(filePath, current.text).catch((restoreError: unknown) =>
         logger.error(
-          { err: restoreError, file: filePath },
+          {
+            err: restoreError,
+            file: filePath,
+            errorKind: 'resource',
+            hint: 'the file now holds a change git did not record; check disk space and permissions of the data directory, then load the store again',
+          },
           'config: could not restore file after failed commit',
         ),
       );
@@ -544,7 +579,13 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
         } catch (error) {
           allSucceeded = false;
           logger.error(
-            { err: error, changedSections: event.changedSections, sha: event.sha },
+            {
+              err: error,
+              changedSections: event.changedSections,
+              sha: event.sha,
+              errorKind: 'internal',
+              hint: 'the change is committed but a listener did not apply it; restart the daemon to apply it',
+            },
             'config: change listener failed',
           );
         }
@@ -641,7 +682,14 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     if (text === undefined) {
       // A deleted file is put back rather than reset to defaults: losing every
       // setting because a file went missing would be worse than keeping them.
-      logger.warn({ file: filePath }, 'config: file missing on reload, rewriting the running config');
+      logger.warn(
+        {
+          file: filePath,
+          errorKind: 'config',
+          hint: 'the config file was deleted or moved; it was written back from the running config, edit it rather than removing it',
+        },
+        'config: file missing on reload, rewriting the running config',
+      );
       await writeFileAtomic(filePath, current.text);
       return undefined;
     }

@@ -16,6 +16,8 @@ export {
   type ConfigWriteOptions,
   type ConfigWriteResult,
   createConfigStore,
+  type ErrorKind,
+  type ProblemFields,
 } from './config-store.js';
 export {
   type ConfigIssue,
