@@ -269,6 +269,30 @@ describe('createDispatcher', () => {
       expect(answer.error.data.issues).toHaveLength(2);
     });
 
+    it('names each unrecognized key of a strict schema in the message and the issue path', async () => {
+      const registry = new MethodRegistry().register(
+        defineMethod({
+          name: 'strict.set',
+          scope: 'rpc',
+          params: z.strictObject({ name: z.string(), options: z.strictObject({ depth: z.number() }) }),
+          handler: () => true,
+        }),
+      );
+      const answer = (await call(
+        '{"jsonrpc":"2.0","method":"strict.set","params":{"name":"a","x":1,"y":2,"options":{"depth":1,"deep":true}},"id":1}',
+        setup({ registry }),
+      )) as { error: { code: number; message: string; data: { issues: unknown[] } } };
+      expect(answer.error.code).toBe(ErrorCodes.InvalidParams);
+      expect(answer.error.message).toBe(
+        'Invalid params: options.deep: unrecognized key; x: unrecognized key; y: unrecognized key',
+      );
+      expect(answer.error.data.issues).toEqual([
+        { path: ['options', 'deep'], code: 'unrecognized_keys', message: 'unrecognized key' },
+        { path: ['x'], code: 'unrecognized_keys', message: 'unrecognized key' },
+        { path: ['y'], code: 'unrecognized_keys', message: 'unrecognized key' },
+      ]);
+    });
+
     it('rejects positional params for a method whose schema is by-name', async () => {
       expect(await call('{"jsonrpc":"2.0","method":"chat.echo","params":["hi"],"id":1}')).toMatchObject({
         error: { code: -32602, message: expect.stringMatching(/^Invalid params: params: .*expected object/) },

@@ -406,11 +406,19 @@ function describeEnvelopeProblem(
 }
 
 function invalidParams(issues: readonly z.core.$ZodIssue[]): RpcError {
-  const reduced: ParamIssue[] = issues.map((issue) => ({
-    path: issue.path.map((key) => (typeof key === 'number' ? key : String(key))),
-    code: issue.code,
-    message: issue.message,
-  }));
+  const reduced: ParamIssue[] = issues.flatMap((issue): ParamIssue[] => {
+    const path = issue.path.map((key) => (typeof key === 'number' ? key : String(key)));
+    // zod reports all extra keys of an object in one issue located at the object
+    // itself; split it so each path (and the summary) names the key to remove.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        path: [...path, key],
+        code: issue.code,
+        message: 'unrecognized key',
+      }));
+    }
+    return [{ path, code: issue.code, message: issue.message }];
+  });
   const summary = reduced
     .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'params'}: ${issue.message}`)
     .join('; ');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gatewayTransportSchema } from './gateway-transport-schema.js';
+import { gatewayTransportSchema, WS_MESSAGE_RATE_LIMIT_MAX } from './gateway-transport-schema.js';
 
 describe('gatewayTransportSchema', () => {
   it('fills the decided defaults', () => {
@@ -26,6 +26,19 @@ describe('gatewayTransportSchema', () => {
     ).toEqual({
       maxMessages: 0,
       windowMs: 10_000,
+    });
+  });
+
+  it('accepts maxMessages up to 100000 and rejects more', () => {
+    expect(
+      gatewayTransportSchema.parse({ wsMessageRateLimit: { maxMessages: WS_MESSAGE_RATE_LIMIT_MAX } })
+        .wsMessageRateLimit.maxMessages,
+    ).toBe(100_000);
+    const tooMany = gatewayTransportSchema.safeParse({ wsMessageRateLimit: { maxMessages: 100_001 } });
+    expect(tooMany.success).toBe(false);
+    expect(tooMany.error?.issues[0]).toMatchObject({
+      path: ['wsMessageRateLimit', 'maxMessages'],
+      code: 'too_big',
     });
   });
 

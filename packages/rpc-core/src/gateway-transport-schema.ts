@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Largest `wsMessageRateLimit.maxMessages`: the most events the gateway's sliding-window limiter tracks. */
+export const WS_MESSAGE_RATE_LIMIT_MAX = 100_000;
+
 /**
  * The transport section of the gateway configuration (`gateway.*`), with the defaults the project decided:
  * batches of 50, messages of 1048576 characters, 120 messages per 10 s per connection, heartbeats every 30 s.
@@ -11,11 +14,13 @@ export const gatewayTransportSchema = z.object({
   wsMaxMessageBytes: z.number().int().positive().default(1_048_576),
   /**
    * Per-connection sliding-window limit; excess messages are dropped and answered with `-32000`.
-   * `maxMessages: 0` turns the limiter off (benchmarks, trusted local clients).
+   * `maxMessages: 0` turns the limiter off (benchmarks, trusted local clients); at most 100000.
    */
   wsMessageRateLimit: z
     .object({
-      maxMessages: z.number().int().nonnegative().default(120),
+      // The sliding-window limiter that enforces this keeps one timestamp per
+      // message and refuses more than 100000; 0 means no limiter at all.
+      maxMessages: z.number().int().nonnegative().max(WS_MESSAGE_RATE_LIMIT_MAX).default(120),
       windowMs: z.number().int().positive().default(10_000),
     })
     .prefault({}),

@@ -24,7 +24,7 @@ export type {
   RpcErrorOptions,
 } from './errors.js';
 export { ErrorCodes, RpcCoreError, RpcError } from './errors.js';
-export type { RpcLogger } from './logger.js';
+export type { ErrorKind, ProblemFields, RpcLogger } from './logger.js';
 export { noopLogger } from './logger.js';
 export type {
   AnyMethod,
@@ -43,7 +43,7 @@ export type {
 } from './websocket-transport.js';
 export { createWebSocketTransport } from './websocket-transport.js';
 export type { GatewayTransportConfig } from './gateway-transport-schema.js';
-export { gatewayTransportSchema } from './gateway-transport-schema.js';
+export { gatewayTransportSchema, WS_MESSAGE_RATE_LIMIT_MAX } from './gateway-transport-schema.js';
 export type { HttpRpcHandler, HttpRpcHandlerOptions } from './http-handler.js';
 export { createHttpRpcHandler } from './http-handler.js';
 export type {
