@@ -73,6 +73,16 @@ async function main(argv: string[]): Promise<number> {
           () => process.exit(1),
         );
       };
+      process.on('unhandledRejection', (err) => {
+        daemon.logger.module('daemon').error(
+          {
+            err,
+            hint: 'a promise failed with nobody waiting for it; the daemon keeps running',
+            errorKind: 'internal',
+          },
+          'unhandled rejection',
+        );
+      });
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       process.once('SIGINT', () => shutdown('SIGINT'));
       process.on('SIGHUP', () => {
@@ -106,7 +116,9 @@ async function main(argv: string[]): Promise<number> {
       console.error(
         `token ${created.id} (client ${created.clientId}, scopes ${created.scopes.join(',')}) created; ` +
           'it is shown only now. Use it as: Authorization: Bearer <token>' +
-          (created.daemonNotified ? '; the running daemon was told to reload.' : '.'),
+          (created.daemonNotified
+            ? '; the running daemon was told to reload.'
+            : '. A daemon already running on this data dir picks it up on SIGHUP or restart.'),
       );
       return 0;
     }

@@ -30,7 +30,15 @@ export const observabilitySectionSchema = z.object({
 export const configSections = {
   gateway: {
     schema: gatewaySectionSchema.default(gatewaySectionSchema.parse({})),
-    restartRequired: ['host', 'port'],
+    // The dispatcher and transports are built with these; gateway.restart applies them in process.
+    restartRequired: [
+      'host',
+      'port',
+      'maxBatchSize',
+      'wsMaxMessageBytes',
+      'wsMessageRateLimit',
+      'wsHeartbeatMs',
+    ],
   },
   daemon: {
     schema: daemonLoggingSchema.default(daemonLoggingSchema.parse({})),
@@ -38,7 +46,8 @@ export const configSections = {
   },
   observability: {
     schema: observabilitySectionSchema.default(observabilitySectionSchema.parse({})),
-    restartRequired: [],
+    // The log sweep runs at start.
+    restartRequired: ['logRotation'],
   },
   storage: {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),

@@ -11,9 +11,15 @@ import {
   SlidingWindowLimiter,
   type Identity,
   type Scope,
+  type TokenConfig,
   type TokenStore,
 } from '@agentd/auth-scopes';
-import { type ConfigStore, createConfigStore, resolveSecretRefs } from '@agentd/config-store';
+import {
+  type ConfigStore,
+  type ConfigStoreLogger,
+  createConfigStore,
+  resolveSecretRefs,
+} from '@agentd/config-store';
 import {
   createLogger,
   resolveDaemonLogOptions,
@@ -38,6 +44,7 @@ import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
+import { plaintextTokenGuard } from './token-policy.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link startDaemon}. */
@@ -98,7 +105,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const dataDir = resolve(options.dataDir ?? env.AGENTD_DATA_DIR ?? './data');
   mkdirSync(dataDir, { recursive: true });
 
-  const configStore: ConfigStore<DaemonConfig> = createConfigStore({ dataDir, sections: configSections });
+  // The config decides the log levels, so the config store's logger is attached once the logger exists.
+  const configLog = forwardingLogger();
+  const configStore: ConfigStore<DaemonConfig> = createConfigStore({
+    dataDir,
+    sections: configSections,
+    logger: configLog,
+  });
   await configStore.load();
   let config = readConfig(configStore);
 
@@ -119,6 +132,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     alsoStdout: options.logToStdout ?? false,
   });
   const log = logger.module('daemon');
+  configLog.attach(logger.module('config'));
   if (sweepError) {
     log.warn(
       { err: sweepError, hint: 'check permissions of the logs directory', errorKind: 'resource' },
@@ -129,15 +143,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
 
+  // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
+  const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
+    resolveSecretRefs(list, (name) => env[name]);
   const tokens: TokenStore = createTokenStore({
-    tokens: config.gateway.tokens,
+    tokens: await resolveTokens(config.gateway.tokens),
     now,
     persist: async (next) => {
-      await configStore.patch({ gateway: { tokens: next } });
+      // Entries already in config.yaml are written back as they are there (a reference stays a
+      // reference); only tokens created through the API are added, as hashes.
+      const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
+      await configStore.patch({
+        gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
+      });
     },
     logger: logger.module('auth'),
   });
-  await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
 
   let restarting: Promise<void> | undefined;
   const control = {
@@ -146,7 +167,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     sections: () => configStore.sections,
     scheduleRestart: () => {
       // Answer first, then re-init: the caller sees the confirmation before its socket is closed.
-      setTimeout(() => void restart(), 20);
+      setTimeout(() => {
+        restart().catch((err: unknown) =>
+          log.error(
+            {
+              err,
+              hint: 'fix config.yaml, then call gateway.restart again; the old gateway keeps serving',
+              errorKind: 'config',
+            },
+            'gateway restart failed',
+          ),
+        );
+      }, 20);
     },
   };
 
@@ -155,7 +187,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...systemMethods({ now }),
     ...gatewayMethods({ control, now }),
     ...daemonMethods({ logger }),
-    ...configMethods({ store: configStore }),
+    ...configMethods({
+      store: configStore,
+      checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
+    }),
     ...tokenMethods({ tokens }),
     ...(options.methods ?? []),
   ]) {
@@ -202,6 +237,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const http = createHttpRpcHandler({
       dispatcher,
       authenticate: authenticateHttp,
+      logger: logger.module('gateway'),
       maxBodyBytes: cfg.gateway.wsMaxMessageBytes,
     });
     return { dispatcher, ws, http };
@@ -215,7 +251,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   configStore.onChange((cfg, change) => {
     config = cfg;
     if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
-    if (change.changedSections.includes('gateway')) tokens.replace(cfg.gateway.tokens);
+    if (change.changedSections.includes('gateway')) {
+      resolveTokens(cfg.gateway.tokens).then(
+        (resolved) => tokens.replace(resolved),
+        (err: unknown) =>
+          log.error(
+            {
+              err,
+              hint: 'set the environment variable the token reference names, then send SIGHUP',
+              errorKind: 'config',
+            },
+            'gateway tokens not applied',
+          ),
+      );
+    }
   });
 
   const server: Server = createServer((req, res) => {
@@ -242,6 +291,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;
   port = await listen(server, host, port);
+  // After listen: a start that cannot bind must not mint (and print) a token it never serves.
+  await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
   const pidFile = join(dataDir, 'agentd.pid');
   writeFileSync(pidFile, `${process.pid}\n`);
 
@@ -255,7 +306,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const next = readConfig(configStore);
     config = next;
     logger.resetLevels(next.daemon.logLevels);
-    tokens.replace(next.gateway.tokens);
+    tokens.replace(await resolveTokens(next.gateway.tokens));
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
 
@@ -322,6 +373,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     reload,
     restart,
     stop,
+  };
+}
+
+/** A config-store logger that drops lines until the real one is attached. */
+function forwardingLogger(): ConfigStoreLogger & { attach(target: ConfigStoreLogger): void } {
+  let target: ConfigStoreLogger | undefined;
+  return {
+    debug: (fields, message) => target?.debug(fields, message),
+    info: (fields, message) => target?.info(fields, message),
+    warn: (fields, message) => target?.warn(fields, message),
+    error: (fields, message) => target?.error(fields, message),
+    attach: (next) => {
+      target = next;
+    },
   };
 }
 

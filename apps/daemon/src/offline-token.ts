@@ -47,10 +47,25 @@ function signalRunningDaemon(dataDir: string): boolean {
   if (!existsSync(pidFile)) return false;
   const pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);
   if (!Number.isInteger(pid) || pid <= 0) return false;
+  // A stale pid file (after a crash) may name an unrelated process, for which SIGHUP's
+  // default action is to terminate it: signal only a process that is an agentd start.
+  if (!isAgentdStart(pid)) return false;
   try {
     process.kill(pid, 'SIGHUP');
     return true;
   } catch {
     return false;
   }
+}
+
+function isAgentdStart(pid: number): boolean {
+  let commandLine: string;
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    // No /proc (not Linux) or no such process: do not guess.
+    return false;
+  }
+  const args = commandLine.split('\0');
+  return args.includes('start') && args.some((arg) => /agentd|cli\.(js|ts)$/.test(arg));
 }

@@ -116,7 +116,11 @@ describe('authentication and scopes', () => {
     td = await startTestDaemon();
     const answer = await postRpc(td.daemon.url, ping(1), 'wrong');
     expect(answer.status).toBe(401);
-    expect(answer.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    expect(answer.body).toMatchObject({
+      jsonrpc: '2.0',
+      error: { code: -32001, message: 'Unauthorized' },
+      id: null,
+    });
   });
 
   it('refuses an rpc-scoped token on admin methods with the documented message', async () => {

@@ -46,8 +46,10 @@ export interface ConfigChangeResult {
   sha: string;
   /** Top-level sections whose content changed. */
   changedSections: string[];
-  /** Changed sections that only take effect after `gateway.restart`. */
+  /** Dot paths of changed keys that only take effect after `gateway.restart`. */
   restartRequired: string[];
+  /** True when some change took effect at once (hot sections). */
+  applied: boolean;
 }
 
 /** A token as listed by `tokens.list`; the secret itself is never listed. */
@@ -56,10 +58,10 @@ export interface TokenInfo {
   /** Identity used to target notifications at this token's connections. */
   clientId: string;
   scopes: TokenScope[];
-  /** Epoch milliseconds. */
-  createdAt: number;
-  /** Where the token is defined, for example the config file or the token store. */
-  source: string;
+  /** Epoch milliseconds; `null` for a token written into config.yaml by hand without one. */
+  createdAt: number | null;
+  /** `config` for tokens from config.yaml, `api` for tokens created through tokens.create. */
+  source: 'config' | 'api';
 }
 
 /**
@@ -103,18 +105,19 @@ export interface AgentdMethods {
     params: { limit?: number };
     result: { entries: Array<{ sha: string; date: string; message: string }> };
   };
-  'config.rollback': { params: { sha: string }; result: { ok: true; sha: string; restoredFrom: string } };
+  'config.rollback': { params: { sha: string }; result: ConfigChangeResult & { restoredFrom: string } };
   'config.get': { params: { section?: string }; result: unknown };
   'config.set': {
     params: { section: string; key: string; value: unknown };
-    result: { ok: true; previous?: unknown };
+    result: ConfigChangeResult & { previous?: unknown };
   };
   'tokens.list': { params: EmptyParams; result: { tokens: TokenInfo[] } };
   'tokens.create': {
     params: { scopes: TokenScope[]; clientId?: string; id?: string };
     result: { id: string; clientId: string; scopes: TokenScope[]; createdAt: number; token: string };
   };
-  'tokens.revoke': { params: { id: string }; result: { revoked: true; id: string } };
+  /** `force` allows revoking the last token with admin scope. */
+  'tokens.revoke': { params: { id: string; force?: boolean }; result: { revoked: true; id: string } };
 }
 
 /** Names of the methods in {@link AgentdMethods}. */

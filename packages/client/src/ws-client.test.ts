@@ -449,7 +449,7 @@ describe('createWsClient', () => {
     expectTypeOf(ws.call<'rpc.discover'>).returns.resolves.toEqualTypeOf<OpenRpcDocument>();
     expectTypeOf(ws.call<'tokens.revoke'>)
       .parameter(1)
-      .toEqualTypeOf<{ id: string }>();
+      .toEqualTypeOf<{ id: string; force?: boolean }>();
     expectTypeOf(ws.call<'memory.search'>).returns.resolves.toBeUnknown();
     ws.on('heartbeat', (params) => expectTypeOf(params).toEqualTypeOf<{ ts: number }>());
     ws.on('agent.custom', (params) => expectTypeOf(params).toBeUnknown());

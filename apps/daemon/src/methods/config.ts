@@ -33,8 +33,16 @@ export type ConfigMethodsStore = Pick<
 >;
 
 /** config.*: the ten methods of the contract, each a call into the config store. */
-export function configMethods(deps: { store: ConfigMethodsStore }) {
+export function configMethods(deps: {
+  store: ConfigMethodsStore;
+  /**
+   * Checks what a write over RPC would put into the config (the patch, the full config, or
+   * the patch a `config.set` makes) and throws an RpcError to refuse it.
+   */
+  checkWrite?: (candidate: Record<string, unknown>) => void;
+}) {
   const { store } = deps;
+  const check = deps.checkWrite ?? (() => undefined);
   return [
     defineMethod({
       name: 'config.read',
@@ -55,14 +63,20 @@ export function configMethods(deps: { store: ConfigMethodsStore }) {
       scope: 'admin',
       description: 'Deep-merge a patch into the config, validate, persist and commit it.',
       params: z.record(z.string(), z.unknown()),
-      handler: (patch) => mapped(() => store.patch(patch)),
+      handler: (patch) => {
+        check(patch);
+        return mapped(() => store.patch(patch));
+      },
     }),
     defineMethod({
       name: 'config.apply',
       scope: 'admin',
       description: 'Replace the whole config with the given object after validating it.',
       params: z.record(z.string(), z.unknown()),
-      handler: (config) => mapped(() => store.apply(config)),
+      handler: (config) => {
+        check(config);
+        return mapped(() => store.apply(config));
+      },
     }),
     defineMethod({
       name: 'config.diff',
@@ -104,7 +118,15 @@ export function configMethods(deps: { store: ConfigMethodsStore }) {
       scope: 'admin',
       description: 'Set one key (a dot path inside the section); forwards to config.patch.',
       params: z.object({ section: z.string().min(1), key: z.string().min(1), value: z.unknown() }).strict(),
-      handler: ({ section, key, value }) => mapped(() => store.set(section, key, value)),
+      handler: ({ section, key, value }) => {
+        check({ [section]: nestAt(key.split('.'), value) });
+        return mapped(() => store.set(section, key, value));
+      },
     }),
   ];
+}
+
+/** `nestAt(['a','b'], v)` → `{ a: { b: v } }`. */
+function nestAt(path: string[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, segment) => ({ [segment]: inner }), value);
 }

@@ -35,7 +35,10 @@ export function tokenMethods(deps: { tokens: TokenStore }) {
           return await deps.tokens.create(params);
         } catch (error) {
           if (error instanceof AuthScopesError && error.code === 'TOKEN_EXISTS') {
-            throw new RpcError(-32602, `Invalid params: id: token id already exists: ${params.id}`);
+            const message = `token id already exists: ${params.id}`;
+            throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
+              { path: ['id'], code: 'custom', message },
+            ]);
           }
           throw error;
         }
@@ -45,8 +48,28 @@ export function tokenMethods(deps: { tokens: TokenStore }) {
       name: 'tokens.revoke',
       scope: 'admin',
       description: "Revoke a token: new requests fail at once and the token's open sockets are closed.",
-      params: z.object({ id: idSchema }).strict(),
-      handler: async ({ id }) => {
+      params: z
+        .object({
+          id: idSchema,
+          /** Revoke even the last token that can call admin methods (locks admins out until restart). */
+          force: z.boolean().optional(),
+        })
+        .strict(),
+      handler: async ({ id, force }) => {
+        const all = deps.tokens.list();
+        const target = all.find((token) => token.id === id);
+        const isAdmin = (scopes: readonly string[]) => scopes.includes('*') || scopes.includes('admin');
+        if (
+          target &&
+          isAdmin(target.scopes) &&
+          !force &&
+          all.filter((token) => isAdmin(token.scopes)).length === 1
+        ) {
+          const message = `'${id}' is the last token with admin scope; revoking it locks every admin out. Create another admin token first, or pass force: true`;
+          throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
+            { path: ['id'], code: 'custom', message },
+          ]);
+        }
         try {
           return await deps.tokens.revoke(id);
         } catch (error) {

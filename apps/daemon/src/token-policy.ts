@@ -1,0 +1,29 @@
+import { isSecretRef } from '@agentd/config-store';
+import { RpcError } from '@agentd/rpc-core';
+
+/**
+ * Refuses config writes over RPC that would put a plaintext token into `gateway.tokens`
+ * (and so into the git history of config.yaml for good). Tokens are created with
+ * `tokens.create` (hash only) or named as `${secret:NAME}`; an entry already in the config
+ * may be written back unchanged.
+ */
+export function plaintextTokenGuard(current: () => Array<{ id: string; token?: string | undefined }>) {
+  return (candidate: Record<string, unknown>): void => {
+    const gateway = candidate.gateway;
+    if (typeof gateway !== 'object' || gateway === null) return;
+    const list = (gateway as { tokens?: unknown }).tokens;
+    if (!Array.isArray(list)) return;
+    const existing = new Map(current().map((entry) => [entry.id, entry.token]));
+    list.forEach((entry, index) => {
+      if (typeof entry !== 'object' || entry === null) return;
+      const { id, token } = entry as { id?: unknown; token?: unknown };
+      if (typeof token !== 'string' || isSecretRef(token)) return;
+      if (typeof id === 'string' && existing.get(id) === token) return;
+      const message =
+        'plaintext tokens cannot be written over RPC; use tokens.create (stores only a hash) or a ${secret:NAME} reference';
+      throw RpcError.invalidParams(`Invalid params: gateway.tokens.${index}.token: ${message}`, [
+        { path: ['gateway', 'tokens', index, 'token'], code: 'custom', message },
+      ]);
+    });
+  };
+}

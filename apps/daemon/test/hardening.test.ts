@@ -1,0 +1,112 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHttpClient, RpcCallError } from '@agentd/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, postRpc, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+const ping = '{"jsonrpc":"2.0","method":"system.ping","id":1}';
+const OPS_SECRET = 'ops-secret-from-the-environment-0123456789';
+
+async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RpcCallError);
+  return error as RpcCallError;
+}
+
+describe('token secret references', () => {
+  it('authenticates the referenced secret, never the literal reference, and keeps the reference on writes', async () => {
+    td = await startTestDaemon({
+      env: { OPS_TOKEN: OPS_SECRET },
+      config: {
+        gateway: {
+          wsHeartbeatMs: 0,
+          tokens: [
+            { id: 'admin', clientId: 'admin', scopes: ['*'], token: ADMIN_TOKEN },
+            { id: 'ops', clientId: 'ops', scopes: ['*'], token: '${secret:OPS_TOKEN}' },
+          ],
+        },
+      },
+    });
+    expect((await postRpc(td.daemon.url, ping, OPS_SECRET)).status).toBe(200);
+    expect((await postRpc(td.daemon.url, ping, '${secret:OPS_TOKEN}')).status).toBe(401);
+
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
+    const yaml = readFileSync(join(td.dataDir, 'config.yaml'), 'utf8');
+    expect(yaml).toContain('${secret:OPS_TOKEN}');
+    expect(yaml).not.toContain(OPS_SECRET);
+  });
+});
+
+describe('config writes over RPC', () => {
+  it('refuses plaintext tokens in gateway.tokens, naming the field', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const error = await failure(
+      admin.call('config.patch', {
+        gateway: {
+          tokens: [{ id: 'x', clientId: 'x', scopes: ['*'], token: 'plaintext-token-0123456789abcdef0123' }],
+        },
+      }),
+    );
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain('gateway.tokens.0.token');
+    expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).not.toContain('plaintext-token');
+  });
+
+  it('reports gateway limits as needing a restart and redacts config.diff', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const change = await admin.call('config.patch', { gateway: { maxBatchSize: 2, wsHeartbeatMs: 1000 } });
+    expect(change.restartRequired).toEqual(
+      expect.arrayContaining(['gateway.maxBatchSize', 'gateway.wsHeartbeatMs']),
+    );
+    await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
+    const diff = await admin.call('config.diff', {});
+    expect(diff.diff).toContain('tokenHash: [REDACTED]');
+    expect(diff.diff).not.toMatch(/sha256:[0-9a-f]{8}/);
+  });
+});
+
+describe('tokens.revoke', () => {
+  it('refuses to revoke the last admin token unless forced', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const error = await failure(admin.call('tokens.revoke', { id: 'admin' }));
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain('last token with admin scope');
+    expect((await postRpc(td.daemon.url, ping)).status).toBe(200);
+    expect(await admin.call('tokens.revoke', { id: 'admin', force: true })).toEqual({
+      revoked: true,
+      id: 'admin',
+    });
+    expect((await postRpc(td.daemon.url, ping)).status).toBe(401);
+  });
+});
+
+describe('gateway.restart', () => {
+  it('keeps serving on the old gateway when config.yaml on disk is invalid', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    writeFileSync(join(td.dataDir, 'config.yaml'), 'gateway:\n  port: "not a port"\n');
+    expect(await admin.call('gateway.restart')).toEqual({ ok: true, restarting: true });
+    let logged = false;
+    for (let attempt = 0; attempt < 50 && !logged; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      logged = readFileSync(join(td.dataDir, 'logs', 'agentd.log'), 'utf8').includes(
+        'gateway restart failed',
+      );
+    }
+    expect(logged).toBe(true);
+    expect(await admin.call('system.ping')).toMatchObject({ pong: true });
+  });
+});
