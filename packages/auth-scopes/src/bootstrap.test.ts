@@ -42,7 +42,16 @@ describe('ensureBootstrapToken', () => {
 
     expect(store.authenticate(secret)).toEqual({ tokenId: 'admin', clientId: 'admin', scopes: ['*'] });
     expect(persisted).toEqual([
-      [{ id: 'admin', clientId: 'admin', scopes: ['*'], tokenHash: hashToken(secret), createdAt: 7 }],
+      [
+        {
+          id: 'admin',
+          clientId: 'admin',
+          scopes: ['*'],
+          source: 'api',
+          tokenHash: hashToken(secret),
+          createdAt: 7,
+        },
+      ],
     ]);
     expect(JSON.stringify(lines)).not.toContain(secret);
   });

@@ -34,6 +34,11 @@ export const tokenConfigSchema = z
       .optional(),
     /** Epoch milliseconds at which the token was created. */
     createdAt: z.number().int().nonnegative().optional(),
+    /**
+     * `api` for tokens made by `create` (tokens.create, the CLI, the bootstrap), so the
+     * origin survives restarts; absent (read as `config`) for tokens written by hand.
+     */
+    source: z.enum(['config', 'api']).optional(),
   })
   .refine((value) => (value.token === undefined) !== (value.tokenHash === undefined), {
     message: 'exactly one of token or tokenHash is required',

@@ -152,6 +152,7 @@ describe('createTokenStore', () => {
         scopes: ['rpc'],
         tokenHash: hashToken(created.token),
         createdAt: 42_000,
+        source: 'api',
       });
       // The plaintext-configured token is persisted in hashed form only.
       expect(saved[0]).toEqual({
@@ -404,5 +405,19 @@ describe('createTokenStore', () => {
       expect(store.size).toBe(0);
       expect(revoked).toHaveBeenCalledTimes(2);
     });
+  });
+});
+
+describe('createTokenStore source', () => {
+  it('reads the persisted source back, so api-created tokens stay api after a restart', async () => {
+    let saved: TokenConfig[] = [];
+    const first = createTokenStore({
+      persist: async (tokens) => {
+        saved = tokens;
+      },
+    });
+    await first.create({ scopes: ['rpc'], id: 'made' });
+    const restarted = createTokenStore({ tokens: saved });
+    expect(restarted.list()).toEqual([expect.objectContaining({ id: 'made', source: 'api' })]);
   });
 });

@@ -169,7 +169,7 @@ function entryFromConfig(config: TokenConfig): Entry {
     hash,
     digest: Buffer.from(hash.slice(TOKEN_HASH_PREFIX.length), 'hex'),
     createdAt: config.createdAt ?? null,
-    source: 'config',
+    source: config.source ?? 'config',
     revoking: 0,
   };
 }
@@ -182,6 +182,7 @@ function toConfig(entry: Entry): TokenConfig {
     tokenHash: entry.hash,
   };
   if (entry.createdAt !== null) config.createdAt = entry.createdAt;
+  if (entry.source === 'api') config.source = 'api';
   return config;
 }
 
