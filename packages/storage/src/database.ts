@@ -473,6 +473,20 @@ async function configureFile(
  * when another process keeps it locked past the retry budget.
  */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const { migrations, ...connection } = options;
+  const database = await connect(connection);
+  if (migrations) {
+    try {
+      for (const [packageName, list] of Object.entries(migrations)) await database.migrate(packageName, list);
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
+  return database;
+}
+
+async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promise<Database> {
   const { logger = noopLogger, now = Date.now, random = Math.random, ...rest } = options;
   const parsed = openDatabaseOptionsSchema.safeParse(rest);
   if (!parsed.success) {
@@ -559,7 +573,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       writeLock = new Semaphore(1);
     }
     logger.info({ url: location.safeUrl, kind: location.kind }, 'database opened');
-    return new LibsqlDatabase(writer, readers, {
+    const database = new LibsqlDatabase(writer, readers, {
       writeLock,
       releaseWriteLock,
       location,
@@ -571,6 +585,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       readConcurrency: settings.readConcurrency,
       synchronous: settings.synchronous,
     });
+    return database;
   } catch (error) {
     for (const client of opened) client.close();
     releaseWriteLock();

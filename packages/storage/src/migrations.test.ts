@@ -239,3 +239,29 @@ describe('Database.migrate', () => {
     }
   });
 });
+
+describe('openDatabase migrations option', () => {
+  it('runs each package migrations at open, and again at the next open changes nothing', async () => {
+    await db.close();
+    db = await openDatabase({ dataDir: temp.dir, migrations: { '@agentd/memory-store': memoryMigrations } });
+    expect(await tableNames(db)).toEqual(['_migrations', 'entries', 'tags']);
+    await db.close();
+    db = await openDatabase({ dataDir: temp.dir, migrations: { '@agentd/memory-store': memoryMigrations } });
+    expect((await db.migrations('@agentd/memory-store')).map((m) => m.version)).toEqual([1, 2, 5]);
+    expect(await db.query('SELECT name FROM tags')).toEqual([{ name: 'default' }]);
+  });
+
+  it('rejects the open and leaves no handle when a shipped migration list is older than the database', async () => {
+    await db.migrate('@agentd/memory-store', memoryMigrations);
+    await db.close();
+    const error = await errorOf(
+      openDatabase({
+        dataDir: temp.dir,
+        migrations: { '@agentd/memory-store': memoryMigrations.slice(0, 2) },
+      }),
+    );
+    expect(error.code).toBe('SCHEMA_TOO_NEW');
+    db = await openDatabase({ dataDir: temp.dir });
+    expect(await tableNames(db)).toEqual(['_migrations', 'entries', 'tags']);
+  });
+});

@@ -1,3 +1,4 @@
+import type { Migration } from './migrations.js';
 import { z } from 'zod';
 import type { StorageLogger } from './logger.js';
 
@@ -107,4 +108,11 @@ export interface OpenDatabaseOptions {
    * @default Math.random
    */
   random?: (() => number) | undefined;
+  /**
+   * Migrations to run at open, per package name, in key order (same rules as
+   * `db.migrate`). A failure closes the database and rejects the open, so a
+   * caller never holds a handle on a schema it cannot use.
+   * @default none
+   */
+  migrations?: Readonly<Record<string, Migration[]>> | undefined;
 }
