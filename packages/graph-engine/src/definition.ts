@@ -136,6 +136,7 @@ export function compileGraph(input: unknown, limits: GraphLimits = {}): Compiled
   const nodes: CompiledNode[] = definition.nodes.map((node, index) => {
     const dependsOn = [...new Set(node.dependsOn ?? [])];
     const dependencies: number[] = [];
+    const seen = new Set<number>();
     (node.dependsOn ?? []).forEach((dependency, position) => {
       const target = indexOf.get(dependency);
       if (target === undefined) {
@@ -150,7 +151,8 @@ export function compileGraph(input: unknown, limits: GraphLimits = {}): Compiled
           code: 'cycle',
           message: `cycle: ${node.id} → ${node.id}`,
         });
-      } else if (!dependencies.includes(target)) {
+      } else if (!seen.has(target)) {
+        seen.add(target);
         dependencies.push(target);
       }
     });

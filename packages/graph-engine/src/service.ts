@@ -459,7 +459,8 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
     async start() {
       if (started) return { resumed: 0 };
       await db.migrate(MIGRATION_PACKAGE, migrations);
-      batcher = db.createWriteBatcher({ maxBatch: 500, maxDelayMs: 10 });
+      // A short delay: dependants wait for their dependency's record, so batching trades latency.
+      batcher = db.createWriteBatcher({ maxBatch: 500, maxDelayMs: 1 });
       started = true;
       const unfinished = await db.query<RunRow>(
         "SELECT * FROM graph_runs WHERE status IN ('pending', 'running') ORDER BY started_at",
@@ -496,6 +497,7 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
           }
           resumeFrom.set(node.node_id, state);
         }
+        await files.prepare(row.run_id);
         await db.transaction(async (tx) => {
           await tx.execute(
             "UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'skipped')",

@@ -21,7 +21,7 @@ export class OutputFiles {
     const dir = this.runDir(runId);
     const target = join(dir, `${nodeId}.txt`);
     const temporary = join(dir, `.${nodeId}.${process.pid}.tmp`);
-    await mkdir(dir, { recursive: true });
+    // The run folder exists: `prepare` made it when the run started or resumed.
     await writeFile(temporary, output, 'utf8');
     await rename(temporary, target);
   }
