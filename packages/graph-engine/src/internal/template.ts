@@ -13,14 +13,14 @@ export type Segment =
   | { kind: 'node'; id: string; field: string; rest: string[] }
   | { kind: 'empty' };
 
-const placeholder = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const reference = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const forbidden = new Set(['__proto__', 'prototype', 'constructor']);
 
 /** Splits a template into segments once, so rendering a node costs a join. */
 export function compileTemplate(template: string): Segment[] {
   const segments: Segment[] = [];
   let last = 0;
-  for (const match of template.matchAll(placeholder)) {
+  for (const match of template.matchAll(reference)) {
     const index = match.index ?? 0;
     if (index > last) segments.push({ kind: 'text', text: template.slice(last, index) });
     segments.push(parseReference(match[1] ?? ''));
