@@ -21,6 +21,8 @@ Usage:
   agentd --help | --version
 
 Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN.
+  AGENTD_GRAPH_EXECUTOR=echo runs graph nodes offline with a deterministic executor (each
+  node's output is its rendered prompt) after AGENTD_GRAPH_ECHO_DELAY_MS (default 0).
 Exit codes: 0 ok, 1 failure, 2 usage error.`;
 
 class UsageError extends Error {}

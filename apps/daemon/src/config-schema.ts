@@ -1,4 +1,5 @@
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
+import { graphSectionSchema } from '@agentd/graph-engine';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
@@ -53,6 +54,10 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  graph: {
+    schema: graphSectionSchema.default(graphSectionSchema.parse({})),
+    restartRequired: ['*'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -61,4 +66,5 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  graph: z.infer<typeof graphSectionSchema>;
 }

@@ -21,6 +21,12 @@ import {
   resolveSecretRefs,
 } from '@agentd/config-store';
 import {
+  createGraphService,
+  type EventSink,
+  type GraphService,
+  type NodeExecutor,
+} from '@agentd/graph-engine';
+import {
   createLogger,
   resolveDaemonLogOptions,
   type RootLogger,
@@ -40,8 +46,10 @@ import {
 import { type Database, openDatabase } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { configMethods } from './methods/config.js';
+import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
+import { graphMethods } from './methods/graph.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
 import { plaintextTokenGuard } from './token-policy.js';
@@ -65,6 +73,15 @@ export interface DaemonOptions {
   now?: () => number;
   /** Extra methods to serve beside the built-in ones (embedders, tests). */
   methods?: MethodDefinition[];
+  /** The agent runtime's turn runner; graph nodes run as its turns when no graphExecutor is given. */
+  agentRunner?: AgentTurnRunner;
+  /**
+   * Runs graph nodes instead of the agent runtime (embedders, tests). Without it, without
+   * `AGENTD_GRAPH_EXECUTOR=echo` and without an agentRunner, `graph.execute` answers -32002.
+   */
+  graphExecutor?: NodeExecutor;
+  /** Receives internal events such as `pipeline:authored`. @default a sink that drops them */
+  events?: EventSink;
 }
 
 /** A running daemon. */
@@ -140,6 +157,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     );
   }
 
+  // Resolved before the database opens: a bad AGENTD_GRAPH_EXECUTOR fails the start cleanly.
+  const graphExecutor = resolveGraphExecutor({
+    executor: options.graphExecutor,
+    runner: options.agentRunner,
+    env,
+  });
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
 
@@ -159,6 +182,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     logger: logger.module('auth'),
   });
+
+  const graph: GraphService = createGraphService({
+    db,
+    runsDir: join(dataDir, 'graph-runs'),
+    executor: graphExecutor,
+    events: options.events,
+    limits: config.graph,
+    defaultConcurrency: config.graph.defaultConcurrency,
+    maxConcurrency: config.graph.maxConcurrency,
+    defaultNodeTimeoutMs: config.graph.defaultNodeTimeoutMs,
+    retryDelayMs: config.graph.retryDelayMs,
+    memoryRuns: config.graph.memoryRuns,
+    logger: logger.module('graph'),
+    now,
+  });
+  await graph.start();
 
   let restarting: Promise<void> | undefined;
   const control = {
@@ -192,6 +231,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
     }),
     ...tokenMethods({ tokens }),
+    ...graphMethods({ graph, limits: config.graph, maxConcurrency: config.graph.maxConcurrency }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -343,6 +383,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await graph.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
@@ -17,9 +18,16 @@ export interface TestDaemon {
 
 /** Starts a real daemon on 127.0.0.1:0 with a temp data dir and an optional initial config. */
 export async function startTestDaemon(
-  options: { config?: Record<string, unknown>; methods?: MethodDefinition[]; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    config?: Record<string, unknown>;
+    methods?: MethodDefinition[];
+    graphExecutor?: NodeExecutor;
+    events?: EventSink;
+    dataDir?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<TestDaemon> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'agentd-e2e-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agentd-e2e-'));
   if (options.config) writeFileSync(join(dataDir, 'config.yaml'), stringify(options.config));
   const daemon = await startDaemon({
     dataDir,
@@ -28,6 +36,8 @@ export async function startTestDaemon(
     env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env },
     print: () => undefined,
     ...(options.methods ? { methods: options.methods } : {}),
+    ...(options.graphExecutor ? { graphExecutor: options.graphExecutor } : {}),
+    ...(options.events ? { events: options.events } : {}),
   });
   return {
     daemon,

@@ -1,0 +1,86 @@
+import { createEchoExecutor, type NodeExecutor } from '@agentd/graph-engine';
+
+/**
+ * The agent runtime's turn runner (owned by @agentd/agent-runtime), declared structurally so
+ * the daemon composes graphs with whichever runtime it is given.
+ */
+export interface AgentTurnRunner {
+  runTurn(request: {
+    agentId?: string;
+    message: string;
+    sessionKey?: string;
+    model?: string;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    origin?: 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
+  }): Promise<{
+    response: string;
+    tokensUsed: { input: number; output: number; total: number };
+    finishReason: string;
+    sessionKey: string;
+  }>;
+}
+
+/** Finish reasons that mean the turn produced no usable answer. */
+const failedFinishReasons = new Set(['error', 'timeout', 'cancelled']);
+
+/**
+ * Runs each graph node as one agent turn: the rendered prompt is the message, the session is
+ * `graph:<runId>:<nodeId>` (so `session.list {kind: graph}` finds it), and a turn that ends
+ * in error, timeout or cancellation fails the attempt (the engine may retry it).
+ */
+export function createRunnerExecutor(runner: AgentTurnRunner): NodeExecutor {
+  return {
+    async run(request) {
+      const result = await runner.runTurn({
+        ...(request.agentId === undefined ? {} : { agentId: request.agentId }),
+        message: request.prompt,
+        sessionKey: `graph:${request.runId}:${request.nodeId}`,
+        timeoutMs: request.timeoutMs,
+        signal: request.signal,
+        origin: 'graph',
+      });
+      if (failedFinishReasons.has(result.finishReason)) {
+        throw new Error(`agent turn ended with finishReason '${result.finishReason}'`);
+      }
+      return result.response;
+    },
+  };
+}
+
+/** Where the graph executor of a daemon comes from, in order of precedence. */
+export interface GraphExecutorSources {
+  /** An executor given by an embedder or a test (`startDaemon({ graphExecutor })`). */
+  executor?: NodeExecutor | undefined;
+  /**
+   * The daemon environment. `AGENTD_GRAPH_EXECUTOR=echo` selects the deterministic offline
+   * executor (output = rendered prompt) after `AGENTD_GRAPH_ECHO_DELAY_MS` (default 0).
+   */
+  env: NodeJS.ProcessEnv;
+  /** The agent runtime's turn runner, when the daemon has one. */
+  runner?: AgentTurnRunner | undefined;
+}
+
+/**
+ * Picks the executor graph nodes run on: an injected one, then the `echo` executor selected by
+ * the environment, then the agent runtime. Undefined means graphs can be defined and inspected
+ * but `graph.execute` answers -32002 "Agent runtime is not available".
+ *
+ * @throws {Error} when `AGENTD_GRAPH_EXECUTOR` or `AGENTD_GRAPH_ECHO_DELAY_MS` holds an unknown value.
+ */
+export function resolveGraphExecutor(sources: GraphExecutorSources): NodeExecutor | undefined {
+  if (sources.executor) return sources.executor;
+  const selected = sources.env.AGENTD_GRAPH_EXECUTOR;
+  if (selected !== undefined && selected !== '') {
+    if (selected !== 'echo') {
+      throw new Error(`AGENTD_GRAPH_EXECUTOR must be 'echo' or unset, got '${selected}'`);
+    }
+    const delayText = sources.env.AGENTD_GRAPH_ECHO_DELAY_MS ?? '0';
+    const delayMs = Number(delayText);
+    if (!Number.isInteger(delayMs) || delayMs < 0) {
+      throw new Error(`AGENTD_GRAPH_ECHO_DELAY_MS must be a non-negative integer, got '${delayText}'`);
+    }
+    return createEchoExecutor({ delayMs });
+  }
+  return sources.runner ? createRunnerExecutor(sources.runner) : undefined;
+}

@@ -1,0 +1,177 @@
+import {
+  entityIdPattern,
+  GraphError,
+  type GraphLimits,
+  type GraphService,
+  graphDefinitionSchema,
+  nodeIdPattern,
+  savedNamePattern,
+  unwrapRawInput,
+  withRawFallback,
+} from '@agentd/graph-engine';
+import { defineMethod, type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { z } from 'zod';
+
+/** `graph.execute` without an agent runtime (docs/decisions.md). */
+export const AGENT_RUNTIME_UNAVAILABLE = -32002;
+/** `graph.deleteRun` of a run that is still pending or running (docs/decisions.md). */
+export const RUN_STILL_ACTIVE = -32009;
+
+const runId = z.string().regex(entityIdPattern, 'run id: 1-128 letters, digits, _ or -');
+const graphId = z.string().regex(entityIdPattern, 'graph id: 1-128 letters, digits, _ or -');
+const savedName = z.string().regex(savedNamePattern, 'name: 1-128 characters without control characters');
+
+/** Turns graph-engine failures into the wire errors of decisions.md. */
+async function mapped<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof GraphError)) throw error;
+    switch (error.code) {
+      case 'INVALID_GRAPH':
+      case 'INVALID_ARGUMENT': {
+        const issues: ParamIssue[] = error.issues;
+        const summary = issues
+          .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'params'}: ${issue.message}`)
+          .join('; ');
+        throw RpcError.invalidParams(`Invalid params: ${summary}`, issues);
+      }
+      case 'GRAPH_NOT_FOUND':
+        throw RpcError.notFound('graph', String(error.data?.graphId));
+      case 'SAVED_GRAPH_NOT_FOUND':
+        throw RpcError.notFound('graph', String(error.data?.name));
+      case 'RUN_NOT_FOUND':
+        throw RpcError.notFound('run', String(error.data?.runId));
+      case 'NODE_NOT_FOUND':
+        throw RpcError.notFound('node', String(error.data?.nodeId));
+      case 'RUN_ACTIVE':
+        throw new RpcError(RUN_STILL_ACTIVE, error.message, { data: error.data });
+      case 'EXECUTOR_UNAVAILABLE':
+        throw new RpcError(
+          AGENT_RUNTIME_UNAVAILABLE,
+          'Agent runtime is not available: graph nodes cannot run until the daemon has one',
+        );
+      default:
+        throw error;
+    }
+  }
+}
+
+/**
+ * graph.*: pipelines as directed acyclic graphs of agent steps. `define` and `execute` take
+ * their body through to the service even when it does not parse, so every authoring is
+ * reported in `pipeline:authored`; the service answers -32602 naming the fields.
+ */
+export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; maxConcurrency?: number }) {
+  const { graph } = deps;
+  const executeParams = z
+    .object({
+      graphId,
+      inputs: z.record(z.string(), z.unknown()).optional(),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(deps.maxConcurrency ?? 1024)
+        .optional(),
+    })
+    .strict();
+  return [
+    defineMethod({
+      name: 'graph.define',
+      scope: 'rpc',
+      description:
+        'Define a pipeline {nodes:[{id, prompt, agentId?, dependsOn?, timeoutMs?, retries?}], name?}; ' +
+        'prompts may use {{inputs.x}} and {{nodes.<id>.output}}. Returns {graphId, nodeCount}.',
+      params: withRawFallback(graphDefinitionSchema(deps.limits)),
+      handler: (params) => mapped(() => graph.define(unwrapRawInput(params), { origin: 'rpc' })),
+    }),
+    defineMethod({
+      name: 'graph.execute',
+      scope: 'rpc',
+      description: 'Start a run of a defined graph with optional inputs and concurrency. Returns {runId}.',
+      params: withRawFallback(executeParams),
+      handler: (params) => mapped(() => graph.execute(unwrapRawInput(params), { author: { origin: 'rpc' } })),
+    }),
+    defineMethod({
+      name: 'graph.status',
+      scope: 'rpc',
+      description: 'Run status with per-node status, error and output (first 500 characters).',
+      params: z.object({ runId }).strict(),
+      handler: (params) => mapped(() => graph.status(params.runId)),
+    }),
+    defineMethod({
+      name: 'graph.outputs',
+      scope: 'rpc',
+      description:
+        'Node outputs {outputs: {nodeId: string|null}, source: memory|disk}; null = not complete; ' +
+        'each value cut at 12,000 characters.',
+      params: z
+        .object({
+          runId,
+          nodeIds: z.array(z.string().regex(nodeIdPattern, 'node id')).max(100_000).optional(),
+        })
+        .strict(),
+      handler: (params) => mapped(() => graph.outputs(params.runId, params.nodeIds)),
+    }),
+    defineMethod({
+      name: 'graph.cancel',
+      scope: 'rpc',
+      description: 'Cancel a running graph: in-flight nodes finish, no new nodes are dispatched.',
+      params: z.object({ runId }).strict(),
+      handler: (params) => mapped(() => graph.cancel(params.runId)),
+    }),
+    defineMethod({
+      name: 'graph.save',
+      scope: 'rpc',
+      description: 'Save a defined graph (by graphId) under a human-readable name.',
+      params: z.object({ graphId, name: savedName }).strict(),
+      handler: (params) => mapped(() => graph.save(params.graphId, params.name)),
+    }),
+    defineMethod({
+      name: 'graph.load',
+      scope: 'rpc',
+      description: 'Load a saved graph by name; returns a fresh graphId ready to execute.',
+      params: z.object({ name: savedName }).strict(),
+      handler: (params) => mapped(() => graph.load(params.name)),
+    }),
+    defineMethod({
+      name: 'graph.list',
+      scope: 'rpc',
+      description: 'Saved named graphs: name, creation timestamp, node count.',
+      params: z.object({}).strict(),
+      handler: () => mapped(() => graph.list()),
+    }),
+    defineMethod({
+      name: 'graph.delete',
+      scope: 'rpc',
+      description: 'Delete a saved named graph only; runs and their files are untouched.',
+      params: z.object({ name: savedName }).strict(),
+      handler: (params) => mapped(() => graph.delete(params.name)),
+    }),
+    defineMethod({
+      name: 'graph.deleteRun',
+      scope: 'rpc',
+      description: "Delete a finished run's records and output files; a pending or running run is refused.",
+      params: z.object({ runId }).strict(),
+      handler: (params) => mapped(() => graph.deleteRun(params.runId)),
+    }),
+    defineMethod({
+      name: 'graph.runDetail',
+      scope: 'rpc',
+      description:
+        'Everything recorded about one run: inputs, concurrency, per-node attempts, times and errors.',
+      params: z.object({ runId }).strict(),
+      handler: (params) => mapped(() => graph.runDetail(params.runId)),
+    }),
+    defineMethod({
+      name: 'graph.runs',
+      scope: 'rpc',
+      description: 'Runs, newest first, optionally of one graph (limit default 50, at most 500).',
+      params: z
+        .object({ graphId: graphId.optional(), limit: z.number().int().min(1).max(500).optional() })
+        .strict(),
+      handler: (params) => mapped(() => graph.runs(params)),
+    }),
+  ];
+}

@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHttpClient } from '@agentd/client';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
+const token = 'graph-process-admin-token-0123456789abcdef';
+
+/** Starts `agentd start` as a real process with the echo executor and waits until it listens. */
+function startProcess(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', cli, 'start', '--data-dir', dataDir, '--port', '0'],
+    {
+      env: { ...process.env, AGENTD_ADMIN_TOKEN: token, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 20_000);
+    child.stderr?.on('data', (chunk) => {
+      err += chunk;
+      const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
+  });
+}
+
+let dataDir: string;
+let running: ChildProcess | undefined;
+afterEach(() => {
+  running?.kill('SIGKILL');
+  running = undefined;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface NodeView {
+  id: string;
+  status: string;
+  output?: string;
+}
+
+describe('graph runs across a daemon crash', () => {
+  it('resumes an interrupted run after the daemon process is killed: completed nodes keep their outputs', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-crash-'));
+    // Each echo node takes 400 ms, so the kill lands while the second node is in flight.
+    const first = await startProcess(dataDir, {
+      AGENTD_GRAPH_EXECUTOR: 'echo',
+      AGENTD_GRAPH_ECHO_DELAY_MS: '400',
+    });
+    running = first.child;
+    const before = createHttpClient({ url: first.url, token });
+    const call = (client: typeof before, method: string, params: Record<string, unknown>) =>
+      client.call(method as 'system.ping', params as never) as Promise<never>;
+
+    const { graphId } = await call(before, 'graph.define', {
+      nodes: [
+        { id: 'one', prompt: 'one({{inputs.seed}})' },
+        { id: 'two', prompt: 'two({{nodes.one.output}})', dependsOn: ['one'] },
+        { id: 'three', prompt: 'three({{nodes.two.output}})', dependsOn: ['two'] },
+      ],
+    });
+    const { runId } = await call(before, 'graph.execute', { graphId, inputs: { seed: 7 } });
+    for (;;) {
+      const status: { nodes: NodeView[] } = await call(before, 'graph.status', { runId });
+      if (status.nodes[1]!.status === 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const killed = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await killed;
+    running = undefined;
+    expect(existsSync(join(dataDir, 'graph-runs', runId, 'one.txt'))).toBe(true);
+    expect(existsSync(join(dataDir, 'graph-runs', runId, 'two.txt'))).toBe(false);
+
+    const second = await startProcess(dataDir, {
+      AGENTD_GRAPH_EXECUTOR: 'echo',
+      AGENTD_GRAPH_ECHO_DELAY_MS: '50',
+    });
+    running = second.child;
+    const after = createHttpClient({ url: second.url, token });
+    let status: { status: string; nodes: NodeView[] };
+    for (;;) {
+      status = await call(after, 'graph.status', { runId });
+      if (status.status !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status.status).toBe('completed');
+    expect(await call(after, 'graph.outputs', { runId })).toEqual({
+      outputs: { one: 'one(7)', two: 'two(one(7))', three: 'three(two(one(7)))' },
+      source: 'memory',
+    });
+    const detail: { resumedCount: number; nodes: Array<{ id: string; attempts: number }> } = await call(
+      after,
+      'graph.runDetail',
+      { runId },
+    );
+    expect(detail.resumedCount).toBe(1);
+    // `one` ran once (before the crash); `two` was interrupted and ran again.
+    expect(detail.nodes.map((node) => [node.id, node.attempts])).toEqual([
+      ['one', 1],
+      ['two', 2],
+      ['three', 1],
+    ]);
+  });
+
+  it('refuses to start with an unknown AGENTD_GRAPH_EXECUTOR', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-crash-'));
+    await expect(startProcess(dataDir, { AGENTD_GRAPH_EXECUTOR: 'magic' })).rejects.toThrow(
+      /AGENTD_GRAPH_EXECUTOR must be 'echo' or unset/,
+    );
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Every `code` a {@link GraphError} can carry.
+ *
+ * - `INVALID_GRAPH`: a definition failed the schema or the structural checks (duplicate id,
+ *   dangling dependency, cycle, limits); `data.issues` names each problem by path.
+ * - `INVALID_ARGUMENT`: a call argument other than the definition is malformed (inputs,
+ *   concurrency, a saved-graph name).
+ * - `INVALID_OPTIONS`: a factory received options that fail validation.
+ * - `GRAPH_NOT_FOUND`: no defined graph has that `graphId`.
+ * - `SAVED_GRAPH_NOT_FOUND`: no saved graph has that name.
+ * - `RUN_NOT_FOUND`: no run has that `runId`.
+ * - `NODE_NOT_FOUND`: the run's graph has no node of that id.
+ * - `RUN_ACTIVE`: the run is still pending or running (it cannot be deleted yet).
+ * - `POLICY_DENIED`: the agent-to-agent policy refused to let the author run a node's agent.
+ * - `EXECUTOR_UNAVAILABLE`: the service has no node executor, so nothing can run.
+ * - `NODE_TIMEOUT`: a node attempt ran past its time limit (recorded as the node's error).
+ * - `NODE_OUTPUT_INVALID`: an executor resolved with something other than a string.
+ * - `CLOSED`: the service was used after `close()`.
+ */
+export type GraphErrorCode =
+  | 'INVALID_GRAPH'
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_OPTIONS'
+  | 'GRAPH_NOT_FOUND'
+  | 'SAVED_GRAPH_NOT_FOUND'
+  | 'RUN_NOT_FOUND'
+  | 'NODE_NOT_FOUND'
+  | 'RUN_ACTIVE'
+  | 'POLICY_DENIED'
+  | 'EXECUTOR_UNAVAILABLE'
+  | 'NODE_TIMEOUT'
+  | 'NODE_OUTPUT_INVALID'
+  | 'CLOSED';
+
+/** One problem found in a definition or an argument, located by its path. */
+export interface GraphIssue {
+  /** Where the problem is, for example `['nodes', 2, 'dependsOn', 0]`. */
+  path: Array<string | number>;
+  /** A stable short code (`duplicate_id`, `unknown_dependency`, `cycle`, or a zod issue code). */
+  code: string;
+  /** What is wrong, naming the offending ids. */
+  message: string;
+}
+
+/** Options accepted by the {@link GraphError} constructor. */
+export interface GraphErrorOptions {
+  /** The underlying error. */
+  cause?: unknown;
+  /** Structured detail: `issues` for validation failures, ids for lookups. */
+  data?: Record<string, unknown>;
+}
+
+/** The one error class of this package; switch on `code`, not on the message. */
+export class GraphError extends Error {
+  override readonly name = 'GraphError';
+  /** What went wrong, as a stable string. */
+  readonly code: GraphErrorCode;
+  /** Structured detail (never prompt or output bodies). */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: GraphErrorCode, message: string, options: GraphErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+
+  /** The issues of an `INVALID_GRAPH` or `INVALID_ARGUMENT` error; empty otherwise. */
+  get issues(): GraphIssue[] {
+    const issues = this.data?.issues;
+    return Array.isArray(issues) ? (issues as GraphIssue[]) : [];
+  }
+}
+
+/** True when `error` is a {@link GraphError}, optionally with the given code. */
+export function isGraphError(error: unknown, code?: GraphErrorCode): error is GraphError {
+  return error instanceof GraphError && (code === undefined || error.code === code);
+}
