@@ -1,4 +1,5 @@
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
+import { browserSectionSchema } from '@agentd/browser';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
@@ -44,6 +45,11 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  // The browser service is built from this section at daemon start.
+  browser: {
+    schema: browserSectionSchema.default(browserSectionSchema.parse({})),
+    restartRequired: ['*'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -52,4 +58,5 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  browser: z.infer<typeof browserSectionSchema>;
 }

@@ -13,6 +13,7 @@ import {
   type Scope,
   type TokenStore,
 } from '@agentd/auth-scopes';
+import { type BrowserService, createBrowserService } from '@agentd/browser';
 import { type ConfigStore, createConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import {
   createLogger,
@@ -33,6 +34,7 @@ import {
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { browserMethods } from './methods/browser.js';
 import { configMethods } from './methods/config.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
@@ -139,6 +141,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   });
   await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
 
+  // Nothing is launched until a browser.* call needs it; the profile lives in the data dir.
+  const browser: BrowserService = createBrowserService({
+    ...config.browser,
+    dataDir,
+    now,
+    logger: logger.module('browser'),
+  });
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -157,6 +167,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...daemonMethods({ logger }),
     ...configMethods({ store: configStore }),
     ...tokenMethods({ tokens }),
+    ...browserMethods({ browser }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -292,6 +303,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await browser.shutdown();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
