@@ -8,7 +8,7 @@ export interface SnapshotNode {
   ref?: string;
   /** Text content of a leaf or of a text fragment. */
   text?: string;
-  /** Link target, placeholder, state flags (`checked`, `disabled`, `level`, ...). */
+  /** Link target (`url`), input hint text, state flags (`checked`, `disabled`, `level`, ...). */
   [property: string]: unknown;
   children?: SnapshotNode[];
 }
