@@ -1,5 +1,6 @@
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
+import { browserSectionSchema } from '@agentd/browser';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
@@ -58,6 +59,11 @@ export const configSections = {
     schema: graphSectionSchema.default(graphSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  // The browser service is built from this section at daemon start.
+  browser: {
+    schema: browserSectionSchema.default(browserSectionSchema.parse({})),
+    restartRequired: ['*'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -67,4 +73,5 @@ export interface DaemonConfig {
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
   graph: z.infer<typeof graphSectionSchema>;
+  browser: z.infer<typeof browserSectionSchema>;
 }

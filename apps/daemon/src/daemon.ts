@@ -26,6 +26,7 @@ import {
   type GraphService,
   type NodeExecutor,
 } from '@agentd/graph-engine';
+import { type BrowserService, createBrowserService } from '@agentd/browser';
 import {
   createLogger,
   resolveDaemonLogOptions,
@@ -45,6 +46,7 @@ import {
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { browserMethods } from './methods/browser.js';
 import { configMethods } from './methods/config.js';
 import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
 import { daemonMethods } from './methods/daemon.js';
@@ -199,6 +201,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   });
   await graph.start();
 
+  // Nothing is launched until a browser.* call needs it; the profile lives in the data dir.
+  const browser: BrowserService = createBrowserService({
+    ...config.browser,
+    dataDir,
+    now,
+    logger: logger.module('browser'),
+  });
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -232,6 +242,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }),
     ...tokenMethods({ tokens }),
     ...graphMethods({ graph, limits: config.graph, maxConcurrency: config.graph.maxConcurrency }),
+    ...browserMethods({ browser }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -384,6 +395,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await gateway.ws.close();
       await closing;
       await graph.close();
+      await browser.shutdown();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

@@ -248,6 +248,19 @@ describe('gateway.status and rpc.discover', () => {
     const names = doc.methods.map((m) => m.name).sort();
     expect(names).toEqual(
       [
+        'browser.act',
+        'browser.close',
+        'browser.console',
+        'browser.focus',
+        'browser.navigate',
+        'browser.open',
+        'browser.pdf',
+        'browser.screenshot',
+        'browser.snapshot',
+        'browser.start',
+        'browser.status',
+        'browser.stop',
+        'browser.tabs',
         'config.apply',
         'config.diff',
         'config.gc',

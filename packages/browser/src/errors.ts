@@ -1,0 +1,62 @@
+/**
+ * Every `code` a {@link BrowserError} can carry.
+ *
+ * - `INVALID_OPTIONS`: options given to {@link createBrowserService} failed validation.
+ * - `NO_EXECUTABLE`: no Chromium or Chrome was configured or found; the message says how to install one.
+ * - `LAUNCH_FAILED`: the browser executable was found but did not start (`cause` has the launcher's error).
+ * - `INVALID_URL`: the URL is not absolute http(s) (file:, javascript:, data:, chrome: and friends are refused).
+ * - `NAVIGATION_BLOCKED`: the URL, a redirect hop or a request resolved to a loopback, private, link-local
+ *   or otherwise non-public address while `allowPrivateNetwork` is off (`data.host`, `data.reason`).
+ * - `NAVIGATION_FAILED`: the browser could not load the page (`data.netError`, e.g. `ERR_CONNECTION_REFUSED`).
+ * - `TIMEOUT`: the call did not finish within its timeout (`data.timeoutMs`, `data.operation`).
+ * - `ABORTED`: the caller's `AbortSignal` fired.
+ * - `TAB_NOT_FOUND`: no open tab has the given id (`data.tabId`).
+ * - `REF_NOT_FOUND`: a snapshot reference does not name an element of the latest snapshot (`data.ref`).
+ * - `INVALID_ACTION`: an `act` call lacks what its action needs (a target, a value) or names an unknown action.
+ * - `ACTION_FAILED`: the page refused the action (no such element, several matches, not editable, ...).
+ * - `BROWSER_CRASHED`: the browser process exited during the call; the next call starts a new one.
+ * - `CLOSED`: the service was shut down.
+ */
+export type BrowserErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'NO_EXECUTABLE'
+  | 'LAUNCH_FAILED'
+  | 'INVALID_URL'
+  | 'NAVIGATION_BLOCKED'
+  | 'NAVIGATION_FAILED'
+  | 'TIMEOUT'
+  | 'ABORTED'
+  | 'TAB_NOT_FOUND'
+  | 'REF_NOT_FOUND'
+  | 'INVALID_ACTION'
+  | 'ACTION_FAILED'
+  | 'BROWSER_CRASHED'
+  | 'CLOSED';
+
+/** Options accepted by the {@link BrowserError} constructor. */
+export interface BrowserErrorOptions {
+  /** The underlying error (usually one thrown by Playwright). */
+  cause?: unknown;
+  /** Structured detail for callers and logs. */
+  data?: Record<string, unknown>;
+}
+
+/** The one error class thrown by this package; switch on `code`, not on the message. */
+export class BrowserError extends Error {
+  override readonly name = 'BrowserError';
+  /** What went wrong, as a stable string. */
+  readonly code: BrowserErrorCode;
+  /** Structured detail (tab id, host, timeout, ...). */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: BrowserErrorCode, message: string, options: BrowserErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+/** True when `error` is a {@link BrowserError}, optionally with the given code. */
+export function isBrowserError(error: unknown, code?: BrowserErrorCode): error is BrowserError {
+  return error instanceof BrowserError && (code === undefined || error.code === code);
+}
