@@ -2,6 +2,7 @@ import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
+import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { z } from 'zod';
 
 /** Defaults from decisions.md: loopback only, port 7420. */
@@ -44,6 +45,10 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  webhooks: {
+    schema: webhooksSectionSchema.default(webhooksSectionSchema.parse({})),
+    restartRequired: [],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -52,4 +57,5 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  webhooks: z.infer<typeof webhooksSectionSchema>;
 }

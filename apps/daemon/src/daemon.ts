@@ -32,7 +32,9 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
+import type { AgentTurnRunner, HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { type DaemonHooks, startHooks } from './hooks.js';
 import { configMethods } from './methods/config.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
@@ -58,6 +60,12 @@ export interface DaemonOptions {
   now?: () => number;
   /** Extra methods to serve beside the built-in ones (embedders, tests). */
   methods?: MethodDefinition[];
+  /** Runs webhook agent turns; until one is given they wait in the durable queue. */
+  agentTurnRunner?: AgentTurnRunner;
+  /** The heartbeat for webhook `wake` actions; until one is given wakes wait in libsql. */
+  wakeTarget?: WakeTarget;
+  /** Channel delivery of webhook agent answers (`deliver: true`). */
+  deliverHookResponse?: HookResponseDeliverer;
 }
 
 /** A running daemon. */
@@ -139,6 +147,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   });
   await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
 
+  const hooks: DaemonHooks = await startHooks({
+    db,
+    logger: logger.module('webhooks'),
+    env,
+    now,
+    section: config.webhooks,
+    agentTurnRunner: options.agentTurnRunner,
+    wakeTarget: options.wakeTarget,
+    deliver: options.deliverHookResponse,
+  });
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -216,6 +235,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     config = cfg;
     if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
     if (change.changedSections.includes('gateway')) tokens.replace(cfg.gateway.tokens);
+    if (change.changedSections.includes('webhooks')) return hooks.configure(cfg.webhooks);
   });
 
   const server: Server = createServer((req, res) => {
@@ -226,6 +246,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path !== undefined && hooks.matches(path)) {
+      void hooks.handle(req, res);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
@@ -292,6 +316,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await hooks.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
