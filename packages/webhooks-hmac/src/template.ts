@@ -21,6 +21,53 @@ const STEP = /(?:^|\.)([^.[\]]+)|\[(\d+)\]/y;
 // Names that would walk into the prototype chain; refused even where an own property exists.
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** A parsed expression: where to look, and the path steps (`undefined`: the path cannot resolve). */
+type Compiled =
+  | { kind: 'path' | 'now' | 'payload' }
+  | { kind: 'headers' | 'query'; key: string }
+  | { kind: 'walk'; steps: string[] | undefined };
+
+/** A template split into literal text and parsed expressions, in order. */
+type CompiledTemplate = Array<string | Compiled>;
+
+// Mapping templates come from config and repeat on every request; parsing each once
+// keeps rendering to lookups. Bounded, since callers may also render one-off templates.
+const CACHE_LIMIT = 512;
+const templateCache = new Map<string, CompiledTemplate>();
+const expressionCache = new Map<string, Compiled>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): V {
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(key, value);
+  return value;
+}
+
+function compileExpression(expression: string): Compiled {
+  const cached = expressionCache.get(expression);
+  if (cached) return cached;
+  const text = expression.trim();
+  let compiled: Compiled;
+  if (text === 'path' || text === 'now' || text === 'payload') compiled = { kind: text };
+  else if (text.startsWith('headers.')) compiled = { kind: 'headers', key: text.slice(8).toLowerCase() };
+  else if (text.startsWith('query.')) compiled = { kind: 'query', key: text.slice(6) };
+  else compiled = { kind: 'walk', steps: parseSteps(text.startsWith('payload.') ? text.slice(8) : text) };
+  return remember(expressionCache, expression, compiled);
+}
+
+function compileTemplate(template: string): CompiledTemplate {
+  const cached = templateCache.get(template);
+  if (cached) return cached;
+  const parts: CompiledTemplate = [];
+  let last = 0;
+  for (const match of template.matchAll(EXPRESSION)) {
+    if (match.index > last) parts.push(template.slice(last, match.index));
+    parts.push(compileExpression(match[1] ?? ''));
+    last = match.index + match[0].length;
+  }
+  if (last < template.length) parts.push(template.slice(last));
+  return remember(templateCache, template, parts);
+}
+
 /**
  * Replaces every `{{expr}}` in `template` with its value in `context`. Strings are
  * inserted as they are, numbers and booleans as text, objects and arrays as JSON;
@@ -28,17 +75,20 @@ const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
  * evaluates code and never reads inherited properties.
  */
 export function renderTemplate(template: string, context: TemplateContext): string {
+  const parts = compileTemplate(template);
   let now: string | undefined;
-  const scoped: TemplateContext = {
-    ...context,
-    now: () => {
+  let out = '';
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      out += part;
+    } else if (part.kind === 'now') {
       now ??= typeof context.now === 'function' ? context.now() : (context.now ?? new Date().toISOString());
-      return now;
-    },
-  };
-  return template.replace(EXPRESSION, (_match, expression: string) =>
-    formatValue(resolveTemplateExpression(expression, scoped)),
-  );
+      out += now;
+    } else {
+      out += formatValue(evaluate(part, context));
+    }
+  }
+  return out;
 }
 
 /**
@@ -48,13 +98,26 @@ export function renderTemplate(template: string, context: TemplateContext): stri
  * payload with dot and `[index]` steps.
  */
 export function resolveTemplateExpression(expression: string, context: TemplateContext): unknown {
-  const text = expression.trim();
-  if (text === 'path') return context.path;
-  if (text === 'now') return typeof context.now === 'function' ? context.now() : context.now;
-  if (text.startsWith('headers.')) return ownValue(context.headers, text.slice(8).toLowerCase());
-  if (text.startsWith('query.')) return ownValue(context.query, text.slice(6));
-  if (text === 'payload') return context.payload;
-  return walk(context.payload, text.startsWith('payload.') ? text.slice(8) : text);
+  const compiled = compileExpression(expression);
+  if (compiled.kind === 'now') return typeof context.now === 'function' ? context.now() : context.now;
+  return evaluate(compiled, context);
+}
+
+function evaluate(compiled: Compiled, context: TemplateContext): unknown {
+  switch (compiled.kind) {
+    case 'path':
+      return context.path;
+    case 'now':
+      return typeof context.now === 'function' ? context.now() : context.now;
+    case 'payload':
+      return context.payload;
+    case 'headers':
+      return ownValue(context.headers, compiled.key);
+    case 'query':
+      return ownValue(context.query, compiled.key);
+    case 'walk':
+      return compiled.steps === undefined ? undefined : walk(context.payload, compiled.steps);
+  }
 }
 
 function ownValue(map: Readonly<Record<string, string>> | undefined, key: string): string | undefined {
@@ -62,9 +125,9 @@ function ownValue(map: Readonly<Record<string, string>> | undefined, key: string
   return map[key];
 }
 
-function walk(root: unknown, path: string): unknown {
+function parseSteps(path: string): string[] | undefined {
   if (path === '') return undefined;
-  let current = root;
+  const steps: string[] = [];
   STEP.lastIndex = 0;
   while (STEP.lastIndex < path.length) {
     const at = STEP.lastIndex;
@@ -72,8 +135,15 @@ function walk(root: unknown, path: string): unknown {
     if (!step || step.index !== at) return undefined;
     const key = step[1] ?? step[2] ?? '';
     if (FORBIDDEN.has(key)) return undefined;
-    if (current === null || typeof current !== 'object') return undefined;
-    if (!Object.hasOwn(current, key)) return undefined;
+    steps.push(key);
+  }
+  return steps;
+}
+
+function walk(root: unknown, steps: readonly string[]): unknown {
+  let current = root;
+  for (const key of steps) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<string, unknown>)[key];
   }
   return current;

@@ -23,7 +23,10 @@ export function headerMap(headers: HeaderSource): Record<string, string> {
     });
     return out;
   }
-  for (const [key, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+  const record = headers as Record<string, string | string[] | undefined>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const value = record[key];
     if (value === undefined) continue;
     out[key.toLowerCase()] = typeof value === 'string' ? value : value.join(', ');
   }

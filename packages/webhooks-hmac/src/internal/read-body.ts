@@ -16,29 +16,30 @@ export function readNodeBody(request: IncomingMessage, maxBytes: number): Promis
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let total = 0;
-    const finish = (result: BodyResult) => {
-      request.off('data', onData);
-      request.off('end', onEnd);
-      request.off('error', onError);
-      request.off('aborted', onError);
-      resolve(result);
-    };
-    const onData = (chunk: Buffer) => {
+    let settled = false;
+    // Listeners stay attached after settling (the request is done with either way);
+    // the flag makes late events harmless, which is cheaper than detaching them.
+    request.on('data', (chunk: Buffer) => {
+      if (settled) return;
       total += chunk.length;
       if (total > maxBytes) {
+        settled = true;
         chunks.length = 0;
-        finish({ ok: false, reason: 'too_large' });
+        resolve({ ok: false, reason: 'too_large' });
         return;
       }
       chunks.push(chunk);
-    };
-    const onEnd = () =>
-      finish({ ok: true, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total) });
-    const onError = () => finish({ ok: false, reason: 'aborted' });
-    request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', onError);
-    request.on('aborted', onError);
+    });
+    request.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ ok: true, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total) });
+    });
+    request.on('error', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ ok: false, reason: 'aborted' });
+    });
   });
 }
 
