@@ -170,7 +170,20 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
         );
         return;
       }
-      await handler.node(request, response);
+      try {
+        await handler.node(request, response);
+      } catch (error) {
+        // The handler answers every request problem itself; this is a write on a broken socket or a bug.
+        logger.error(
+          { err: error, hint: 'see the error; the sender may retry', errorKind: 'internal' },
+          'webhook handling failed',
+        );
+        if (!response.headersSent) {
+          response
+            .writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
+            .end('{"error":"Internal error"}');
+        } else response.destroy();
+      }
     },
     configure: build,
     async close() {
