@@ -101,7 +101,9 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
         { token: section.token, previousTokens: section.previousTokens },
         (name) => env[name],
       );
-      secrets = [resolved.token, ...resolved.previousTokens].filter((value): value is string => !!value);
+      secrets = [resolved.token, ...resolved.previousTokens.map((entry) => entry.token)].filter(
+        (value): value is string => !!value,
+      );
       if (secrets.some((secret) => secret.length < MIN_TOKEN_LENGTH)) {
         throw new Error(`a resolved webhook token is shorter than ${MIN_TOKEN_LENGTH} characters`);
       }

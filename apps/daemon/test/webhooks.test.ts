@@ -324,6 +324,20 @@ describe('webhooks config', () => {
     expect((await send(`${d.url}/inbound/webhook`, body, headers)).status).toBe(404);
   });
 
+  it('accepts a previous token during a rotation and redacts every token in config.read', async () => {
+    const previous = 'the-previous-webhook-token-0123456789';
+    const d = await start(baseConfig({ previousTokens: [{ token: previous }], mappings: [{ id: 'x' }] }));
+    const body = '{}';
+    expect(
+      (await send(`${d.url}/hooks/x`, body, { 'x-webhook-signature': opensslHmac(body, previous) })).status,
+    ).toBe(200);
+    const client = createHttpClient({ url: d.url, token: ADMIN_TOKEN });
+    const section = JSON.stringify(await client.call('config.read', { section: 'webhooks' }));
+    expect(section).not.toContain(TOKEN);
+    expect(section).not.toContain(previous);
+    expect(section).toContain('[REDACTED]');
+  });
+
   it('refuses a token shorter than 32 characters as a config validation error', async () => {
     await expect(start(baseConfig({ token: 'short-token' }))).rejects.toThrow(/token/);
     daemon = undefined;

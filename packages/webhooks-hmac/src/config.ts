@@ -46,8 +46,14 @@ export const webhooksSectionSchema = z
     path: basePathSchema.default('/hooks'),
     /** HMAC secret: required by the strict endpoint, and by mapped ones when set. */
     token: webhookTokenSchema.optional(),
-    /** Older secrets still accepted during a rotation. @default [] */
-    previousTokens: z.array(webhookTokenSchema).max(8).default([]),
+    /**
+     * Older secrets still accepted during a rotation, each as `{ token }` so that config
+     * redaction (which goes by field name) hides every one of them. @default []
+     */
+    previousTokens: z
+      .array(z.object({ token: webhookTokenSchema }).strict())
+      .max(8)
+      .default([]),
     /** Largest accepted body in bytes; larger ones get 400. @default 262144 */
     maxBodyBytes: z.number().int().positive().max(16_777_216).default(DEFAULT_MAX_BODY_BYTES),
     /** Preset ids to enable (`mail`, `codehost`); unknown names are ignored. @default [] */
