@@ -4,6 +4,7 @@ import { browserSectionSchema } from '@agentd/browser';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
+import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { z } from 'zod';
 
 /** Defaults from decisions.md: loopback only, port 7420. */
@@ -64,6 +65,10 @@ export const configSections = {
     schema: browserSectionSchema.default(browserSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  webhooks: {
+    schema: webhooksSectionSchema.default(webhooksSectionSchema.parse({})),
+    restartRequired: [],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -74,4 +79,5 @@ export interface DaemonConfig {
   storage: z.infer<typeof storageSectionSchema>;
   graph: z.infer<typeof graphSectionSchema>;
   browser: z.infer<typeof browserSectionSchema>;
+  webhooks: z.infer<typeof webhooksSectionSchema>;
 }

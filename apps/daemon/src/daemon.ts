@@ -45,8 +45,10 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
+import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { browserMethods } from './methods/browser.js';
+import { type DaemonHooks, startHooks } from './hooks.js';
 import { configMethods } from './methods/config.js';
 import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
 import { daemonMethods } from './methods/daemon.js';
@@ -75,7 +77,10 @@ export interface DaemonOptions {
   now?: () => number;
   /** Extra methods to serve beside the built-in ones (embedders, tests). */
   methods?: MethodDefinition[];
-  /** The agent runtime's turn runner; graph nodes run as its turns when no graphExecutor is given. */
+  /**
+   * The agent runtime's turn runner: graph nodes run as its turns when no graphExecutor is given,
+   * and queued webhook agent turns are drained through it (until one is given they wait in libsql).
+   */
   agentRunner?: AgentTurnRunner;
   /**
    * Runs graph nodes instead of the agent runtime (embedders, tests). Without it, without
@@ -84,6 +89,10 @@ export interface DaemonOptions {
   graphExecutor?: NodeExecutor;
   /** Receives internal events such as `pipeline:authored`. @default a sink that drops them */
   events?: EventSink;
+  /** The heartbeat for webhook `wake` actions; until one is given wakes wait in libsql. */
+  wakeTarget?: WakeTarget;
+  /** Channel delivery of webhook agent answers (`deliver: true`). */
+  deliverHookResponse?: HookResponseDeliverer;
 }
 
 /** A running daemon. */
@@ -209,6 +218,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     logger: logger.module('browser'),
   });
 
+  const hooks: DaemonHooks = await startHooks({
+    db,
+    logger: logger.module('webhooks'),
+    env,
+    now,
+    section: config.webhooks,
+    agentTurnRunner: options.agentRunner,
+    wakeTarget: options.wakeTarget,
+    deliver: options.deliverHookResponse,
+  });
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -316,6 +336,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
           ),
       );
     }
+    if (change.changedSections.includes('webhooks')) return hooks.configure(cfg.webhooks);
   });
 
   const server: Server = createServer((req, res) => {
@@ -326,6 +347,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     }
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path !== undefined && hooks.matches(path)) {
+      void hooks.handle(req, res);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
@@ -396,6 +421,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await closing;
       await graph.close();
       await browser.shutdown();
+      await hooks.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

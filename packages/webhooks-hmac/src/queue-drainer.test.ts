@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AgentTurnRunner, createQueueDrainer } from './queue-drainer.js';
+import { createWebhookStore, type WebhookStore, webhookMigrations } from './store.js';
+
+type TurnRequest = Parameters<AgentTurnRunner['runTurn']>[0];
+
+let dir: string;
+let db: Database;
+let store: WebhookStore;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'webhooks-drainer-'));
+  db = await openDatabase({ dataDir: dir });
+  await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
+  store = createWebhookStore({ db });
+});
+
+afterEach(async () => {
+  await store.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function fakeRunner(behaviour: (request: TurnRequest) => Promise<string> = async (r) => `echo ${r.message}`) {
+  const requests: TurnRequest[] = [];
+  const runner: AgentTurnRunner = {
+    async runTurn(request) {
+      requests.push(request);
+      const response = await behaviour(request);
+      return {
+        response,
+        tokensUsed: { input: 1, output: 1, total: 2 },
+        finishReason: 'stop',
+        sessionKey: request.sessionKey ?? 'none',
+      };
+    },
+  };
+  return { runner, requests };
+}
+
+const enqueue = (message: string, extra: Record<string, unknown> = {}) =>
+  store.accept({
+    endpoint: 'mapped',
+    mappingId: 'm',
+    plan: { action: 'agent', message, sessionKey: `hook:${message}`, ...extra },
+  });
+
+describe('createQueueDrainer', () => {
+  it('runs queued turns in order with origin hook and the mapping fields', async () => {
+    await enqueue('one', { agentId: 'ops', model: 'small', timeoutMs: 30_000 });
+    await enqueue('two');
+    const { runner, requests } = fakeRunner();
+    const drainer = createQueueDrainer({ store, runner });
+    await drainer.start();
+    await drainer.idle();
+    expect(requests.map((r) => r.message)).toEqual(['one', 'two']);
+    expect(requests[0]).toMatchObject({
+      agentId: 'ops',
+      model: 'small',
+      timeoutMs: 30_000,
+      sessionKey: 'hook:one',
+      origin: 'hook',
+    });
+    expect(requests[0]?.signal).toBeInstanceOf(AbortSignal);
+    expect(requests[1]).not.toHaveProperty('agentId');
+    expect(await store.queueStats()).toEqual({ queued: 0, running: 0, done: 2, failed: 0 });
+    await drainer.stop();
+  });
+
+  it('picks up work enqueued after start when kicked', async () => {
+    const { runner, requests } = fakeRunner();
+    const drainer = createQueueDrainer({ store, runner, pollIntervalMs: 60_000 });
+    await drainer.start();
+    await enqueue('late');
+    drainer.kick();
+    await drainer.idle();
+    expect(requests.map((r) => r.message)).toEqual(['late']);
+    await drainer.stop();
+  });
+
+  it('retries a failing turn and marks it failed after maxAttempts', async () => {
+    await enqueue('flaky');
+    let calls = 0;
+    const { runner } = fakeRunner(async () => {
+      calls++;
+      throw new Error('provider down');
+    });
+    const drainer = createQueueDrainer({ store, runner, maxAttempts: 3, retryDelayMs: 0 });
+    await drainer.start();
+    for (let i = 0; i < 50 && (await store.queueStats()).failed === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(calls).toBe(3);
+    expect(await store.queueStats()).toMatchObject({ failed: 1, queued: 0, running: 0 });
+    const row = await db.get<{ last_error: string }>('SELECT last_error FROM webhook_agent_queue');
+    expect(row?.last_error).toBe('Error: provider down');
+    await drainer.stop();
+  });
+
+  it('delivers the answer when asked and keeps it when no deliverer exists', async () => {
+    await enqueue('deliver-me', { deliver: true, channel: 'telegram', to: '42' });
+    const deliveries: unknown[] = [];
+    const { runner } = fakeRunner();
+    const drainer = createQueueDrainer({ store, runner, deliver: async (d) => void deliveries.push(d) });
+    await drainer.start();
+    await drainer.idle();
+    await drainer.stop();
+    expect(deliveries).toEqual([
+      {
+        channel: 'telegram',
+        to: '42',
+        text: 'echo deliver-me',
+        sessionKey: 'hook:deliver-me',
+        agentId: undefined,
+        mappingId: 'm',
+      },
+    ]);
+
+    await enqueue('nowhere', { deliver: true, channel: 'slack' });
+    const second = createQueueDrainer({ store, runner });
+    await second.start();
+    await second.idle();
+    await second.stop();
+    const rows = await db.query<{ delivery_status: string; undelivered_response: string | null }>(
+      'SELECT delivery_status, undelivered_response FROM webhook_agent_queue ORDER BY id',
+    );
+    expect(rows).toEqual([
+      { delivery_status: 'delivered', undelivered_response: null },
+      { delivery_status: 'no_target', undelivered_response: 'echo nowhere' },
+    ]);
+  });
+
+  it('aborts a running turn on stop and runs it again on the next start', async () => {
+    await enqueue('long');
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const slow = fakeRunner(
+      (request) =>
+        new Promise<string>((_resolve, reject) => {
+          started();
+          request.signal?.addEventListener('abort', () => reject(request.signal?.reason));
+        }),
+    );
+    const first = createQueueDrainer({ store, runner: slow.runner });
+    await first.start();
+    await running;
+    await first.stop();
+    expect(await store.queueStats()).toMatchObject({ queued: 1, running: 0, failed: 0 });
+
+    const quick = fakeRunner();
+    const second = createQueueDrainer({ store, runner: quick.runner });
+    await second.start();
+    await second.idle();
+    await second.stop();
+    expect(quick.requests.map((r) => r.message)).toEqual(['long']);
+    const row = await db.get<{ attempts: number; status: string }>(
+      'SELECT attempts, status FROM webhook_agent_queue',
+    );
+    expect(row).toEqual({ attempts: 1, status: 'done' });
+  });
+
+  it('runs up to concurrency turns at once', async () => {
+    for (const name of ['a', 'b', 'c', 'd']) await enqueue(name);
+    let active = 0;
+    let peak = 0;
+    const { runner } = fakeRunner(async (request) => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      active--;
+      return request.message;
+    });
+    const drainer = createQueueDrainer({ store, runner, concurrency: 2 });
+    await drainer.start();
+    await drainer.idle();
+    await drainer.stop();
+    expect(peak).toBe(2);
+    expect((await store.queueStats()).done).toBe(4);
+  });
+
+  it('refuses a runner without runTurn', () => {
+    expect(() => createQueueDrainer({ store, runner: {} as AgentTurnRunner })).toThrow(/runner/);
+    expect(() => createQueueDrainer({ store, runner: fakeRunner().runner, concurrency: 0 })).toThrow(
+      /concurrency/,
+    );
+  });
+});

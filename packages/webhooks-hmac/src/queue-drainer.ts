@@ -1,0 +1,300 @@
+import { z } from 'zod';
+import { WebhookError } from './errors.js';
+import { parseWith } from './internal/validate.js';
+import { noopLogger, type WebhookLogger } from './logger.js';
+import type { AgentJob, WebhookStore } from './store.js';
+
+/**
+ * The agent runtime's turn runner (agentd's shared `AgentTurnRunner` shape), declared
+ * here so the package needs no runtime dependency.
+ */
+export interface AgentTurnRunner {
+  runTurn(request: {
+    agentId?: string;
+    message: string;
+    sessionKey?: string;
+    model?: string;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    origin?: 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
+  }): Promise<{
+    response: string;
+    tokensUsed: { input: number; output: number; total: number };
+    finishReason: string;
+    sessionKey: string;
+  }>;
+}
+
+/** Sends an agent's answer to a channel, for mappings with `deliver: true`. */
+export type HookResponseDeliverer = (delivery: {
+  channel: string | undefined;
+  to: string | undefined;
+  text: string;
+  sessionKey: string;
+  agentId: string | undefined;
+  mappingId: string;
+}) => Promise<void>;
+
+/** Options of {@link createQueueDrainer}. */
+export interface QueueDrainerOptions {
+  store: WebhookStore;
+  runner: AgentTurnRunner;
+  /** Channel delivery for `deliver: true`; without it the answer is kept in the job row (`no_target`). */
+  deliver?: HookResponseDeliverer;
+  /** Turns run at once. @default 1 */
+  concurrency?: number;
+  /** How often the queue is looked at when nobody calls `kick()`. @default 1000 */
+  pollIntervalMs?: number;
+  /** Attempts before a job is marked failed. @default 3 */
+  maxAttempts?: number;
+  /** Delay before a failed attempt is retried, doubled each further attempt. @default 5000 */
+  retryDelayMs?: number;
+  /** @default no-op */
+  logger?: WebhookLogger;
+  /** Clock in milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+const drainerOptionsSchema = z.object({
+  concurrency: z.number().int().min(1).max(64).default(1),
+  pollIntervalMs: z.number().int().min(10).default(1000),
+  maxAttempts: z.number().int().min(1).max(100).default(3),
+  retryDelayMs: z.number().int().min(0).default(5000),
+});
+
+/** Runs queued webhook agent turns through an {@link AgentTurnRunner}. */
+export interface QueueDrainer {
+  /** Puts jobs left running by a previous process back in the queue, then starts polling. */
+  start(): Promise<void>;
+  /** Looks at the queue now (call after enqueueing). */
+  kick(): void;
+  /** Resolves once no due job is queued and none is running (tests, shutdown checks). */
+  idle(): Promise<void>;
+  /** Stops polling, aborts running turns and puts them back in the queue. Idempotent. */
+  stop(): Promise<void>;
+  /** Turns running now. */
+  readonly active: number;
+}
+
+/**
+ * Creates the drainer. Delivery is at least once: a job is marked running before its
+ * turn starts and done after it ends, so a crash in between runs it again on the next
+ * start, and a turn interrupted by `stop()` is put back without counting the attempt.
+ * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
+ */
+export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
+  const { store, runner, deliver, logger = noopLogger, now = Date.now, ...rest } = options;
+  const settings = parseWith(drainerOptionsSchema, rest, 'queue drainer options');
+  if (!runner || typeof runner.runTurn !== 'function') {
+    throw new WebhookError(
+      'INVALID_OPTIONS',
+      'Invalid queue drainer options: runner: expected an AgentTurnRunner',
+    );
+  }
+  const controllers = new Map<number, AbortController>();
+  const running = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | undefined;
+  let started = false;
+  let stopped = false;
+  let pumping: Promise<void> | undefined;
+  let again = false;
+  const idleWaiters: Array<() => void> = [];
+
+  const schedule = () => {
+    if (stopped || !started) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      kick();
+    }, settings.pollIntervalMs);
+    timer.unref();
+  };
+
+  const notifyIdle = async () => {
+    if (running.size > 0 || pumping || idleWaiters.length === 0) return;
+    // Only due jobs keep the drainer busy; a job waiting for its retry time does not.
+    const due = await store.dueJobCount().catch(() => 1);
+    if (due === 0 && running.size === 0 && !pumping) {
+      for (const resolve of idleWaiters.splice(0)) resolve();
+    }
+  };
+
+  const runJob = async (job: AgentJob): Promise<void> => {
+    const controller = new AbortController();
+    controllers.set(job.id, controller);
+    const began = now();
+    try {
+      const result = await runner.runTurn({
+        message: job.message,
+        sessionKey: job.sessionKey,
+        signal: controller.signal,
+        origin: 'hook',
+        ...(job.agentId !== undefined ? { agentId: job.agentId } : {}),
+        ...(job.model !== undefined ? { model: job.model } : {}),
+        ...(job.timeoutMs !== undefined ? { timeoutMs: job.timeoutMs } : {}),
+      });
+      let deliveryStatus: 'not_requested' | 'delivered' | 'no_target' | 'failed' = 'not_requested';
+      if (job.deliver) {
+        if (!deliver) {
+          deliveryStatus = 'no_target';
+          logger.warn(
+            {
+              jobId: job.id,
+              mapping: job.mappingId,
+              hint: 'no channel delivery is configured; the answer is kept in webhook_agent_queue',
+              errorKind: 'config',
+            },
+            'webhook answer not delivered',
+          );
+        } else {
+          try {
+            await deliver({
+              channel: job.channel,
+              to: job.to,
+              text: result.response,
+              sessionKey: result.sessionKey,
+              agentId: job.agentId,
+              mappingId: job.mappingId,
+            });
+            deliveryStatus = 'delivered';
+          } catch (error) {
+            deliveryStatus = 'failed';
+            logger.warn(
+              {
+                err: error,
+                jobId: job.id,
+                mapping: job.mappingId,
+                hint: 'check the channel named by the mapping; the answer is kept in webhook_agent_queue',
+                errorKind: 'dependency',
+              },
+              'webhook answer delivery failed',
+            );
+          }
+        }
+      }
+      await store.completeJob(job.id, {
+        finishReason: result.finishReason,
+        responseChars: result.response.length,
+        deliveryStatus,
+        ...(deliveryStatus === 'no_target' || deliveryStatus === 'failed'
+          ? { undeliveredResponse: result.response }
+          : {}),
+      });
+      logger.info(
+        {
+          jobId: job.id,
+          mapping: job.mappingId,
+          sessionKey: result.sessionKey,
+          stopReason: result.finishReason,
+          tokensTotal: result.tokensUsed.total,
+          responseLen: result.response.length,
+          durationMs: now() - began,
+        },
+        'webhook agent turn finished',
+      );
+    } catch (error) {
+      if (stopped) {
+        await store.releaseJob(job.id).catch(() => undefined);
+        return;
+      }
+      const finalAttempt = job.attempts >= settings.maxAttempts;
+      const retryAt = finalAttempt ? undefined : now() + settings.retryDelayMs * 2 ** (job.attempts - 1);
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown';
+      await store.failJob(job.id, reason, retryAt).catch(() => undefined);
+      logger.warn(
+        {
+          err: error,
+          jobId: job.id,
+          mapping: job.mappingId,
+          attempt: job.attempts,
+          willRetry: !finalAttempt,
+          hint: finalAttempt
+            ? 'the job is marked failed in webhook_agent_queue; check the agent runtime'
+            : 'the job is retried with backoff',
+          errorKind: 'dependency',
+        },
+        'webhook agent turn failed',
+      );
+      if (retryAt !== undefined) {
+        const wait = setTimeout(kick, Math.max(0, retryAt - now()) + 5);
+        wait.unref();
+      }
+    } finally {
+      controllers.delete(job.id);
+    }
+  };
+
+  const pump = async (): Promise<void> => {
+    do {
+      again = false;
+      while (!stopped && running.size < settings.concurrency) {
+        let job: AgentJob | undefined;
+        try {
+          job = await store.claimNextJob();
+        } catch (error) {
+          if (!stopped) {
+            logger.warn(
+              { err: error, hint: 'the queue is looked at again on the next poll', errorKind: 'resource' },
+              'reading the webhook queue failed',
+            );
+          }
+          break;
+        }
+        if (!job) break;
+        if (stopped) {
+          await store.releaseJob(job.id).catch(() => undefined);
+          break;
+        }
+        const task = runJob(job).finally(() => {
+          running.delete(task);
+          kick();
+        });
+        running.add(task);
+      }
+    } while (again && !stopped);
+  };
+
+  function kick(): void {
+    if (stopped || !started) return;
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = pump().finally(() => {
+      pumping = undefined;
+      schedule();
+      void notifyIdle();
+    });
+  }
+
+  return {
+    get active() {
+      return running.size;
+    },
+    async start() {
+      if (started || stopped) return;
+      const recovered = await store.recoverRunningJobs();
+      if (recovered > 0) {
+        logger.info({ itemCount: recovered }, 'webhook agent turns interrupted by a restart queued again');
+      }
+      started = true;
+      kick();
+    },
+    kick,
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        void notifyIdle();
+      });
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      for (const controller of controllers.values()) controller.abort(new Error('agentd is shutting down'));
+      await pumping;
+      await Promise.all([...running]);
+      for (const resolve of idleWaiters.splice(0)) resolve();
+    },
+  };
+}

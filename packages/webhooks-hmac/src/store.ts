@@ -1,0 +1,554 @@
+import { z } from 'zod';
+import type { WebhookActionPlan } from './action.js';
+import { WebhookError } from './errors.js';
+import type { WebhookOutcome } from './handler.js';
+import { parseWith } from './internal/validate.js';
+import { noopLogger, type WebhookLogger } from './logger.js';
+
+/** A value bound to a statement parameter. */
+export type WebhookSqlValue = string | number | null;
+
+/** The statement-running subset of a libsql handle (an `@agentd/storage` Database or Transaction fits). */
+export interface WebhookQueryable {
+  execute(
+    statement: string,
+    args?: WebhookSqlValue[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowsAffected: number }>;
+}
+
+/**
+ * The database the store needs: statements and write transactions. Declared here so the
+ * package does not depend on a driver; `@agentd/storage`'s `Database` satisfies it.
+ */
+export interface WebhookDatabase extends WebhookQueryable {
+  transaction<T>(callback: (tx: WebhookQueryable) => Promise<T>): Promise<T>;
+}
+
+/** A migration in the shape `@agentd/storage`'s `db.migrate(package, migrations)` takes. */
+export interface WebhookMigration {
+  version: number;
+  name: string;
+  up: string[];
+}
+
+/**
+ * The store's schema; run it with `db.migrate('@agentd/webhooks-hmac', webhookMigrations)`
+ * (or apply the statements yourself, in order, once).
+ */
+export const webhookMigrations: readonly WebhookMigration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'deliveries, agent queue, wakes, counters',
+    up: [
+      `CREATE TABLE webhook_deliveries (
+        delivery_id TEXT PRIMARY KEY,
+        mapping_id TEXT NOT NULL,
+        received_at INTEGER NOT NULL
+      )`,
+      'CREATE INDEX webhook_deliveries_received ON webhook_deliveries (received_at)',
+      `CREATE TABLE webhook_agent_queue (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint TEXT NOT NULL CHECK (endpoint IN ('strict', 'mapped')),
+        mapping_id TEXT NOT NULL,
+        delivery_id TEXT,
+        created_at INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        agent_id TEXT,
+        session_key TEXT NOT NULL,
+        message TEXT NOT NULL,
+        model TEXT,
+        timeout_ms INTEGER,
+        deliver INTEGER NOT NULL DEFAULT 0,
+        channel TEXT,
+        recipient TEXT,
+        finish_reason TEXT,
+        response_chars INTEGER,
+        delivery_status TEXT CHECK (delivery_status IN ('not_requested', 'delivered', 'no_target', 'failed')),
+        undelivered_response TEXT,
+        last_error TEXT
+      )`,
+      'CREATE INDEX webhook_agent_queue_pending ON webhook_agent_queue (status, next_attempt_at, id)',
+      `CREATE TABLE webhook_wakes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        mapping_id TEXT NOT NULL,
+        delivery_id TEXT,
+        mode TEXT NOT NULL CHECK (mode IN ('now', 'next-heartbeat')),
+        text TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        consumed_at INTEGER
+      )`,
+      'CREATE INDEX webhook_wakes_pending ON webhook_wakes (consumed_at, id)',
+      `CREATE TABLE webhook_counters (
+        day TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        mapping_id TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (day, endpoint, outcome, reason, mapping_id)
+      )`,
+    ],
+  },
+]);
+
+/** Default idempotency window: the contract's 24 hours. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Options of {@link createWebhookStore}. */
+export interface WebhookStoreOptions {
+  /** The migrated database (see {@link webhookMigrations}). */
+  db: WebhookDatabase;
+  /** How long a delivery id answers "duplicate". @default 86400000 (24 h) */
+  idempotencyWindowMs?: number;
+  /** How long finished jobs and consumed wakes are kept before {@link WebhookStore.prune} drops them. @default 604800000 (7 days) */
+  retentionMs?: number;
+  /** How often counted outcomes are written; they are summed in memory between writes. @default 1000 */
+  counterFlushMs?: number;
+  /** @default no-op */
+  logger?: WebhookLogger;
+  /** Clock in milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+const storeOptionsSchema = z.object({
+  idempotencyWindowMs: z.number().int().positive().default(IDEMPOTENCY_WINDOW_MS),
+  retentionMs: z
+    .number()
+    .int()
+    .positive()
+    .default(7 * 24 * 60 * 60 * 1000),
+  counterFlushMs: z.number().int().positive().default(1000),
+});
+
+/** What {@link WebhookStore.accept} records. */
+export interface AcceptRequest {
+  endpoint: 'strict' | 'mapped';
+  mappingId: string;
+  deliveryId?: string | undefined;
+  plan: WebhookActionPlan;
+  /**
+   * For a wake plan: also keep a durable wake row for the heartbeat to consume (use
+   * when no live wake target exists). Ignored for agent plans.
+   * @default true
+   */
+  recordWake?: boolean;
+}
+
+/** What {@link WebhookStore.accept} did. */
+export type AcceptResult =
+  | { duplicate: true }
+  | { duplicate: false; jobId: number | undefined; wakeId: number | undefined };
+
+/** A queued agent turn, as the drainer receives it. */
+export interface AgentJob {
+  id: number;
+  endpoint: 'strict' | 'mapped';
+  mappingId: string;
+  deliveryId: string | undefined;
+  createdAt: number;
+  /** Attempts so far, this one included. */
+  attempts: number;
+  agentId: string | undefined;
+  sessionKey: string;
+  message: string;
+  model: string | undefined;
+  timeoutMs: number | undefined;
+  deliver: boolean;
+  channel: string | undefined;
+  to: string | undefined;
+}
+
+/** How a job ended. */
+export interface JobCompletion {
+  finishReason: string;
+  responseChars: number;
+  deliveryStatus: 'not_requested' | 'delivered' | 'no_target' | 'failed';
+  /** Kept only when a requested delivery did not happen, so the answer is not lost. */
+  undeliveredResponse?: string;
+}
+
+/** A wake waiting for the heartbeat. */
+export interface PendingWake {
+  id: number;
+  mappingId: string;
+  deliveryId: string | undefined;
+  mode: 'now' | 'next-heartbeat';
+  text: string;
+  createdAt: number;
+}
+
+/** Job counts by status. */
+export interface QueueStats {
+  queued: number;
+  running: number;
+  done: number;
+  failed: number;
+}
+
+/** One row of the outcome counters (UTC day). */
+export interface WebhookCounter {
+  day: string;
+  endpoint: string;
+  outcome: string;
+  reason: string;
+  mappingId: string;
+  count: number;
+}
+
+/** The durable side of webhook ingestion, on libsql. */
+export interface WebhookStore {
+  /**
+   * Records an accepted webhook in one write transaction: claims its delivery id (a
+   * duplicate within the window changes nothing), queues its agent turn or records
+   * its wake. Nothing is half-written.
+   */
+  accept(request: AcceptRequest): Promise<AcceptResult>;
+  /** Marks the oldest due queued job running (attempts + 1) and returns it. */
+  claimNextJob(): Promise<AgentJob | undefined>;
+  /** Marks a running job done. */
+  completeJob(id: number, completion: JobCompletion): Promise<void>;
+  /** Records a failed attempt: queued again at `retryAt`, or failed for good when `retryAt` is undefined. */
+  failJob(id: number, error: string, retryAt: number | undefined): Promise<void>;
+  /** Puts a running job back without counting the attempt (shutdown interrupted it). */
+  releaseJob(id: number): Promise<void>;
+  /** Puts every running job back in the queue (the process died while they ran); returns how many. */
+  recoverRunningJobs(): Promise<number>;
+  /** Job counts by status. */
+  queueStats(): Promise<QueueStats>;
+  /** Queued jobs whose next attempt is due now. */
+  dueJobCount(): Promise<number>;
+  /** Wakes not consumed yet, oldest first. */
+  pendingWakes(limit?: number): Promise<PendingWake[]>;
+  /** Marks wakes consumed; returns how many were still pending. */
+  consumeWakes(ids: readonly number[]): Promise<number>;
+  /** Counts one request's outcome (summed in memory, written every `counterFlushMs`). */
+  recordOutcome(outcome: Pick<WebhookOutcome, 'endpoint' | 'outcome' | 'reason' | 'mappingId'>): void;
+  /** Writes counted outcomes now. */
+  flushCounters(): Promise<void>;
+  /** Counter rows, optionally from a UTC day (`YYYY-MM-DD`) on. */
+  counters(sinceDay?: string): Promise<WebhookCounter[]>;
+  /** Drops expired delivery ids, and finished jobs and consumed wakes past retention. */
+  prune(): Promise<{ deliveries: number; jobs: number; wakes: number }>;
+  /** Writes pending counters and stops the flush timer. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the durable webhook store over a migrated database.
+ * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
+ */
+export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
+  const { db, logger = noopLogger, now = Date.now, ...rest } = options;
+  const settings = parseWith(storeOptionsSchema, rest, 'webhook store options');
+  if (!db || typeof db.execute !== 'function' || typeof db.transaction !== 'function') {
+    throw new WebhookError(
+      'INVALID_OPTIONS',
+      'Invalid webhook store options: db: expected a database handle',
+    );
+  }
+  const pending = new Map<string, number>();
+  let flushTimer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> | undefined;
+  let closed = false;
+
+  const ensureOpen = () => {
+    if (closed) throw new WebhookError('STORE_CLOSED', 'The webhook store is closed');
+  };
+
+  const flushCounters = async (): Promise<void> => {
+    await flushing;
+    if (pending.size === 0) return;
+    const entries = [...pending.entries()];
+    pending.clear();
+    flushing = db
+      .transaction(async (tx) => {
+        for (const [key, count] of entries) {
+          const [day, endpoint, outcome, reason, mappingId] = JSON.parse(key) as string[];
+          await tx.execute(
+            `INSERT INTO webhook_counters (day, endpoint, outcome, reason, mapping_id, count) VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT (day, endpoint, outcome, reason, mapping_id) DO UPDATE SET count = count + excluded.count`,
+            [day ?? '', endpoint ?? '', outcome ?? '', reason ?? '', mappingId ?? '', count],
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        // Put the counts back so the next flush retries them.
+        for (const [key, count] of entries) pending.set(key, (pending.get(key) ?? 0) + count);
+        logger.warn(
+          { err: error, hint: 'webhook counters are retried on the next flush', errorKind: 'resource' },
+          'writing webhook counters failed',
+        );
+      })
+      .finally(() => {
+        flushing = undefined;
+      });
+    await flushing;
+  };
+
+  return {
+    async accept(request) {
+      ensureOpen();
+      const at = now();
+      return db.transaction(async (tx): Promise<AcceptResult> => {
+        if (request.deliveryId !== undefined) {
+          const seen = await tx.execute('SELECT received_at FROM webhook_deliveries WHERE delivery_id = ?', [
+            request.deliveryId,
+          ]);
+          const receivedAt = Number(seen.rows[0]?.received_at ?? Number.NaN);
+          if (Number.isFinite(receivedAt) && at - receivedAt < settings.idempotencyWindowMs) {
+            return { duplicate: true };
+          }
+          await tx.execute(
+            `INSERT INTO webhook_deliveries (delivery_id, mapping_id, received_at) VALUES (?, ?, ?)
+             ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at`,
+            [request.deliveryId, request.mappingId, at],
+          );
+        }
+        const plan = request.plan;
+        if (plan.action === 'agent') {
+          const inserted = await tx.execute(
+            `INSERT INTO webhook_agent_queue (endpoint, mapping_id, delivery_id, created_at, status, next_attempt_at,
+               agent_id, session_key, message, model, timeout_ms, deliver, channel, recipient)
+             VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+            [
+              request.endpoint,
+              request.mappingId,
+              request.deliveryId ?? null,
+              at,
+              at,
+              plan.agentId ?? null,
+              plan.sessionKey,
+              plan.message,
+              plan.model ?? null,
+              plan.timeoutMs ?? null,
+              plan.deliver ? 1 : 0,
+              plan.channel ?? null,
+              plan.to ?? null,
+            ],
+          );
+          return { duplicate: false, jobId: Number(inserted.rows[0]?.id), wakeId: undefined };
+        }
+        if (request.recordWake === false) return { duplicate: false, jobId: undefined, wakeId: undefined };
+        const inserted = await tx.execute(
+          `INSERT INTO webhook_wakes (mapping_id, delivery_id, mode, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+          [request.mappingId, request.deliveryId ?? null, plan.mode, plan.text, at],
+        );
+        return { duplicate: false, jobId: undefined, wakeId: Number(inserted.rows[0]?.id) };
+      });
+    },
+
+    async claimNextJob() {
+      ensureOpen();
+      const at = now();
+      const result = await db.execute(
+        `UPDATE webhook_agent_queue SET status = 'running', attempts = attempts + 1, started_at = ?
+         WHERE id = (SELECT id FROM webhook_agent_queue WHERE status = 'queued' AND next_attempt_at <= ?
+                     ORDER BY next_attempt_at, id LIMIT 1)
+         RETURNING *`,
+        [at, at],
+      );
+      const row = result.rows[0];
+      return row ? toJob(row) : undefined;
+    },
+
+    async completeJob(id, completion) {
+      ensureOpen();
+      await db.execute(
+        `UPDATE webhook_agent_queue SET status = 'done', finished_at = ?, finish_reason = ?, response_chars = ?,
+           delivery_status = ?, undelivered_response = ?, last_error = NULL WHERE id = ?`,
+        [
+          now(),
+          completion.finishReason,
+          completion.responseChars,
+          completion.deliveryStatus,
+          completion.undeliveredResponse ?? null,
+          id,
+        ],
+      );
+    },
+
+    async failJob(id, error, retryAt) {
+      ensureOpen();
+      const message = error.slice(0, 500);
+      if (retryAt === undefined) {
+        await db.execute(
+          `UPDATE webhook_agent_queue SET status = 'failed', finished_at = ?, last_error = ? WHERE id = ?`,
+          [now(), message, id],
+        );
+      } else {
+        await db.execute(
+          `UPDATE webhook_agent_queue SET status = 'queued', next_attempt_at = ?, last_error = ? WHERE id = ?`,
+          [retryAt, message, id],
+        );
+      }
+    },
+
+    async releaseJob(id) {
+      ensureOpen();
+      await db.execute(
+        `UPDATE webhook_agent_queue SET status = 'queued', attempts = MAX(attempts - 1, 0)
+         WHERE id = ? AND status = 'running'`,
+        [id],
+      );
+    },
+
+    async recoverRunningJobs() {
+      ensureOpen();
+      const result = await db.execute(
+        `UPDATE webhook_agent_queue SET status = 'queued', next_attempt_at = ? WHERE status = 'running'`,
+        [now()],
+      );
+      return result.rowsAffected;
+    },
+
+    async queueStats() {
+      ensureOpen();
+      const result = await db.execute(
+        'SELECT status, COUNT(*) AS n FROM webhook_agent_queue GROUP BY status',
+      );
+      const stats: QueueStats = { queued: 0, running: 0, done: 0, failed: 0 };
+      for (const row of result.rows) {
+        const status = String(row.status) as keyof QueueStats;
+        if (status in stats) stats[status] = Number(row.n);
+      }
+      return stats;
+    },
+
+    async dueJobCount() {
+      ensureOpen();
+      const result = await db.execute(
+        `SELECT COUNT(*) AS n FROM webhook_agent_queue WHERE status = 'queued' AND next_attempt_at <= ?`,
+        [now()],
+      );
+      return Number(result.rows[0]?.n ?? 0);
+    },
+
+    async pendingWakes(limit = 100) {
+      ensureOpen();
+      const result = await db.execute(
+        `SELECT id, mapping_id, delivery_id, mode, text, created_at FROM webhook_wakes
+         WHERE consumed_at IS NULL ORDER BY id LIMIT ?`,
+        [Math.max(1, Math.min(limit, 1000))],
+      );
+      return result.rows.map((row) => ({
+        id: Number(row.id),
+        mappingId: String(row.mapping_id),
+        deliveryId: row.delivery_id === null ? undefined : String(row.delivery_id),
+        mode: row.mode === 'next-heartbeat' ? 'next-heartbeat' : 'now',
+        text: String(row.text),
+        createdAt: Number(row.created_at),
+      }));
+    },
+
+    async consumeWakes(ids) {
+      ensureOpen();
+      if (ids.length === 0) return 0;
+      const at = now();
+      return db.transaction(async (tx) => {
+        let consumed = 0;
+        for (const id of ids) {
+          const result = await tx.execute(
+            'UPDATE webhook_wakes SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL',
+            [at, id],
+          );
+          consumed += result.rowsAffected;
+        }
+        return consumed;
+      });
+    },
+
+    recordOutcome(outcome) {
+      if (closed) return;
+      const day = new Date(now()).toISOString().slice(0, 10);
+      const key = JSON.stringify([
+        day,
+        outcome.endpoint,
+        outcome.outcome,
+        outcome.reason,
+        outcome.mappingId ?? '',
+      ]);
+      pending.set(key, (pending.get(key) ?? 0) + 1);
+      if (!flushTimer) {
+        flushTimer = setTimeout(() => {
+          flushTimer = undefined;
+          void flushCounters();
+        }, settings.counterFlushMs);
+        flushTimer.unref();
+      }
+    },
+
+    flushCounters,
+
+    async counters(sinceDay) {
+      ensureOpen();
+      await flushCounters();
+      const result = await db.execute(
+        `SELECT day, endpoint, outcome, reason, mapping_id, count FROM webhook_counters
+         WHERE day >= ? ORDER BY day, endpoint, outcome, reason, mapping_id`,
+        [sinceDay ?? ''],
+      );
+      return result.rows.map((row) => ({
+        day: String(row.day),
+        endpoint: String(row.endpoint),
+        outcome: String(row.outcome),
+        reason: String(row.reason),
+        mappingId: String(row.mapping_id),
+        count: Number(row.count),
+      }));
+    },
+
+    async prune() {
+      ensureOpen();
+      const at = now();
+      return db.transaction(async (tx) => {
+        const deliveries = await tx.execute('DELETE FROM webhook_deliveries WHERE received_at <= ?', [
+          at - settings.idempotencyWindowMs,
+        ]);
+        const jobs = await tx.execute(
+          `DELETE FROM webhook_agent_queue WHERE status IN ('done', 'failed') AND finished_at <= ?`,
+          [at - settings.retentionMs],
+        );
+        const wakes = await tx.execute(
+          'DELETE FROM webhook_wakes WHERE consumed_at IS NOT NULL AND consumed_at <= ?',
+          [at - settings.retentionMs],
+        );
+        return { deliveries: deliveries.rowsAffected, jobs: jobs.rowsAffected, wakes: wakes.rowsAffected };
+      });
+    },
+
+    async close() {
+      if (closed) return;
+      if (flushTimer) clearTimeout(flushTimer);
+      flushTimer = undefined;
+      await flushCounters();
+      closed = true;
+    },
+  };
+}
+
+function optionalString(value: unknown): string | undefined {
+  return value === null || value === undefined ? undefined : String(value);
+}
+
+function toJob(row: Record<string, unknown>): AgentJob {
+  return {
+    id: Number(row.id),
+    endpoint: row.endpoint === 'strict' ? 'strict' : 'mapped',
+    mappingId: String(row.mapping_id),
+    deliveryId: optionalString(row.delivery_id),
+    createdAt: Number(row.created_at),
+    attempts: Number(row.attempts),
+    agentId: optionalString(row.agent_id),
+    sessionKey: String(row.session_key),
+    message: String(row.message),
+    model: optionalString(row.model),
+    timeoutMs: row.timeout_ms === null || row.timeout_ms === undefined ? undefined : Number(row.timeout_ms),
+    deliver: Number(row.deliver) === 1,
+    channel: optionalString(row.channel),
+    to: optionalString(row.recipient),
+  };
+}
