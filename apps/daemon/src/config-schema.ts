@@ -1,3 +1,8 @@
+import {
+  agentsSectionSchema,
+  contextEngineSectionSchema,
+  providersSectionSchema,
+} from '@agentd/agent-runtime';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
@@ -44,6 +49,18 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  agents: {
+    schema: agentsSectionSchema.default(agentsSectionSchema.parse({})),
+    restartRequired: [],
+  },
+  providers: {
+    schema: providersSectionSchema.default(providersSectionSchema.parse({})),
+    restartRequired: [],
+  },
+  contextEngine: {
+    schema: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
+    restartRequired: [],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -52,4 +69,7 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  agents: z.infer<typeof agentsSectionSchema>;
+  providers: z.infer<typeof providersSectionSchema>;
+  contextEngine: z.infer<typeof contextEngineSectionSchema>;
 }

@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
+import { type AgentRuntime, createAgentRuntime } from '@agentd/agent-runtime';
 import {
   createTokenStore,
   ensureBootstrapToken,
@@ -32,10 +33,16 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
+import { createChatStreamHandler } from './chat-stream.js';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { agentMethods } from './methods/agent.js';
+import { agentsMethods } from './methods/agents.js';
 import { configMethods } from './methods/config.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
+import { modelsMethods } from './methods/models.js';
+import { obsBillingMethods } from './methods/obs-billing.js';
+import { sessionMethods } from './methods/session.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
 import { VERSION } from './version.js';
@@ -139,6 +146,25 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   });
   await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
 
+  // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
+  const agentRuntime: AgentRuntime = createAgentRuntime({
+    db,
+    dataDir,
+    agents: config.agents,
+    providers: config.providers,
+    contextEngine: config.contextEngine,
+    resolveSecret: (name) => env[name],
+    persistAgents: async (entries) => {
+      await configStore.patch(
+        { agents: { entries } },
+        { message: `agents: update ${Object.keys(entries).join(', ')}` },
+      );
+    },
+    logger: logger.module('agent'),
+    now,
+  });
+  await agentRuntime.start();
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -157,6 +183,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...daemonMethods({ logger }),
     ...configMethods({ store: configStore }),
     ...tokenMethods({ tokens }),
+    ...agentMethods({ runtime: agentRuntime }),
+    ...agentsMethods({ runtime: agentRuntime }),
+    ...modelsMethods({ runtime: agentRuntime }),
+    ...sessionMethods({ runtime: agentRuntime }),
+    ...obsBillingMethods({ runtime: agentRuntime }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -216,12 +247,28 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     config = cfg;
     if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
     if (change.changedSections.includes('gateway')) tokens.replace(cfg.gateway.tokens);
+    agentRuntime.applyConfig({
+      agents: cfg.agents,
+      providers: cfg.providers,
+      contextEngine: cfg.contextEngine,
+    });
+  });
+
+  const chatStream = createChatStreamHandler({
+    runtime: agentRuntime,
+    authenticate: authenticateWs,
+    authorize: (identity) => hasScope(identity.scopes as readonly Scope[], 'rpc'),
+    logger: logger.module('gateway'),
   });
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/rpc') {
       void gateway.http(req, res);
+      return;
+    }
+    if (path === '/api/chat/stream') {
+      chatStream(req, res);
       return;
     }
     if (path === '/health' && req.method === 'GET') {
@@ -256,6 +303,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     config = next;
     logger.resetLevels(next.daemon.logLevels);
     tokens.replace(next.gateway.tokens);
+    agentRuntime.applyConfig({
+      agents: next.agents,
+      providers: next.providers,
+      contextEngine: next.contextEngine,
+    });
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
 
@@ -292,6 +344,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await agentRuntime.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

@@ -17,7 +17,11 @@ export interface TestDaemon {
 
 /** Starts a real daemon on 127.0.0.1:0 with a temp data dir and an optional initial config. */
 export async function startTestDaemon(
-  options: { config?: Record<string, unknown>; methods?: MethodDefinition[] } = {},
+  options: {
+    config?: Record<string, unknown>;
+    methods?: MethodDefinition[];
+    env?: Record<string, string>;
+  } = {},
 ): Promise<TestDaemon> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentd-e2e-'));
   if (options.config) writeFileSync(join(dataDir, 'config.yaml'), stringify(options.config));
@@ -25,7 +29,7 @@ export async function startTestDaemon(
     dataDir,
     host: '127.0.0.1',
     port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
+    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, ...(options.env ?? {}) },
     print: () => undefined,
     ...(options.methods ? { methods: options.methods } : {}),
   });

@@ -134,6 +134,9 @@ function createSdkProvider(
       let failure: unknown;
       try {
         const result = streamText({
+          // The SDK's default reports errors on console.error, which would print provider messages
+          // (which may quote the key) outside the logger; errors are handled below instead.
+          onError: () => {},
           model: languageModel(request.model),
           system: request.system,
           messages: toSdkMessages(request.messages),
@@ -171,15 +174,16 @@ function createSdkProvider(
             break;
           }
         }
-        if (failure === undefined) {
-          throw new AgentRuntimeError(
-            'PROVIDER_ERROR',
-            `Provider ${options.id}: stream ended without a finish event`,
-            {
-              data: { provider: options.id },
-            },
-          );
-        }
+        failure ??= new AgentRuntimeError(
+          'PROVIDER_ERROR',
+          `Provider ${options.id}: stream ended without a finish event`,
+          {
+            data: { provider: options.id },
+          },
+        );
+      } catch (error) {
+        // Aborts and transport failures surface as throws from the stream rather than error parts.
+        failure = error;
       } finally {
         clearTimeout(timer);
       }

@@ -155,6 +155,7 @@ const turnRequestSchema = z.object({
   channelType: z.string().min(1).max(64).optional(),
   traceId: z.string().min(1).max(128).optional(),
   synthetic: z.boolean().optional(),
+  allowedTools: z.array(z.string().min(1)).optional(),
 });
 
 /** The built-in offline provider entry. */
@@ -569,17 +570,22 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     return provider;
   }
 
-  function toolAllowed(agent: AgentDefinition, name: string): boolean {
+  function toolAllowed(
+    agent: AgentDefinition,
+    name: string,
+    narrowed: readonly string[] | undefined,
+  ): boolean {
     const matches = (pattern: string) =>
       pattern === '*' || pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1)));
     if (agentsSection.toolDenylist.some(matches) || agent.toolDenylist.some(matches)) return false;
+    if (narrowed && !narrowed.some(matches)) return false;
     return agent.tools.some(matches);
   }
 
-  function offeredTools(agent: AgentDefinition): ModelToolSpec[] {
+  function offeredTools(agent: AgentDefinition, narrowed: readonly string[] | undefined): ModelToolSpec[] {
     const specs: ModelToolSpec[] = [];
     for (const [name, tool] of tools) {
-      if (!toolAllowed(agent, name)) continue;
+      if (!toolAllowed(agent, name, narrowed)) continue;
       specs.push({ name, description: tool.description, inputSchema: toolSchemas.get(name) ?? {} });
     }
     return specs;
@@ -748,7 +754,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       effectiveContextCapNano: contextEngine.budget.effectiveContextCapNano,
       agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
     });
-    const offered = offeredTools(agent);
+    const offered = offeredTools(agent, input.allowedTools);
     let system = agent.systemPrompt;
     if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
     const systemTokens = estimateTokens(system) + estimateToolTokens(offered);
@@ -896,6 +902,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           for (const call of calls) {
             const outcome = await runTool(
               agent,
+              input.allowedTools,
               agentId,
               sessionKey,
               traceId,
@@ -1111,6 +1118,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
 
   async function runTool(
     agent: AgentDefinition,
+    narrowed: readonly string[] | undefined,
     agentId: string,
     sessionKey: string,
     traceId: string,
@@ -1127,7 +1135,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     if (!tool) {
       errorKind = 'unknown_tool';
       errorMessage = `Unknown tool: ${call.toolName}`;
-    } else if (!toolAllowed(agent, call.toolName)) {
+    } else if (!toolAllowed(agent, call.toolName, narrowed)) {
       errorKind = 'denied';
       errorMessage = `Tool not allowed for this agent: ${call.toolName}`;
     }

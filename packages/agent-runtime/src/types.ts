@@ -99,6 +99,8 @@ export interface TurnRequest {
   traceId?: string;
   /** Marks evidence rows as synthetic (test harness traffic). @default false */
   synthetic?: boolean;
+  /** Narrows the agent's tools for this turn to names or `prefix*` patterns (`[]` means no tools). */
+  allowedTools?: string[];
   /** Receives token deltas and tool progress while the turn runs. */
   onEvent?: (event: TurnStreamEvent) => void;
 }
