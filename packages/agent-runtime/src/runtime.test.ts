@@ -8,6 +8,7 @@ import {
   type TestRuntime,
 } from '../test/helpers.js';
 import { AgentRuntimeError } from './errors.js';
+import { createAgentRuntime } from './runtime.js';
 import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 import type { AgentTool } from './types.js';
@@ -79,6 +80,41 @@ describe('createAgentRuntime', () => {
       { role: 'assistant', content: 'ok' },
       { role: 'user', content: 'what was the word?' },
     ]);
+  });
+
+  it('reads history back from the database when the session is not cached', async () => {
+    t = await startRuntime();
+    for (let index = 0; index < 150; index++)
+      await t.runtime.runTurn({ message: `turn ${index}`, sessionKey: 'cold' });
+    const seen: ModelRequest[] = [];
+    for (const sessionCacheSize of [0, 64]) {
+      const fresh = createAgentRuntime({
+        db: t.db,
+        dataDir: t.dir,
+        sessionCacheSize,
+        offline: {
+          script: (request) => {
+            seen.push(request);
+            return { text: 'ok' };
+          },
+        },
+      });
+      await fresh.runTurn({ message: 'after restart', sessionKey: 'cold' });
+      await fresh.close();
+    }
+    const [uncached, paged] = seen;
+    if (!uncached || !paged) throw new Error('no requests');
+    expect(uncached.messages.length).toBeGreaterThan(100);
+    expect(uncached.messages.at(-1)).toEqual({ role: 'user', content: 'after restart' });
+    expect(uncached.messages.at(-3)).toEqual({ role: 'user', content: 'turn 149' });
+    expect(paged.messages.slice(-3)).toEqual([
+      { role: 'user', content: 'after restart' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'after restart' },
+    ]);
+    const older = paged.messages.slice(0, -3);
+    expect(older.length).toBeGreaterThan(100);
+    expect(older).toEqual(uncached.messages.slice(0, -1).slice(-older.length));
   });
 
   it('runs allowed tools, feeds results back and records trajectory evidence', async () => {

@@ -33,6 +33,7 @@ import {
   trajectoryFileName,
 } from './evidence.js';
 import { KeyedMutex } from './internal/keyed-mutex.js';
+import { type CachedSession, SessionCache } from './internal/session-cache.js';
 import { parseOptions } from './internal/options.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
@@ -114,6 +115,8 @@ export interface AgentRuntimeOptions {
   memory?: SessionMemory;
   /** Approval cache cleared by session.reset. @default none */
   approvals?: ApprovalCache;
+  /** Sessions whose context tail is kept in memory between turns (0 disables). @default 64 */
+  sessionCacheSize?: number;
   /** Event bus. @default no-op */
   events?: EventSink;
   /** Logger. @default no-op */
@@ -139,6 +142,7 @@ const optionsSchema = z.object({
   providerFactory: z.function().optional(),
   memory: z.custom<SessionMemory>().optional(),
   approvals: z.custom<ApprovalCache>().optional(),
+  sessionCacheSize: z.number().int().min(0).default(64),
   events: z.custom<EventSink>().optional(),
   logger: z.custom<AgentRuntimeLogger>().optional(),
   now: z.function().optional(),
@@ -394,6 +398,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const store = new SessionStore(db);
   const evidence = new EvidenceWriter(parsed.dataDir, logger);
   const locks = new KeyedMutex();
+  const cache = new SessionCache(parsed.sessionCacheSize);
   const tools = new Map<string, AgentTool>();
   const toolSchemas = new Map<string, Record<string, unknown>>();
   const running = new Map<string, number>();
@@ -643,7 +648,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     const startedAt = now();
     const traceId = input.traceId ?? randomId();
     const origin: TurnOrigin = input.origin ?? 'rpc';
-    const session = await store.get(sessionKey);
+    const session = cache.get(sessionKey)?.session ?? (await store.get(sessionKey));
     if (session && input.agentId && input.agentId !== session.agentId) {
       throw new AgentRuntimeError(
         'SESSION_AGENT_MISMATCH',
@@ -782,26 +787,33 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     });
     let history: SessionMessage[] = [];
     let historyTokens = 0;
-    if (session && firstPlan.historyBudget > 0 && agent.contextBudget.maxHistoryMessages > 0) {
-      const loaded: SessionMessage[] = [];
-      let loadedTokens = 0;
-      let before = session.nextSeq;
+    const cached: CachedSession | undefined = session
+      ? (cache.get(sessionKey) ?? { session, messages: [], fromSeq: session.nextSeq })
+      : undefined;
+    if (session && cached && firstPlan.historyBudget > 0 && agent.contextBudget.maxHistoryMessages > 0) {
       const maxMessages = agent.contextBudget.maxHistoryMessages;
-      while (loaded.length < maxMessages && loadedTokens < firstPlan.historyBudget) {
-        const page = await store.loadTail(
-          session,
-          before,
-          Math.min(HISTORY_PAGE, maxMessages - loaded.length),
-        );
-        for (const message of page) {
-          loaded.push(message);
-          loadedTokens += message.tokens;
+      const budget = firstPlan.historyBudget;
+      const collected: SessionMessage[] = [];
+      let collectedTokens = 0;
+      let index = cached.messages.length - 1;
+      for (;;) {
+        for (; index >= 0 && collected.length < maxMessages && collectedTokens < budget; index--) {
+          const message = cached.messages[index] as SessionMessage;
+          collected.push(message);
+          collectedTokens += message.tokens;
         }
+        if (collected.length >= maxMessages || collectedTokens >= budget) break;
+        if (cached.fromSeq <= session.compactedBeforeSeq) break;
+        // The cache does not reach back far enough: page older messages in from the database.
+        const want = Math.min(HISTORY_PAGE, maxMessages - collected.length);
+        const page = await store.loadTail(session, cached.fromSeq, want);
         const oldest = page.at(-1);
-        if (page.length < HISTORY_PAGE || !oldest) break;
-        before = oldest.seq;
+        cached.fromSeq = page.length < want || !oldest ? session.compactedBeforeSeq : oldest.seq;
+        if (page.length === 0) break;
+        cached.messages.unshift(...[...page].reverse());
+        index = page.length - 1;
       }
-      ({ kept: history, tokens: historyTokens } = selectHistory(loaded, firstPlan.historyBudget));
+      ({ kept: history, tokens: historyTokens } = selectHistory(collected, budget));
     }
 
     const usage = emptyUsage();
@@ -998,6 +1010,18 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       cacheSavedUsd,
     });
 
+    rememberTail(
+      sessionKey,
+      committed,
+      cached,
+      turnMessages,
+      firstSeq,
+      finishedAt,
+      traceId,
+      window.windowTokens,
+      agent,
+    );
+
     const tokens = {
       input: usage.inputTokens,
       output: usage.outputTokens,
@@ -1114,6 +1138,38 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       steps,
       traceId,
     };
+  }
+
+  /** Appends a committed turn to the cached tail, keeping at most one window of tokens. */
+  function rememberTail(
+    sessionKey: string,
+    committed: SessionRecord,
+    cached: CachedSession | undefined,
+    added: NewMessage[],
+    firstSeq: number,
+    createdAt: number,
+    traceId: string,
+    windowTokens: number,
+    agent: AgentDefinition,
+  ): void {
+    const entry = cached ?? { session: committed, messages: [], fromSeq: firstSeq };
+    entry.session = committed;
+    added.forEach((message, offset) => {
+      entry.messages.push({ ...message, seq: firstSeq + offset, createdAt, traceId });
+    });
+    let tokens = 0;
+    let keep = 0;
+    for (let index = entry.messages.length - 1; index >= 0; index--) {
+      const message = entry.messages[index] as SessionMessage;
+      if (keep >= agent.contextBudget.maxHistoryMessages || tokens + message.tokens > windowTokens) break;
+      tokens += message.tokens;
+      keep++;
+    }
+    if (keep < entry.messages.length) {
+      entry.messages.splice(0, entry.messages.length - keep);
+      entry.fromSeq = entry.messages[0]?.seq ?? committed.nextSeq;
+    }
+    cache.set(sessionKey, entry);
   }
 
   async function runTool(
@@ -1497,6 +1553,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     },
     delete: (sessionKey) =>
       locks.run(sessionKey, async () => {
+        cache.delete(sessionKey);
         const removed = await store.delete(sessionKey);
         if (!removed) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1519,6 +1576,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }),
     reset: (sessionKey) =>
       locks.run(sessionKey, async () => {
+        cache.delete(sessionKey);
         const cleared = await store.clearMessages(sessionKey, now());
         if (!cleared) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1535,6 +1593,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }),
     resetConversation: (sessionKey, resetOptions = {}) =>
       locks.run(sessionKey, async () => {
+        cache.delete(sessionKey);
         const session = await store.get(sessionKey);
         const cleared = session ? await store.clearMessages(sessionKey, now()) : undefined;
         if (approvals && session) await approvals.clearSession(sessionKey);
@@ -1581,6 +1640,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   }
 
   async function compactLocked(sessionKey: string): Promise<CompactResult> {
+    cache.delete(sessionKey);
     const session = await requireSession(sessionKey);
     const agent = findAgent(session.agentId);
     if (!agent) {
