@@ -156,6 +156,26 @@ describe('agent and agents methods', () => {
     expect(await rpc.call('agent.cacheStats', { agentId: 'ops' })).toMatchObject({ hits: 0, misses: 0 });
   });
 
+  it('applies agent and provider changes made through config.patch without a restart', async () => {
+    td = await startTestDaemon();
+    const rpc = clientFor(td);
+    await rpc.call('config.patch', {
+      providers: { entries: { tiny: { type: 'offline', models: ['tiny-1'], contextWindow: 4096 } } },
+      agents: { entries: { patched: { name: 'Patched', provider: 'tiny' } } },
+    });
+    expect(await rpc.call('agents.list')).toEqual({ agents: ['default', 'patched'] });
+    expect((await rpc.call<{ models: Json[] }>('models.list')).models.map((model) => model.id)).toContain(
+      'tiny/tiny-1',
+    );
+    const status = await rpc.call('session.send', { key: 'p', message: 'hi', agentId: 'patched' });
+    expect(status.finishReason).toBe('stop');
+    expect(await rpc.call('session.status', { key: 'p' })).toMatchObject({
+      provider: 'tiny',
+      model: 'tiny-1',
+      contextWindow: 4096,
+    });
+  });
+
   it('suspends, resumes and deletes agents with clear errors for new messages', async () => {
     td = await startTestDaemon();
     const rpc = clientFor(td);
