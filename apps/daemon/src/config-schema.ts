@@ -1,3 +1,8 @@
+import {
+  agentsSectionSchema,
+  contextEngineSectionSchema,
+  providersSectionSchema,
+} from '@agentd/agent-runtime';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
@@ -69,6 +74,18 @@ export const configSections = {
     schema: webhooksSectionSchema.default(webhooksSectionSchema.parse({})),
     restartRequired: [],
   },
+  agents: {
+    schema: agentsSectionSchema.default(agentsSectionSchema.parse({})),
+    restartRequired: [],
+  },
+  providers: {
+    schema: providersSectionSchema.default(providersSectionSchema.parse({})),
+    restartRequired: [],
+  },
+  contextEngine: {
+    schema: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
+    restartRequired: [],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -80,4 +97,7 @@ export interface DaemonConfig {
   graph: z.infer<typeof graphSectionSchema>;
   browser: z.infer<typeof browserSectionSchema>;
   webhooks: z.infer<typeof webhooksSectionSchema>;
+  agents: z.infer<typeof agentsSectionSchema>;
+  providers: z.infer<typeof providersSectionSchema>;
+  contextEngine: z.infer<typeof contextEngineSectionSchema>;
 }

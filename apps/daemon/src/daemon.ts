@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
+import { type AgentRuntime, createAgentRuntime } from '@agentd/agent-runtime';
 import {
   createTokenStore,
   ensureBootstrapToken,
@@ -22,11 +23,12 @@ import {
 } from '@agentd/config-store';
 import {
   createGraphService,
+  createGraphTools,
   type EventSink,
   type GraphService,
   type NodeExecutor,
 } from '@agentd/graph-engine';
-import { type BrowserService, createBrowserService } from '@agentd/browser';
+import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import {
   createLogger,
   resolveDaemonLogOptions,
@@ -49,11 +51,17 @@ import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
+import { createChatStreamHandler } from './chat-stream.js';
+import { agentMethods } from './methods/agent.js';
+import { agentsMethods } from './methods/agents.js';
 import { configMethods } from './methods/config.js';
 import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
 import { graphMethods } from './methods/graph.js';
+import { modelsMethods } from './methods/models.js';
+import { obsBillingMethods } from './methods/obs-billing.js';
+import { sessionMethods } from './methods/session.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
 import { plaintextTokenGuard } from './token-policy.js';
@@ -83,8 +91,8 @@ export interface DaemonOptions {
    */
   agentRunner?: AgentTurnRunner;
   /**
-   * Runs graph nodes instead of the agent runtime (embedders, tests). Without it, without
-   * `AGENTD_GRAPH_EXECUTOR=echo` and without an agentRunner, `graph.execute` answers -32002.
+   * Runs graph nodes instead of the agent runtime (embedders, tests); `AGENTD_GRAPH_EXECUTOR=echo`
+   * selects the deterministic echo executor instead.
    */
   graphExecutor?: NodeExecutor;
   /** Receives internal events such as `pipeline:authored`. @default a sink that drops them */
@@ -168,12 +176,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     );
   }
 
-  // Resolved before the database opens: a bad AGENTD_GRAPH_EXECUTOR fails the start cleanly.
-  const graphExecutor = resolveGraphExecutor({
-    executor: options.graphExecutor,
-    runner: options.agentRunner,
-    env,
-  });
+  // Checked before the database opens: a bad AGENTD_GRAPH_EXECUTOR fails the start cleanly.
+  resolveGraphExecutor({ executor: options.graphExecutor, env });
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
 
@@ -193,6 +197,29 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     logger: logger.module('auth'),
   });
+
+  // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
+  const agentRuntime: AgentRuntime = createAgentRuntime({
+    db,
+    dataDir,
+    agents: config.agents,
+    providers: config.providers,
+    contextEngine: config.contextEngine,
+    resolveSecret: (name) => env[name],
+    persistAgents: async (entries) => {
+      await configStore.patch(
+        { agents: { entries } },
+        { message: `agents: update ${Object.keys(entries).join(', ')}` },
+      );
+    },
+    logger: logger.module('agent'),
+    now,
+  });
+  await agentRuntime.start();
+  // Graph nodes, queued webhook turns and (later) cron jobs run as turns of this runtime,
+  // unless an embedder passes its own runner.
+  const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
+  const graphExecutor = resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env });
 
   const graph: GraphService = createGraphService({
     db,
@@ -224,10 +251,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     env,
     now,
     section: config.webhooks,
-    agentTurnRunner: options.agentRunner,
+    agentTurnRunner: agentRunner,
     wakeTarget: options.wakeTarget,
     deliver: options.deliverHookResponse,
   });
+
+  // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
+  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
 
   let restarting: Promise<void> | undefined;
   const control = {
@@ -263,6 +293,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...tokenMethods({ tokens }),
     ...graphMethods({ graph, limits: config.graph, maxConcurrency: config.graph.maxConcurrency }),
     ...browserMethods({ browser }),
+    ...agentMethods({ runtime: agentRuntime }),
+    ...agentsMethods({ runtime: agentRuntime }),
+    ...modelsMethods({ runtime: agentRuntime }),
+    ...sessionMethods({ runtime: agentRuntime }),
+    ...obsBillingMethods({ runtime: agentRuntime }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -336,13 +371,29 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
           ),
       );
     }
+    agentRuntime.applyConfig({
+      agents: cfg.agents,
+      providers: cfg.providers,
+      contextEngine: cfg.contextEngine,
+    });
     if (change.changedSections.includes('webhooks')) return hooks.configure(cfg.webhooks);
+  });
+
+  const chatStream = createChatStreamHandler({
+    runtime: agentRuntime,
+    authenticate: authenticateWs,
+    authorize: (identity) => hasScope(identity.scopes as readonly Scope[], 'rpc'),
+    logger: logger.module('gateway'),
   });
 
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/rpc') {
       void gateway.http(req, res);
+      return;
+    }
+    if (path === '/api/chat/stream') {
+      chatStream(req, res);
       return;
     }
     if (path === '/health' && req.method === 'GET') {
@@ -383,6 +434,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     config = next;
     logger.resetLevels(next.daemon.logLevels);
     tokens.replace(await resolveTokens(next.gateway.tokens));
+    agentRuntime.applyConfig({
+      agents: next.agents,
+      providers: next.providers,
+      contextEngine: next.contextEngine,
+    });
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
 
@@ -422,6 +478,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await graph.close();
       await browser.shutdown();
       await hooks.close();
+      await agentRuntime.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

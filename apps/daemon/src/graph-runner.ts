@@ -63,8 +63,8 @@ export interface GraphExecutorSources {
 
 /**
  * Picks the executor graph nodes run on: an injected one, then the `echo` executor selected by
- * the environment, then the agent runtime. Undefined means graphs can be defined and inspected
- * but `graph.execute` answers -32002 "Agent runtime is not available".
+ * the environment, then the agent runtime. Undefined only when none is given (the daemon always
+ * passes its runtime).
  *
  * @throws {Error} when `AGENTD_GRAPH_EXECUTOR` or `AGENTD_GRAPH_ECHO_DELAY_MS` holds an unknown value.
  */

@@ -236,7 +236,7 @@ describe('gateway.status and rpc.discover', () => {
     expect(status.nodeVersion).toBe(process.version);
     expect(status.configPaths).toEqual([join(td.dataDir, 'config.yaml')]);
     expect(status.sections).toEqual(
-      expect.arrayContaining(['gateway', 'daemon', 'storage', 'observability']),
+      expect.arrayContaining(['gateway', 'daemon', 'storage', 'observability', 'agents', 'providers']),
     );
   });
 
@@ -248,6 +248,17 @@ describe('gateway.status and rpc.discover', () => {
     const names = doc.methods.map((m) => m.name).sort();
     expect(names).toEqual(
       [
+        'agent.cacheStats',
+        'agent.execute',
+        'agent.getOperationModels',
+        'agent.stream',
+        'agents.create',
+        'agents.delete',
+        'agents.get',
+        'agents.list',
+        'agents.resume',
+        'agents.suspend',
+        'agents.update',
         'browser.act',
         'browser.close',
         'browser.console',
@@ -286,7 +297,23 @@ describe('gateway.status and rpc.discover', () => {
         'graph.runs',
         'graph.save',
         'graph.status',
+        'models.list',
+        'obs.billing.byAgent',
+        'obs.billing.byProvider',
+        'obs.billing.bySession',
+        'obs.billing.total',
+        'obs.billing.usage24h',
         'rpc.discover',
+        'session.compact',
+        'session.delete',
+        'session.export',
+        'session.history',
+        'session.list',
+        'session.reset',
+        'session.reset_conversation',
+        'session.search',
+        'session.send',
+        'session.status',
         'system.ping',
         'tokens.create',
         'tokens.list',

@@ -280,16 +280,26 @@ describe('graph namespace', () => {
     }
   });
 
-  it('answers -32002 to graph.execute when no agent runtime is available', async () => {
+  it('runs graph nodes as turns of the built-in agent runtime when no executor is given', async () => {
     td = await startTestDaemon();
     const call = caller(td);
-    const { graphId } = await call<{ graphId: string }>('graph.define', pipeline);
-    const error = await failure(call('graph.execute', { graphId }));
-    expect(error.code).toBe(-32002);
-    expect(error.message).toBe(
-      'Agent runtime is not available: graph nodes cannot run until the daemon has one',
-    );
-    expect(await call('graph.runs')).toEqual({ runs: [] });
+    const { graphId } = await call<{ graphId: string }>('graph.define', {
+      nodes: [
+        { id: 'first', prompt: 'Say {{inputs.word}}' },
+        { id: 'second', prompt: 'Repeat: {{nodes.first.output}}', dependsOn: ['first'] },
+      ],
+    });
+    const { runId } = await call<{ runId: string }>('graph.execute', { graphId, inputs: { word: 'hello' } });
+    const status = await finished(call, runId);
+    expect(status.status).toBe('completed');
+    const { outputs } = await call<{ outputs: Record<string, string> }>('graph.outputs', { runId });
+    // The offline provider answers every node, and says it is offline.
+    expect(outputs.first).toMatch(/offline/i);
+    expect(outputs.second).toMatch(/offline/i);
+    const history = await call<{ messages: Array<{ role: string; content: string }> }>('session.history', {
+      key: `graph:${runId}:second`,
+    });
+    expect(history.messages[0]?.content).toContain('Repeat: ');
   });
 
   it('lets an rpc-scoped token use the graph namespace', async () => {

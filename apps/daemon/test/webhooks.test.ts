@@ -347,7 +347,14 @@ describe('webhooks config', () => {
 describe('durability', () => {
   it('keeps accepted agent webhooks across a restart until a runner drains them', async () => {
     const config = baseConfig({ mappings: [{ id: 'jobs', messageTemplate: 'job {{n}}' }] });
-    const d = await start(config);
+    // A runner that never finishes: the first job is in flight when the daemon stops.
+    const stuck: AgentTurnRunner = {
+      runTurn: (request) =>
+        new Promise((_, reject) => {
+          request.signal?.addEventListener('abort', () => reject(new Error('stopped')));
+        }),
+    };
+    const d = await start(config, { agentRunner: stuck });
     for (const n of [1, 2, 3]) {
       const body = JSON.stringify({ n });
       expect(
@@ -361,6 +368,24 @@ describe('durability', () => {
     await start(undefined, { agentRunner: fake.runner });
     await fake.received(3);
     expect(fake.requests.map((request) => request.message)).toEqual(['job 1', 'job 2', 'job 3']);
+  });
+
+  it('runs agent webhooks as turns of the built-in agent runtime when no runner is given', async () => {
+    const d = await start(
+      baseConfig({ mappings: [{ id: 'ping', messageTemplate: 'ping {{n}}', sessionKey: 'hook:ping' }] }),
+    );
+    const body = JSON.stringify({ n: 7 });
+    expect(
+      (await send(`${d.url}/hooks/ping`, body, { 'x-webhook-signature': opensslHmac(body, TOKEN) })).status,
+    ).toBe(200);
+    const admin = createHttpClient({ url: d.url, token: ADMIN_TOKEN });
+    let history: { messages: Array<{ role: string; content: string }> } = { messages: [] };
+    for (let attempt = 0; attempt < 100 && history.messages.length < 2; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      history = (await admin.call('session.history', { key: 'hook:ping' })) as typeof history;
+    }
+    expect(history.messages[0]).toMatchObject({ role: 'user', content: 'ping 7' });
+    expect(history.messages.at(-1)?.role).toBe('assistant');
   });
 
   it('stores wakes without a heartbeat and hands them over once one exists; a live one is woken at once', async () => {

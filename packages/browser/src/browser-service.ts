@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BrowserContext, chromium, type Page, errors as playwrightErrors } from 'playwright-core';
+import {
+  type BrowserContext,
+  chromium,
+  type Page,
+  type Request,
+  errors as playwrightErrors,
+} from 'playwright-core';
 import { z } from 'zod';
 import { BrowserError } from './errors.js';
 import { type ActAction, type ActParams, checkActParams, performAction } from './internal/actions.js';
@@ -188,7 +194,15 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   let stopping: Promise<void> | undefined;
   let shutDown = false;
 
-  const sweepProcesses = async (pid: number | undefined): Promise<void> => {
+  // The sweep of an ended session kills every process carrying the profile dir; a launch must
+  // wait for it, or the sweep (still looping on a slow machine) kills the new browser too.
+  let pendingSweep: Promise<void> = Promise.resolve();
+  const sweepProcesses = (pid: number | undefined): Promise<void> => {
+    const sweep = pendingSweep.then(() => sweepOnce(pid));
+    pendingSweep = sweep.catch(() => undefined);
+    return sweep;
+  };
+  const sweepOnce = async (pid: number | undefined): Promise<void> => {
     if (pid !== undefined) killTree(pid);
     // Children outside the group (or a group we could not identify) carry the profile dir.
     for (let attempt = 0; attempt < 40; attempt++) {
@@ -257,6 +271,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   };
 
   const launch = async (): Promise<Session> => {
+    await pendingSweep;
     const began = now();
     const executablePath = findExecutable(config.executablePath);
     if (!config.keepProfile) rmSync(profileDir, { recursive: true, force: true });
@@ -497,6 +512,15 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   ): Promise<NavigateResult> => {
     const began = now();
     let response: Awaited<ReturnType<Page['goto']>>;
+    // The hop that failed names the block that stopped this navigation; "the latest block"
+    // alone can be a late retry of an earlier navigation's blocked request.
+    let failedHop: URL | undefined;
+    const onRequestFailed = (request: Request): void => {
+      if (request.isNavigationRequest() && request.frame() === tab.page.mainFrame()) {
+        failedHop = new URL(request.url());
+      }
+    };
+    tab.page.on('requestfailed', onRequestFailed);
     try {
       response = await tab.page.goto(url.href, { timeout: timeoutMs, waitUntil });
     } catch (error) {
@@ -507,11 +531,19 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
           .waitForURL((target) => target.protocol === 'chrome-error:', { timeout: 1000, waitUntil: 'commit' })
           .catch(() => undefined);
       }
-      const record = current.proxy?.latestBlockSince(began);
+      const hopPort = failedHop
+        ? Number(failedHop.port) || (failedHop.protocol === 'https:' ? 443 : 80)
+        : undefined;
+      const record = failedHop
+        ? (current.proxy?.lastBlock(failedHop.hostname.replace(/^\[|\]$/g, ''), hopPort) ??
+          current.proxy?.latestBlockSince(began))
+        : current.proxy?.latestBlockSince(began);
       if (record && /ERR_TUNNEL_CONNECTION_FAILED|ERR_BLOCKED/.test(String((error as Error)?.message))) {
         throw blocked(record.host, record.reason);
       }
       throw error;
+    } finally {
+      tab.page.off('requestfailed', onRequestFailed);
     }
     const refusal = response?.headers()[BLOCKED_HEADER];
     if (refusal !== undefined && current.proxy) {

@@ -15,7 +15,7 @@ import { createHmac } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
-import { createVerifier, createWebhookHandler, sign } from '../dist/index.js';
+import { createVerifier, createWebhookHandler, sign } from '../src/index.js';
 
 const SECRET = 'bench-webhook-secret-0123456789abcdef';
 const CONNECTIONS = 16;

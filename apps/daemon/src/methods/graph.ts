@@ -12,8 +12,6 @@ import {
 import { defineMethod, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 
-/** `graph.execute` without an agent runtime (docs/decisions.md). */
-export const AGENT_RUNTIME_UNAVAILABLE = -32002;
 /** `graph.deleteRun` of a run that is still pending or running (docs/decisions.md). */
 export const RUN_STILL_ACTIVE = -32009;
 
@@ -46,11 +44,6 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
         throw RpcError.notFound('node', String(error.data?.nodeId));
       case 'RUN_ACTIVE':
         throw new RpcError(RUN_STILL_ACTIVE, error.message, { data: error.data });
-      case 'EXECUTOR_UNAVAILABLE':
-        throw new RpcError(
-          AGENT_RUNTIME_UNAVAILABLE,
-          'Agent runtime is not available: graph nodes cannot run until the daemon has one',
-        );
       default:
         throw error;
     }

@@ -1,0 +1,104 @@
+import {
+  type AgentRuntime,
+  entityIdSchema,
+  formatSessionKey,
+  sessionKeyObjectSchema,
+  sessionKeySchema,
+} from '@agentd/agent-runtime';
+import { defineMethod, type MethodContext } from '@agentd/rpc-core';
+import { z } from 'zod';
+import { mapped } from './agent-errors.js';
+
+/** The session key of a caller that names none (decisions.md). */
+export function defaultSessionKey(clientId: string): string {
+  return formatSessionKey({ tenantId: 'default', userId: clientId, channelId: 'rpc' });
+}
+
+const executeParams = z
+  .object({
+    message: z.string().min(1).max(1_000_000),
+    agentId: entityIdSchema.optional(),
+    /** The object form of the contract; the string form is accepted too. */
+    sessionKey: z.union([sessionKeyObjectSchema, sessionKeySchema]).optional(),
+    /** Narrows the agent's tools for this turn (names or `prefix*`). */
+    scopes: z.array(z.string().min(1).max(128)).max(256).optional(),
+  })
+  .strict();
+
+const turnResult = z.object({
+  response: z.string(),
+  tokensUsed: z.object({ input: z.number(), output: z.number(), total: z.number() }),
+  finishReason: z.string(),
+  sessionKey: z.string(),
+  endReason: z.string(),
+  steps: z.number(),
+  traceId: z.string(),
+});
+
+function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, context: MethodContext) {
+  const sessionKey =
+    params.sessionKey === undefined
+      ? defaultSessionKey(context.clientId)
+      : typeof params.sessionKey === 'string'
+        ? params.sessionKey
+        : formatSessionKey(params.sessionKey);
+  return mapped(() =>
+    runtime.runTurn({
+      message: params.message,
+      sessionKey,
+      origin: 'rpc',
+      traceId: context.traceId,
+      signal: context.signal,
+      ...(params.agentId ? { agentId: params.agentId } : {}),
+      ...(params.scopes ? { allowedTools: params.scopes } : {}),
+    }),
+  );
+}
+
+/** agent.*: execute, stream (non-streaming, as the contract says), cacheStats, getOperationModels. */
+export function agentMethods(deps: { runtime: AgentRuntime }) {
+  const { runtime } = deps;
+  return [
+    defineMethod({
+      name: 'agent.execute',
+      scope: 'rpc',
+      description: 'Run one agent turn: the reply, token usage and finish reason.',
+      params: executeParams,
+      result: turnResult,
+      handler: (params, context) => execute(runtime, params, context),
+    }),
+    defineMethod({
+      name: 'agent.stream',
+      scope: 'rpc',
+      description:
+        'Same as agent.execute; token streaming over JSON-RPC is not offered, use GET /api/chat/stream.',
+      params: executeParams,
+      result: turnResult,
+      handler: (params, context) => {
+        context.logger.warn(
+          {
+            method: 'agent.stream',
+            hint: 'token streaming over JSON-RPC is not offered; use GET /api/chat/stream for deltas',
+            errorKind: 'validation',
+          },
+          'agent.stream answered with a non-streaming result',
+        );
+        return execute(runtime, params, context);
+      },
+    }),
+    defineMethod({
+      name: 'agent.cacheStats',
+      scope: 'admin',
+      description: 'Prompt-cache statistics from billing: hits, misses, hit rate, cached token totals.',
+      params: z.object({ agentId: entityIdSchema.optional() }).strict(),
+      handler: ({ agentId }) => mapped(() => runtime.cacheStats(agentId)),
+    }),
+    defineMethod({
+      name: 'agent.getOperationModels',
+      scope: 'admin',
+      description: 'The model each operation of an agent uses (chat, compaction) and where it comes from.',
+      params: z.object({ agentId: entityIdSchema }).strict(),
+      handler: ({ agentId }) => mapped(() => runtime.agents.operationModels(agentId)),
+    }),
+  ];
+}

@@ -1,0 +1,148 @@
+import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
+import { defineMethod } from '@agentd/rpc-core';
+import { z } from 'zod';
+import { defaultSessionKey } from './agent.js';
+import { mapped } from './agent-errors.js';
+
+const adminKey = z.object({ session_key: sessionKeySchema }).strict();
+
+/**
+ * session.*: status, history, list, send, search (rpc); delete, reset, export, compact,
+ * reset_conversation (admin). Admin methods take the snake_case `session_key`; strict
+ * schemas reject `key` there, as the contract requires for session.delete.
+ */
+export function sessionMethods(deps: { runtime: AgentRuntime }) {
+  const { runtime } = deps;
+  const { sessions } = runtime;
+  return [
+    defineMethod({
+      name: 'session.status',
+      scope: 'rpc',
+      description:
+        "Model, token use, steps executed and step limit of a session (default: the caller's own).",
+      params: z.object({ key: sessionKeySchema.optional() }).strict(),
+      handler: ({ key }, context) =>
+        mapped(() => sessions.status(key ?? defaultSessionKey(context.clientId))),
+    }),
+    defineMethod({
+      name: 'session.history',
+      scope: 'rpc',
+      description: 'The stored messages of a session, oldest first; `limit` newest before `beforeTs`.',
+      params: z
+        .object({
+          key: sessionKeySchema,
+          limit: z.number().int().min(1).max(10_000).optional(),
+          beforeTs: z.number().int().nonnegative().optional(),
+        })
+        .strict(),
+      handler: ({ key, limit, beforeTs }) =>
+        mapped(() =>
+          sessions.history(key, {
+            ...(limit !== undefined ? { limit } : {}),
+            ...(beforeTs !== undefined ? { beforeTs } : {}),
+          }),
+        ),
+    }),
+    defineMethod({
+      name: 'session.list',
+      scope: 'rpc',
+      description: 'Sessions from the database, most recently active first.',
+      params: z
+        .object({
+          sinceMs: z.number().int().nonnegative().optional(),
+          kind: z.enum(['main', 'subagent', 'hook', 'cron', 'graph']).optional(),
+          limit: z.number().int().min(1).max(1000).optional(),
+        })
+        .strict(),
+      handler: async (params) => ({
+        sessions: await mapped(() =>
+          sessions.list({
+            ...(params.sinceMs !== undefined ? { sinceMs: params.sinceMs } : {}),
+            ...(params.kind !== undefined ? { kind: params.kind } : {}),
+            ...(params.limit !== undefined ? { limit: params.limit } : {}),
+          }),
+        ),
+      }),
+    }),
+    defineMethod({
+      name: 'session.send',
+      scope: 'rpc',
+      description: 'Send a message into a session (created on first use) and return the agent turn result.',
+      params: z
+        .object({
+          key: sessionKeySchema,
+          message: z.string().min(1).max(1_000_000),
+          agentId: entityIdSchema.optional(),
+        })
+        .strict(),
+      handler: ({ key, message, agentId }, context) =>
+        mapped(() =>
+          runtime.runTurn({
+            message,
+            sessionKey: key,
+            origin: 'rpc',
+            traceId: context.traceId,
+            signal: context.signal,
+            ...(agentId ? { agentId } : {}),
+          }),
+        ),
+    }),
+    defineMethod({
+      name: 'session.search',
+      scope: 'rpc',
+      description: 'Full-text search over transcripts; the best hit per session, best first.',
+      params: z
+        .object({ query: z.string().min(1).max(1000), limit: z.number().int().min(1).max(200).optional() })
+        .strict(),
+      handler: ({ query, limit }) => mapped(() => sessions.search(query, limit ?? 20)),
+    }),
+    defineMethod({
+      name: 'session.delete',
+      scope: 'admin',
+      description: 'Drop a session, its messages and its memory entries; returns the transcript.',
+      params: adminKey,
+      handler: ({ session_key }) => mapped(() => sessions.delete(session_key)),
+    }),
+    defineMethod({
+      name: 'session.reset',
+      scope: 'admin',
+      description: 'Clear the messages of a session; metadata stays, cached approval decisions are cleared.',
+      params: adminKey,
+      handler: ({ session_key }) => mapped(() => sessions.reset(session_key)),
+    }),
+    defineMethod({
+      name: 'session.export',
+      scope: 'admin',
+      description: 'The export record of a session: messages, metadata, counts and times.',
+      params: adminKey,
+      handler: ({ session_key }) => mapped(() => sessions.export(session_key)),
+    }),
+    defineMethod({
+      name: 'session.compact',
+      scope: 'admin',
+      description: 'Summarise old history through the model into a kept summary that replaces it in context.',
+      params: z.object({ key: sessionKeySchema }).strict(),
+      handler: ({ key }) => mapped(() => sessions.compact(key)),
+    }),
+    defineMethod({
+      name: 'session.reset_conversation',
+      scope: 'admin',
+      description:
+        'Destroy the durable history and transcript of a session (irreversible, counts only); optionally its memories.',
+      params: z
+        .object({
+          session_key: sessionKeySchema,
+          memory: z.boolean().optional(),
+          purge_derived: z.boolean().optional(),
+        })
+        .strict(),
+      handler: ({ session_key, memory, purge_derived }) =>
+        mapped(() =>
+          sessions.resetConversation(session_key, {
+            memory: memory ?? false,
+            purgeDerived: purge_derived ?? false,
+          }),
+        ),
+    }),
+  ];
+}

@@ -1,0 +1,401 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import {
+  APICallError,
+  jsonSchema,
+  type LanguageModel,
+  type LanguageModelUsage,
+  type ModelMessage as SdkMessage,
+  streamText,
+  type ToolSet,
+  tool,
+} from 'ai';
+import { z } from 'zod';
+import { AgentRuntimeError } from './errors.js';
+import { type AgentRuntimeLogger, noopLogger } from './logger.js';
+import { parseOptions } from './internal/options.js';
+import { abortableDelay } from './internal/timing.js';
+import type {
+  ModelFinishReason,
+  ModelMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelUsage,
+} from './provider.js';
+
+/** Options shared by the HTTP providers. */
+export interface HttpProviderOptions {
+  /** Provider id, used in errors, logs and billing. */
+  id: string;
+  /** Endpoint base URL (for Anthropic including `/v1`; default `https://api.anthropic.com/v1`). */
+  baseUrl?: string | undefined;
+  /** The resolved API key. Never logged or put into errors. */
+  apiKey?: string | undefined;
+  /** Extra headers for every request. */
+  headers?: Record<string, string> | undefined;
+  /** Time one request may take, first byte to last. @default 120000 */
+  timeoutMs?: number | undefined;
+  /** Retries on 408/409/429/5xx and connection failures, before any output arrived. @default 2 */
+  maxRetries?: number | undefined;
+  /** First backoff delay, doubled per retry, jittered, capped at 30 s; `retry-after(-ms)` wins. @default 1000 */
+  retryInitialDelayMs?: number | undefined;
+  /** Logger for retries. @default no-op */
+  logger?: AgentRuntimeLogger | undefined;
+  /** Jitter source. @default Math.random */
+  random?: (() => number) | undefined;
+}
+
+const optionsSchema = z.object({
+  id: z.string().min(1),
+  baseUrl: z.string().url().optional(),
+  apiKey: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeoutMs: z.number().int().positive().default(120_000),
+  maxRetries: z.number().int().min(0).max(10).default(2),
+  retryInitialDelayMs: z.number().int().min(0).default(1000),
+  logger: z.custom<AgentRuntimeLogger>().optional(),
+  random: z.function().optional(),
+});
+
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, OpenRouter, Ollama,
+ * llama.cpp server, vLLM, LM Studio), through the `ai` SDK's `@ai-sdk/openai-compatible`.
+ * Streams with `stream_options.include_usage`, so usage (with cached prompt tokens) arrives.
+ */
+export function createOpenAiCompatibleProvider(options: HttpProviderOptions): ModelProvider {
+  const parsed = parseOptions(optionsSchema, options, 'createOpenAiCompatibleProvider');
+  if (!parsed.baseUrl) {
+    throw new AgentRuntimeError(
+      'INVALID_OPTIONS',
+      `Provider ${parsed.id}: baseUrl is required for openai-compatible`,
+    );
+  }
+  const sdk = createOpenAICompatible({
+    name: parsed.id,
+    baseURL: parsed.baseUrl,
+    ...(parsed.apiKey ? { apiKey: parsed.apiKey } : {}),
+    ...(parsed.headers ? { headers: parsed.headers } : {}),
+    includeUsage: true,
+  });
+  const baseUrl = parsed.baseUrl.replace(/\/+$/, '');
+  return createSdkProvider(parsed, 'openai-compatible', (model) => sdk.chatModel(model), {
+    url: `${baseUrl}/models`,
+    headers: {
+      ...(parsed.headers ?? {}),
+      ...(parsed.apiKey ? { authorization: `Bearer ${parsed.apiKey}` } : {}),
+    },
+  });
+}
+
+/** A provider for the Anthropic Messages API, through the `ai` SDK's `@ai-sdk/anthropic`. */
+export function createAnthropicProvider(options: HttpProviderOptions): ModelProvider {
+  const parsed = parseOptions(optionsSchema, options, 'createAnthropicProvider');
+  const baseUrl = (parsed.baseUrl ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
+  const sdk = createAnthropic({
+    baseURL: baseUrl,
+    // An explicit empty key keeps the SDK from reading ANTHROPIC_API_KEY behind the config's back.
+    apiKey: parsed.apiKey ?? '',
+    ...(parsed.headers ? { headers: parsed.headers } : {}),
+  });
+  return createSdkProvider(parsed, 'anthropic', (model) => sdk(model), {
+    url: `${baseUrl}/models`,
+    headers: {
+      ...(parsed.headers ?? {}),
+      'anthropic-version': '2023-06-01',
+      ...(parsed.apiKey ? { 'x-api-key': parsed.apiKey } : {}),
+    },
+  });
+}
+
+type ParsedOptions = z.output<typeof optionsSchema>;
+
+function createSdkProvider(
+  options: ParsedOptions,
+  type: 'openai-compatible' | 'anthropic',
+  languageModel: (model: string) => LanguageModel,
+  probeRequest: { url: string; headers: Record<string, string> },
+): ModelProvider {
+  const logger = options.logger ?? noopLogger;
+  const random = (options.random as (() => number) | undefined) ?? Math.random;
+  const secret = options.apiKey;
+
+  async function* stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    for (let attempt = 0; ; attempt++) {
+      const timeout = new AbortController();
+      const timer = setTimeout(
+        () => timeout.abort(new DOMException('provider request timed out', 'TimeoutError')),
+        options.timeoutMs,
+      );
+      const signal = AbortSignal.any([request.signal, timeout.signal]);
+      let emitted = false;
+      let failure: unknown;
+      try {
+        const result = streamText({
+          // The SDK's default reports errors on console.error, which would print provider messages
+          // (which may quote the key) outside the logger; errors are handled below instead.
+          onError: () => {},
+          model: languageModel(request.model),
+          system: request.system,
+          messages: toSdkMessages(request.messages),
+          ...(request.tools.length > 0 ? { tools: toSdkTools(request.tools) } : {}),
+          maxOutputTokens: request.maxOutputTokens,
+          // Retries are ours: configurable delays, and never after output was streamed.
+          maxRetries: 0,
+          abortSignal: signal,
+        });
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') {
+            if (part.text.length === 0) continue;
+            emitted = true;
+            yield { type: 'text-delta', text: part.text };
+          } else if (part.type === 'tool-call') {
+            emitted = true;
+            yield {
+              type: 'tool-call',
+              toolCallId: part.toolCallId,
+              toolName: part.toolName,
+              input: part.input,
+            };
+          } else if (part.type === 'finish') {
+            yield {
+              type: 'finish',
+              finishReason: mapFinishReason(part.finishReason),
+              usage: mapUsage(part.totalUsage),
+            };
+            return;
+          } else if (part.type === 'error') {
+            failure = part.error;
+            break;
+          } else if (part.type === 'abort') {
+            failure = signal.reason ?? new DOMException('aborted', 'AbortError');
+            break;
+          }
+        }
+        failure ??= new AgentRuntimeError(
+          'PROVIDER_ERROR',
+          `Provider ${options.id}: stream ended without a finish event`,
+          {
+            data: { provider: options.id },
+          },
+        );
+      } catch (error) {
+        // Aborts and transport failures surface as throws from the stream rather than error parts.
+        failure = error;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (request.signal.aborted) throw request.signal.reason;
+      if (timeout.signal.aborted) {
+        throw new AgentRuntimeError(
+          'PROVIDER_TIMEOUT',
+          `Provider ${options.id}: request exceeded ${options.timeoutMs} ms`,
+          { data: { provider: options.id, timeoutMs: options.timeoutMs } },
+        );
+      }
+      if (!emitted && attempt < options.maxRetries && isRetryable(failure)) {
+        const delayMs = retryDelay(failure, attempt, options.retryInitialDelayMs, random);
+        logger.warn(
+          {
+            provider: options.id,
+            attempt: attempt + 1,
+            status: statusOf(failure),
+            delayMs,
+            hint: 'the provider is overloaded or rate-limiting; the request is retried with backoff',
+            errorKind: 'dependency',
+          },
+          'model request retried',
+        );
+        await abortableDelay(delayMs, request.signal);
+        continue;
+      }
+      throw mapError(options.id, failure, secret);
+    }
+  }
+
+  async function probe(signal: AbortSignal): Promise<void> {
+    const timeout = AbortSignal.timeout(Math.min(options.timeoutMs, 15_000));
+    let response: Response;
+    try {
+      response = await fetch(probeRequest.url, {
+        headers: probeRequest.headers,
+        signal: AbortSignal.any([signal, timeout]),
+      });
+    } catch (error) {
+      throw new AgentRuntimeError('PROVIDER_ERROR', `Provider ${options.id}: probe could not connect`, {
+        data: { provider: options.id, reason: error instanceof Error ? error.name : 'unknown' },
+      });
+    }
+    await response.body?.cancel();
+    if (response.status === 401 || response.status === 403) {
+      throw new AgentRuntimeError(
+        'PROVIDER_AUTH',
+        `Provider ${options.id}: credential refused (HTTP ${response.status})`,
+        {
+          data: { provider: options.id, status: response.status },
+        },
+      );
+    }
+    if (!response.ok) {
+      throw new AgentRuntimeError(
+        'PROVIDER_ERROR',
+        `Provider ${options.id}: probe answered HTTP ${response.status}`,
+        {
+          data: { provider: options.id, status: response.status },
+        },
+      );
+    }
+  }
+
+  return { id: options.id, type, offline: false, stream, probe };
+}
+
+function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
+  const out: SdkMessage[] = [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      out.push({ role: 'user', content: message.content });
+    } else if (message.role === 'assistant') {
+      if (!message.toolCalls || message.toolCalls.length === 0) {
+        out.push({ role: 'assistant', content: message.content });
+        continue;
+      }
+      out.push({
+        role: 'assistant',
+        content: [
+          ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+          ...message.toolCalls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            input: call.input,
+          })),
+        ],
+      });
+    } else {
+      out.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: message.toolCallId,
+            toolName: message.toolName,
+            output: message.isError
+              ? { type: 'error-text', value: message.content }
+              : { type: 'text', value: message.content },
+          },
+        ],
+      });
+    }
+  }
+  return out;
+}
+
+function toSdkTools(tools: ModelRequest['tools']): ToolSet {
+  const set: ToolSet = {};
+  for (const spec of tools) {
+    set[spec.name] = tool({
+      description: spec.description,
+      inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+    });
+  }
+  return set;
+}
+
+function mapFinishReason(reason: string): ModelFinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'tool-calls':
+      return 'tool_calls';
+    case 'content-filter':
+      return 'content_filter';
+    case 'error':
+      return 'error';
+    default:
+      return 'other';
+  }
+}
+
+function mapUsage(usage: LanguageModelUsage): ModelUsage {
+  return {
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    cacheReadTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage.inputTokenDetails?.cacheWriteTokens ?? 0,
+  };
+}
+
+function statusOf(error: unknown): number | undefined {
+  return APICallError.isInstance(error) ? error.statusCode : undefined;
+}
+
+function isRetryable(error: unknown): boolean {
+  return APICallError.isInstance(error) && error.isRetryable;
+}
+
+/** Backoff for attempt n: retry-after-ms / retry-after (up to 60 s) win, else jittered exponential. */
+function retryDelay(error: unknown, attempt: number, initialMs: number, random: () => number): number {
+  const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
+  const afterMs = Number.parseFloat(headers?.['retry-after-ms'] ?? '');
+  if (Number.isFinite(afterMs) && afterMs >= 0 && afterMs <= 60_000) return afterMs;
+  const afterSeconds = Number.parseFloat(headers?.['retry-after'] ?? '');
+  if (Number.isFinite(afterSeconds) && afterSeconds >= 0 && afterSeconds <= 60) return afterSeconds * 1000;
+  const base = Math.min(MAX_BACKOFF_MS, initialMs * 2 ** attempt);
+  return Math.round(base / 2 + (random() * base) / 2);
+}
+
+function scrub(text: string, secret: string | undefined): string {
+  return secret ? text.split(secret).join('[REDACTED]') : text;
+}
+
+/**
+ * Turns an SDK failure into an AgentRuntimeError. The SDK's error objects carry request
+ * bodies (conversation text) and response bodies, so none is attached as `cause`: the
+ * message names the provider, status and a scrubbed short reason only.
+ */
+function mapError(providerId: string, error: unknown, secret: string | undefined): AgentRuntimeError {
+  if (error instanceof AgentRuntimeError) return error;
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode;
+    const data = { provider: providerId, status, retryable: error.isRetryable };
+    if (status === 401 || status === 403) {
+      return new AgentRuntimeError(
+        'PROVIDER_AUTH',
+        `Provider ${providerId}: credential refused (HTTP ${status})`,
+        {
+          data,
+        },
+      );
+    }
+    if (status === 429) {
+      return new AgentRuntimeError(
+        'PROVIDER_RATE_LIMITED',
+        `Provider ${providerId}: rate limited (HTTP 429)`,
+        { data },
+      );
+    }
+    const reason = status === undefined ? scrub(error.message, secret).slice(0, 160) : `HTTP ${status}`;
+    return new AgentRuntimeError('PROVIDER_ERROR', `Provider ${providerId}: request failed: ${reason}`, {
+      data,
+    });
+  }
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? scrub(error.message, secret).slice(0, 160) : '';
+  if (name === 'LoadAPIKeyError') {
+    return new AgentRuntimeError('PROVIDER_AUTH', `Provider ${providerId}: no API key configured`, {
+      data: { provider: providerId },
+    });
+  }
+  return new AgentRuntimeError(
+    'PROVIDER_ERROR',
+    `Provider ${providerId}: ${name}${message ? `: ${message}` : ''}`,
+    {
+      data: { provider: providerId, errorName: name },
+    },
+  );
+}

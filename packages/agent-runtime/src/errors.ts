@@ -1,0 +1,61 @@
+/** Codes of {@link AgentRuntimeError}. */
+export type AgentRuntimeErrorCode =
+  /** Options or a definition failed validation (`data.issues`). */
+  | 'INVALID_OPTIONS'
+  /** No agent of that id (`data.agentId`). */
+  | 'AGENT_NOT_FOUND'
+  /** An agent of that id already exists. */
+  | 'AGENT_EXISTS'
+  /** The session's agent was deleted; the session keeps its history but takes no new turns. */
+  | 'AGENT_DELETED'
+  /** The agent is suspended and refuses new messages. */
+  | 'AGENT_SUSPENDED'
+  /** The session is bound to another agent than the one asked for. */
+  | 'SESSION_AGENT_MISMATCH'
+  /** No session of that key (`data.sessionKey`). */
+  | 'SESSION_NOT_FOUND'
+  /** No provider of that id, or the model is not served by it. */
+  | 'PROVIDER_NOT_FOUND'
+  /** A `${secret:NAME}` reference of a provider could not be resolved (`data.name`, never a value). */
+  | 'SECRET_MISSING'
+  /** The provider refused the credential (HTTP 401/403). */
+  | 'PROVIDER_AUTH'
+  /** The provider kept answering 429 after every retry. */
+  | 'PROVIDER_RATE_LIMITED'
+  /** Any other provider failure (network, 5xx after retries, malformed stream). */
+  | 'PROVIDER_ERROR'
+  /** A provider request exceeded its `timeoutMs`. */
+  | 'PROVIDER_TIMEOUT'
+  /** The runtime was closed. */
+  | 'CLOSED';
+
+/** Options of the {@link AgentRuntimeError} constructor. */
+export interface AgentRuntimeErrorOptions {
+  /** The underlying error. */
+  cause?: unknown;
+  /** Structured detail (ids, counts, HTTP status); never message bodies or secrets. */
+  data?: Record<string, unknown>;
+}
+
+/** The one error class of @agentd/agent-runtime. */
+export class AgentRuntimeError extends Error {
+  override readonly name = 'AgentRuntimeError';
+  /** What went wrong, as a stable string. */
+  readonly code: AgentRuntimeErrorCode;
+  /** Structured detail for callers and logs. */
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: AgentRuntimeErrorCode, message: string, options: AgentRuntimeErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+/** Whether `value` is an {@link AgentRuntimeError}, optionally of one code. */
+export function isAgentRuntimeError(
+  value: unknown,
+  code?: AgentRuntimeErrorCode,
+): value is AgentRuntimeError {
+  return value instanceof AgentRuntimeError && (code === undefined || value.code === code);
+}

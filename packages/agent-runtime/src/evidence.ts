@@ -1,0 +1,282 @@
+import { createHash } from 'node:crypto';
+import { mkdir, appendFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { type AgentRuntimeLogger, noopLogger } from './logger.js';
+
+/** Version of the evidence records written by this package. */
+export const EVIDENCE_SCHEMA_VERSION = 1;
+
+/** Directory of the session-index day files, relative to the data dir. */
+export const SESSION_INDEX_DIR = 'obs/session-index';
+/** Directory of the per-session trajectory files, relative to the data dir. */
+export const TRAJECTORY_DIR = 'obs/trajectories';
+/** A trajectory file stops growing at this size within a session (the contract's hard cap). */
+export const TRAJECTORY_HARD_CAP_BYTES = 50 * 1024 * 1024;
+
+const endReasonSchema = z.enum([
+  'completed',
+  'completed_with_tool_errors',
+  'context_exhausted',
+  'output_starved',
+  'timeout',
+  'max_steps',
+  'cancelled',
+  'error',
+]);
+
+const finishReasonSchema = z.enum([
+  'stop',
+  'length',
+  'tool_calls',
+  'content_filter',
+  'timeout',
+  'cancelled',
+  'error',
+]);
+
+const tokensSchema = z.object({
+  input: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  cacheRead: z.number().int().nonnegative(),
+  cacheWrite: z.number().int().nonnegative(),
+});
+
+const baseRecord = {
+  v: z.literal(EVIDENCE_SCHEMA_VERSION),
+  ts: z.number().int(),
+  sessionKey: z.string(),
+  traceId: z.string(),
+  agentId: z.string(),
+};
+
+/** The `contextBudget` figures of the IncidentReport, one record per model call. */
+export const contextBudgetRecordSchema = z.object({
+  windowTokens: z.number().int(),
+  rawContextWindowTokens: z.number().int(),
+  windowCapSource: z.enum([
+    'effectiveContextCapSmall',
+    'effectiveContextCapNano',
+    'served',
+    'capabilityClass',
+    'none',
+  ]),
+  systemTokens: z.number().int(),
+  freshTailTokens: z.number().int(),
+  budgetedHistoryTokens: z.number().int(),
+  keptCount: z.number().int(),
+  assembledInputTokens: z.number().int(),
+  outputHeadroom: z.number().int(),
+  verdict: z.enum(['fits', 'downshifted', 'exhausted']),
+});
+
+/** A context budget record. */
+export type ContextBudget = z.infer<typeof contextBudgetRecordSchema>;
+
+/**
+ * One line of a trajectory file (`obs/trajectories/<file>.jsonl`): tool-call provenance
+ * (name, success, duration, error kind, a digest of the result; never the result itself),
+ * the context budget of each model call, and the start and end of each turn.
+ */
+export const trajectoryRecordSchema = z.discriminatedUnion('type', [
+  z.object({
+    ...baseRecord,
+    type: z.literal('turn_start'),
+    origin: z.string(),
+    provider: z.string(),
+    model: z.string(),
+  }),
+  z.object({
+    ...baseRecord,
+    type: z.literal('context_budget'),
+    step: z.number().int(),
+    budget: contextBudgetRecordSchema,
+  }),
+  z.object({
+    ...baseRecord,
+    type: z.literal('tool_call'),
+    /** Order of the call within the session's trajectory file (1-based per turn). */
+    seq: z.number().int(),
+    step: z.number().int(),
+    toolName: z.string(),
+    toolCallId: z.string(),
+    ok: z.boolean(),
+    durationMs: z.number().nonnegative(),
+    /** `unknown_tool`, `denied`, `invalid_input`, `timeout`, `cancelled`, `tool_error`. */
+    errorKind: z.string().optional(),
+    /** First 200 characters of the error message (tool errors only). */
+    errorPreview: z.string().optional(),
+    resultBytes: z.number().int().nonnegative(),
+    /** `sha256:` and 16 hex digits of the serialised result. */
+    resultDigest: z.string(),
+  }),
+  z.object({
+    ...baseRecord,
+    type: z.literal('turn_end'),
+    endReason: endReasonSchema,
+    finishReason: finishReasonSchema,
+    steps: z.number().int(),
+    durationMs: z.number().nonnegative(),
+    tokens: tokensSchema,
+    costUsd: z.number().nonnegative(),
+    toolCalls: z.object({ ok: z.number().int(), failed: z.number().int() }),
+  }),
+]);
+
+/** One trajectory line. */
+export type TrajectoryRecord = z.infer<typeof trajectoryRecordSchema>;
+
+/** One line of a session-index day file (`obs/session-index/YYYY-MM-DD.jsonl`, UTC days): one per turn. */
+export const sessionIndexRecordSchema = z.object({
+  v: z.literal(EVIDENCE_SCHEMA_VERSION),
+  ts: z.number().int(),
+  traceId: z.string(),
+  /** Id of the user message (`<sessionKey>#<seq>`), resolvable to `traceId`. */
+  messageId: z.string().optional(),
+  sessionKey: z.string(),
+  agentId: z.string(),
+  channelType: z.string(),
+  /** The channel's chat id (the channel segment of the session key, when it has one). */
+  chatId: z.string().optional(),
+  origin: z.string(),
+  kind: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  outcome: z.object({
+    endReason: endReasonSchema,
+    degraded: z.boolean(),
+    severity: z.enum(['info', 'warning', 'error']),
+  }),
+  finishReason: finishReasonSchema,
+  costUsd: z.number().nonnegative(),
+  tokens: tokensSchema,
+  durationMs: z.number().nonnegative(),
+  steps: z.number().int(),
+  toolCalls: z.object({ ok: z.number().int(), failed: z.number().int() }),
+  /** Test-harness traffic; excluded by readers unless asked for. */
+  synthetic: z.boolean(),
+  /** Trajectory file of the session, relative to the data dir. */
+  trajectoryFile: z.string(),
+  /** Provider error code when `endReason` is `error`. */
+  errorCode: z.string().optional(),
+});
+
+/** One session-index line. */
+export type SessionIndexRecord = z.infer<typeof sessionIndexRecordSchema>;
+
+/**
+ * File name of a session's trajectory: a readable prefix of the key plus a hash, so any
+ * key (up to 512 characters, any punctuation) maps to one safe, short file name.
+ */
+export function trajectoryFileName(sessionKey: string): string {
+  const readable = sessionKey.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
+  const hash = createHash('sha256').update(sessionKey).digest('hex').slice(0, 16);
+  return `${readable}-${hash}.jsonl`;
+}
+
+/** Session-index day file name for a time (UTC day). */
+export function sessionIndexFileName(ts: number): string {
+  return `${new Date(ts).toISOString().slice(0, 10)}.jsonl`;
+}
+
+/** Whether an end reason counts as degraded. */
+export function isDegraded(endReason: z.infer<typeof endReasonSchema>): boolean {
+  return endReason !== 'completed' && endReason !== 'cancelled';
+}
+
+/** `sha256:` + 16 hex digits of a text. */
+export function digest(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Appends evidence lines. Lines of one file are written in order; a write failure is
+ * logged and never fails a turn.
+ */
+export class EvidenceWriter {
+  readonly #dataDir: string;
+  readonly #logger: AgentRuntimeLogger;
+  readonly #queues = new Map<string, Promise<void>>();
+  readonly #sizes = new Map<string, number>();
+  #dirsReady: Promise<void> | undefined;
+
+  constructor(dataDir: string, logger: AgentRuntimeLogger = noopLogger) {
+    this.#dataDir = dataDir;
+    this.#logger = logger;
+  }
+
+  /** Appends trajectory records of one session. */
+  trajectory(sessionKey: string, records: TrajectoryRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    const relative = join(TRAJECTORY_DIR, trajectoryFileName(sessionKey));
+    return this.#append(relative, records, TRAJECTORY_HARD_CAP_BYTES);
+  }
+
+  /** Appends one session-index record to its day file. */
+  sessionIndex(record: SessionIndexRecord): Promise<void> {
+    return this.#append(join(SESSION_INDEX_DIR, sessionIndexFileName(record.ts)), [record], undefined);
+  }
+
+  /** Waits for every queued write. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#queues.values()]);
+  }
+
+  #append(relative: string, records: unknown[], capBytes: number | undefined): Promise<void> {
+    const text = `${records.map((record) => JSON.stringify(record)).join('\n')}\n`;
+    const previous = this.#queues.get(relative) ?? Promise.resolve();
+    const next = previous.then(() => this.#write(relative, text, capBytes));
+    this.#queues.set(relative, next);
+    void next.finally(() => {
+      if (this.#queues.get(relative) === next) this.#queues.delete(relative);
+    });
+    return next;
+  }
+
+  async #write(relative: string, text: string, capBytes: number | undefined): Promise<void> {
+    const path = join(this.#dataDir, relative);
+    try {
+      this.#dirsReady ??= Promise.all([
+        mkdir(join(this.#dataDir, SESSION_INDEX_DIR), { recursive: true }),
+        mkdir(join(this.#dataDir, TRAJECTORY_DIR), { recursive: true }),
+      ]).then(() => undefined);
+      await this.#dirsReady;
+      if (capBytes !== undefined) {
+        let size = this.#sizes.get(relative);
+        if (size === undefined)
+          size = await stat(path).then(
+            (info) => info.size,
+            () => 0,
+          );
+        const bytes = Buffer.byteLength(text);
+        if (size + bytes > capBytes) {
+          this.#sizes.set(relative, size);
+          this.#logger.warn(
+            {
+              file: relative,
+              capBytes,
+              hint: 'the trajectory is at its hard cap; older evidence stays, new lines are dropped',
+              errorKind: 'resource',
+            },
+            'trajectory file at hard cap',
+          );
+          return;
+        }
+        this.#sizes.set(relative, size + bytes);
+      }
+      await appendFile(path, text);
+    } catch (error) {
+      this.#dirsReady = undefined;
+      this.#logger.warn(
+        {
+          err: error,
+          file: relative,
+          hint: 'check free space and permissions of the obs directory',
+          errorKind: 'resource',
+        },
+        'evidence write failed',
+      );
+    }
+  }
+}

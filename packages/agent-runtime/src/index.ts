@@ -1,0 +1,118 @@
+export {
+  createAnthropicProvider,
+  createOpenAiCompatibleProvider,
+  type HttpProviderOptions,
+} from './ai-sdk-provider.js';
+export {
+  type AgentDefinition,
+  type AgentDefinitionInput,
+  type AgentsSection,
+  agentDefinitionSchema,
+  agentsSectionSchema,
+  type CapabilityClass,
+  capabilityClassSchema,
+  type ContextEngineSection,
+  contextEngineSectionSchema,
+  DEFAULT_AGENT_ID,
+  entityIdSchema,
+  OFFLINE_PROVIDER_ID,
+  type Prices,
+  type ProviderEntry,
+  type ProvidersSection,
+  providerEntrySchema,
+  providersSectionSchema,
+} from './config.js';
+export {
+  type BudgetPlan,
+  type ContextWindow,
+  planBudget,
+  resolveContextWindow,
+  selectHistory,
+} from './context.js';
+export {
+  AgentRuntimeError,
+  type AgentRuntimeErrorCode,
+  type AgentRuntimeErrorOptions,
+  isAgentRuntimeError,
+} from './errors.js';
+export {
+  type ContextBudget,
+  contextBudgetRecordSchema,
+  EVIDENCE_SCHEMA_VERSION,
+  isDegraded,
+  SESSION_INDEX_DIR,
+  type SessionIndexRecord,
+  sessionIndexFileName,
+  sessionIndexRecordSchema,
+  TRAJECTORY_DIR,
+  TRAJECTORY_HARD_CAP_BYTES,
+  type TrajectoryRecord,
+  trajectoryFileName,
+  trajectoryRecordSchema,
+} from './evidence.js';
+export { type AgentRuntimeLogger, noopLogger } from './logger.js';
+export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  createOfflineProvider,
+  type OfflineProviderOptions,
+  type OfflineReply,
+  type OfflineScript,
+} from './offline-provider.js';
+export type {
+  ModelFinishReason,
+  ModelMessage,
+  ModelProvider,
+  ModelPurpose,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelToolCall,
+  ModelToolSpec,
+  ModelUsage,
+  ProviderType,
+} from './provider.js';
+export {
+  type AgentRuntime,
+  type AgentRuntimeOptions,
+  type AgentUpdateResult,
+  type AgentView,
+  type ApprovalCache,
+  type CompactResult,
+  createAgentRuntime,
+  DEFAULT_SESSION_KEY,
+  type ModelView,
+  type OperationModels,
+  type ProviderFactory,
+  type ProviderView,
+  type ResetConversationResult,
+  type SessionExport,
+  type SessionMemory,
+} from './runtime.js';
+export {
+  formatSessionKey,
+  parseSessionKey,
+  type SessionKeyObject,
+  sessionKeyObjectSchema,
+  sessionKeySchema,
+} from './session-key.js';
+export type {
+  BillingAggregate,
+  SessionKind,
+  SessionMessage,
+  SessionRecord,
+  SessionSearchHit,
+} from './session-store.js';
+export { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
+export {
+  type AgentTool,
+  type AgentTurnRunner,
+  type EndReason,
+  type EventSink,
+  type FinishReason,
+  noopEventSink,
+  type TokensUsed,
+  type ToolContext,
+  type TurnOrigin,
+  type TurnRequest,
+  type TurnResult,
+  type TurnStreamEvent,
+} from './types.js';

@@ -1,0 +1,74 @@
+/** A tool call the model asked for. */
+export interface ModelToolCall {
+  toolCallId: string;
+  toolName: string;
+  /** Parsed JSON input. */
+  input: unknown;
+}
+
+/** A message sent to a model. */
+export type ModelMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
+
+/** A tool offered to the model. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the input. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** What the call is for; the offline provider answers each honestly. */
+export type ModelPurpose = 'chat' | 'compaction' | 'probe';
+
+/** One model request. */
+export interface ModelRequest {
+  model: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelToolSpec[];
+  maxOutputTokens: number;
+  signal: AbortSignal;
+  purpose: ModelPurpose;
+}
+
+/** Token usage of one model call. `inputTokens` includes cached input. */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** Why one model call stopped. */
+export type ModelFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+
+/** One event of a model stream. */
+export type ModelStreamEvent =
+  | { type: 'text-delta'; text: string }
+  | ({ type: 'tool-call' } & ModelToolCall)
+  | { type: 'finish'; finishReason: ModelFinishReason; usage: ModelUsage };
+
+/** Wire protocol of a provider. */
+export type ProviderType = 'offline' | 'openai-compatible' | 'anthropic';
+
+/**
+ * A language-model provider. `stream` yields deltas and tool calls and ends with exactly
+ * one `finish` event, or throws an `AgentRuntimeError` (`PROVIDER_*`).
+ */
+export interface ModelProvider {
+  readonly id: string;
+  readonly type: ProviderType;
+  /** True for the offline provider (no network, no key). */
+  readonly offline: boolean;
+  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
+  /** Checks reachability and the credential (agents.update dryRun); throws `PROVIDER_*` on failure. */
+  probe(signal: AbortSignal): Promise<void>;
+}
+
+/** A zero usage record. */
+export function emptyUsage(): ModelUsage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+}

@@ -1,0 +1,76 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Database, openDatabase } from '@agentd/storage';
+import {
+  type AgentRuntime,
+  type AgentRuntimeLogger,
+  type AgentRuntimeOptions,
+  createAgentRuntime,
+  SESSION_INDEX_DIR,
+  type SessionIndexRecord,
+  sessionIndexRecordSchema,
+  TRAJECTORY_DIR,
+  type TrajectoryRecord,
+  trajectoryFileName,
+  trajectoryRecordSchema,
+} from '../src/index.js';
+
+/** A runtime on a real libsql file in a temp dir. */
+export interface TestRuntime {
+  runtime: AgentRuntime;
+  db: Database;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function startRuntime(
+  options: Partial<Omit<AgentRuntimeOptions, 'db' | 'dataDir'>> = {},
+): Promise<TestRuntime> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-runtime-'));
+  const db = await openDatabase({ dataDir: dir });
+  const runtime = createAgentRuntime({ db, dataDir: dir, ...options });
+  await runtime.start();
+  return {
+    runtime,
+    db,
+    dir,
+    close: async () => {
+      await runtime.close();
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every session-index record written under `dir`, validated by the exported schema. */
+export function readSessionIndex(dir: string): SessionIndexRecord[] {
+  const folder = join(dir, SESSION_INDEX_DIR);
+  return readdirSync(folder)
+    .sort()
+    .flatMap((file) =>
+      readFileSync(join(folder, file), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => sessionIndexRecordSchema.parse(JSON.parse(line))),
+    );
+}
+
+/** The trajectory of one session, validated by the exported schema. */
+export function readTrajectory(dir: string, sessionKey: string): TrajectoryRecord[] {
+  return readFileSync(join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey)), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => trajectoryRecordSchema.parse(JSON.parse(line)));
+}
+
+/** A logger that keeps every call. */
+export function recordingLogger(): AgentRuntimeLogger & {
+  entries: Array<{ level: string; fields: Record<string, unknown>; message?: string }>;
+} {
+  const entries: Array<{ level: string; fields: Record<string, unknown>; message?: string }> = [];
+  const at = (level: string) => (fields: Record<string, unknown>, message?: string) => {
+    entries.push({ level, fields, ...(message !== undefined ? { message } : {}) });
+  };
+  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
