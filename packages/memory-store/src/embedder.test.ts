@@ -122,9 +122,10 @@ describe('createOpenAiEmbedder', () => {
       dimensions: 4,
       apiKey: 'sk-secret-value',
     });
-    const error = await embedder
-      .embed(['x'])
-      .catch((caught: unknown) => caught as Error & { data: Record<string, unknown> });
+    const error = (await embedder.embed(['x']).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )) as Error & { data: Record<string, unknown> };
     expect(error).toMatchObject({ code: 'EMBEDDER_FAILED', data: { status: 401, reason: 'auth' } });
     expect(JSON.stringify({ message: error.message, data: error.data })).not.toContain('sk-secret-value');
   });
