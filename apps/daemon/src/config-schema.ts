@@ -1,5 +1,6 @@
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
+import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { z } from 'zod';
@@ -44,6 +45,10 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  memory: {
+    schema: memorySectionSchema.default(memorySectionSchema.parse({})),
+    restartRequired: ['*'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -52,4 +57,5 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  memory: z.infer<typeof memorySectionSchema>;
 }

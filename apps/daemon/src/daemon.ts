@@ -36,8 +36,10 @@ import { configSections, type DaemonConfig } from './config-schema.js';
 import { configMethods } from './methods/config.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
+import { memoryMethods } from './methods/memory.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
+import { type MemoryService, openMemoryService } from './memory.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link startDaemon}. */
@@ -58,6 +60,8 @@ export interface DaemonOptions {
   now?: () => number;
   /** Extra methods to serve beside the built-in ones (embedders, tests). */
   methods?: MethodDefinition[];
+  /** Receives internal events such as `memory:recalled`. @default drops them */
+  events?: { emit(event: string, payload: Record<string, unknown>): void };
 }
 
 /** A running daemon. */
@@ -70,6 +74,8 @@ export interface RunningDaemon {
   readonly wsUrl: string;
   readonly dataDir: string;
   readonly logger: RootLogger;
+  /** The memory store, recall and agent tools; undefined with `memory.enabled: false`. */
+  readonly memory: MemoryService | undefined;
   /**
    * Sends a JSON-RPC notification: to every socket of `clientId`, or to every connected
    * client when `clientId` is undefined (notifications that cannot be targeted).
@@ -128,6 +134,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
 
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
+  const events = options.events ?? { emit: () => undefined };
+  const memory = await openMemoryService({ db, section: config.memory, env, logger, events });
 
   const tokens: TokenStore = createTokenStore({
     tokens: config.gateway.tokens,
@@ -157,6 +165,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...daemonMethods({ logger }),
     ...configMethods({ store: configStore }),
     ...tokenMethods({ tokens }),
+    ...memoryMethods({ store: memory?.store }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -292,6 +301,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await memory?.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
@@ -315,6 +325,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     dataDir,
     logger,
+    memory,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
       else gateway.ws.notify(clientId, method, params);
