@@ -58,7 +58,7 @@ describe('memory methods', () => {
       tags: ['preferences'],
     });
     const overall = await admin.call('memory.inspect', {});
-    expect(overall).toMatchObject({ entries: 3, agents: 2, index: { kind: 'hnsw', ready: true } });
+    expect(overall).toMatchObject({ entries: 3, agents: 2, index: { kind: 'quantized', ready: true } });
 
     const page = await admin.call('memory.browse', { limit: 2 });
     expect(page).toMatchObject({ total: 3, offset: 0, limit: 2 });

@@ -218,10 +218,24 @@ describe('createMemoryStore', () => {
     await first.close();
     const second = await open();
     const stats = await second.stats();
-    expect(stats.index).toMatchObject({ kind: 'hnsw', ready: true, size: 30, scopes: 1 });
+    expect(stats.index).toMatchObject({ kind: 'quantized', ready: true, size: 30, scopes: 1 });
     const { recall } = await second.search({ query: 'owls' });
     expect(recall.exact).toBe(false);
     expect(recall.vectorCandidates).toBe(30);
+  });
+
+  it('serves the vector lane from a usearch HNSW graph when configured, rebuilt at reopen', async () => {
+    const first = await open({ index: { kind: 'hnsw' } });
+    await first.storeMany(
+      Array.from({ length: 20 }, (_, index) => ({ content: `note ${index} about herons` })),
+    );
+    await first.store({ content: 'a different note about kingfishers' });
+    await first.close();
+    const second = await open({ index: { kind: 'hnsw' } });
+    expect((await second.stats()).index).toMatchObject({ kind: 'hnsw', ready: true, size: 21 });
+    const { results, recall } = await second.search({ query: 'kingfishers', lanes: ['vector'] });
+    expect(results[0]?.content).toBe('a different note about kingfishers');
+    expect(recall).toMatchObject({ exact: false, lanes: ['vector'], ftsCandidates: 0 });
   });
 
   it('searches exactly in libsql when the index is disabled', async () => {

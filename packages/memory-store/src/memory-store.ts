@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { createHashingEmbedder, type Embedder } from './embedder.js';
 import { EmbeddingCache, type EmbeddingCacheStats } from './embedding-cache.js';
 import { isMemoryStoreError, MemoryStoreError } from './errors.js';
-import { AnnIndex } from './internal/ann-index.js';
+import { AnnIndex, QuantizedIndex, type VectorIndex } from './internal/ann-index.js';
 import { convexFusion, type Lane, reciprocalRankFusion } from './internal/fusion.js';
-import { indexText, matchExpression } from './internal/text.js';
+import { indexText, orExpression, queryTerms } from './internal/text.js';
 import { fromBlob, toBlob } from './internal/vectors.js';
 import {
   type EventSink,
@@ -113,6 +113,10 @@ const searchInputSchema = z
     query: z.string().min(1).max(10_000),
     limit: z.number().int().min(1).max(100).optional(),
     rerank: z.boolean().optional(),
+    lanes: z
+      .array(z.enum(['fts', 'vector']))
+      .min(1)
+      .optional(),
     signal: z.instanceof(AbortSignal).optional(),
   })
   .strict();
@@ -295,7 +299,7 @@ class LibsqlMemoryStore implements MemoryStore {
   readonly #now: () => number;
   readonly #randomId: () => string;
   readonly #cache: EmbeddingCache;
-  readonly #index: AnnIndex | undefined;
+  readonly #index: VectorIndex | undefined;
   #indexReady = false;
   #rebuild: Promise<void> = Promise.resolve();
   #rebuildMs: number | null = null;
@@ -325,15 +329,17 @@ class LibsqlMemoryStore implements MemoryStore {
     this.#now = now;
     this.#randomId = randomId;
     this.#cache = new EmbeddingCache(db, { ...settings.cache, now });
-    this.#index = settings.index.enabled
-      ? new AnnIndex({
-          dimensions: embedder.dimensions,
-          connectivity: settings.index.connectivity,
-          expansionAdd: settings.index.expansionAdd,
-          expansionSearch: settings.index.expansionSearch,
-          quantization: settings.index.quantization,
-        })
-      : undefined;
+    this.#index = !settings.index.enabled
+      ? undefined
+      : settings.index.kind === 'quantized'
+        ? new QuantizedIndex(embedder.dimensions)
+        : new AnnIndex({
+            dimensions: embedder.dimensions,
+            connectivity: settings.index.connectivity,
+            expansionAdd: settings.index.expansionAdd,
+            expansionSearch: settings.index.expansionSearch,
+            quantization: settings.index.quantization,
+          });
   }
 
   startRebuild(): void {
@@ -477,13 +483,19 @@ class LibsqlMemoryStore implements MemoryStore {
       vector: vectors?.[index],
     }));
     const seqs = await this.#db.transaction(async (tx) => {
-      const out: number[] = [];
-      for (const row of rows) {
-        const inserted = await tx.get<{ seq: number }>(
-          `INSERT INTO memory_entries (id, agent_id, tenant, kind, content, session_key, tags, metadata, trust,
-             created_at, embedding, embedding_model)
-           VALUES (?, ?, ?, 'memory', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-          [
+      // seq is assigned here, under the write lock, so the entry and FTS rows go
+      // out as a few multi-row statements in one round trip instead of two per entry.
+      const top = await tx.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM memory_entries');
+      const first = Number(top?.seq ?? 0) + 1;
+      const out = rows.map((_, index) => first + index);
+      const statements: Array<{ sql: string; args: SqlValue[] }> = [];
+      for (const [offset, group] of chunks(rows, 100).entries()) {
+        const base = first + offset * 100;
+        const entryArgs: SqlValue[] = [];
+        const ftsArgs: SqlValue[] = [];
+        group.forEach((row, index) => {
+          entryArgs.push(
+            base + index,
             row.id,
             row.agentId,
             row.tenant,
@@ -495,12 +507,21 @@ class LibsqlMemoryStore implements MemoryStore {
             row.input.createdAt ?? this.#now(),
             row.vector === undefined ? null : toBlob(row.vector),
             row.vector === undefined ? null : this.embedder.model,
-          ],
-        );
-        const seq = Number(inserted!.seq);
-        await tx.execute('INSERT INTO memory_fts (rowid, body) VALUES (?, ?)', [seq, row.text]);
-        out.push(seq);
+          );
+          ftsArgs.push(base + index, row.text);
+        });
+        statements.push({
+          sql: `INSERT INTO memory_entries (seq, id, agent_id, tenant, kind, content, session_key, tags, metadata,
+                  trust, created_at, embedding, embedding_model)
+                VALUES ${group.map(() => "(?, ?, ?, ?, 'memory', ?, ?, ?, ?, ?, ?, ?, ?)").join(', ')}`,
+          args: entryArgs,
+        });
+        statements.push({
+          sql: `INSERT INTO memory_fts (rowid, body) VALUES ${group.map(() => '(?, ?)').join(', ')}`,
+          args: ftsArgs,
+        });
       }
+      await tx.batch(statements);
       return out;
     });
     this.#logger.info(
@@ -542,40 +563,33 @@ class LibsqlMemoryStore implements MemoryStore {
     };
 
     let ftsLane: Lane = [];
-    const match = matchExpression(request.query);
+    const lanes = new Set(request.lanes ?? ['fts', 'vector']);
+    const match = lanes.has('fts') ? await this.#selectiveMatch(request.query) : undefined;
     if (match !== undefined) {
-      const rows = await this.#db.query<{ seq: number; relevance: number; missing: number }>(
-        `SELECT e.seq, -bm25(memory_fts) AS relevance,
-           (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
-         FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid
-         WHERE memory_fts MATCH :match AND ${filter.where}
-         ORDER BY bm25(memory_fts) LIMIT :limit`,
-        { ...filter.args, match, model: this.embedder.model, limit: wanted },
-      );
-      ftsLane = rows.map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
-      record.missingEmbeddings = rows.filter((row) => Number(row.missing) === 1).length;
+      ftsLane = await this.#ftsLane(match, filter, wanted, record);
       record.lanes.push('fts');
     }
     record.ftsCandidates = ftsLane.length;
 
     let vectorLane: Lane = [];
-    try {
-      const [query] = await this.#cache.embed(this.embedder, [request.query], request.signal);
-      vectorLane = await this.#vectorLane(query!, request, filter, wanted, record);
-      record.lanes.push('vector');
-    } catch (error) {
-      record.degraded = true;
-      vectorLane = [];
-      this.#logger.warn(
-        {
-          err: error,
-          agentId: request.agentId,
-          hint: 'the vector index or the embedder is unavailable; recall continues on full-text only',
-          errorKind: errorKindOf(error),
-        },
-        'memory recall degraded to full-text only',
-      );
-    }
+    if (lanes.has('vector'))
+      try {
+        const [query] = await this.#cache.embed(this.embedder, [request.query], request.signal);
+        vectorLane = await this.#vectorLane(query!, request, filter, wanted, record);
+        record.lanes.push('vector');
+      } catch (error) {
+        record.degraded = true;
+        vectorLane = [];
+        this.#logger.warn(
+          {
+            err: error,
+            agentId: request.agentId,
+            hint: 'the vector index or the embedder is unavailable; recall continues on full-text only',
+            errorKind: errorKindOf(error),
+          },
+          'memory recall degraded to full-text only',
+        );
+      }
     record.vectorCandidates = vectorLane.length;
     if (record.missingEmbeddings > 0) {
       this.#logger.warn(
@@ -627,6 +641,75 @@ class LibsqlMemoryStore implements MemoryStore {
       timestamp: this.#now(),
     });
     return { results, recall: record };
+  }
+
+  /**
+   * The query's words as an OR match, without words found in more than a
+   * tenth of all entries while rarer ones exist: such words barely move bm25
+   * (their idf is near zero) but make FTS5 score most of the table.
+   */
+  async #selectiveMatch(query: string): Promise<string | undefined> {
+    const terms = queryTerms(query);
+    if (terms.length <= 1) return orExpression(terms);
+    const total = await this.#db.get<{ n: number }>('SELECT max(seq) AS n FROM memory_entries');
+    const ceiling = Math.max(1000, Number(total?.n ?? 0) / 10);
+    const counts = await this.#db.query<{ term: string; n: number }>(
+      terms
+        .map(() => 'SELECT ? AS term, (SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?) AS n')
+        .join(' UNION ALL '),
+      terms.flatMap((term) => [term, term]),
+    );
+    const selective = counts
+      .filter((row) => Number(row.n) > 0 && Number(row.n) <= ceiling)
+      .map((row) => row.term);
+    return orExpression(selective.length > 0 ? selective : terms);
+  }
+
+  async #ftsLane(
+    match: string,
+    filter: { where: string; args: Record<string, SqlValue> },
+    wanted: number,
+    record: RecallRecord,
+  ): Promise<Lane> {
+    // Ranking inside FTS5 alone, then the filter on the few winners, is several
+    // times faster than joining every match to its entry; a selective filter
+    // that leaves too few winners gets the joined query.
+    const asked = wanted * 4;
+    const ranked = await this.#db.query<{ seq: number; relevance: number }>(
+      'SELECT rowid AS seq, -bm25(memory_fts) AS relevance FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?',
+      [match, asked],
+    );
+    const kept = new Map<number, boolean>();
+    for (const group of chunks(ranked, 500)) {
+      const rows = await this.#db.query<{ seq: number; missing: number }>(
+        `SELECT e.seq, (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing FROM memory_entries e
+         WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')}) AND ${filter.where}`,
+        {
+          ...filter.args,
+          model: this.embedder.model,
+          ...Object.fromEntries(group.map((row, i) => [`s${i}`, Number(row.seq)])),
+        },
+      );
+      for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
+    }
+    let lane = ranked
+      .filter((row) => kept.has(Number(row.seq)))
+      .slice(0, wanted)
+      .map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
+    if (lane.length < wanted && ranked.length === asked) {
+      const rows = await this.#db.query<{ seq: number; relevance: number; missing: number }>(
+        `SELECT e.seq, -bm25(memory_fts) AS relevance,
+           (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
+         FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid
+         WHERE memory_fts MATCH :match AND ${filter.where}
+         ORDER BY bm25(memory_fts) LIMIT :limit`,
+        { ...filter.args, match, model: this.embedder.model, limit: wanted },
+      );
+      lane = rows.map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
+      for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
+    }
+    record.missingEmbeddings = lane.filter((candidate) => kept.get(candidate.seq) === true).length;
+    return lane;
   }
 
   async #vectorLane(
@@ -1190,7 +1273,7 @@ class LibsqlMemoryStore implements MemoryStore {
       missingEmbeddings: Number(counts?.missing ?? 0),
       bytes: { database, content: Number(counts?.content ?? 0), vectors: Number(counts?.vectors ?? 0) },
       index: {
-        kind: this.#index === undefined ? 'exact' : 'hnsw',
+        kind: this.#index === undefined ? 'exact' : this.#settings.index.kind,
         ready: this.#index === undefined ? true : this.#indexReady,
         size: this.#index?.size() ?? 0,
         scopes: this.#index?.scopes().length ?? 0,

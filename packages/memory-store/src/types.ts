@@ -76,6 +76,8 @@ export interface SearchInput extends MemoryFilter {
   query: string;
   /** @default 10 (at most 100) */
   limit?: number | undefined;
+  /** Lanes to run (a single lane is for comparisons and debugging). @default ['fts', 'vector'] */
+  lanes?: Array<'fts' | 'vector'> | undefined;
   /** Set false to skip a configured reranker for this call. @default true */
   rerank?: boolean | undefined;
   signal?: AbortSignal | undefined;
@@ -130,7 +132,8 @@ export interface MemoryStats {
     vectors: number;
   };
   index: {
-    kind: 'hnsw' | 'exact';
+    /** `quantized`: in-memory int8 SIMD scan; `hnsw`: usearch graph; `exact`: no in-process index, scans in libsql. */
+    kind: 'quantized' | 'hnsw' | 'exact';
     /** False while the in-process index is being rebuilt from libsql (exact search answers meanwhile). */
     ready: boolean;
     size: number;

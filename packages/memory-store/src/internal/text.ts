@@ -4,10 +4,18 @@
 // segmented text is what FTS5 indexes, so both sides of a match agree.
 const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
 
+// Scripts written without spaces between words; only text containing them
+// needs the dictionary-based segmenter, which is several times slower than a regex.
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const WORD = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}\p{N}]+)*/gu;
+
 /** Lower-cased, NFKC-normalised word-like segments of `text`. */
 export function words(text: string): string[] {
+  const normalised = text.normalize('NFKC').toLowerCase();
+  if (!UNSPACED.test(normalised)) return normalised.match(WORD) ?? [];
   const out: string[] = [];
-  for (const part of segmenter.segment(text.normalize('NFKC').toLowerCase())) {
+  for (const part of segmenter.segment(normalised)) {
     if (part.isWordLike) out.push(part.segment);
   }
   return out;
@@ -25,10 +33,15 @@ export function indexText(content: string): string {
  * has no words.
  */
 export function matchExpression(query: string): string | undefined {
-  const unique = [...new Set(words(query))];
-  if (unique.length === 0) return undefined;
-  return unique
-    .slice(0, 64)
-    .map((word) => `"${word.replaceAll('"', '""')}"`)
-    .join(' OR ');
+  return orExpression(queryTerms(query));
+}
+
+/** The distinct words of a query (at most 32), each an FTS5 phrase. */
+export function queryTerms(query: string): string[] {
+  return [...new Set(words(query))].slice(0, 32).map((word) => `"${word.replaceAll('"', '""')}"`);
+}
+
+/** Terms OR-ed into one MATCH expression, `undefined` for none. */
+export function orExpression(terms: string[]): string | undefined {
+  return terms.length === 0 ? undefined : terms.join(' OR ');
 }
