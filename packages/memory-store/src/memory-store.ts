@@ -233,7 +233,7 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-function placeholders(count: number): string {
+function questionMarks(count: number): string {
   return new Array(count).fill('?').join(', ');
 }
 
@@ -775,7 +775,7 @@ class LibsqlMemoryStore implements MemoryStore {
     const out = new Map<number, { id: string; content: string; created_at: number }>();
     for (const group of chunks(candidates, 500)) {
       const rows = await this.#db.query<{ seq: number; id: string; content: string; created_at: number }>(
-        `SELECT seq, id, content, created_at FROM memory_entries WHERE seq IN (${placeholders(group.length)})`,
+        `SELECT seq, id, content, created_at FROM memory_entries WHERE seq IN (${questionMarks(group.length)})`,
         group.map((candidate) => candidate.seq),
       );
       for (const row of rows) {
@@ -940,7 +940,7 @@ class LibsqlMemoryStore implements MemoryStore {
   async #deleteRows(tx: Transaction, rows: ScopedSeq[]): Promise<void> {
     for (const group of chunks(rows, 500)) {
       const seqs = group.map((row) => row.seq);
-      const marks = placeholders(seqs.length);
+      const marks = questionMarks(seqs.length);
       await tx.execute(`DELETE FROM memory_fts WHERE rowid IN (${marks})`, seqs);
       await tx.execute(`DELETE FROM memory_links WHERE observation_seq IN (${marks})`, seqs);
       await tx.execute(`DELETE FROM memory_links WHERE source_seq IN (${marks})`, seqs);
@@ -973,7 +973,7 @@ class LibsqlMemoryStore implements MemoryStore {
     const affected = new Set<number>();
     for (const group of chunks(sourceSeqs, 500)) {
       const rows = await tx.query<{ observation_seq: number }>(
-        `SELECT DISTINCT observation_seq FROM memory_links WHERE source_seq IN (${placeholders(group.length)})`,
+        `SELECT DISTINCT observation_seq FROM memory_links WHERE source_seq IN (${questionMarks(group.length)})`,
         group,
       );
       for (const row of rows) affected.add(Number(row.observation_seq));
@@ -993,7 +993,7 @@ class LibsqlMemoryStore implements MemoryStore {
     } else {
       for (const group of chunks(sourceSeqs, 500)) {
         await tx.execute(
-          `DELETE FROM memory_links WHERE source_seq IN (${placeholders(group.length)})`,
+          `DELETE FROM memory_links WHERE source_seq IN (${questionMarks(group.length)})`,
           group,
         );
       }
@@ -1022,7 +1022,7 @@ class LibsqlMemoryStore implements MemoryStore {
     const out: ScopedSeq[] = [];
     for (const group of chunks(seqs, 500)) {
       const rows = await tx.query<ScopedSeq>(
-        `SELECT seq, agent_id, tenant FROM memory_entries WHERE seq IN (${placeholders(group.length)})`,
+        `SELECT seq, agent_id, tenant FROM memory_entries WHERE seq IN (${questionMarks(group.length)})`,
         group,
       );
       out.push(...rows.map((row) => ({ ...row, seq: Number(row.seq) })));
@@ -1136,7 +1136,7 @@ class LibsqlMemoryStore implements MemoryStore {
       this.#db.transaction(async (tx) => {
         const sources = await tx.query<{ seq: number; id: string; session_key: string | null }>(
           `SELECT seq, id, session_key FROM memory_entries
-           WHERE agent_id = ? AND tenant = ? AND id IN (${placeholders(uniqueSources.length)})`,
+           WHERE agent_id = ? AND tenant = ? AND id IN (${questionMarks(uniqueSources.length)})`,
           [agentId, tenant, ...uniqueSources],
         );
         if (sources.length !== uniqueSources.length) {
