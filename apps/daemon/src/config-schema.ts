@@ -7,6 +7,7 @@ import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
+import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
@@ -86,6 +87,10 @@ export const configSections = {
     schema: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
     restartRequired: [],
   },
+  memory: {
+    schema: memorySectionSchema.default(memorySectionSchema.parse({})),
+    restartRequired: ['*'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -100,4 +105,5 @@ export interface DaemonConfig {
   agents: z.infer<typeof agentsSectionSchema>;
   providers: z.infer<typeof providersSectionSchema>;
   contextEngine: z.infer<typeof contextEngineSectionSchema>;
+  memory: z.infer<typeof memorySectionSchema>;
 }

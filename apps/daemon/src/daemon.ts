@@ -65,6 +65,8 @@ import { sessionMethods } from './methods/session.js';
 import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
 import { plaintextTokenGuard } from './token-policy.js';
+import { memoryMethods } from './methods/memory.js';
+import { type MemoryService, openMemoryService } from './memory.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link startDaemon}. */
@@ -95,7 +97,7 @@ export interface DaemonOptions {
    * selects the deterministic echo executor instead.
    */
   graphExecutor?: NodeExecutor;
-  /** Receives internal events such as `pipeline:authored`. @default a sink that drops them */
+  /** Receives internal events such as `pipeline:authored`, `memory:recalled`. @default a sink that drops them */
   events?: EventSink;
   /** The heartbeat for webhook `wake` actions; until one is given wakes wait in libsql. */
   wakeTarget?: WakeTarget;
@@ -113,6 +115,8 @@ export interface RunningDaemon {
   readonly wsUrl: string;
   readonly dataDir: string;
   readonly logger: RootLogger;
+  /** The memory store, recall and agent tools; undefined with `memory.enabled: false`. */
+  readonly memory: MemoryService | undefined;
   /**
    * Sends a JSON-RPC notification: to every socket of `clientId`, or to every connected
    * client when `clientId` is undefined (notifications that cannot be targeted).
@@ -180,6 +184,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   resolveGraphExecutor({ executor: options.graphExecutor, env });
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
+  const events = options.events ?? { emit: () => undefined };
+  const memory = await openMemoryService({ db, section: config.memory, env, logger, events });
 
   // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
   const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
@@ -214,6 +220,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     logger: logger.module('agent'),
     now,
+    // session.delete / reset_conversation drop the session's memories by the contract's rules.
+    ...(memory
+      ? {
+          memory: {
+            deleteBySession: async (input: { agentId: string; sessionKey: string; purgeDerived: boolean }) =>
+              (await memory.store.deleteBySession(input)).memoriesDeleted,
+          },
+        }
+      : {}),
+    events,
   });
   await agentRuntime.start();
   // Graph nodes, queued webhook turns and (later) cron jobs run as turns of this runtime,
@@ -225,7 +241,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     db,
     runsDir: join(dataDir, 'graph-runs'),
     executor: graphExecutor,
-    events: options.events,
+    events,
     limits: config.graph,
     defaultConcurrency: config.graph.defaultConcurrency,
     maxConcurrency: config.graph.maxConcurrency,
@@ -257,7 +273,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   });
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...(memory?.tools ?? []),
+  ]);
 
   let restarting: Promise<void> | undefined;
   const control = {
@@ -298,6 +318,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...modelsMethods({ runtime: agentRuntime }),
     ...sessionMethods({ runtime: agentRuntime }),
     ...obsBillingMethods({ runtime: agentRuntime }),
+    ...memoryMethods({ store: memory?.store }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -479,6 +500,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await browser.shutdown();
       await hooks.close();
       await agentRuntime.close();
+      await memory?.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
@@ -502,6 +524,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     dataDir,
     logger,
+    memory,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
       else gateway.ws.notify(clientId, method, params);

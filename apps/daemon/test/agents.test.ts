@@ -255,6 +255,11 @@ describe('session methods', () => {
       await rpc.call('session.send', { key: 'geo:web:ann', message });
     }
     await rpc.call('session.send', { key: 'other', message: 'unrelated chatter' });
+    const remembered = await rpc.call<{ id: string }>('memory.store', {
+      content: 'ann likes volcanoes',
+      agentId: 'default',
+      sessionKey: 'geo:web:ann',
+    });
 
     expect(await rpc.call('session.status', { key: 'geo:web:ann' })).toMatchObject({
       sessionKey: 'geo:web:ann',
@@ -308,7 +313,11 @@ describe('session methods', () => {
       lcdRowsDeleted: 2,
       sessionMessagesCleared: 2,
       runtimeSessionDestroyed: true,
+      memoriesDeleted: 1,
     });
+    expect(
+      await rpc.call('memory.inspect', { id: remembered.id }).catch((error: { code: number }) => error.code),
+    ).toBe(-32004);
     const deleted = await rpc.call('session.delete', { session_key: 'other' });
     expect(deleted).toMatchObject({ sessionKey: 'other', deleted: true, transcript: { messageCount: 2 } });
     expect(

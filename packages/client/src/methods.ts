@@ -118,6 +118,103 @@ export interface AgentdMethods {
   };
   /** `force` allows revoking the last token with admin scope. */
   'tokens.revoke': { params: { id: string; force?: boolean }; result: { revoked: true; id: string } };
+  'memory.search': {
+    params: { query: string; limit?: number } & MemoryFilterParams;
+    result: { results: MemorySearchEntry[] };
+  };
+  'memory.inspect': { params: { id?: string }; result: MemoryRecordInfo | MemoryStatsInfo };
+  'memory.browse': {
+    params: { offset?: number; limit?: number } & MemoryFilterParams;
+    result: { entries: MemoryRecordInfo[]; total: number; offset: number; limit: number };
+  };
+  'memory.delete': {
+    params: { id: string };
+    result: { id: string; deleted: true; observationsDeleted: number };
+  };
+  'memory.embeddingCache': {
+    params: EmptyParams;
+    result: {
+      size: number;
+      maxEntries: number;
+      persisted: number;
+      hits: number;
+      persistedHits: number;
+      misses: number;
+      evictions: number;
+      hitRate: number;
+    };
+  };
+  'memory.export': { params: { agentId?: string }; result: { entries: MemoryRecordInfo[]; count: number } };
+  'memory.flush': { params: { agentId?: string }; result: { flushed: number } };
+  'memory.stats': { params: EmptyParams; result: MemoryStatsInfo };
+  'memory.store': {
+    params: {
+      content: string;
+      agentId?: string;
+      tenant?: string;
+      sessionKey?: string;
+      tags?: string[];
+      metadata?: Record<string, unknown>;
+      trust?: 'system' | 'learned' | 'external';
+    };
+    result: { id: string };
+  };
+}
+
+/** Filters accepted by memory.search and memory.browse. */
+export interface MemoryFilterParams {
+  agentId?: string;
+  tenant?: string;
+  /** Entries carrying every one of these tags. */
+  tags?: string[];
+  sinceMs?: number;
+  untilMs?: number;
+}
+
+/** A memory.search result, as the contract shapes it. */
+export interface MemorySearchEntry {
+  id: string;
+  content: string;
+  score: number;
+  timestamp: number;
+}
+
+/** A stored memory entry (browse, export, inspect). */
+export interface MemoryRecordInfo {
+  id: string;
+  agentId: string;
+  tenant: string;
+  kind: 'memory' | 'observation';
+  content: string;
+  sessionKey: string | null;
+  tags: string[];
+  metadata: Record<string, unknown> | null;
+  trust: 'system' | 'learned' | 'external';
+  createdAt: number;
+  embedded: boolean;
+  sources?: Array<{ id: string; sessionKey: string | null }>;
+  derived?: string[];
+}
+
+/** memory.stats (and memory.inspect without id). */
+export interface MemoryStatsInfo {
+  entries: number;
+  memories: number;
+  observations: number;
+  agents: number;
+  missingEmbeddings: number;
+  bytes: { database: number | null; content: number; vectors: number };
+  index: {
+    kind: 'quantized' | 'hnsw' | 'exact';
+    ready: boolean;
+    size: number;
+    scopes: number;
+    dimensions: number;
+    model: string;
+    embedderKind: 'lexical' | 'semantic';
+    rebuildMs: number | null;
+    lastError: string | null;
+  };
 }
 
 /** Names of the methods in {@link AgentdMethods}. */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { TestServer, WireFailure } from '../test/json-rpc-server.js';
 import { ClientError, RpcCallError } from './errors.js';
-import type { OpenRpcDocument } from './methods.js';
+import type { MemorySearchEntry, OpenRpcDocument } from './methods.js';
 import { type CloseInfo, createWsClient, type WsClient, type WsClientOptions } from './ws-client.js';
 
 const TOKEN = 'test-token-123';
@@ -450,7 +450,8 @@ describe('createWsClient', () => {
     expectTypeOf(ws.call<'tokens.revoke'>)
       .parameter(1)
       .toEqualTypeOf<{ id: string; force?: boolean }>();
-    expectTypeOf(ws.call<'memory.search'>).returns.resolves.toBeUnknown();
+    expectTypeOf(ws.call<'memory.search'>).returns.resolves.toEqualTypeOf<{ results: MemorySearchEntry[] }>();
+    expectTypeOf(ws.call<'no.such.method'>).returns.resolves.toBeUnknown();
     ws.on('heartbeat', (params) => expectTypeOf(params).toEqualTypeOf<{ ts: number }>());
     ws.on('agent.custom', (params) => expectTypeOf(params).toBeUnknown());
   });

@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHttpClient, RpcCallError } from '@agentd/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type RunningDaemon, startDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(RpcCallError);
+  return error as RpcCallError;
+}
+
+describe('memory methods', () => {
+  it('stores, searches, inspects, browses, exports, deletes and flushes over the gateway', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const first = await admin.call('memory.store', {
+      content: 'the user prefers window seats on flights',
+      agentId: 'travel',
+      sessionKey: 'default:rpc:alice',
+      tags: ['preferences'],
+    });
+    expect(first.id).toMatch(/^mem_/);
+    await admin.call('memory.store', { content: 'the user is vegetarian', agentId: 'travel' });
+    await admin.call('memory.store', {
+      content: 'flights to Oslo are cheapest on Tuesdays',
+      agentId: 'other',
+    });
+
+    const search = await admin.call('memory.search', { query: 'window seat flights', agentId: 'travel' });
+    expect(search.results[0]).toEqual({
+      id: first.id,
+      content: 'the user prefers window seats on flights',
+      score: expect.any(Number),
+      timestamp: expect.any(Number),
+    });
+    const scores = search.results.map((result: { score: number }) => result.score);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+
+    const detail = await admin.call('memory.inspect', { id: first.id });
+    expect(detail).toMatchObject({
+      agentId: 'travel',
+      sessionKey: 'default:rpc:alice',
+      tags: ['preferences'],
+    });
+    const overall = await admin.call('memory.inspect', {});
+    expect(overall).toMatchObject({ entries: 3, agents: 2, index: { kind: 'quantized', ready: true } });
+
+    const page = await admin.call('memory.browse', { limit: 2 });
+    expect(page).toMatchObject({ total: 3, offset: 0, limit: 2 });
+    expect(page.entries).toHaveLength(2);
+    expect(await admin.call('memory.export', { agentId: 'travel' })).toMatchObject({ count: 2 });
+    const cache = await admin.call('memory.embeddingCache', {});
+    expect(cache).toMatchObject({ misses: expect.any(Number), hits: expect.any(Number), evictions: 0 });
+    expect((await admin.call('memory.stats', {})).bytes.database).toBeGreaterThan(0);
+
+    expect(await admin.call('memory.delete', { id: first.id })).toMatchObject({
+      id: first.id,
+      deleted: true,
+    });
+    const missing = await failure(admin.call('memory.delete', { id: first.id }));
+    expect(missing.code).toBe(-32004);
+    expect(missing.message).toBe(`Memory entry not found: ${first.id}`);
+    expect(await admin.call('memory.flush', { agentId: 'other' })).toEqual({ flushed: 1 });
+    expect(await admin.call('memory.flush', {})).toEqual({ flushed: 1 });
+  });
+
+  it('lets an rpc token search and inspect but not manage memory, and names bad fields', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const { token } = await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
+    const app = createHttpClient({ url: td.daemon.url, token });
+    expect(await app.call('memory.search', { query: 'anything' })).toEqual({ results: [] });
+    expect(await app.call('memory.inspect', {})).toMatchObject({ entries: 0 });
+    for (const method of ['memory.store', 'memory.browse', 'memory.flush', 'memory.export', 'memory.stats']) {
+      expect((await failure(app.call(method, { content: 'x' }))).code).toBe(-32603);
+    }
+    const invalid = await failure(admin.call('memory.search', { query: 'x', limit: 0 }));
+    expect(invalid.code).toBe(-32602);
+    expect(invalid.message).toContain('limit');
+    expect((await failure(admin.call('memory.store', { content: '' }))).message).toContain('content');
+  });
+});
+
+describe('memory with a remote embedder', () => {
+  let server: Server | undefined;
+  let daemon: RunningDaemon | undefined;
+  let dataDir: string | undefined;
+  afterEach(async () => {
+    await daemon?.stop();
+    await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    daemon = undefined;
+    server = undefined;
+  });
+
+  it('embeds through the configured /v1/embeddings endpoint and recalls full-text only when it goes down', async () => {
+    const keys: Array<string | undefined> = [];
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk) => {
+        raw += chunk;
+      });
+      req.on('end', () => {
+        keys.push(req.headers.authorization);
+        const input = (JSON.parse(raw) as { input: string[] }).input;
+        const data = input.map((text, index) => ({
+          index,
+          embedding: Array.from({ length: 8 }, (_, d) =>
+            text.includes('seat') ? (d === 0 ? 1 : 0) : d === 1 ? 1 : 0,
+          ),
+        }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    dataDir = mkdtempSync(join(tmpdir(), 'agentd-memory-'));
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      stringify({
+        memory: {
+          embedder: {
+            provider: 'openai',
+            baseUrl: `http://127.0.0.1:${port}/v1`,
+            model: 'fake-embed',
+            dimensions: 8,
+            apiKey: '${secret:EMBED_KEY}',
+            timeoutMs: 2000,
+          },
+        },
+      }),
+    );
+    const events: Array<[string, Record<string, unknown>]> = [];
+    daemon = await startDaemon({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, EMBED_KEY: 'sk-embed-secret' },
+      print: () => undefined,
+      events: { emit: (name, payload) => events.push([name, payload]) },
+    });
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const stored = await admin.call('memory.store', { content: 'aisle seat please' });
+    const found = await admin.call('memory.search', { query: 'seat' });
+    expect(found.results.map((result: { id: string }) => result.id)).toEqual([stored.id]);
+    expect(keys.every((key) => key === 'Bearer sk-embed-secret')).toBe(true);
+    expect(events.find(([name]) => name === 'memory:recalled')?.[1]).toMatchObject({
+      lanes: ['fts', 'vector'],
+    });
+
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server.closeAllConnections();
+    const degraded = await admin.call('memory.search', { query: 'aisle please' });
+    expect(degraded.results.map((result: { id: string }) => result.id)).toEqual([stored.id]);
+    expect(events.at(-1)).toEqual([
+      'memory:recalled',
+      expect.objectContaining({ vectorCandidates: 0, degraded: true }),
+    ]);
+  });
+});

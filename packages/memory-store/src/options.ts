@@ -1,0 +1,226 @@
+import type { Database } from '@agentd/storage';
+import { z } from 'zod';
+import type { Embedder } from './embedder.js';
+import type { EventSink, MemoryLogger } from './logger.js';
+import type { Reranker } from './reranker.js';
+
+/** @internal The serialisable part of {@link MemoryStoreOptions}, validated at the boundary. */
+export const memoryStoreSettingsSchema = z
+  .object({
+    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    rrfK: z.number().int().min(1).max(1000).default(60),
+    vectorWeight: z.number().min(0).max(1).default(0.5),
+    candidates: z.number().int().min(1).max(1000).default(50),
+    vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
+    rerankCandidates: z.number().int().min(1).max(200).default(20),
+    rerankTimeoutMs: z.number().int().min(1).max(120_000).default(2000),
+    index: z
+      .object({
+        enabled: z.boolean().default(true),
+        kind: z.enum(['quantized', 'hnsw']).default('quantized'),
+        connectivity: z.number().int().min(0).max(256).default(16),
+        expansionAdd: z.number().int().min(0).max(4096).default(128),
+        expansionSearch: z.number().int().min(0).max(4096).default(128),
+        quantization: z.enum(['f32', 'f16', 'i8']).default('f16'),
+      })
+      .strict()
+      .default({
+        enabled: true,
+        kind: 'quantized',
+        connectivity: 16,
+        expansionAdd: 128,
+        expansionSearch: 128,
+        quantization: 'f16',
+      }),
+    cache: z
+      .object({
+        maxEntries: z.number().int().min(0).max(10_000_000).default(10_000),
+        maxPersisted: z.number().int().min(0).max(100_000_000).default(100_000),
+      })
+      .strict()
+      .default({ maxEntries: 10_000, maxPersisted: 100_000 }),
+    batch: z
+      .object({
+        maxBatch: z.number().int().min(1).max(10_000).default(256),
+        maxDelayMs: z.number().int().min(0).max(10_000).default(5),
+      })
+      .strict()
+      .default({ maxBatch: 256, maxDelayMs: 5 }),
+    defaultAgentId: z.string().min(1).max(128).default('default'),
+    defaultTenant: z.string().min(1).max(128).default('default'),
+  })
+  .strict();
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** An open database (from `@agentd/storage`); the store migrates it and never closes it. */
+  database: Database;
+  /**
+   * Turns texts into vectors.
+   * @default createHashingEmbedder() (lexical, 384 dimensions)
+   */
+  embedder?: Embedder | undefined;
+  /** Reorders the fused candidates; without one the fused order stands. */
+  reranker?: Reranker | undefined;
+  /**
+   * How the full-text and vector lanes are merged: reciprocal rank fusion, or a
+   * convex combination of min-max normalised scores (see the README's retrieval figures).
+   * @default 'rrf'
+   */
+  fusion?: 'rrf' | 'convex' | undefined;
+  /**
+   * The k of reciprocal rank fusion.
+   * @default 60
+   */
+  rrfK?: number | undefined;
+  /**
+   * Weight of the vector lane in convex fusion (the full-text lane gets 1 minus it).
+   * @default 0.5
+   */
+  vectorWeight?: number | undefined;
+  /**
+   * Candidates each lane contributes before fusion.
+   * @default 50
+   */
+  candidates?: number | undefined;
+  /**
+   * Cosine similarity below which a vector neighbour is not a candidate (a
+   * nearest-neighbour search always finds neighbours, related or not).
+   * @default 0.1
+   */
+  vectorMinSimilarity?: number | undefined;
+  /**
+   * Fused candidates handed to the reranker.
+   * @default 20
+   */
+  rerankCandidates?: number | undefined;
+  /**
+   * Time the reranker gets before recall falls back to the fused order.
+   * @default 2000
+   */
+  rerankTimeoutMs?: number | undefined;
+  /** The in-process vector index, rebuilt from libsql at start (see the README's ANN figures). */
+  index?:
+    | {
+        /** Off: every vector search is an exact scan in libsql. @default true */
+        enabled?: boolean | undefined;
+        /**
+         * `quantized`: exact SIMD scan over int8 copies (no build cost; fastest to the
+         * measured 100k entries). `hnsw`: usearch graph (sub-millisecond queries, slow inserts).
+         * @default 'quantized'
+         */
+        kind?: 'quantized' | 'hnsw' | undefined;
+        /** Graph degree (HNSW only) (usearch's connectivity, 0 = its default 16). @default 16 */
+        connectivity?: number | undefined;
+        /** Beam width while inserting (HNSW only). @default 128 */
+        expansionAdd?: number | undefined;
+        /** Beam width while searching (HNSW only). @default 128 */
+        expansionSearch?: number | undefined;
+        /** How the HNSW graph holds vector components (libsql keeps float32 regardless). @default 'f16' */
+        quantization?: 'f32' | 'f16' | 'i8' | undefined;
+      }
+    | undefined;
+  /** The embedding cache. */
+  cache?:
+    | {
+        /** Vectors kept in memory (LRU). @default 10000 */
+        maxEntries?: number | undefined;
+        /** Vectors kept in libsql, oldest evicted first; 0 disables the persisted layer. @default 100000 */
+        maxPersisted?: number | undefined;
+      }
+    | undefined;
+  /** Coalescing of single `store()` calls into one transaction. */
+  batch?:
+    | {
+        /** Entries per transaction. @default 256 */
+        maxBatch?: number | undefined;
+        /** How long a first entry waits for company. @default 5 */
+        maxDelayMs?: number | undefined;
+      }
+    | undefined;
+  /** @default 'default' */
+  defaultAgentId?: string | undefined;
+  /** @default 'default' */
+  defaultTenant?: string | undefined;
+  /**
+   * Receives ingestion steps and recall degradations (warn with hint and errorKind).
+   * @default a logger that drops everything
+   */
+  logger?: MemoryLogger | undefined;
+  /**
+   * Receives `memory:recalled`, `memory:reranked` and `memory:consolidated`.
+   * @default a sink that drops everything
+   */
+  events?: EventSink | undefined;
+  /** @default Date.now */
+  now?: (() => number) | undefined;
+  /** New entry ids. @default () => `mem_${randomUUID()}` */
+  randomId?: (() => string) | undefined;
+}
+
+const embedderSchema = z.discriminatedUnion('provider', [
+  z
+    .object({
+      provider: z.literal('hashing'),
+      dimensions: z.number().int().min(16).max(4096).default(384),
+    })
+    .strict(),
+  z
+    .object({
+      provider: z.literal('openai'),
+      baseUrl: z.string().url(),
+      model: z.string().min(1),
+      dimensions: z.number().int().min(1).max(65_536),
+      apiKey: z.string().min(1).optional(),
+      requestDimensions: z.boolean().default(false),
+      timeoutMs: z.number().int().min(1).max(600_000).default(30_000),
+    })
+    .strict(),
+  z
+    .object({
+      provider: z.literal('local'),
+      modelPath: z.string().min(1),
+      dimensions: z.number().int().min(1).max(65_536),
+      pooling: z.enum(['mean', 'cls']).default('mean'),
+    })
+    .strict(),
+]);
+
+/**
+ * The `memory` section of the agentd config file. `embedder.apiKey` and
+ * `reranker.apiKey` are normally `${secret:NAME}` references, resolved by the daemon.
+ */
+export const memorySectionSchema = z
+  .object({
+    /** Serve the memory namespace and agent tools. @default true */
+    enabled: z.boolean().default(true),
+    /** @default { provider: 'hashing', dimensions: 384 } */
+    embedder: embedderSchema.default({ provider: 'hashing', dimensions: 384 }),
+    reranker: z
+      .object({
+        baseUrl: z.string().url(),
+        model: z.string().min(1),
+        apiKey: z.string().min(1).optional(),
+        timeoutMs: z.number().int().min(1).max(120_000).default(2000),
+      })
+      .strict()
+      .optional(),
+    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    candidates: z.number().int().min(1).max(1000).default(50),
+    vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
+    index: memoryStoreSettingsSchema.shape.index,
+    cache: memoryStoreSettingsSchema.shape.cache,
+    /** Recall before each agent turn, for agents whose config enables it. */
+    autoRecall: z
+      .object({
+        limit: z.number().int().min(1).max(50).default(5),
+        minScore: z.number().min(0).default(0),
+        maxChars: z.number().int().min(100).max(100_000).default(4000),
+      })
+      .strict()
+      .default({ limit: 5, minScore: 0, maxChars: 4000 }),
+  })
+  .strict();
+
+/** The parsed `memory` config section (defaults filled in). */
+export type MemorySection = z.output<typeof memorySectionSchema>;
