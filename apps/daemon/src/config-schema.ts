@@ -1,4 +1,5 @@
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
+import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
@@ -53,6 +54,16 @@ export const configSections = {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  cron: {
+    schema: cronSectionSchema.default(cronSectionSchema.parse({})),
+    // The scheduler is built with these at start.
+    restartRequired: ['*'],
+  },
+  heartbeat: {
+    schema: heartbeatSectionSchema.default(heartbeatSectionSchema.parse({})),
+    // Applied at once, except the coalescing window, which the wake coalescer takes at start.
+    restartRequired: ['coalesceWindowMs'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -61,4 +72,6 @@ export interface DaemonConfig {
   daemon: z.infer<typeof daemonLoggingSchema>;
   observability: z.infer<typeof observabilitySectionSchema>;
   storage: z.infer<typeof storageSectionSchema>;
+  cron: z.infer<typeof cronSectionSchema>;
+  heartbeat: z.infer<typeof heartbeatSectionSchema>;
 }

@@ -38,8 +38,18 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
+import {
+  type AgentTurnRunner,
+  createCronService,
+  createHeartbeatService,
+  type EventSink,
+  type HeartbeatService,
+} from '@agentd/cron-wakegate';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { configMethods } from './methods/config.js';
+import { cronMethods } from './methods/cron.js';
+import { heartbeatMethods } from './methods/heartbeat.js';
+import { schedulerMethods } from './methods/scheduler.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
 import { systemMethods } from './methods/system.js';
@@ -65,6 +75,13 @@ export interface DaemonOptions {
   now?: () => number;
   /** Extra methods to serve beside the built-in ones (embedders, tests). */
   methods?: MethodDefinition[];
+  /**
+   * Runs agent turns for cron jobs and heartbeats. Without one, those fires are recorded as
+   * errors reading `agent runtime is not available` (wake-gate skips still work).
+   */
+  agentRunner?: AgentTurnRunner;
+  /** Receives internal events (`cron:fired`, `heartbeat:beat`, ...). @default drops them */
+  events?: EventSink;
 }
 
 /** A running daemon. */
@@ -77,6 +94,8 @@ export interface RunningDaemon {
   readonly wsUrl: string;
   readonly dataDir: string;
   readonly logger: RootLogger;
+  /** The heartbeat: webhook `wake` actions call its `wakeNow` / `queueForNextBeat`. */
+  readonly heartbeat: HeartbeatService;
   /**
    * Sends a JSON-RPC notification: to every socket of `clientId`, or to every connected
    * client when `clientId` is undefined (notifications that cannot be targeted).
@@ -160,6 +179,32 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     logger: logger.module('auth'),
   });
 
+  // Scheduling: jobs and heartbeats run their turns through the agent runtime when one is given.
+  const agentRunner = options.agentRunner ?? unavailableAgentRunner;
+  const cron = createCronService({
+    db,
+    runner: agentRunner,
+    workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
+    ...config.cron,
+    wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
+    now,
+    logger: logger.module('scheduler'),
+    events: options.events,
+  });
+  const heartbeat = createHeartbeatService({
+    db,
+    runner: agentRunner,
+    settings: config.heartbeat,
+    persistSettings: async (patch) => {
+      await configStore.patch({ heartbeat: patch });
+    },
+    now,
+    logger: logger.module('scheduler'),
+    events: options.events,
+  });
+  await cron.start();
+  await heartbeat.start();
+
   let restarting: Promise<void> | undefined;
   const control = {
     startedAt,
@@ -192,6 +237,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
     }),
     ...tokenMethods({ tokens }),
+    ...cronMethods({ cron }),
+    ...schedulerMethods({ heartbeat }),
+    ...heartbeatMethods({ heartbeat }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -251,6 +299,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   configStore.onChange((cfg, change) => {
     config = cfg;
     if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
+    if (change.changedSections.includes('heartbeat')) heartbeat.configure(cfg.heartbeat);
     if (change.changedSections.includes('gateway')) {
       resolveTokens(cfg.gateway.tokens).then(
         (resolved) => tokens.replace(resolved),
@@ -306,6 +355,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const next = readConfig(configStore);
     config = next;
     logger.resetLevels(next.daemon.logLevels);
+    heartbeat.configure(next.heartbeat);
     tokens.replace(await resolveTokens(next.gateway.tokens));
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
@@ -343,6 +393,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
+      await heartbeat.close();
+      await cron.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
@@ -366,6 +418,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     dataDir,
     logger,
+    heartbeat,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
       else gateway.ws.notify(clientId, method, params);
@@ -375,6 +428,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     stop,
   };
 }
+
+/** Stands in until an agent runtime is passed: every turn fails with a message that says so. */
+const unavailableAgentRunner: AgentTurnRunner = {
+  runTurn: () => Promise.reject(new Error('agent runtime is not available')),
+};
 
 /** A config-store logger that drops lines until the real one is attached. */
 function forwardingLogger(): ConfigStoreLogger & { attach(target: ConfigStoreLogger): void } {

@@ -236,7 +236,7 @@ describe('gateway.status and rpc.discover', () => {
     expect(status.nodeVersion).toBe(process.version);
     expect(status.configPaths).toEqual([join(td.dataDir, 'config.yaml')]);
     expect(status.sections).toEqual(
-      expect.arrayContaining(['gateway', 'daemon', 'storage', 'observability']),
+      expect.arrayContaining(['gateway', 'daemon', 'storage', 'observability', 'cron', 'heartbeat']),
     );
   });
 
@@ -258,10 +258,22 @@ describe('gateway.status and rpc.discover', () => {
         'config.rollback',
         'config.schema',
         'config.set',
+        'cron.add',
+        'cron.list',
+        'cron.remove',
+        'cron.run',
+        'cron.runs',
+        'cron.status',
+        'cron.update',
         'daemon.setLogLevel',
+        'heartbeat.history',
+        'heartbeat.status',
+        'heartbeat.trigger',
+        'heartbeat.update',
         'gateway.restart',
         'gateway.status',
         'rpc.discover',
+        'scheduler.wake',
         'system.ping',
         'tokens.create',
         'tokens.list',

@@ -81,6 +81,28 @@ export const cronSectionSchema = z
 /** The parsed `cron` section. */
 export type CronSection = z.output<typeof cronSectionSchema>;
 
+const heartbeatEnabled = z.boolean();
+const heartbeatIntervalMs = z
+  .number()
+  .int()
+  .min(1000)
+  .max(7 * 86_400_000);
+const heartbeatPrompt = z.string().min(1).max(16_000);
+const heartbeatAgentId = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/);
+
+/**
+ * The fields `heartbeat.update` may change, every one optional and without defaults, so an
+ * update touches only what it names.
+ */
+export const heartbeatUpdateSchema = z
+  .object({
+    enabled: heartbeatEnabled.optional(),
+    intervalMs: heartbeatIntervalMs.optional(),
+    prompt: heartbeatPrompt.optional(),
+    agentId: heartbeatAgentId.optional(),
+  })
+  .strict();
+
 /** The `heartbeat` section: the periodic agent wake. Applies at once when changed. */
 export const heartbeatSectionSchema = z
   .object({
@@ -88,7 +110,7 @@ export const heartbeatSectionSchema = z
      * Periodic beats on or off; wakes (`wakeNow`, `heartbeat.trigger`, `scheduler.wake`) run either way.
      * @default false
      */
-    enabled: z.boolean().default(false),
+    enabled: heartbeatEnabled.default(false),
     /**
      * Time between beats, in milliseconds.
      * @default 1800000
@@ -103,15 +125,12 @@ export const heartbeatSectionSchema = z
      * The message each beat sends; queued wake texts are appended.
      * @default {@link DEFAULT_HEARTBEAT_PROMPT}
      */
-    prompt: z.string().min(1).max(16_000).default(DEFAULT_HEARTBEAT_PROMPT),
+    prompt: heartbeatPrompt.default(DEFAULT_HEARTBEAT_PROMPT),
     /**
      * The agent that is woken.
      * @default 'default'
      */
-    agentId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/)
-      .default('default'),
+    agentId: heartbeatAgentId.default('default'),
     /**
      * Time limit of one beat's turn, in milliseconds.
      * @default 300000

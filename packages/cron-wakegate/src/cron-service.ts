@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
@@ -301,6 +302,9 @@ export function createCronService(options: CronServiceOptions): CronService {
   let started = false;
   let closed = false;
   let mutations: Promise<unknown> = Promise.resolve();
+  // Scheduled fires run in the context the service was created in, not in that of the request that
+  // happened to arm the timer, so their log lines never carry a stranger's trace id.
+  const detached = new AsyncResource('agentd.cron');
 
   function runtimeRow(id: string): JobRuntimeRow | undefined {
     const job = byId.get(id);
@@ -351,7 +355,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     // Long waits are cut into pieces so a wall-clock change (suspend, NTP step) is noticed within a minute.
     const delay = Math.min(Math.max(0, top.due - now()), MAX_TIMER_MS);
     timerDue = top.due;
-    timer = setTimeout(onTimer, delay);
+    timer = setTimeout(() => detached.runInAsyncScope(onTimer), delay);
     timer.unref?.();
   };
 

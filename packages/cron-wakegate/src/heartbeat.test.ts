@@ -160,10 +160,7 @@ describe('createHeartbeatService', () => {
 
   it('persists an update through persistSettings, applies it, and names a bad field', async () => {
     const persisted: unknown[] = [];
-    const heartbeat = await started(
-      {},
-      { persistSettings: async (settings) => void persisted.push(settings) },
-    );
+    const heartbeat = await started({}, { persistSettings: async (patch) => void persisted.push(patch) });
     const status = await heartbeat.update({ enabled: true, intervalMs: 5000, agentId: 'ops' });
     expect(status).toMatchObject({
       enabled: true,
@@ -171,7 +168,7 @@ describe('createHeartbeatService', () => {
       agentId: 'ops',
       nextBeatAt: Date.now() + 5000,
     });
-    expect(persisted).toEqual([expect.objectContaining({ enabled: true, intervalMs: 5000, agentId: 'ops' })]);
+    expect(persisted).toEqual([{ enabled: true, intervalMs: 5000, agentId: 'ops' }]);
     const error = await heartbeat.update({ intervalMs: 10 }).catch((e: unknown) => e);
     expect(isCronWakegateError(error, 'INVALID_JOB') && error.data?.issues?.[0]?.path).toEqual([
       'intervalMs',

@@ -1,7 +1,8 @@
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@agentd/storage';
 import type { z } from 'zod';
-import { type HeartbeatSection, heartbeatSectionSchema } from './config.js';
+import { type HeartbeatSection, heartbeatSectionSchema, heartbeatUpdateSchema } from './config.js';
 import { CronWakegateError } from './errors.js';
 import { type CronLogger, noopLogger } from './logger.js';
 import { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
@@ -42,12 +43,6 @@ export interface HeartbeatBeat {
   error?: string;
 }
 
-/** Fields `heartbeat.update` may change. */
-export const heartbeatUpdateSchema = heartbeatSectionSchema
-  .pick({ enabled: true, intervalMs: true, prompt: true, agentId: true })
-  .partial()
-  .strict();
-
 /** Input of {@link HeartbeatService.update}. */
 export type HeartbeatUpdate = z.infer<typeof heartbeatUpdateSchema>;
 
@@ -59,8 +54,11 @@ export interface HeartbeatServiceOptions {
   runner: AgentTurnRunner;
   /** The `heartbeat` config section (defaults filled in when parsed). */
   settings?: z.input<typeof heartbeatSectionSchema> | undefined;
-  /** Called by `update()` to make a change durable (the daemon writes config.yaml); not called by `configure()`. */
-  persistSettings?: ((settings: HeartbeatSection) => Promise<void>) | undefined;
+  /**
+   * Called by `update()` with the validated change and the settings it leads to, to make it durable
+   * (the daemon writes the change to config.yaml); not called by `configure()`. A throw cancels the update.
+   */
+  persistSettings?: ((patch: HeartbeatUpdate, settings: HeartbeatSection) => Promise<void>) | undefined;
   /**
    * Clock in epoch ms.
    * @default Date.now
@@ -134,6 +132,8 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
   let closed = false;
   let beating: AbortController | undefined;
   let writes: Promise<unknown> = Promise.resolve();
+  // Periodic beats run in the service's own context, not in that of the request that re-armed the timer.
+  const detached = new AsyncResource('agentd.heartbeat');
   const coalescer: WakeCoalescer = createWakeCoalescer({
     windowMs: settings.coalesceWindowMs,
     now,
@@ -162,13 +162,17 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     nextBeatAt = (lastBeatAt ?? now()) + settings.intervalMs;
     // Pieces of at most a minute, so a wall-clock jump or an interval change is honoured soon.
     const wait = Math.min(Math.max(0, nextBeatAt - now()), 60_000);
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (nextBeatAt !== undefined && now() >= nextBeatAt) {
-        nextBeatAt = undefined;
-        coalescer.request('interval');
-      } else arm();
-    }, wait);
+    timer = setTimeout(
+      () =>
+        detached.runInAsyncScope(() => {
+          timer = undefined;
+          if (nextBeatAt !== undefined && now() >= nextBeatAt) {
+            nextBeatAt = undefined;
+            coalescer.request('interval');
+          } else arm();
+        }),
+      wait,
+    );
     timer.unref?.();
   };
 
@@ -404,7 +408,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
         );
       }
       const next = parse({ ...settings, ...checked.data });
-      await options.persistSettings?.(next);
+      await options.persistSettings?.(checked.data, next);
       configure(next);
       return status();
     },

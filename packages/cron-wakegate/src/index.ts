@@ -5,6 +5,7 @@ export {
   DEFAULT_RETRY_BACKOFF_MS,
   heartbeatSectionSchema,
   type HeartbeatSection,
+  heartbeatUpdateSchema,
   wakeGateDefaultsSchema,
 } from './config.js';
 export {
@@ -34,7 +35,6 @@ export {
   type HeartbeatServiceOptions,
   type HeartbeatStatus,
   type HeartbeatUpdate,
-  heartbeatUpdateSchema,
   MAX_WAKE_TEXT,
 } from './heartbeat.js';
 export { type CronLogger, type ErrorKind, noopLogger, type ProblemFields } from './logger.js';

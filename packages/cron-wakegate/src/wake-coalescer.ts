@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { z } from 'zod';
 import { CronWakegateError } from './errors.js';
 import { type CronLogger, noopLogger } from './logger.js';
@@ -70,6 +71,8 @@ export function createWakeCoalescer(options: WakeCoalescerOptions): WakeCoalesce
   let closed = false;
   let runs = 0;
   let waiters: Array<() => void> = [];
+  // A run merges requests from many callers, so it runs in the coalescer's own context, not the first caller's.
+  const detached = new AsyncResource('agentd.wake');
   const wakeWaiters = () => {
     if (pending.length > 0 || running) return;
     const ready = waiters;
@@ -111,9 +114,9 @@ export function createWakeCoalescer(options: WakeCoalescerOptions): WakeCoalesce
       if (!joining && timer === undefined) {
         if (windowMs === 0) {
           // A zero window still merges requests made in the same tick.
-          queueMicrotask(launch);
+          queueMicrotask(() => detached.runInAsyncScope(launch));
         } else {
-          timer = setTimeout(launch, windowMs);
+          timer = setTimeout(() => detached.runInAsyncScope(launch), windowMs);
           timer.unref?.();
         }
       }
