@@ -226,6 +226,15 @@ interface JobState {
   generation: number;
   active: boolean;
   removed: boolean;
+  /** Set between a fire and the computation of the job's next time (see deferAdvance). */
+  advanceAfter: number | undefined;
+}
+
+interface InFlight {
+  controller: AbortController;
+  done: Promise<void>;
+  /** Ends the wait for the turn at once (set while a turn runs); cheaper than a listener on the signal. */
+  interrupt: ((reason: unknown) => void) | undefined;
 }
 
 interface Fire {
@@ -294,8 +303,9 @@ export function createCronService(options: CronServiceOptions): CronService {
   const byName = new Map<string, JobState>();
   const heap = new DueHeap();
   const limiter = new RunLimiter(settings.maxConcurrentRuns);
-  const inflight = new Set<{ controller: AbortController; done: Promise<void> }>();
-  const recorder = new FireRecorder({ db, logger, jobState: runtimeRow });
+  const inflight = new Set<InFlight>();
+  // Large batches: a burst of fires is written in one transaction after it, not in slices during it.
+  const recorder = new FireRecorder({ db, logger, jobState: runtimeRow, maxBatch: 5000 });
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timerDue = Number.POSITIVE_INFINITY;
   let pruneTimer: ReturnType<typeof setInterval> | undefined;
@@ -309,6 +319,7 @@ export function createCronService(options: CronServiceOptions): CronService {
   function runtimeRow(id: string): JobRuntimeRow | undefined {
     const job = byId.get(id);
     if (!job || job.removed) return undefined;
+    settleAdvance(job);
     return {
       id,
       enabled: job.enabled,
@@ -376,6 +387,7 @@ export function createCronService(options: CronServiceOptions): CronService {
 
   /** Moves a job past `afterMs`: a recurring job to its next fire, a one-shot to none. */
   const advance = (job: JobState, afterMs: number) => {
+    job.advanceAfter = undefined;
     if (job.schedule.kind === 'once') {
       job.nextRunAtMs = 0;
       return;
@@ -391,10 +403,28 @@ export function createCronService(options: CronServiceOptions): CronService {
     schedule(job);
   };
 
+  // A burst of fires starts every executor first; next times (croner work) are computed on the
+  // following turn of the event loop, so the last job of a thousand is not late by the first 999's
+  // schedule arithmetic. Anything that reads or changes a job settles its pending advance first.
+  let pendingAdvances: JobState[] = [];
+  const flushAdvances = () => {
+    const jobs = pendingAdvances;
+    pendingAdvances = [];
+    for (const job of jobs) settleAdvance(job);
+  };
+  const deferAdvance = (job: JobState, afterMs: number) => {
+    job.advanceAfter = afterMs;
+    if (pendingAdvances.push(job) === 1) setImmediate(() => detached.runInAsyncScope(flushAdvances));
+  };
+  function settleAdvance(job: JobState): void {
+    if (job.advanceAfter !== undefined) advance(job, job.advanceAfter);
+  }
+
   function fire(job: JobState, trigger: FireTrigger, scheduledAtMs: number | undefined): void {
     const ts = now();
     const consumes = trigger !== 'force';
     if (job.active) {
+      settleAdvance(job);
       if (consumes) advance(job, ts);
       const run = baseRun(job, trigger, ts, scheduledAtMs);
       run.status = 'skipped';
@@ -407,7 +437,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     const entry: Fire = { job, trigger, ts, scheduledAtMs, generation: job.generation };
     // The executor starts before the next fire time is computed: lateness is what callers feel.
     limiter.run(() => execute(entry));
-    if (consumes) advance(job, ts);
+    if (consumes) deferAdvance(job, ts);
   }
 
   const baseRun = (
@@ -447,7 +477,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     const done = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const handle = { controller, done };
+    const handle: InFlight = { controller, done, interrupt: undefined };
     inflight.add(handle);
     const run = baseRun(job, entry.trigger, entry.ts, entry.scheduledAtMs);
     const began = now();
@@ -511,7 +541,7 @@ export function createCronService(options: CronServiceOptions): CronService {
           origin: 'cron',
         }),
         timeoutMs,
-        controller,
+        handle,
       );
       run.status = 'ok';
       run.summary = clip(result.response, 500);
@@ -545,6 +575,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     }
     const ownsSchedule = entry.trigger !== 'force' && entry.generation === job.generation;
     if (interrupted) {
+      settleAdvance(job);
       // Put the fire back so the next start runs it as a catch-up.
       if (ownsSchedule) {
         job.nextRunAtMs = entry.scheduledAtMs ?? entry.ts;
@@ -554,6 +585,8 @@ export function createCronService(options: CronServiceOptions): CronService {
     }
     job.lastRunAtMs = entry.ts;
     if (run.status === 'error') {
+      // Backoff compares with the next regular fire, so that must be known now.
+      settleAdvance(job);
       job.consecutiveErrors += 1;
       job.lastError = run.error ?? 'unknown error';
       if (ownsSchedule) {
@@ -615,25 +648,24 @@ export function createCronService(options: CronServiceOptions): CronService {
     }
   }
 
-  function withTimeout<T>(work: Promise<T>, timeoutMs: number, controller: AbortController): Promise<T> {
+  function withTimeout<T>(work: Promise<T>, timeoutMs: number, handle: InFlight): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const limit = setTimeout(() => {
         const error = new TimeoutError(`run timed out after ${timeoutMs} ms`);
-        controller.abort(error);
+        handle.controller.abort(error);
         reject(error);
       }, timeoutMs);
       limit.unref?.();
-      const onAbort = () => reject(controller.signal.reason);
-      controller.signal.addEventListener('abort', onAbort, { once: true });
+      handle.interrupt = reject;
       work.then(
         (value) => {
           clearTimeout(limit);
-          controller.signal.removeEventListener('abort', onAbort);
+          handle.interrupt = undefined;
           resolve(value);
         },
         (error: unknown) => {
           clearTimeout(limit);
-          controller.signal.removeEventListener('abort', onAbort);
+          handle.interrupt = undefined;
           reject(error);
         },
       );
@@ -643,6 +675,7 @@ export function createCronService(options: CronServiceOptions): CronService {
   // Loading and edits ----------------------------------------------------------------------------
 
   const toPublic = (job: JobState): CronJob => {
+    settleAdvance(job);
     const out: CronJob = {
       id: job.id,
       name: job.name,
@@ -775,6 +808,7 @@ export function createCronService(options: CronServiceOptions): CronService {
         generation: 0,
         active: false,
         removed: false,
+        advanceAfter: undefined,
       };
       byId.set(job.id, job);
       byName.set(job.name, job);
@@ -862,6 +896,7 @@ export function createCronService(options: CronServiceOptions): CronService {
           generation: 0,
           active: false,
           removed: false,
+          advanceAfter: undefined,
         };
         job.nextRunAtMs = job.enabled ? (nextFireAfter(resolved, at) ?? 0) : 0;
         await writeJob(job, true);
@@ -876,6 +911,7 @@ export function createCronService(options: CronServiceOptions): CronService {
       return exclusive(async () => {
         ensureOpen();
         const job = find(input.name);
+        settleAdvance(job);
         const { name: _name, ...fields } = input;
         checkFields(
           Object.fromEntries(
@@ -964,6 +1000,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     runDue() {
       ensureOpen();
       const at = now();
+      flushAdvances();
       const due = [...byId.values()].filter(
         (job) => job.enabled && job.nextRunAtMs > 0 && job.nextRunAtMs <= at,
       );
@@ -976,6 +1013,7 @@ export function createCronService(options: CronServiceOptions): CronService {
         await Promise.all([...inflight].map((entry) => entry.done));
         await new Promise((resolve) => setImmediate(resolve));
       }
+      flushAdvances();
       await recorder.flush();
     },
 
@@ -985,10 +1023,17 @@ export function createCronService(options: CronServiceOptions): CronService {
       if (timer) clearTimeout(timer);
       if (pruneTimer) clearInterval(pruneTimer);
       await mutations;
-      for (const entry of inflight) entry.controller.abort(SHUTDOWN);
+      flushAdvances();
+      const interruptAll = () => {
+        for (const entry of inflight) {
+          entry.controller.abort(SHUTDOWN);
+          entry.interrupt?.(SHUTDOWN);
+        }
+      };
+      interruptAll();
       while (inflight.size > 0 || limiter.waiting > 0) {
         await Promise.all([...inflight].map((entry) => entry.done));
-        for (const entry of inflight) entry.controller.abort(SHUTDOWN);
+        interruptAll();
         await new Promise((resolve) => setImmediate(resolve));
       }
       await recorder.flush();

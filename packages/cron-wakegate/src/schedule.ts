@@ -125,19 +125,34 @@ export function nextFireAfter(schedule: ResolvedSchedule, afterMs: number): numb
 }
 
 // Croner parses the pattern on construction; jobs fire thousands of times, so one instance is kept per
-// pattern and zone (paused: croner never starts its own timer).
-const patterns = new Map<string, Cron>();
+// pattern and zone (paused: croner never starts its own timer). Croner answers by whole seconds, so the
+// last answer per pattern is reused for every job of that pattern firing in the same second.
+interface CachedPattern {
+  cron: Cron;
+  second: number;
+  next: number | undefined;
+}
+const patterns = new Map<string, CachedPattern>();
 const MAX_CACHED_PATTERNS = 10_000;
 
 function cronNext(expr: string, tz: string, afterMs: number): number | undefined {
   const key = `${tz}\u0000${expr}`;
-  let cron = patterns.get(key);
-  if (!cron) {
-    cron = new Cron(expr, { timezone: tz, paused: true, mode: 'auto' });
+  let entry = patterns.get(key);
+  if (!entry) {
+    entry = {
+      cron: new Cron(expr, { timezone: tz, paused: true, mode: 'auto' }),
+      second: Number.NaN,
+      next: undefined,
+    };
     if (patterns.size >= MAX_CACHED_PATTERNS) patterns.clear();
-    patterns.set(key, cron);
+    patterns.set(key, entry);
   }
-  return cron.nextRun(new Date(afterMs))?.getTime();
+  const second = Math.floor(afterMs / 1000);
+  if (entry.second !== second) {
+    entry.next = entry.cron.nextRun(new Date(afterMs))?.getTime();
+    entry.second = second;
+  }
+  return entry.next;
 }
 
 // A date-time with an explicit offset or Z is an instant; croner reads one without in `tz`.

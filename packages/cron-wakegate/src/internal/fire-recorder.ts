@@ -1,7 +1,7 @@
 import type { Database, Statement } from '@agentd/storage';
 import type { CronLogger } from '../logger.js';
 
-/** One row of `cron_runs`, in column order of {@link INSERT_RUN}. */
+/** One row of `cron_runs`, in column order of `RUN_COLUMNS`. */
 export interface RunRow {
   runId: string;
   jobId: string;
@@ -37,13 +37,45 @@ export interface JobRuntimeRow {
   consecutiveErrors: number;
 }
 
-const INSERT_RUN = `INSERT INTO cron_runs (run_id, job_id, job_name, agent_id, ts, scheduled_at_ms, trigger, status,
-  skip_reason, duration_ms, summary, error, gated, gate_outcome, gate_failure, gate_reason, gate_duration_ms,
-  tool_calls, est_turns_saved, root_run_id, session_key, tokens_total)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const RUN_COLUMNS = `run_id, job_id, job_name, agent_id, ts, scheduled_at_ms, trigger, status, skip_reason, duration_ms,
+  summary, error, gated, gate_outcome, gate_failure, gate_reason, gate_duration_ms, tool_calls, est_turns_saved,
+  root_run_id, session_key, tokens_total`;
+const RUN_TUPLE = `(${new Array(22).fill('?').join(', ')})`;
+const JOB_TUPLE = '(?, ?, ?, ?, ?, ?)';
+// Rows per statement: one multi-row statement is prepared once, where a statement per row is prepared per row.
+const ROWS_PER_STATEMENT = 400;
 
-const UPDATE_JOB = `UPDATE cron_jobs SET enabled = ?, next_run_at_ms = ?, last_run_at_ms = ?, last_error = ?,
-  consecutive_errors = ? WHERE id = ?`;
+function insertRuns(runs: RunRow[]): Statement {
+  return {
+    sql: `INSERT INTO cron_runs (${RUN_COLUMNS}) VALUES ${runs.map(() => RUN_TUPLE).join(', ')}`,
+    args: runs.flatMap(runArgs),
+  };
+}
+
+function updateJobs(jobs: JobRuntimeRow[]): Statement {
+  return {
+    sql: `UPDATE cron_jobs SET enabled = v.column2, next_run_at_ms = v.column3, last_run_at_ms = v.column4,
+            last_error = v.column5, consecutive_errors = v.column6
+          FROM (VALUES ${jobs.map(() => JOB_TUPLE).join(', ')}) AS v
+          WHERE cron_jobs.id = v.column1`,
+    args: jobs.flatMap((job) => [
+      job.id,
+      job.enabled ? 1 : 0,
+      job.nextRunAtMs,
+      job.lastRunAtMs,
+      job.lastError,
+      job.consecutiveErrors,
+    ]),
+  };
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += ROWS_PER_STATEMENT) {
+    out.push(items.slice(start, start + ROWS_PER_STATEMENT));
+  }
+  return out;
+}
 
 /**
  * Writes fires in batches: each flush is one transaction holding the run rows and the
@@ -97,22 +129,12 @@ export class FireRecorder {
     this.#dirty = new Set();
     this.#flushing = this.#flushing.then(async () => {
       if (runs.length === 0 && dirty.size === 0) return;
-      const statements: Statement[] = runs.map((run) => ({ sql: INSERT_RUN, args: runArgs(run) }));
+      const jobs: JobRuntimeRow[] = [];
       for (const id of dirty) {
         const job = this.#jobState(id);
-        if (!job) continue;
-        statements.push({
-          sql: UPDATE_JOB,
-          args: [
-            job.enabled ? 1 : 0,
-            job.nextRunAtMs,
-            job.lastRunAtMs,
-            job.lastError,
-            job.consecutiveErrors,
-            job.id,
-          ],
-        });
+        if (job) jobs.push(job);
       }
+      const statements: Statement[] = [...chunks(runs).map(insertRuns), ...chunks(jobs).map(updateJobs)];
       try {
         await this.#db.batch(statements);
       } catch (err) {
