@@ -268,6 +268,8 @@ describe('wake-gates through the gateway', () => {
     expect(
       ((await app.call('cron.list')) as { jobs: Array<{ wakeGate?: unknown }> }).jobs[0]?.wakeGate,
     ).toEqual(gate);
+    const moved = await failure(app.call('cron.update', { name: 'g', agentId: 'other' }));
+    expect(moved.message).toBe("Insufficient scope: requires 'admin'");
 
     await app.call('cron.run', { name: 'g' });
     const [run] = await eventually(async () => {

@@ -105,6 +105,8 @@ export function cronMethods(deps: { cron: CronService }) {
       handler: (params, context) =>
         mapped(async () => {
           if (params.wakeGate !== undefined) requireAdminForGate(context);
+          // Moving a gated job to another agent moves where its admin-approved command runs.
+          if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
           const job = await cron.update(params);
           return {
             id: job.id,
