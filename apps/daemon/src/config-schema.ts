@@ -6,6 +6,7 @@ import {
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
+import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
@@ -91,6 +92,16 @@ export const configSections = {
     schema: memorySectionSchema.default(memorySectionSchema.parse({})),
     restartRequired: ['*'],
   },
+  cron: {
+    schema: cronSectionSchema.default(cronSectionSchema.parse({})),
+    // The scheduler is built with these at start.
+    restartRequired: ['*'],
+  },
+  heartbeat: {
+    schema: heartbeatSectionSchema.default(heartbeatSectionSchema.parse({})),
+    // Applied at once, except the coalescing window, which the wake coalescer takes at start.
+    restartRequired: ['coalesceWindowMs'],
+  },
 } as const;
 
 /** The parsed daemon configuration. */
@@ -106,4 +117,6 @@ export interface DaemonConfig {
   providers: z.infer<typeof providersSectionSchema>;
   contextEngine: z.infer<typeof contextEngineSectionSchema>;
   memory: z.infer<typeof memorySectionSchema>;
+  cron: z.infer<typeof cronSectionSchema>;
+  heartbeat: z.infer<typeof heartbeatSectionSchema>;
 }

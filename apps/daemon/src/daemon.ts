@@ -48,6 +48,7 @@ import {
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
+import { createCronService, createHeartbeatService, type HeartbeatService } from '@agentd/cron-wakegate';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
@@ -56,6 +57,9 @@ import { agentMethods } from './methods/agent.js';
 import { agentsMethods } from './methods/agents.js';
 import { configMethods } from './methods/config.js';
 import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
+import { cronMethods } from './methods/cron.js';
+import { heartbeatMethods } from './methods/heartbeat.js';
+import { schedulerMethods } from './methods/scheduler.js';
 import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
 import { graphMethods } from './methods/graph.js';
@@ -99,7 +103,7 @@ export interface DaemonOptions {
   graphExecutor?: NodeExecutor;
   /** Receives internal events such as `pipeline:authored`, `memory:recalled`. @default a sink that drops them */
   events?: EventSink;
-  /** The heartbeat for webhook `wake` actions; until one is given wakes wait in libsql. */
+  /** Receives webhook `wake` actions instead of the daemon's own heartbeat (embedders, tests). */
   wakeTarget?: WakeTarget;
   /** Channel delivery of webhook agent answers (`deliver: true`). */
   deliverHookResponse?: HookResponseDeliverer;
@@ -117,6 +121,8 @@ export interface RunningDaemon {
   readonly logger: RootLogger;
   /** The memory store, recall and agent tools; undefined with `memory.enabled: false`. */
   readonly memory: MemoryService | undefined;
+  /** The heartbeat: webhook `wake` actions call its `wakeNow` / `queueForNextBeat`. */
+  readonly heartbeat: HeartbeatService;
   /**
    * Sends a JSON-RPC notification: to every socket of `clientId`, or to every connected
    * client when `clientId` is undefined (notifications that cannot be targeted).
@@ -235,6 +241,30 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   // Graph nodes, queued webhook turns and (later) cron jobs run as turns of this runtime,
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
+  // Scheduling: jobs and heartbeats run their turns through the same runner.
+  const cron = createCronService({
+    db,
+    runner: agentRunner,
+    workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
+    ...config.cron,
+    wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
+    now,
+    logger: logger.module('scheduler'),
+    events,
+  });
+  const heartbeat = createHeartbeatService({
+    db,
+    runner: agentRunner,
+    settings: config.heartbeat,
+    persistSettings: async (patch) => {
+      await configStore.patch({ heartbeat: patch });
+    },
+    now,
+    logger: logger.module('scheduler'),
+    events,
+  });
+  await cron.start();
+  await heartbeat.start();
   const graphExecutor = resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env });
 
   const graph: GraphService = createGraphService({
@@ -268,7 +298,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     now,
     section: config.webhooks,
     agentTurnRunner: agentRunner,
-    wakeTarget: options.wakeTarget,
+    wakeTarget: options.wakeTarget ?? heartbeat,
     deliver: options.deliverHookResponse,
   });
 
@@ -319,6 +349,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...sessionMethods({ runtime: agentRuntime }),
     ...obsBillingMethods({ runtime: agentRuntime }),
     ...memoryMethods({ store: memory?.store }),
+    ...cronMethods({ cron }),
+    ...schedulerMethods({ heartbeat }),
+    ...heartbeatMethods({ heartbeat }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
@@ -378,6 +411,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   configStore.onChange((cfg, change) => {
     config = cfg;
     if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
+    if (change.changedSections.includes('heartbeat')) heartbeat.configure(cfg.heartbeat);
     if (change.changedSections.includes('gateway')) {
       resolveTokens(cfg.gateway.tokens).then(
         (resolved) => tokens.replace(resolved),
@@ -454,6 +488,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     const next = readConfig(configStore);
     config = next;
     logger.resetLevels(next.daemon.logLevels);
+    heartbeat.configure(next.heartbeat);
     tokens.replace(await resolveTokens(next.gateway.tokens));
     agentRuntime.applyConfig({
       agents: next.agents,
@@ -501,6 +536,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await hooks.close();
       await agentRuntime.close();
       await memory?.close();
+      await heartbeat.close();
+      await cron.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
@@ -525,6 +562,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     dataDir,
     logger,
     memory,
+    heartbeat,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
       else gateway.ws.notify(clientId, method, params);

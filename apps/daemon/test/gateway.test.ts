@@ -236,7 +236,20 @@ describe('gateway.status and rpc.discover', () => {
     expect(status.nodeVersion).toBe(process.version);
     expect(status.configPaths).toEqual([join(td.dataDir, 'config.yaml')]);
     expect(status.sections).toEqual(
-      expect.arrayContaining(['gateway', 'daemon', 'storage', 'observability', 'agents', 'providers']),
+      expect.arrayContaining([
+        'gateway',
+        'daemon',
+        'storage',
+        'observability',
+        'agents',
+        'providers',
+        'cron',
+        'heartbeat',
+        'memory',
+        'webhooks',
+        'graph',
+        'browser',
+      ]),
     );
   });
 
@@ -282,6 +295,13 @@ describe('gateway.status and rpc.discover', () => {
         'config.rollback',
         'config.schema',
         'config.set',
+        'cron.add',
+        'cron.list',
+        'cron.remove',
+        'cron.run',
+        'cron.runs',
+        'cron.status',
+        'cron.update',
         'daemon.setLogLevel',
         'gateway.restart',
         'gateway.status',
@@ -297,6 +317,10 @@ describe('gateway.status and rpc.discover', () => {
         'graph.runs',
         'graph.save',
         'graph.status',
+        'heartbeat.history',
+        'heartbeat.status',
+        'heartbeat.trigger',
+        'heartbeat.update',
         'memory.browse',
         'memory.delete',
         'memory.embeddingCache',
@@ -313,6 +337,7 @@ describe('gateway.status and rpc.discover', () => {
         'obs.billing.total',
         'obs.billing.usage24h',
         'rpc.discover',
+        'scheduler.wake',
         'session.compact',
         'session.delete',
         'session.export',

@@ -388,19 +388,27 @@ describe('durability', () => {
     expect(history.messages.at(-1)?.role).toBe('assistant');
   });
 
-  it('stores wakes without a heartbeat and hands them over once one exists; a live one is woken at once', async () => {
-    const config = baseConfig({
-      token: undefined,
-      mappings: [{ id: 'nudge', action: 'wake', messageTemplate: 'Check {{what}}' }],
-    });
-    const d = await start(config);
+  it("wakes the daemon's own heartbeat, which runs a beat carrying the text", async () => {
+    const d = await start(
+      baseConfig({
+        token: undefined,
+        mappings: [{ id: 'nudge', action: 'wake', messageTemplate: 'Check {{what}}' }],
+      }),
+    );
     expect((await send(`${d.url}/hooks/nudge`, '{"what":"mail"}')).body).toEqual({
       received: true,
       mapping: 'nudge',
     });
-    await d.stop();
-    daemon = undefined;
+    const admin = createHttpClient({ url: d.url, token: ADMIN_TOKEN });
+    let beats: Array<{ sources: string[]; status: string; queuedTexts: number }> = [];
+    for (let attempt = 0; attempt < 100 && beats.length === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      beats = ((await admin.call('heartbeat.history', {})) as { beats: typeof beats }).beats;
+    }
+    expect(beats[0]).toMatchObject({ sources: ['webhook'], status: 'ok', queuedTexts: 1 });
+  });
 
+  it('hands wakes to an embedder-given target: now at once, next-heartbeat queued', async () => {
     const calls: string[] = [];
     const wakeTarget: WakeTarget = {
       wakeNow: (text) => calls.push(`now:${text}`),
@@ -410,11 +418,20 @@ describe('durability', () => {
       baseConfig({
         token: undefined,
         mappings: [
-          { id: 'later', action: 'wake', wakeMode: 'next-heartbeat', textTemplate: 'Later {{what}}' },
+          // Without `match` a mapping matches every path, so each names its own.
+          { id: 'nudge', match: { path: 'nudge' }, action: 'wake', messageTemplate: 'Check {{what}}' },
+          {
+            id: 'later',
+            match: { path: 'later' },
+            action: 'wake',
+            wakeMode: 'next-heartbeat',
+            textTemplate: 'Later {{what}}',
+          },
         ],
       }),
       { wakeTarget },
     );
+    await send(`${live.url}/hooks/nudge`, '{"what":"mail"}');
     expect(calls).toEqual(['now:Check mail']);
     await send(`${live.url}/hooks/later`, '{"what":"builds"}');
     expect(calls).toEqual(['now:Check mail', 'next:Later builds']);

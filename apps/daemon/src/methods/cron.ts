@@ -1,0 +1,189 @@
+import { hasScope, type Scope } from '@agentd/auth-scopes';
+import {
+  agentIdSchema,
+  type CronService,
+  isCronWakegateError,
+  scheduleInputSchema,
+  wakeGateSchema,
+} from '@agentd/cron-wakegate';
+import { defineMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
+import { z } from 'zod';
+
+const nameSchema = z.string().trim().min(1).max(200);
+
+/**
+ * Maps the scheduler's errors to the wire: field problems to -32602 naming the field,
+ * unknown jobs to -32004 `Job not found: <name>`; anything else stays an internal error.
+ */
+export function cronRpcError(error: unknown): unknown {
+  if (!isCronWakegateError(error)) return error;
+  switch (error.code) {
+    case 'INVALID_SCHEDULE':
+    case 'INVALID_JOB':
+    case 'JOB_EXISTS': {
+      const issues = (error.data?.issues ?? []).map((issue) => ({
+        path: issue.path,
+        code: 'custom',
+        message: issue.message,
+      }));
+      const summary = issues
+        .map((issue) => `${issue.path.join('.') || 'params'}: ${issue.message}`)
+        .join('; ');
+      return RpcError.invalidParams(`Invalid params: ${summary || error.message}`, issues);
+    }
+    case 'JOB_NOT_FOUND':
+      return RpcError.notFound('job', String(error.data?.name ?? ''));
+    default:
+      return error;
+  }
+}
+
+const mapped = async <T>(work: () => T | Promise<T>): Promise<T> => {
+  try {
+    return await work();
+  } catch (error) {
+    throw cronRpcError(error);
+  }
+};
+
+/** Setting or changing a wake-gate runs a command on the host, so it needs `admin` even on the rpc-scoped cron.add/update. */
+function requireAdminForGate(context: MethodContext): void {
+  if (!hasScope(context.identity.scopes as readonly Scope[], 'admin'))
+    throw RpcError.insufficientScope('admin');
+}
+
+/** cron.*: persisted jobs, their run records and manual fires (all rpc scope; gates need admin). */
+export function cronMethods(deps: { cron: CronService }) {
+  const { cron } = deps;
+  return [
+    defineMethod({
+      name: 'cron.list',
+      scope: 'rpc',
+      description: 'Every job with its schedule, next and last run, last error and wake-gate.',
+      params: z.object({}).strict(),
+      handler: () => ({ jobs: cron.list() }),
+    }),
+    defineMethod({
+      name: 'cron.add',
+      scope: 'rpc',
+      description:
+        'Create a job (cron expression with IANA zone, interval of everyMs >= 1000, or once at an ISO 8601 time). A wakeGate needs admin scope.',
+      params: z
+        .object({
+          name: nameSchema,
+          message: z.string().min(1).max(100_000),
+          agentId: agentIdSchema.optional(),
+          schedule: scheduleInputSchema,
+          enabled: z.boolean().optional(),
+          timeoutMs: z.number().int().min(1000).max(86_400_000).optional(),
+          wakeGate: wakeGateSchema.optional(),
+        })
+        .strict(),
+      handler: (params, context) =>
+        mapped(async () => {
+          if (params.wakeGate !== undefined) requireAdminForGate(context);
+          const job = await cron.add(params);
+          return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
+        }),
+    }),
+    defineMethod({
+      name: 'cron.update',
+      scope: 'rpc',
+      description:
+        'Change the given fields of a job (others stay); enabled turns it on or off; wakeGate null removes the gate (admin scope).',
+      params: z
+        .object({
+          name: nameSchema,
+          message: z.string().min(1).max(100_000).optional(),
+          agentId: agentIdSchema.optional(),
+          schedule: scheduleInputSchema.optional(),
+          enabled: z.boolean().optional(),
+          timeoutMs: z.number().int().min(1000).max(86_400_000).nullable().optional(),
+          wakeGate: wakeGateSchema.nullable().optional(),
+        })
+        .strict(),
+      handler: (params, context) =>
+        mapped(async () => {
+          if (params.wakeGate !== undefined) requireAdminForGate(context);
+          // Moving a gated job to another agent moves where its admin-approved command runs.
+          if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
+          const job = await cron.update(params);
+          return {
+            id: job.id,
+            updated: true,
+            name: job.name,
+            enabled: job.enabled,
+            nextRunAtMs: job.nextRunAtMs,
+          };
+        }),
+    }),
+    defineMethod({
+      name: 'cron.remove',
+      scope: 'rpc',
+      description: 'Delete a job; its run records stay for the reports.',
+      params: z.object({ name: nameSchema }).strict(),
+      handler: ({ name }) =>
+        mapped(async () => {
+          const removed = await cron.remove(name);
+          return { removed: true, id: removed.id, name: removed.name };
+        }),
+    }),
+    defineMethod({
+      name: 'cron.status',
+      scope: 'rpc',
+      description: 'One job: kind, next run (0 when none is scheduled), enabled, last run, last error.',
+      params: z.object({ name: nameSchema }).strict(),
+      handler: ({ name }) =>
+        mapped(() => {
+          const job = cron.get(name);
+          return {
+            id: job.id,
+            name: job.name,
+            scheduleKind: job.scheduleKind,
+            nextRunAtMs: job.nextRunAtMs,
+            enabled: job.enabled,
+            ...(job.lastRunAtMs !== undefined ? { lastRunAtMs: job.lastRunAtMs } : {}),
+            ...(job.lastError !== undefined ? { lastError: job.lastError } : {}),
+            running: job.running,
+            consecutiveErrors: job.consecutiveErrors,
+          };
+        }),
+    }),
+    defineMethod({
+      name: 'cron.runs',
+      scope: 'rpc',
+      description: 'Run records of a job, newest first: every fire, including wake-gate skips and overlaps.',
+      params: z
+        .object({
+          jobName: nameSchema,
+          limit: z.number().int().min(1).max(1000).optional(),
+          agentId: agentIdSchema.optional(),
+        })
+        .strict(),
+      handler: (params) => mapped(async () => ({ runs: await cron.runs(params) })),
+    }),
+    defineMethod({
+      name: 'cron.run',
+      scope: 'rpc',
+      description:
+        'Fire now: mode force (default) fires the named job whatever its schedule; mode due fires every overdue job.',
+      params: z
+        .object({ name: nameSchema.optional(), mode: z.enum(['force', 'due']).optional() })
+        .strict()
+        .superRefine((params, context) => {
+          if ((params.mode ?? 'force') === 'force' && params.name === undefined) {
+            context.addIssue({ code: 'custom', path: ['name'], message: 'required when mode is force' });
+          }
+        }),
+      handler: ({ name, mode = 'force' }) =>
+        mapped(() => {
+          if (mode === 'due') {
+            const { jobNames } = cron.runDue();
+            return { triggered: true, mode, jobNames };
+          }
+          const { jobName } = cron.runNow(name!);
+          return { triggered: true, mode, jobName };
+        }),
+    }),
+  ];
+}

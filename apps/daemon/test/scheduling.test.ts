@@ -1,0 +1,444 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHttpClient, type HttpClient, RpcCallError } from '@agentd/client';
+import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/cron-wakegate';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
+import { ADMIN_TOKEN } from './helpers.js';
+
+interface CronRun {
+  ts: number;
+  status: string;
+  trigger: string;
+  catchUp?: boolean;
+  scheduledAtMs?: number;
+  summary?: string;
+  error?: string;
+  toolCalls?: number;
+  estTurnsSaved?: number;
+  rootRunId?: string;
+  wakeGate?: { outcome: string; reason?: string };
+}
+
+const dirs: string[] = [];
+const daemons: RunningDaemon[] = [];
+let child: ChildProcess | undefined;
+
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  for (const daemon of daemons.splice(0)) await daemon.stop();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-sched-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function start(dataDir: string, options: Partial<DaemonOptions> = {}): Promise<RunningDaemon> {
+  const daemon = await startDaemon({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, PATH: process.env.PATH },
+    print: () => undefined,
+    ...options,
+  });
+  daemons.push(daemon);
+  return daemon;
+}
+
+/** A runner that answers every turn and keeps the requests. */
+function recordingRunner(): AgentTurnRunner & { requests: AgentTurnRequest[] } {
+  const requests: AgentTurnRequest[] = [];
+  return {
+    requests,
+    runTurn: async (request) => {
+      requests.push(request);
+      return {
+        response: `handled: ${request.message}`,
+        tokensUsed: { input: 1, output: 2, total: 3 },
+        finishReason: 'stop',
+        sessionKey: request.sessionKey ?? 'x',
+      };
+    },
+  };
+}
+
+/** Polls until `check` returns a value (fires are fire-and-forget). */
+async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function runsOf(client: HttpClient, jobName: string): Promise<CronRun[]> {
+  return ((await client.call('cron.runs', { jobName })) as { runs: CronRun[] }).runs;
+}
+
+async function failure(call: Promise<unknown>): Promise<RpcCallError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RpcCallError);
+  return error as RpcCallError;
+}
+
+describe('cron methods', () => {
+  it('runs a job through the injected agent runner and shows it in list, status and runs', async () => {
+    const runner = recordingRunner();
+    const daemon = await start(tempDir(), { agentRunner: runner });
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const created = (await client.call('cron.add', {
+      name: 'digest',
+      message: 'summarise the day',
+      agentId: 'ops',
+      schedule: { kind: 'cron', expr: '0 18 * * *', tz: 'Europe/Berlin' },
+    })) as { id: string; created: boolean };
+    expect(created).toMatchObject({ id: expect.any(String), created: true });
+    const { jobs } = (await client.call('cron.list')) as { jobs: Array<Record<string, unknown>> };
+    expect(jobs).toEqual([
+      expect.objectContaining({
+        id: created.id,
+        name: 'digest',
+        scheduleKind: 'cron',
+        expr: '0 18 * * *',
+        tz: 'Europe/Berlin',
+        enabled: true,
+        nextRunAtMs: expect.any(Number),
+      }),
+    ]);
+    expect(await client.call('cron.run', { name: 'digest' })).toEqual({
+      triggered: true,
+      mode: 'force',
+      jobName: 'digest',
+    });
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(client, 'digest');
+      return runs.length > 0 ? runs : undefined;
+    });
+    expect(run).toMatchObject({ status: 'ok', trigger: 'force', summary: 'handled: summarise the day' });
+    expect(runner.requests[0]).toMatchObject({
+      agentId: 'ops',
+      origin: 'cron',
+      sessionKey: `cron:${created.id}`,
+    });
+    expect(await client.call('cron.status', { name: 'digest' })).toMatchObject({
+      id: created.id,
+      name: 'digest',
+      scheduleKind: 'cron',
+      enabled: true,
+      lastRunAtMs: run!.ts,
+    });
+
+    expect(await client.call('cron.update', { name: 'digest', enabled: false })).toMatchObject({
+      updated: true,
+      enabled: false,
+      nextRunAtMs: 0,
+    });
+    expect((await client.call('cron.list')) as { jobs: unknown[] }).toMatchObject({
+      jobs: [{ message: 'summarise the day', enabled: false }],
+    });
+    expect(await client.call('cron.remove', { name: 'digest' })).toEqual({
+      removed: true,
+      id: created.id,
+      name: 'digest',
+    });
+    const gone = await failure(client.call('cron.status', { name: 'digest' }));
+    expect([gone.code, gone.message]).toEqual([-32004, 'Job not found: digest']);
+  });
+
+  it('runs a job as a turn of the built-in agent runtime when no runner is given', async () => {
+    const daemon = await start(tempDir());
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    await client.call('cron.add', {
+      name: 'j',
+      message: 'summarise the day',
+      schedule: { kind: 'interval', everyMs: 3_600_000 },
+    });
+    await client.call('cron.run', { name: 'j' });
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(client, 'j');
+      return runs.length > 0 ? runs : undefined;
+    });
+    expect(run).toMatchObject({ status: 'ok' });
+    expect(JSON.stringify(run)).toMatch(/offline/i);
+  });
+
+  it('answers -32602 naming the field for bad schedules and a force run without a name', async () => {
+    const daemon = await start(tempDir());
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ kind: 'cron', expr: '99 * * * *' }, 'schedule.expr'],
+      [{ kind: 'cron', expr: '0 9 * * *', tz: 'Atlantis/Capital' }, 'schedule.tz'],
+      [{ kind: 'interval', everyMs: 10 }, 'schedule.everyMs'],
+      [{ kind: 'once', at: '2000-01-01T00:00:00Z' }, 'schedule.at'],
+      [{ kind: 'weekly' }, 'schedule.kind'],
+    ];
+    for (const [schedule, field] of cases) {
+      const error = await failure(client.call('cron.add', { name: 'x', message: 'm', schedule }));
+      expect(error.code).toBe(-32602);
+      expect(error.message).toContain(field);
+      expect((error.data as { issues: Array<{ path: string[] }> }).issues[0]?.path.join('.')).toBe(field);
+    }
+    const noName = await failure(client.call('cron.run', { mode: 'force' }));
+    expect([noName.code, noName.message]).toEqual([
+      -32602,
+      'Invalid params: name: required when mode is force',
+    ]);
+    await client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } });
+    const duplicate = await failure(
+      client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } }),
+    );
+    expect(duplicate.code).toBe(-32602);
+    expect(duplicate.message).toContain('name');
+    const missing = await failure(client.call('cron.runs', { jobName: 'nope' }));
+    expect([missing.code, missing.message]).toEqual([-32004, 'Job not found: nope']);
+  });
+
+  it('fires every overdue job with mode due', async () => {
+    let clock = Date.parse('2026-04-01T10:00:00Z');
+    const dataDir = tempDir();
+    const first = await start(dataDir, { now: () => clock, agentRunner: recordingRunner() });
+    const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
+    await client.call('cron.add', {
+      name: 'soon',
+      message: 'm',
+      schedule: { kind: 'interval', everyMs: 60_000 },
+    });
+    await client.call('cron.add', {
+      name: 'later',
+      message: 'm',
+      schedule: { kind: 'interval', everyMs: 3_600_000 },
+    });
+    clock += 120_000;
+    expect(await client.call('cron.run', { mode: 'due' })).toEqual({
+      triggered: true,
+      mode: 'due',
+      jobNames: ['soon'],
+    });
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(client, 'soon');
+      return runs.length > 0 ? runs : undefined;
+    });
+    expect(run).toMatchObject({ trigger: 'due', status: 'ok', scheduledAtMs: clock - 60_000 });
+  });
+});
+
+describe('wake-gates through the gateway', () => {
+  it('requires admin scope to set or change a gate, and skips in the agent workspace', async () => {
+    const runner = recordingRunner();
+    const dataDir = tempDir();
+    const daemon = await start(dataDir, { agentRunner: runner });
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
+      token: string;
+    };
+    const app = createHttpClient({ url: daemon.url, token });
+    const gate = {
+      command: process.execPath,
+      args: ['-e', 'console.log(JSON.stringify({ wake: false, reason: process.cwd() }))'],
+    };
+    const schedule = { kind: 'interval', everyMs: 3_600_000 };
+
+    const refused = await failure(
+      app.call('cron.add', { name: 'g', message: 'm', agentId: 'mail', schedule, wakeGate: gate }),
+    );
+    expect([refused.code, refused.message]).toEqual([-32603, "Insufficient scope: requires 'admin'"]);
+    expect(((await app.call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
+
+    await app.call('cron.add', { name: 'g', message: 'm', agentId: 'mail', schedule });
+    const change = await failure(app.call('cron.update', { name: 'g', wakeGate: gate }));
+    expect([change.code, change.message]).toEqual([-32603, "Insufficient scope: requires 'admin'"]);
+    const removal = await failure(app.call('cron.update', { name: 'g', wakeGate: null }));
+    expect(removal.code).toBe(-32603);
+    await app.call('cron.update', { name: 'g', message: 'still allowed' });
+    await admin.call('cron.update', { name: 'g', wakeGate: gate });
+    expect(
+      ((await app.call('cron.list')) as { jobs: Array<{ wakeGate?: unknown }> }).jobs[0]?.wakeGate,
+    ).toEqual(gate);
+    const moved = await failure(app.call('cron.update', { name: 'g', agentId: 'other' }));
+    expect(moved.message).toBe("Insufficient scope: requires 'admin'");
+
+    await app.call('cron.run', { name: 'g' });
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(app, 'g');
+      return runs.length > 0 ? runs : undefined;
+    });
+    const workspace = join(dataDir, 'workspaces', 'mail');
+    expect(run).toMatchObject({
+      status: 'skipped',
+      summary: 'wake-gate: skipped',
+      toolCalls: 0,
+      estTurnsSaved: 1,
+      wakeGate: { outcome: 'skip', reason: workspace },
+    });
+    expect(run?.rootRunId).toMatch(/^root-wakegate-/);
+    expect(existsSync(workspace)).toBe(true);
+    expect(runner.requests).toHaveLength(0);
+  });
+});
+
+describe('heartbeat and scheduler methods', () => {
+  it('updates the heartbeat into config.yaml, triggers beats and coalesces wakes', async () => {
+    const runner = recordingRunner();
+    const dataDir = tempDir();
+    const daemon = await start(dataDir, { agentRunner: runner });
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
+      token: string;
+    };
+    const app = createHttpClient({ url: daemon.url, token });
+
+    expect(await app.call('heartbeat.status')).toMatchObject({
+      enabled: false,
+      intervalMs: 1_800_000,
+      queued: 0,
+    });
+    const denied = await failure(app.call('heartbeat.trigger', {}));
+    expect(denied.message).toBe("Insufficient scope: requires 'admin'");
+    const status = (await admin.call('heartbeat.update', {
+      enabled: true,
+      intervalMs: 600_000,
+      agentId: 'ops',
+    })) as {
+      nextBeatAt: number;
+    };
+    expect(status).toMatchObject({ enabled: true, intervalMs: 600_000, agentId: 'ops' });
+    expect(status.nextBeatAt).toBeGreaterThan(Date.now());
+    const yaml = readFileSync(join(dataDir, 'config.yaml'), 'utf8');
+    expect(yaml).toMatch(/heartbeat:\n(\s+.*\n)*\s+intervalMs: 600000/);
+    const bad = await failure(admin.call('heartbeat.update', { intervalMs: 5 }));
+    expect(bad.code).toBe(-32602);
+
+    expect(await admin.call('heartbeat.trigger', { reason: 'manual' })).toEqual({
+      triggered: true,
+      coalesced: false,
+    });
+    await eventually(async () => (runner.requests.length === 1 ? true : undefined));
+    expect(runner.requests[0]).toMatchObject({ agentId: 'ops', origin: 'heartbeat' });
+
+    expect(await app.call('scheduler.wake', {})).toEqual({ queued: true, coalesced: false, source: 'agent' });
+    expect(await app.call('scheduler.wake', { source: 'cron', text: 'queue is long' })).toEqual({
+      queued: true,
+      coalesced: true,
+      source: 'cron',
+    });
+    daemon.heartbeat.wakeNow('webhook says hi');
+    const beats = await eventually(async () => {
+      const history = (await app.call('heartbeat.history', {})) as { beats: Array<{ sources: string[] }> };
+      return history.beats.length === 2 ? history.beats : undefined;
+    });
+    expect(beats[0]?.sources).toEqual(['agent', 'cron', 'webhook']);
+    expect(runner.requests[1]?.message).toContain('- queue is long\n- webhook says hi');
+  });
+});
+
+describe('restart catch-up', () => {
+  it('runs a job once after two daemons on the same data dir, however many fires it missed', async () => {
+    let clock = Date.parse('2026-06-01T08:00:00Z');
+    const dataDir = tempDir();
+    const first = await start(dataDir, { now: () => clock, agentRunner: recordingRunner() });
+    const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
+    await client.call('cron.add', {
+      name: 'minutely',
+      message: 'm',
+      schedule: { kind: 'interval', everyMs: 60_000 },
+    });
+    await first.stop();
+    daemons.splice(daemons.indexOf(first), 1);
+
+    clock += 45 * 60_000;
+    const runner = recordingRunner();
+    const second = await start(dataDir, { now: () => clock, agentRunner: runner });
+    const again = createHttpClient({ url: second.url, token: ADMIN_TOKEN });
+    const runs = await eventually(async () => {
+      const list = await runsOf(again, 'minutely');
+      return list.length > 0 ? list : undefined;
+    });
+    expect(runs).toEqual([
+      expect.objectContaining({
+        trigger: 'catch-up',
+        catchUp: true,
+        status: 'ok',
+        scheduledAtMs: Date.parse('2026-06-01T08:01:00Z'),
+      }),
+    ]);
+    expect(runner.requests).toHaveLength(1);
+  });
+
+  it('runs a job once after the daemon process is killed and started again', async () => {
+    const dataDir = tempDir();
+    // Without an agent runtime every run errors; no backoff keeps the job on its one-second schedule.
+    writeFileSync(join(dataDir, 'config.yaml'), 'cron:\n  retryBackoffMs: [0]\n');
+    const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
+    const launch = () =>
+      new Promise<{ process: ChildProcess; url: string }>((resolve, reject) => {
+        const proc = spawn(
+          process.execPath,
+          ['--import', 'tsx', cli, 'start', '--data-dir', dataDir, '--port', '0'],
+          {
+            env: { ...process.env, AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          },
+        );
+        let err = '';
+        const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 20_000);
+        proc.stderr?.on('data', (chunk) => {
+          err += chunk;
+          const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
+          if (match?.[1]) {
+            clearTimeout(timer);
+            resolve({ process: proc, url: match[1] });
+          }
+        });
+        proc.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
+      });
+
+    const first = await launch();
+    child = first.process;
+    const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
+    await client.call('cron.add', {
+      name: 'tick',
+      message: 'm',
+      schedule: { kind: 'interval', everyMs: 1000 },
+    });
+    await eventually(async () => ((await runsOf(client, 'tick')).length > 0 ? true : undefined));
+    const exited = new Promise((resolve) => first.process.once('exit', resolve));
+    first.process.kill('SIGKILL');
+    await exited;
+    const killedAt = Date.now();
+    // Down long enough to miss several fires.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+
+    const second = await launch();
+    child = second.process;
+    const again = createHttpClient({ url: second.url, token: ADMIN_TOKEN });
+    const runs = await eventually(async () => {
+      const list = await runsOf(again, 'tick');
+      return list.some((run) => run.ts > killedAt) ? list : undefined;
+    });
+    const afterRestart = runs.filter((run) => run.ts > killedAt).reverse();
+    expect(afterRestart[0]).toMatchObject({ trigger: 'catch-up', catchUp: true });
+    expect(afterRestart[0]!.scheduledAtMs).toBeLessThan(killedAt + 1000);
+    // Fires after the catch-up are ordinary ones again; missed fires were not replayed one by one.
+    await eventually(async () => {
+      const list = await runsOf(again, 'tick');
+      return list.filter((run) => run.ts > killedAt).length >= 3 ? true : undefined;
+    });
+    const later = (await runsOf(again, 'tick')).filter((run) => run.ts > killedAt);
+    expect(later.filter((run) => run.trigger === 'catch-up')).toHaveLength(1);
+    expect(later.filter((run) => run.trigger !== 'catch-up').every((run) => run.trigger === 'schedule')).toBe(
+      true,
+    );
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * Every `code` a {@link CronWakegateError} can carry.
+ *
+ * - `INVALID_OPTIONS`: a factory was given options that fail validation.
+ * - `INVALID_SCHEDULE`: a schedule cannot be used (bad expression, unknown time zone,
+ *   `everyMs` below 1000, `at` in the past, an expression that never fires). `data.issues`
+ *   names the field.
+ * - `INVALID_JOB`: another job field cannot be used (`data.issues` names it).
+ * - `JOB_EXISTS`: a job with that name already exists.
+ * - `JOB_NOT_FOUND`: no job has that name.
+ * - `CLOSED`: the service was used after `close()`.
+ */
+export type CronWakegateErrorCode =
+  | 'INVALID_OPTIONS'
+  | 'INVALID_SCHEDULE'
+  | 'INVALID_JOB'
+  | 'JOB_EXISTS'
+  | 'JOB_NOT_FOUND'
+  | 'CLOSED';
+
+/** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
+export interface FieldIssue {
+  /** Path of the field, e.g. `['schedule', 'expr']`. */
+  path: string[];
+  /** What is wrong with it. */
+  message: string;
+}
+
+/** Options accepted by the {@link CronWakegateError} constructor. */
+export interface CronWakegateErrorOptions {
+  /** The underlying error. */
+  cause?: unknown;
+  /** Structured detail: `issues` for validation codes, `name` for job codes. */
+  data?: { issues?: FieldIssue[] } & Record<string, unknown>;
+}
+
+/** The one error class thrown by this package; switch on `code`, not on the message. */
+export class CronWakegateError extends Error {
+  override readonly name = 'CronWakegateError';
+  /** What went wrong, as a stable string. */
+  readonly code: CronWakegateErrorCode;
+  /** Structured detail. */
+  readonly data: ({ issues?: FieldIssue[] } & Record<string, unknown>) | undefined;
+
+  constructor(code: CronWakegateErrorCode, message: string, options: CronWakegateErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+
+  /** A validation error naming one field. */
+  static field(code: 'INVALID_SCHEDULE' | 'INVALID_JOB', path: string[], message: string): CronWakegateError {
+    return new CronWakegateError(code, `${path.join('.')}: ${message}`, {
+      data: { issues: [{ path, message }] },
+    });
+  }
+}
+
+/** True when `error` is a {@link CronWakegateError}, optionally with the given code. */
+export function isCronWakegateError(
+  error: unknown,
+  code?: CronWakegateErrorCode,
+): error is CronWakegateError {
+  return error instanceof CronWakegateError && (code === undefined || error.code === code);
+}
