@@ -1,6 +1,13 @@
 import { defineConfig } from 'tsup';
 import { preset } from '../../tooling/tsup.preset.js';
-// The daemon bundles the workspace packages (their exports point at src) and keeps npm deps external.
+// The daemon bundles the workspace packages (their exports point at src) and keeps every npm
+// dependency external: bundled, CommonJS dependencies break in ESM ("Dynamic require of os").
+// Each such dependency is therefore listed in this package's dependencies too.
 export default defineConfig(
-  preset({ entry: ['src/index.ts', 'src/cli.ts'], noExternal: [/^@agentd\//], dts: false }),
+  preset({
+    entry: ['src/index.ts', 'src/cli.ts'],
+    noExternal: [/^@agentd\//],
+    external: [/^(?!@agentd\/)[^./]/],
+    dts: false,
+  }),
 );
