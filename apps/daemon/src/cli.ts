@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
-import { DEFAULT_HOST, DEFAULT_PORT } from './config-schema.js';
-import { startDaemon } from './daemon.js';
-import { createTokenOffline } from './offline-token.js';
+// Only what every command needs is loaded up front: `agentd call` and `--help` should not pay
+// for loading the whole daemon (browser driver, model SDKs, vector index).
+import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import { VERSION } from './version.js';
 
 const HELP = `agentd ${VERSION}: a self-hosted daemon for AI agents
@@ -59,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'start': {
       const port = values.port === undefined ? undefined : parsePort(values.port);
+      const { startDaemon } = await import('./daemon.js');
       const daemon = await startDaemon({
         dataDir,
         ...(values.host ? { host: values.host } : {}),
@@ -108,6 +109,7 @@ async function main(argv: string[]): Promise<number> {
         if (scope !== 'rpc' && scope !== 'admin' && scope !== '*')
           throw new UsageError(`unknown scope: ${scope}`);
       }
+      const { createTokenOffline } = await import('./offline-token.js');
       const created = await createTokenOffline({
         dataDir,
         scopes: scopes as Array<'rpc' | 'admin' | '*'>,

@@ -14,9 +14,9 @@ import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { z } from 'zod';
 
-/** Defaults from decisions.md: loopback only, port 7420. */
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 7420;
+import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
+
+export { DEFAULT_HOST, DEFAULT_PORT };
 
 /**
  * The `gateway` section: the rpc-core transport limits, where to listen and the tokens.

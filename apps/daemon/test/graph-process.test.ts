@@ -23,7 +23,7 @@ function startProcess(
   );
   let err = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
     child.stderr?.on('data', (chunk) => {
       err += chunk;
       const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
@@ -50,7 +50,7 @@ interface NodeView {
   output?: string;
 }
 
-describe('graph runs across a daemon crash', () => {
+describe('graph runs across a daemon crash', { timeout: 120_000 }, () => {
   it('resumes an interrupted run after the daemon process is killed: completed nodes keep their outputs', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-crash-'));
     // Each echo node takes 400 ms, so the kill lands while the second node is in flight.

@@ -27,7 +27,8 @@ function startProcess(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Sta
     out += chunk;
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 20_000);
+    // A hang guard, not a speed check: a real process under tsx on a loaded 2-core machine is slow.
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
     child.stderr?.on('data', (chunk) => {
       err += chunk;
       const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
@@ -52,7 +53,8 @@ afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('agentd CLI', () => {
+// Each test starts real processes (sources through tsx); allow a loaded machine time.
+describe('agentd CLI', { timeout: 120_000 }, () => {
   it('prints a bootstrap token once, serves calls, and shuts down gracefully on SIGTERM', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'agentd-cli-'));
     const first = await startProcess(dataDir);

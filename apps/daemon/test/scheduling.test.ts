@@ -343,7 +343,7 @@ describe('heartbeat and scheduler methods', () => {
   });
 });
 
-describe('restart catch-up', () => {
+describe('restart catch-up', { timeout: 120_000 }, () => {
   it('runs a job once after two daemons on the same data dir, however many fires it missed', async () => {
     let clock = Date.parse('2026-06-01T08:00:00Z');
     const dataDir = tempDir();
@@ -392,7 +392,7 @@ describe('restart catch-up', () => {
           },
         );
         let err = '';
-        const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
         proc.stderr?.on('data', (chunk) => {
           err += chunk;
           const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
