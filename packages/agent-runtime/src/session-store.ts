@@ -224,10 +224,10 @@ export class SessionStore {
       if (!inserted) throw new Error('session upsert returned no row');
       const count = write.messages.length;
       if (count > 0) {
-        const placeholders: string[] = [];
+        const valueTuples: string[] = [];
         const args: SqlValue[] = [];
         write.messages.forEach((message, index) => {
-          placeholders.push('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+          valueTuples.push('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
           args.push(
             inserted.id,
             inserted.next_seq + index,
@@ -244,7 +244,7 @@ export class SessionStore {
         });
         await tx.execute(
           `INSERT INTO agent_messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, is_error,
-             tokens, created_at, trace_id) VALUES ${placeholders.join(', ')}`,
+             tokens, created_at, trace_id) VALUES ${valueTuples.join(', ')}`,
           args,
         );
       }
