@@ -233,6 +233,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
             deleteBySession: async (input: { agentId: string; sessionKey: string; purgeDerived: boolean }) =>
               (await memory.store.deleteBySession(input)).memoriesDeleted,
           },
+          // Agents with memory.autoRecall get their memories recalled before each turn.
+          recall: memory.autoRecall,
         }
       : {}),
     events,

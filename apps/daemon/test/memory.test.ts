@@ -1,12 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/agent-runtime';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type RunningDaemon, startDaemon } from '../src/index.js';
+import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
@@ -171,5 +173,102 @@ describe('memory with a remote embedder', () => {
       'memory:recalled',
       expect.objectContaining({ vectorCandidates: 0, degraded: true }),
     ]);
+  });
+});
+
+describe('automatic recall before a turn', () => {
+  let fake: FakeProvider | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+
+  function sessionIndex(dataDir: string): SessionIndexRecord[] {
+    const folder = join(dataDir, SESSION_INDEX_DIR);
+    return readdirSync(folder).flatMap((file) =>
+      readFileSync(join(folder, file), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => sessionIndexRecordSchema.parse(JSON.parse(line))),
+    );
+  }
+
+  it('hands an agent with memory.autoRecall its stored memories and records the recall in evidence', async () => {
+    const systems: string[] = [];
+    fake = await startFakeOpenAi({
+      apiKey: 'sk-chat-secret',
+      respond: (body) => {
+        const messages = body.messages as Array<{ role: string; content: string }>;
+        const system = messages.find((message) => message.role === 'system')?.content ?? '';
+        systems.push(system);
+        return { text: system.includes('Pip') ? 'your kiwi is called Pip' : 'I do not know' };
+      },
+    });
+    td = await startTestDaemon({
+      env: { CHAT_KEY: 'sk-chat-secret' },
+      config: {
+        providers: {
+          entries: {
+            chat: {
+              type: 'openai-compatible',
+              baseUrl: fake.url,
+              apiKey: '${secret:CHAT_KEY}',
+              models: ['m'],
+            },
+          },
+        },
+      },
+    });
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    await admin.call('agents.create', {
+      agentId: 'keeper',
+      name: 'Keeper',
+      provider: 'chat',
+      systemPrompt: 'Answer from memory.',
+      memory: { autoRecall: true },
+    });
+    await admin.call('agents.create', { agentId: 'forgetful', name: 'Forgetful', provider: 'chat' });
+    const keeperView = (await admin.call('agents.get', { agentId: 'keeper' })) as { memory: unknown };
+    expect(keeperView.memory).toEqual({
+      autoRecall: true,
+      recallTimeoutMs: 2000,
+    });
+    await admin.call('memory.store', {
+      content: 'the user keeps a pet kiwi bird named Pip',
+      agentId: 'keeper',
+    });
+    await admin.call('memory.store', {
+      content: 'the user keeps a pet kiwi bird named Pip',
+      agentId: 'forgetful',
+    });
+    await admin.call('memory.store', { content: 'the office closes at six', agentId: 'other' });
+
+    const answer = (await admin.call('agent.execute', {
+      agentId: 'keeper',
+      message: 'what is the name of my kiwi bird?',
+      sessionKey: 'keeper:webchat:alice',
+    })) as { response: string };
+    expect(answer.response).toBe('your kiwi is called Pip');
+    expect(systems[0]).toContain('Answer from memory.');
+    expect(systems[0]).toContain('Relevant memories');
+    expect(systems[0]).toContain('- the user keeps a pet kiwi bird named Pip');
+    expect(systems[0]).not.toContain('office');
+
+    const plain = (await admin.call('agent.execute', {
+      agentId: 'forgetful',
+      message: 'what is the name of my kiwi bird?',
+      sessionKey: 'forgetful:webchat:alice',
+    })) as { response: string };
+    expect(plain.response).toBe('I do not know');
+    expect(systems[1]).not.toContain('Pip');
+
+    const rows = sessionIndex(td.dataDir);
+    const keeper = rows.find((row) => row.agentId === 'keeper');
+    expect(keeper?.recall).toMatchObject({ ok: true, finalCount: 1, degraded: false });
+    expect(keeper?.recall?.lanes).toContain('fts');
+    expect(keeper?.recall?.injectedTokens).toBeGreaterThan(0);
+    expect(rows.find((row) => row.agentId === 'forgetful')?.recall).toBeUndefined();
+    // Evidence carries counts only, never the memory text.
+    expect(JSON.stringify(rows)).not.toContain('Pip');
   });
 });

@@ -120,6 +120,19 @@ export const operationModelSchema = z
   })
   .strict();
 
+/** Per-agent memory settings. */
+export const agentMemorySchema = z
+  .object({
+    /**
+     * Recall memories for the user message before each turn and put them into the context
+     * (needs the runtime's `recall` dependency, i.e. the daemon's memory store). @default false
+     */
+    autoRecall: z.boolean().default(false),
+    /** Longest a recall may take; a slower one is abandoned and the turn runs without memories. @default 2000 */
+    recallTimeoutMs: z.number().int().min(1).max(60_000).default(2000),
+  })
+  .strict();
+
 /**
  * An agent definition (`agents.entries.<id>`). Unknown keys are kept, as the contract
  * allows arbitrary further configuration.
@@ -145,6 +158,8 @@ export const agentDefinitionSchema = z.looseObject({
   contextBudget: contextBudgetSchema.default({ minOutputTokens: 256, maxHistoryMessages: 1000 }),
   /** Per-operation models (`compaction`). */
   operations: z.object({ compaction: operationModelSchema.optional() }).strict().default({}),
+  /** Memory settings: automatic recall before each turn. @default { autoRecall: false } */
+  memory: agentMemorySchema.default({ autoRecall: false, recallTimeoutMs: 2000 }),
   /** A suspended agent refuses new messages. @default false */
   suspended: z.boolean().default(false),
 });

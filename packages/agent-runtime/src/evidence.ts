@@ -69,6 +69,8 @@ export const contextBudgetRecordSchema = z.object({
   assembledInputTokens: z.number().int(),
   outputHeadroom: z.number().int(),
   verdict: z.enum(['fits', 'downshifted', 'exhausted']),
+  /** Tokens of the recalled-memories block, part of `systemTokens` (only when the turn recalled). */
+  recallTokens: z.number().int().optional(),
 });
 
 /** A context budget record. */
@@ -127,6 +129,35 @@ export const trajectoryRecordSchema = z.discriminatedUnion('type', [
 /** One trajectory line. */
 export type TrajectoryRecord = z.infer<typeof trajectoryRecordSchema>;
 
+/**
+ * What the automatic recall before a turn did: counts and booleans only, never memory text.
+ * The IncidentReport's `recall` block sums these over a session's turns (`recalls`, `zeroHits`
+ * from `finalCount: 0`, `lastLanes`, `lastFinalCount`, `rerankerAvailable`).
+ */
+export const turnRecallRecordSchema = z.object({
+  /** `false` when recall failed or timed out; the turn then ran without memories. */
+  ok: z.boolean(),
+  /** Lanes that produced candidates (`fts`, `vector`). */
+  lanes: z.array(z.enum(['fts', 'vector'])),
+  /** Memories recalled (after the score floor). */
+  finalCount: z.number().int().nonnegative(),
+  ftsCandidates: z.number().int().nonnegative(),
+  /** 0 when the vector lane was unavailable. */
+  vectorCandidates: z.number().int().nonnegative(),
+  reranked: z.boolean(),
+  rerankFellBack: z.boolean(),
+  /** Full-text only because the vector lane failed. */
+  degraded: z.boolean(),
+  /** Tokens of the memories put into the context; less than the recall's block when the budget was short. */
+  injectedTokens: z.number().int().nonnegative(),
+  durationMs: z.number().nonnegative(),
+  /** Why recall failed (`timeout`, `dependency`, or `cancelled` with the turn); only when `ok` is false. */
+  errorKind: z.string().optional(),
+});
+
+/** One turn's recall evidence. */
+export type TurnRecallRecord = z.infer<typeof turnRecallRecordSchema>;
+
 /** One line of a session-index day file (`obs/session-index/YYYY-MM-DD.jsonl`, UTC days): one per turn. */
 export const sessionIndexRecordSchema = z.object({
   v: z.literal(EVIDENCE_SCHEMA_VERSION),
@@ -160,6 +191,8 @@ export const sessionIndexRecordSchema = z.object({
   trajectoryFile: z.string(),
   /** Provider error code when `endReason` is `error`. */
   errorCode: z.string().optional(),
+  /** The automatic recall before the turn, when the agent has `memory.autoRecall` on. */
+  recall: turnRecallRecordSchema.optional(),
 });
 
 /** One session-index line. */

@@ -8,6 +8,7 @@ export {
   type AgentDefinitionInput,
   type AgentsSection,
   agentDefinitionSchema,
+  agentMemorySchema,
   agentsSectionSchema,
   type CapabilityClass,
   capabilityClassSchema,
@@ -49,6 +50,8 @@ export {
   type TrajectoryRecord,
   trajectoryFileName,
   trajectoryRecordSchema,
+  type TurnRecallRecord,
+  turnRecallRecordSchema,
 } from './evidence.js';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
 export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
@@ -86,6 +89,9 @@ export {
   type ResetConversationResult,
   type SessionExport,
   type SessionMemory,
+  type TurnRecall,
+  type TurnRecallRequest,
+  type TurnRecallResult,
 } from './runtime.js';
 export {
   formatSessionKey,

@@ -31,6 +31,7 @@ import {
   TRAJECTORY_DIR,
   type TrajectoryRecord,
   trajectoryFileName,
+  type TurnRecallRecord,
 } from './evidence.js';
 import { KeyedMutex } from './internal/keyed-mutex.js';
 import { type CachedSession, SessionCache } from './internal/session-cache.js';
@@ -80,6 +81,41 @@ export interface ApprovalCache {
   clearSession(sessionKey: string): number | Promise<number>;
 }
 
+/** What the runtime asks of automatic recall before a turn. */
+export interface TurnRecallRequest {
+  agentId: string;
+  sessionKey: string;
+  /** The user message of the turn. */
+  message: string;
+  tenant?: string | undefined;
+  /** Aborted when the turn is cancelled or the recall exceeds the agent's `memory.recallTimeoutMs`. */
+  signal?: AbortSignal | undefined;
+}
+
+/** What one recall found (the shape memory-store's `AutoRecall.recall` answers). */
+export interface TurnRecallResult {
+  /** Text to put before the turn, a heading line then one line per memory; absent when nothing matched. */
+  context: string | undefined;
+  /** The memories behind `context` (only counted here). */
+  entries: readonly unknown[];
+  /** How the recall ran. */
+  record: {
+    lanes: Array<'fts' | 'vector'>;
+    ftsCandidates: number;
+    vectorCandidates: number;
+    reranked: boolean;
+    rerankFellBack: boolean;
+    degraded: boolean;
+  };
+}
+
+/** Automatic recall before turns of agents with `memory.autoRecall` (memory-store's `createAutoRecall` provides it). */
+export interface TurnRecall {
+  recall(request: TurnRecallRequest): Promise<TurnRecallResult>;
+  /** Drops per-session recall state when a session is deleted or reset. */
+  forget?(sessionKey: string): void;
+}
+
 /** Builds a provider from its config entry and resolved API key (tests and embedders replace it). */
 export type ProviderFactory = (id: string, entry: ProviderEntry, apiKey: string | undefined) => ModelProvider;
 
@@ -115,6 +151,8 @@ export interface AgentRuntimeOptions {
   memory?: SessionMemory;
   /** Approval cache cleared by session.reset. @default none */
   approvals?: ApprovalCache;
+  /** Automatic recall for agents with `memory.autoRecall: true`. @default none (no agent recalls) */
+  recall?: TurnRecall | undefined;
   /** Sessions whose context tail is kept in memory between turns (0 disables). @default 64 */
   sessionCacheSize?: number;
   /** Event bus. @default no-op */
@@ -142,6 +180,15 @@ const optionsSchema = z.object({
   providerFactory: z.function().optional(),
   memory: z.custom<SessionMemory>().optional(),
   approvals: z.custom<ApprovalCache>().optional(),
+  recall: z
+    .custom<TurnRecall>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { recall?: unknown }).recall === 'function',
+      'an object with a recall(request) function',
+    )
+    .optional(),
   sessionCacheSize: z.number().int().min(0).default(64),
   events: z.custom<EventSink>().optional(),
   logger: z.custom<AgentRuntimeLogger>().optional(),
@@ -395,6 +442,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const providerFactory = (parsed.providerFactory as ProviderFactory | undefined) ?? defaultProviderFactory;
   const memory = parsed.memory;
   const approvals = parsed.approvals;
+  const recall = parsed.recall;
   const store = new SessionStore(db);
   const evidence = new EvidenceWriter(parsed.dataDir, logger);
   const locks = new KeyedMutex();
@@ -762,7 +810,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     const offered = offeredTools(agent, input.allowedTools);
     let system = agent.systemPrompt;
     if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
-    const systemTokens = estimateTokens(system) + estimateToolTokens(offered);
+    const toolTokens = estimateToolTokens(offered);
+    let systemTokens = estimateTokens(system) + toolTokens;
     const maxOutputTokens = Math.min(
       agent.maxOutputTokens ?? resolved.maxOutputTokens,
       resolved.maxOutputTokens,
@@ -776,6 +825,37 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     const turnMessages: NewMessage[] = [userMessage];
     const tail: ModelMessage[] = [{ role: 'user', content: input.message }];
     let tailTokens = userMessage.tokens;
+
+    // Recalled memories join the system side, but only in room history would otherwise get:
+    // they never squeeze the system prompt, the message or the output headroom.
+    let recallEvidence: TurnRecallRecord | undefined;
+    if (recall && agent.memory.autoRecall) {
+      const recalled = await recallBeforeTurn(
+        agent,
+        agentId,
+        sessionKey,
+        traceId,
+        input.message,
+        controller.signal,
+      );
+      recallEvidence = recalled.evidence;
+      if (recalled.context) {
+        const room = planBudget({
+          windowTokens: window.windowTokens,
+          systemTokens,
+          freshTailTokens: tailTokens,
+          maxOutputTokens,
+          minOutputTokens: agent.contextBudget.minOutputTokens,
+        }).historyBudget;
+        const block = fitRecallBlock(recalled.context, room);
+        if (block) {
+          system += `\n\n${block}`;
+          const withBlock = estimateTokens(system) + toolTokens;
+          recallEvidence.injectedTokens = withBlock - systemTokens;
+          systemTokens = withBlock;
+        }
+      }
+    }
 
     // History: the newest messages that fit the first step's budget (later steps only trim).
     const firstPlan = planBudget({
@@ -853,6 +933,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           assembledInputTokens: systemTokens + tailTokens + historyTokens,
           outputHeadroom: plan.outputHeadroom,
           verdict: plan.verdict,
+          ...(recallEvidence ? { recallTokens: recallEvidence.injectedTokens } : {}),
         };
         trajectory.push({ ...base, ts: now(), type: 'context_budget', step, budget });
         if (plan.verdict === 'exhausted') {
@@ -1073,6 +1154,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       synthetic: input.synthetic ?? false,
       trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName(sessionKey)}`,
       ...(errorCode ? { errorCode } : {}),
+      ...(recallEvidence ? { recall: recallEvidence } : {}),
     };
     await Promise.all([evidence.trajectory(sessionKey, trajectory), evidence.sessionIndex(indexRecord)]);
     events.emit('agent:turn_completed', {
@@ -1138,6 +1220,100 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       steps,
       traceId,
     };
+  }
+
+  /**
+   * Runs the agent's recall for the user message. A failure, a timeout or a cancelled turn
+   * never fails the turn: it runs without memories and the evidence says why.
+   */
+  async function recallBeforeTurn(
+    agent: AgentDefinition,
+    agentId: string,
+    sessionKey: string,
+    traceId: string,
+    message: string,
+    turnSignal: AbortSignal,
+  ): Promise<{ context: string | undefined; evidence: TurnRecallRecord }> {
+    const started = performance.now();
+    const limitMs = agent.memory.recallTimeoutMs;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const failed = (errorKind: string): TurnRecallRecord => ({
+      ok: false,
+      lanes: [],
+      finalCount: 0,
+      ftsCandidates: 0,
+      vectorCandidates: 0,
+      reranked: false,
+      rerankFellBack: false,
+      degraded: false,
+      injectedTokens: 0,
+      durationMs: Math.round(performance.now() - started),
+      errorKind,
+    });
+    try {
+      const pending = (recall as TurnRecall).recall({
+        agentId,
+        sessionKey,
+        message,
+        signal: AbortSignal.any([turnSignal, controller.signal]),
+      });
+      // A recall abandoned at the time limit may still reject later; nobody waits for it then.
+      pending.catch(() => undefined);
+      const outcome = await Promise.race([
+        pending,
+        new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), limitMs);
+        }),
+      ]);
+      if (outcome === 'timeout') {
+        controller.abort();
+        logger.warn(
+          {
+            agentId,
+            traceId,
+            timeoutMs: limitMs,
+            hint: `memory recall took longer than memory.recallTimeoutMs (${limitMs} ms) of the agent; the turn ran without memories (check the embedder or raise the limit)`,
+            errorKind: 'timeout',
+          },
+          'auto recall timed out',
+        );
+        return { context: undefined, evidence: failed('timeout') };
+      }
+      const { record } = outcome;
+      return {
+        context: outcome.context,
+        evidence: {
+          ok: true,
+          lanes: [...record.lanes],
+          finalCount: outcome.entries.length,
+          ftsCandidates: record.ftsCandidates,
+          vectorCandidates: record.vectorCandidates,
+          reranked: record.reranked,
+          rerankFellBack: record.rerankFellBack,
+          degraded: record.degraded,
+          injectedTokens: 0,
+          durationMs: Math.round(performance.now() - started),
+        },
+      };
+    } catch (error) {
+      const cancelled = turnSignal.aborted;
+      if (!cancelled) {
+        logger.warn(
+          {
+            agentId,
+            traceId,
+            err: error,
+            hint: 'memory recall failed, so the turn ran without memories; check the memory store and its embedder',
+            errorKind: 'dependency',
+          },
+          'auto recall failed',
+        );
+      }
+      return { context: undefined, evidence: failed(cancelled ? 'cancelled' : 'dependency') };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Appends a committed turn to the cached tail, keeping at most one window of tokens. */
@@ -1554,6 +1730,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     delete: (sessionKey) =>
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
+        recall?.forget?.(sessionKey);
         const removed = await store.delete(sessionKey);
         if (!removed) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1577,6 +1754,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     reset: (sessionKey) =>
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
+        recall?.forget?.(sessionKey);
         const cleared = await store.clearMessages(sessionKey, now());
         if (!cleared) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1594,6 +1772,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     resetConversation: (sessionKey, resetOptions = {}) =>
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
+        recall?.forget?.(sessionKey);
         const session = await store.get(sessionKey);
         const cleared = session ? await store.clearMessages(sessionKey, now()) : undefined;
         if (approvals && session) await approvals.clearSession(sessionKey);
@@ -1867,6 +2046,22 @@ function dropDanglingToolCalls(messages: NewMessage[]): void {
     const message = messages[index];
     if (message?.role === 'assistant' && !message.content && !message.toolCalls) messages.splice(index, 1);
   }
+}
+
+/**
+ * The recall block cut to `maxTokens`: whole memory lines from the most relevant down, under
+ * the block's heading line; `undefined` when not even one memory fits.
+ */
+function fitRecallBlock(block: string, maxTokens: number): string | undefined {
+  // Two characters for the blank line that separates the block from the rest of the system prompt.
+  if (estimateTokens(`\n\n${block}`) <= maxTokens) return block;
+  const [heading = '', ...lines] = block.split('\n');
+  const kept: string[] = [];
+  for (const line of lines) {
+    if (estimateTokens(`\n\n${[heading, ...kept, line].join('\n')}`) > maxTokens) break;
+    kept.push(line);
+  }
+  return kept.length > 0 ? [heading, ...kept].join('\n') : undefined;
 }
 
 function addUsage(total: ModelUsage, add: ModelUsage): void {
