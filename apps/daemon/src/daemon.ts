@@ -48,7 +48,13 @@ import {
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
-import { createCronService, createHeartbeatService, type HeartbeatService } from '@agentd/cron-wakegate';
+import {
+  createCronService,
+  createHeartbeatService,
+  type HeartbeatService,
+  summarizeWakeGateFires,
+} from '@agentd/cron-wakegate';
+import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
@@ -64,6 +70,7 @@ import { daemonMethods } from './methods/daemon.js';
 import { gatewayMethods } from './methods/gateway.js';
 import { graphMethods } from './methods/graph.js';
 import { modelsMethods } from './methods/models.js';
+import { obsMethods } from './methods/obs.js';
 import { obsBillingMethods } from './methods/obs-billing.js';
 import { sessionMethods } from './methods/session.js';
 import { systemMethods } from './methods/system.js';
@@ -190,7 +197,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   resolveGraphExecutor({ executor: options.graphExecutor, env });
   const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
   const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
-  const events = options.events ?? { emit: () => undefined };
+  // Observability: every package's events go to the durable evidence writer, then to the embedder's sink.
+  const obsEvidence = createObsEvidence({ db, now, logger: logger.module('obs') });
+  await obsEvidence.start();
+  const outerEvents = options.events;
+  const events: EventSink = {
+    emit: (event, payload) => {
+      obsEvidence.sink.emit(event, payload);
+      outerEvents?.emit(event, payload);
+    },
+  };
   const memory = await openMemoryService({ db, section: config.memory, env, logger, events });
 
   // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
@@ -284,6 +300,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     now,
   });
   await graph.start();
+  const obsService = createObsService({
+    db,
+    dataDir,
+    evidence: obsEvidence,
+    cronWakeGate: (window) => summarizeWakeGateFires(db, window),
+    now,
+  });
 
   // Nothing is launched until a browser.* call needs it; the profile lives in the data dir.
   const browser: BrowserService = createBrowserService({
@@ -350,6 +373,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     ...modelsMethods({ runtime: agentRuntime }),
     ...sessionMethods({ runtime: agentRuntime }),
     ...obsBillingMethods({ runtime: agentRuntime }),
+    ...obsMethods({
+      service: obsService,
+      evidence: obsEvidence,
+      db,
+      contextEngine: config.contextEngine,
+      now,
+    }),
     ...memoryMethods({ store: memory?.store }),
     ...cronMethods({ cron }),
     ...schedulerMethods({ heartbeat }),
@@ -540,6 +570,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await memory?.close();
       await heartbeat.close();
       await cron.close();
+      await obsEvidence.close();
       await db.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');

@@ -1,0 +1,194 @@
+import {
+  auditQuerySchema,
+  diagnosticsQuerySchema,
+  explainParamsSchema,
+  fleetHealthParamsSchema,
+  isObsReportsError,
+  OBS_RESET_TABLES,
+  type ObsEvidence,
+  type ObsService,
+  traceSearchParamsSchema,
+} from '@agentd/obs-reports';
+import { defineMethod, RpcError } from '@agentd/rpc-core';
+import type { Database } from '@agentd/storage';
+import { z } from 'zod';
+
+async function mapped<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isObsReportsError(error, 'INVALID_PARAMS')) {
+      throw RpcError.invalidParams(
+        error.message,
+        (error.data?.issues ?? []).map((issue) => ({
+          path: issue.path,
+          code: 'custom',
+          message: issue.message,
+        })),
+      );
+    }
+    throw error;
+  }
+}
+
+/** The obs namespace except obs.billing.* (see obs-billing.ts). All admin except obs.diagnostics. */
+export function obsMethods(deps: {
+  service: ObsService;
+  evidence: ObsEvidence;
+  db: Database;
+  contextEngine: unknown;
+  now: () => number;
+}) {
+  const { service, evidence, db } = deps;
+  const agentFilter = z.object({ agentId: z.string().min(1).max(64).optional() }).strict();
+  return [
+    defineMethod({
+      name: 'obs.explain',
+      scope: 'admin',
+      description: 'IncidentReport of one session, by session key, trace id or root run id.',
+      params: explainParamsSchema,
+      handler: (params) => mapped(() => service.explain(params)),
+    }),
+    defineMethod({
+      name: 'obs.fleet.health',
+      scope: 'admin',
+      description: 'FleetHealthReport over the last `sinceHours` (default 24).',
+      params: fleetHealthParamsSchema,
+      handler: (params) => mapped(() => service.fleetHealth(params)),
+    }),
+    defineMethod({
+      name: 'obs.trace.search',
+      scope: 'admin',
+      description: 'Session-index rows of the last two days, newest first.',
+      params: traceSearchParamsSchema,
+      handler: (params) => mapped(() => service.traceSearch(params)),
+    }),
+    defineMethod({
+      name: 'obs.audit.query',
+      scope: 'admin',
+      description:
+        'Rows of the durable security-decision audit, newest first; limit default 200, clamped to 1000.',
+      params: auditQuerySchema,
+      handler: async (params) => ({ rows: await evidence.audit(params) }),
+    }),
+    defineMethod({
+      name: 'obs.diagnostics',
+      scope: 'rpc',
+      description: 'Scrubbed diagnostic events newest first, and counts per category.',
+      params: diagnosticsQuerySchema,
+      handler: (params) => evidence.diagnostics(params),
+    }),
+    defineMethod({
+      name: 'obs.getCacheStats',
+      scope: 'admin',
+      description: 'Prompt-cache statistics from the billing records.',
+      params: z.object({}).strict(),
+      handler: () => service.cacheStats(),
+    }),
+    defineMethod({
+      name: 'obs.channels.all',
+      scope: 'admin',
+      description: 'Activity of every channel (empty until a channel adapter records activity).',
+      params: z.object({}).strict(),
+      handler: async () => ({ channels: await evidence.channels() }),
+    }),
+    defineMethod({
+      name: 'obs.channels.get',
+      scope: 'admin',
+      description: 'Activity of one channel, or null.',
+      params: z.object({ channelId: z.string().min(1).max(256) }).strict(),
+      handler: async ({ channelId }) => ({
+        channel: (await evidence.channels()).find((channel) => channel.channelId === channelId) ?? null,
+      }),
+    }),
+    defineMethod({
+      name: 'obs.channels.stale',
+      scope: 'admin',
+      description: 'Channels idle for at least `thresholdMs` (default 300000).',
+      params: z.object({ thresholdMs: z.number().int().nonnegative().optional() }).strict(),
+      handler: async ({ thresholdMs }) => {
+        const cutoff = deps.now() - (thresholdMs ?? 300_000);
+        return { stale: (await evidence.channels()).filter((channel) => channel.lastActiveAt <= cutoff) };
+      },
+    }),
+    defineMethod({
+      name: 'obs.delivery.recent',
+      scope: 'admin',
+      description: 'Delivery traces newest first (empty until a channel adapter records deliveries).',
+      params: z
+        .object({
+          sinceMs: z.number().int().nonnegative().optional(),
+          limit: z.number().int().positive().optional(),
+          channelId: z.string().min(1).max(256).optional(),
+        })
+        .strict(),
+      handler: async (params) => ({ deliveries: await evidence.deliveries(params) }),
+    }),
+    defineMethod({
+      name: 'obs.delivery.stats',
+      scope: 'admin',
+      description: 'Delivery totals.',
+      params: z.object({}).strict(),
+      handler: () => evidence.deliveryStats(),
+    }),
+    defineMethod({
+      name: 'obs.context.dag',
+      scope: 'admin',
+      description: 'Session and compaction counts per agent from the session store.',
+      params: agentFilter,
+      handler: async ({ agentId }) => {
+        const rows = await db.query<{
+          agent_id: string;
+          sessions: number;
+          messages: number;
+          compacted: number;
+          summary_tokens: number;
+        }>(
+          `SELECT agent_id, COUNT(*) AS sessions, SUM(message_count) AS messages,
+                  SUM(CASE WHEN compacted_before_seq > 0 THEN 1 ELSE 0 END) AS compacted,
+                  SUM(summary_tokens) AS summary_tokens
+             FROM agent_sessions WHERE (? IS NULL OR agent_id = ?) GROUP BY agent_id ORDER BY agent_id`,
+          [agentId ?? null, agentId ?? null],
+        );
+        return {
+          agents: rows.map((row) => ({
+            agentId: row.agent_id,
+            nodes: { sessions: row.sessions, messages: row.messages ?? 0 },
+            // One summary level per compacted session: the store keeps a single rolling summary.
+            maxDepth: row.compacted > 0 ? 1 : 0,
+            compactions: { compactedSessions: row.compacted, summaryTokens: row.summary_tokens ?? 0 },
+          })),
+        };
+      },
+    }),
+    defineMethod({
+      name: 'obs.context.pipeline',
+      scope: 'admin',
+      description: 'Context assembly configuration and token budgets.',
+      params: agentFilter,
+      handler: ({ agentId }) => ({
+        ...(agentId ? { agentId } : {}),
+        layers: ['system', 'tools', 'summary', 'history', 'freshTail'],
+        contextEngine: deps.contextEngine,
+      }),
+    }),
+    defineMethod({
+      name: 'obs.reset',
+      scope: 'admin',
+      description: 'Empties the metrics, billing, delivery, channel and diagnostics tables (not the audit).',
+      params: z.object({}).strict(),
+      handler: async () => {
+        const removed: Record<string, number> = {};
+        for (const table of OBS_RESET_TABLES) removed[table] = await evidence.reset(table);
+        return { reset: true, removed };
+      },
+    }),
+    defineMethod({
+      name: 'obs.reset.table',
+      scope: 'admin',
+      description: 'Empties one observability table.',
+      params: z.object({ table: z.enum(OBS_RESET_TABLES) }).strict(),
+      handler: async ({ table }) => ({ reset: true, table, removed: await evidence.reset(table) }),
+    }),
+  ];
+}

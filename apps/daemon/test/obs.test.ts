@@ -1,0 +1,97 @@
+import { createHttpClient, RpcCallError } from '@agentd/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+type Json = Record<string, unknown>;
+
+function clientFor(daemon: TestDaemon) {
+  const client = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
+  return {
+    call: <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>,
+    fail: async (method: string, params: Json = {}): Promise<RpcCallError> => {
+      try {
+        await client.call(method, params);
+      } catch (error) {
+        if (error instanceof RpcCallError) return error;
+        throw error;
+      }
+      throw new Error(`${method} did not fail`);
+    },
+  };
+}
+
+describe('obs namespace', () => {
+  it('explains a session identically by session key, trace id and synthetic root id', async () => {
+    td = await startTestDaemon();
+    const rpc = clientFor(td);
+    await rpc.call('session.send', { key: 'obs-a', message: '/tool missing_tool {}' });
+    const bySession = await rpc.call<Json & { traceId: string; timing: { turnCount: number } }>(
+      'obs.explain',
+      {
+        sessionKey: 'obs-a',
+      },
+    );
+    expect(bySession.timing.turnCount).toBe(1);
+    expect(bySession.sessionKey).toBe('obs-a');
+    const byTrace = await rpc.call('obs.explain', { traceId: bySession.traceId });
+    const byRun = await rpc.call('obs.explain', { rootRunId: 'root-session-obs-a' });
+    expect(JSON.stringify(byTrace)).toBe(JSON.stringify(bySession));
+    expect(JSON.stringify(byRun)).toBe(JSON.stringify(bySession));
+
+    const rows = await rpc.call<{ rows: Array<{ traceId: string }> }>('obs.trace.search', {
+      traceId: bySession.traceId,
+    });
+    expect(rows.rows.map((row) => row.traceId)).toEqual([bySession.traceId]);
+  });
+
+  it('answers the session_not_found marker naming the reference', async () => {
+    td = await startTestDaemon();
+    const rpc = clientFor(td);
+    const report = await rpc.call<{ likelyRootCause: { code: string; detail: string } }>('obs.explain', {
+      traceId: 'no-such-trace',
+    });
+    expect(report.likelyRootCause.code).toBe('session_not_found');
+    expect(report.likelyRootCause.detail).toContain('no-such-trace');
+    expect((await rpc.fail('obs.explain', {})).code).toBe(-32602);
+  });
+
+  it('validates sinceHours and reports the fleet', async () => {
+    td = await startTestDaemon();
+    const rpc = clientFor(td);
+    await rpc.call('session.send', { key: 'obs-b', message: 'hello' });
+    const fleet = await rpc.call<{ windowHours: number; sessions: { total: number } }>(
+      'obs.fleet.health',
+      {},
+    );
+    expect(fleet.windowHours).toBe(24);
+    expect(fleet.sessions.total).toBe(1);
+    const error = await rpc.fail('obs.fleet.health', { sinceHours: 0 });
+    expect(error.code).toBe(-32602);
+  });
+
+  it('stores the events of every package as diagnostics and resets them by table', async () => {
+    td = await startTestDaemon();
+    const rpc = clientFor(td);
+    await rpc.call('session.send', { key: 'obs-c', message: 'hello' });
+    const diagnostics = await rpc.call<{ counts: Record<string, number> }>('obs.diagnostics', {});
+    expect(diagnostics.counts['agent:turn_completed']).toBe(1);
+    expect(await rpc.call('obs.reset.table', { table: 'diagnostics' })).toMatchObject({ removed: 1 });
+    expect((await rpc.call<{ events: unknown[] }>('obs.diagnostics', {})).events).toEqual([]);
+    expect((await rpc.fail('obs.reset.table', { table: 'audit' })).code).toBe(-32602);
+    expect(await rpc.call('obs.audit.query', { limit: 5000 })).toEqual({ rows: [] });
+    expect(await rpc.call('obs.channels.all')).toEqual({ channels: [] });
+    expect(await rpc.call('obs.delivery.stats')).toEqual({
+      total: 0,
+      successes: 0,
+      failures: 0,
+      avgLatencyMs: 0,
+    });
+  });
+});

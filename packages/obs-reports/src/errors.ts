@@ -1,0 +1,44 @@
+/**
+ * Every `code` an {@link ObsReportsError} can carry.
+ *
+ * - `INVALID_OPTIONS`: a factory was given options that fail validation.
+ * - `INVALID_PARAMS`: a query or report request is invalid (`data.issues` names the field).
+ * - `CLOSED`: the service was used after `close()`.
+ */
+export type ObsReportsErrorCode = 'INVALID_OPTIONS' | 'INVALID_PARAMS' | 'CLOSED';
+
+/** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
+export interface FieldIssue {
+  /** Path of the field, e.g. `['sinceHours']`. */
+  path: string[];
+  /** What is wrong with it. */
+  message: string;
+}
+
+/** Options accepted by the {@link ObsReportsError} constructor. */
+export interface ObsReportsErrorOptions {
+  /** The underlying error. */
+  cause?: unknown;
+  /** Structured detail: `issues` for validation codes. */
+  data?: { issues?: FieldIssue[] } & Record<string, unknown>;
+}
+
+/** The one error class thrown by this package; switch on `code`, not on the message. */
+export class ObsReportsError extends Error {
+  override readonly name = 'ObsReportsError';
+  /** What went wrong, as a stable string. */
+  readonly code: ObsReportsErrorCode;
+  /** Structured detail. */
+  readonly data: ({ issues?: FieldIssue[] } & Record<string, unknown>) | undefined;
+
+  constructor(code: ObsReportsErrorCode, message: string, options: ObsReportsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+/** Whether a value is an {@link ObsReportsError}, optionally with a given code. */
+export function isObsReportsError(value: unknown, code?: ObsReportsErrorCode): value is ObsReportsError {
+  return value instanceof ObsReportsError && (code === undefined || value.code === code);
+}
