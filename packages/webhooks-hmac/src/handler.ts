@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { planWebhookAction, type WebhookActionPlan } from './action.js';
 import { DEFAULT_MAX_BODY_BYTES, strictPayloadSchema } from './config.js';
 import { type HeaderSource, headerMap, readHeader } from './internal/headers.js';
-import { type BodyResult, readNodeBody, readWebBody } from './internal/read-body.js';
+import { type BodyResult, readNodeBodyInto, readWebBody } from './internal/read-body.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 import {
@@ -204,9 +204,8 @@ class RequestTemplateContext implements TemplateContext {
   }
 }
 
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-type': 'application/json; charset=utf-8',
-});
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': JSON_CONTENT_TYPE });
 const NOT_ALLOWED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   ...JSON_HEADERS,
   allow: 'POST',
@@ -486,26 +485,40 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     return answer(state, 500, { error: 'Internal error' }, 'failed', 'handler_error');
   };
 
+  // Runs from the body reader's end event: a throw here must reject node()'s promise, not escape.
+  const onNodeBody = (exchange: NodeExchange, read: BodyResult): void => {
+    try {
+      const result = ingest(exchange.state, read, exchange.request.headers);
+      if (isPrepared(result)) {
+        writeNodeResponse(exchange.response, result);
+        exchange.resolve();
+        return;
+      }
+      result.then((prepared) => {
+        writeNodeResponse(exchange.response, prepared);
+        exchange.resolve();
+      }, exchange.reject);
+    } catch (error) {
+      exchange.reject(error);
+    }
+  };
+
   return {
     mappings,
-    async node(request, response) {
+    node(request, response) {
       const state = begin(request.method ?? 'GET', request.url ?? '/');
-      let prepared: PreparedResponse;
       if (isPrepared(state)) {
-        prepared = state;
-      } else {
-        const read = await readNodeBody(request, settings.maxBodyBytes);
-        const result = ingest(state, read, request.headers);
-        prepared = isPrepared(result) ? result : await result;
+        writeNodeResponse(response, state);
+        return DONE;
       }
-      const text = prepared.text ?? JSON.stringify(prepared.body);
-      const headers: Record<string, string> =
-        prepared.headers === JSON_HEADERS
-          ? { 'content-type': JSON_HEADERS['content-type'] as string, 'content-length': '' }
-          : { ...prepared.headers };
-      headers['content-length'] = String(Buffer.byteLength(text));
-      response.writeHead(prepared.status, headers);
-      response.end(text);
+      return new Promise<void>((resolve, reject) => {
+        readNodeBodyInto(
+          request,
+          settings.maxBodyBytes,
+          { state, request, response, resolve, reject },
+          onNodeBody,
+        );
+      });
     },
     async fetch(request) {
       const url = new URL(request.url);
@@ -523,6 +536,29 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       });
     },
   };
+}
+
+/** One node:http request waiting for its body. */
+interface NodeExchange {
+  state: RequestState;
+  request: IncomingMessage;
+  response: ServerResponse;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const DONE: Promise<void> = Promise.resolve();
+
+function writeNodeResponse(response: ServerResponse, prepared: PreparedResponse): void {
+  const text = prepared.text ?? JSON.stringify(prepared.body);
+  const length = String(Buffer.byteLength(text));
+  response.writeHead(
+    prepared.status,
+    prepared.headers === JSON_HEADERS
+      ? { 'content-type': JSON_CONTENT_TYPE, 'content-length': length }
+      : { ...prepared.headers, 'content-length': length },
+  );
+  response.end(text);
 }
 
 function isPrepared(

@@ -6,7 +6,8 @@ export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too_
 /** Per-request reading state, kept on the request so the listeners can be shared functions. */
 interface NodeBodyReader {
   maxBytes: number;
-  resolve: (result: BodyResult) => void;
+  target: unknown;
+  done: (target: unknown, result: BodyResult) => void;
   // The common case is one chunk: it is kept alone, and an array exists only from the second on.
   first: Buffer | undefined;
   rest: Buffer[] | undefined;
@@ -20,7 +21,6 @@ type ReadableRequest = IncomingMessage & { [READER]?: NodeBodyReader };
 
 const TOO_LARGE: BodyResult = Object.freeze({ ok: false, reason: 'too_large' }) as BodyResult;
 const ABORTED: BodyResult = Object.freeze({ ok: false, reason: 'aborted' }) as BodyResult;
-const TOO_LARGE_PROMISE = Promise.resolve(TOO_LARGE);
 
 // Listeners stay attached after settling (the request is done with either way); the
 // flag makes late events harmless, which is cheaper than detaching them. They are
@@ -34,7 +34,7 @@ function onData(this: ReadableRequest, chunk: Buffer): void {
     reader.settled = true;
     reader.first = undefined;
     reader.rest = undefined;
-    reader.resolve(TOO_LARGE);
+    reader.done(reader.target, TOO_LARGE);
     return;
   }
   if (reader.first === undefined) reader.first = chunk;
@@ -50,7 +50,7 @@ function onEnd(this: ReadableRequest): void {
     reader.rest !== undefined ? Buffer.concat(reader.rest, reader.total) : (reader.first ?? Buffer.alloc(0));
   reader.first = undefined;
   reader.rest = undefined;
-  reader.resolve({ ok: true, body });
+  reader.done(reader.target, { ok: true, body });
 }
 
 function onError(this: ReadableRequest): void {
@@ -59,31 +59,40 @@ function onError(this: ReadableRequest): void {
   reader.settled = true;
   reader.first = undefined;
   reader.rest = undefined;
-  reader.resolve(ABORTED);
+  reader.done(reader.target, ABORTED);
 }
 
 /**
- * Reads a node:http request body, keeping at most `maxBytes`. A declared
- * Content-Length above the cap is refused before reading anything; a body that
- * grows past the cap stops being kept at once. Whatever the client still sends
- * is discarded by node:http after the answer, so memory stays bounded.
+ * Reads a node:http request body, keeping at most `maxBytes`, and calls
+ * `done(target, result)` once. A declared Content-Length above the cap is refused
+ * before reading anything (`done` runs at once); a body that grows past the cap stops
+ * being kept at once. Whatever the client still sends is discarded by node:http after
+ * the answer, so memory stays bounded. `target` is handed back so callers need no
+ * closure per request.
  */
-export function readNodeBody(request: IncomingMessage, maxBytes: number): Promise<BodyResult> {
+export function readNodeBodyInto<T>(
+  request: IncomingMessage,
+  maxBytes: number,
+  target: T,
+  done: (target: T, result: BodyResult) => void,
+): void {
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) return TOO_LARGE_PROMISE;
-  return new Promise((resolve) => {
-    (request as ReadableRequest)[READER] = {
-      maxBytes,
-      resolve,
-      first: undefined,
-      rest: undefined,
-      total: 0,
-      settled: false,
-    };
-    request.on('data', onData);
-    request.on('end', onEnd);
-    request.on('error', onError);
-  });
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    done(target, TOO_LARGE);
+    return;
+  }
+  (request as ReadableRequest)[READER] = {
+    maxBytes,
+    target,
+    done: done as (target: unknown, result: BodyResult) => void,
+    first: undefined,
+    rest: undefined,
+    total: 0,
+    settled: false,
+  };
+  request.on('data', onData);
+  request.on('end', onEnd);
+  request.on('error', onError);
 }
 
 /** Reads a Web `Request` body under the same cap, cancelling the stream once it is exceeded. */
