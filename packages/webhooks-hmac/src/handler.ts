@@ -494,10 +494,12 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         exchange.resolve();
         return;
       }
-      result.then((prepared) => {
-        writeNodeResponse(exchange.response, prepared);
-        exchange.resolve();
-      }, exchange.reject);
+      result
+        .then((prepared) => {
+          writeNodeResponse(exchange.response, prepared);
+          exchange.resolve();
+        })
+        .catch(exchange.reject);
     } catch (error) {
       exchange.reject(error);
     }
@@ -506,16 +508,23 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   return {
     mappings,
     node(request, response) {
-      const state = begin(request.method ?? 'GET', request.url ?? '/');
-      if (isPrepared(state)) {
-        writeNodeResponse(response, state);
-        return DONE;
+      let state: RequestState | PreparedResponse;
+      try {
+        state = begin(request.method ?? 'GET', request.url ?? '/');
+        if (isPrepared(state)) {
+          writeNodeResponse(response, state);
+          return DONE;
+        }
+      } catch (error) {
+        // The contract of node() is a promise: failures reject it rather than throw.
+        return Promise.reject(error);
       }
+      const pending = state;
       return new Promise<void>((resolve, reject) => {
         readNodeBodyInto(
           request,
           settings.maxBodyBytes,
-          { state, request, response, resolve, reject },
+          { state: pending, request, response, resolve, reject },
           onNodeBody,
         );
       });
