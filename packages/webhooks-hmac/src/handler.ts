@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { planWebhookAction, type WebhookActionPlan } from './action.js';
 import { DEFAULT_MAX_BODY_BYTES, strictPayloadSchema } from './config.js';
 import { type HeaderSource, headerMap, readHeader } from './internal/headers.js';
-import { type BodyResult, readNodeBody, readWebBody } from './internal/read-body.js';
+import { type BodyResult, readNodeBodyInto, readWebBody } from './internal/read-body.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 import {
-  findMapping,
   normalizeHookPath,
   type WebhookMapping,
   type WebhookMappingInput,
@@ -15,6 +14,7 @@ import {
   webhookMappingSchema,
 } from './mapping.js';
 import { resolvePresets, type WebhookPreset } from './presets.js';
+import type { TemplateContext } from './template.js';
 import { createVerifier, hmacSettingsSchema, type Verifier, type VerifyFailureReason } from './signature.js';
 
 /** The path segment of the strict endpoint under the base path. */
@@ -158,14 +158,63 @@ export interface WebhookHandler {
   readonly mappings: readonly WebhookMapping[];
 }
 
-interface RequestView {
-  method: string;
+/** What one request has revealed so far; the outcome record is built from it. */
+interface RequestState {
+  began: number;
   url: string;
-  headers: HeaderSource;
-  readBody(maxBytes: number): Promise<BodyResult>;
+  queryStart: number;
+  endpoint: WebhookOutcome['endpoint'];
+  path: string;
+  bodyBytes: number;
+  deliveryId: string | undefined;
+  mappingId: string | undefined;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+/** An answer with its serialised body, when that is known ahead (the 200 answers). */
+interface PreparedResponse extends WebhookResponse {
+  text?: string;
+}
+
+/** The 200 answer of one mapping, serialised once at construction. */
+interface OkAnswer {
+  body: Record<string, unknown>;
+  text: string;
+}
+
+/** A mapping with its match path normalised once, so matching a request is plain comparisons. */
+interface Matcher {
+  mapping: WebhookPreset;
+  all: boolean;
+  path: string | undefined;
+  source: string | undefined;
+}
+
+/** The template context of one request; `now` is a method so no closure is made per request. */
+class RequestTemplateContext implements TemplateContext {
+  constructor(
+    readonly payload: unknown,
+    readonly headers: Record<string, string>,
+    readonly query: Record<string, string>,
+    readonly path: string,
+    private readonly receivedAt: number,
+  ) {}
+
+  now(): string {
+    return new Date(this.receivedAt).toISOString();
+  }
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': JSON_CONTENT_TYPE });
+const NOT_ALLOWED_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...JSON_HEADERS,
+  allow: 'POST',
+});
+const STRICT_OK: OkAnswer = okAnswer({ received: true });
+
+function okAnswer(body: Record<string, unknown>): OkAnswer {
+  return { body: Object.freeze(body), text: JSON.stringify(body) };
+}
 
 /**
  * Creates the handler: base-path routing, body cap, HMAC verification, JSON parsing,
@@ -195,6 +244,30 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         })
       : undefined;
   const prefix = `${settings.basePath}/`;
+  const matchers: Matcher[] = mappings.map((mapping) => ({
+    mapping,
+    all: !mapping.match,
+    path: mapping.match?.path === undefined ? undefined : normalizeHookPath(mapping.match.path),
+    source: mapping.match?.source,
+  }));
+  // Mapped 200 answers name the mapping; both forms are fixed per mapping, so they are serialised once.
+  const mappedOk = new Map<WebhookMapping, OkAnswer>();
+  for (const mapping of mappings) {
+    mappedOk.set(mapping, okAnswer({ received: true, mapping: mapping.id }));
+  }
+  // With the default logger and no onOutcome nobody reads the outcome, so it is not built.
+  const reporting = onOutcome !== undefined || logger !== noopLogger;
+
+  /** The same first-match rule as {@link findMapping}, over the pre-normalised paths. */
+  const match = (path: string, source: string | undefined): WebhookPreset | undefined => {
+    for (const matcher of matchers) {
+      if (matcher.all) return matcher.mapping;
+      if (matcher.path !== undefined && matcher.path !== path) continue;
+      if (matcher.source !== undefined && matcher.source !== source) continue;
+      return matcher.mapping;
+    }
+    return undefined;
+  };
 
   const report = (outcome: WebhookOutcome): void => {
     const fields = {
@@ -233,78 +306,104 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     }
   };
 
-  const process = async (request: RequestView): Promise<WebhookResponse> => {
-    const began = now();
-    const queryStart = request.url.indexOf('?');
-    const rawPath = queryStart < 0 ? request.url : request.url.slice(0, queryStart);
-    let endpoint: WebhookOutcome['endpoint'] = 'none';
-    let path = '';
-    let bodyBytes = 0;
-    let deliveryId: string | undefined;
-    let mappingId: string | undefined;
-    const answer = (
-      status: number,
-      body: Record<string, unknown>,
-      outcome: WebhookOutcome['outcome'],
-      reason: WebhookOutcome['reason'],
-      headers: Record<string, string> = {},
-    ): WebhookResponse => {
+  const answer = (
+    state: RequestState,
+    status: number,
+    body: Record<string, unknown>,
+    outcome: WebhookOutcome['outcome'],
+    reason: WebhookOutcome['reason'],
+    headers: Readonly<Record<string, string>> = JSON_HEADERS,
+    text?: string,
+  ): PreparedResponse => {
+    if (reporting) {
       report({
-        endpoint,
+        endpoint: state.endpoint,
         outcome,
         reason,
         status,
-        mappingId,
-        deliveryId,
-        path,
-        bodyBytes,
-        durationMs: now() - began,
-      });
-      return { status, headers: { ...JSON_HEADERS, ...headers }, body };
-    };
-
-    if (!rawPath.startsWith(prefix)) return answer(404, { error: 'Not found' }, 'rejected', 'not_found');
-    path = normalizeHookPath(safeDecode(rawPath.slice(prefix.length)));
-    if (path === '') return answer(404, { error: 'Not found' }, 'rejected', 'not_found');
-    endpoint = path === STRICT_PATH ? 'strict' : 'mapped';
-    if (request.method !== 'POST') {
-      return answer(405, { error: 'Method not allowed' }, 'rejected', 'method_not_allowed', {
-        allow: 'POST',
+        mappingId: state.mappingId,
+        deliveryId: state.deliveryId,
+        path: state.path,
+        bodyBytes: state.bodyBytes,
+        durationMs: now() - state.began,
       });
     }
+    return text === undefined ? { status, headers, body } : { status, headers, body, text };
+  };
 
-    const read = await request.readBody(settings.maxBodyBytes);
+  /** Routing and method: an early answer, or the state to read the body with. */
+  const begin = (method: string, url: string): RequestState | PreparedResponse => {
+    const queryStart = url.indexOf('?');
+    const state: RequestState = {
+      began: now(),
+      url,
+      queryStart,
+      endpoint: 'none',
+      path: '',
+      bodyBytes: 0,
+      deliveryId: undefined,
+      mappingId: undefined,
+    };
+    const rawPath = queryStart < 0 ? url : url.slice(0, queryStart);
+    if (!rawPath.startsWith(prefix)) {
+      return answer(state, 404, { error: 'Not found' }, 'rejected', 'not_found');
+    }
+    state.path = normalizeHookPath(safeDecode(rawPath.slice(prefix.length)));
+    if (state.path === '') return answer(state, 404, { error: 'Not found' }, 'rejected', 'not_found');
+    state.endpoint = state.path === STRICT_PATH ? 'strict' : 'mapped';
+    if (method !== 'POST') {
+      return answer(
+        state,
+        405,
+        { error: 'Method not allowed' },
+        'rejected',
+        'method_not_allowed',
+        NOT_ALLOWED_HEADERS,
+      );
+    }
+    return state;
+  };
+
+  /** Everything after the body arrived; a promise only when `onWebhook` returned one. */
+  const ingest = (
+    state: RequestState,
+    read: BodyResult,
+    headerSource: HeaderSource,
+  ): PreparedResponse | Promise<PreparedResponse> => {
     if (!read.ok) {
       if (read.reason === 'too_large') {
         return answer(
+          state,
           400,
           { error: `Payload too large (maximum ${settings.maxBodyBytes} bytes)` },
           'rejected',
           'body_too_large',
         );
       }
-      return answer(400, { error: 'Request body could not be read' }, 'rejected', 'body_aborted');
+      return answer(state, 400, { error: 'Request body could not be read' }, 'rejected', 'body_aborted');
     }
     const body = read.body;
-    bodyBytes = body.length;
+    state.bodyBytes = body.length;
+    // begin() settled the endpoint before any body is read.
+    const endpoint = state.endpoint as 'strict' | 'mapped';
 
     if (endpoint === 'strict' && !verifier) {
-      return answer(401, { error: 'Webhook signing secret not configured' }, 'rejected', 'no_secret');
+      return answer(state, 401, { error: 'Webhook signing secret not configured' }, 'rejected', 'no_secret');
     }
     if (verifier) {
-      const verdict = verifier.verify(body, request.headers);
-      if (!verdict.ok) return answer(401, { error: verdict.message }, 'rejected', verdict.reason);
+      const verdict = verifier.verify(body, headerSource);
+      if (!verdict.ok) return answer(state, 401, { error: verdict.message }, 'rejected', verdict.reason);
     }
 
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString('utf8'));
     } catch {
-      return answer(400, { error: 'Invalid JSON' }, 'rejected', 'invalid_json');
+      return answer(state, 400, { error: 'Invalid JSON' }, 'rejected', 'invalid_json');
     }
 
-    const headers = headerMap(request.headers);
-    const query = queryMap(queryStart < 0 ? '' : request.url.slice(queryStart + 1));
+    const headers = headerMap(headerSource);
+    const query = queryMap(state.queryStart < 0 ? '' : state.url.slice(state.queryStart + 1));
     const source =
       payload !== null &&
       typeof payload === 'object' &&
@@ -314,92 +413,205 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
 
     let mapping: WebhookPreset | undefined;
     if (endpoint === 'strict') {
-      const checked = strictPayloadSchema.safeParse(payload);
-      if (!checked.success) {
-        return answer(
-          422,
-          { error: 'Invalid payload', issues: checked.error.issues.map(publicIssue) },
-          'rejected',
-          'invalid_payload',
-        );
+      if (!isPlainStrictPayload(payload)) {
+        const checked = strictPayloadSchema.safeParse(payload);
+        if (!checked.success) {
+          return answer(
+            state,
+            422,
+            { error: 'Invalid payload', issues: checked.error.issues.map(publicIssue) },
+            'rejected',
+            'invalid_payload',
+          );
+        }
       }
-      mapping = findMapping(mappings, { path, source }) ?? STRICT_DEFAULT_MAPPING;
+      mapping = match(state.path, source) ?? STRICT_DEFAULT_MAPPING;
     } else {
-      mapping = findMapping(mappings, { path, source });
-      if (!mapping) return answer(404, { error: 'No mapping matched' }, 'rejected', 'no_mapping');
+      mapping = match(state.path, source);
+      if (!mapping) return answer(state, 404, { error: 'No mapping matched' }, 'rejected', 'no_mapping');
     }
-    mappingId = mapping.id;
-    deliveryId = readDeliveryId(request.headers, mapping, settings.deliveryHeaderName);
+    state.mappingId = mapping.id;
+    state.deliveryId = readDeliveryId(headerSource, mapping, settings.deliveryHeaderName);
 
-    const receivedAt = began;
-    const plan = planWebhookAction(mapping, {
-      payload,
-      headers,
-      query,
-      path,
-      now: () => new Date(receivedAt).toISOString(),
-    });
+    const receivedAt = state.began;
+    const plan = planWebhookAction(
+      mapping,
+      new RequestTemplateContext(payload, headers, query, state.path, receivedAt),
+    );
+    const ok = endpoint === 'strict' ? STRICT_OK : (mappedOk.get(mapping) as OkAnswer);
     let result: unknown;
     try {
-      result = await onWebhook({
+      result = onWebhook({
         endpoint,
         mapping,
         plan,
         payload,
         headers,
         query,
-        path,
-        deliveryId,
-        bodyBytes,
+        path: state.path,
+        deliveryId: state.deliveryId,
+        bodyBytes: state.bodyBytes,
         receivedAt,
       });
+      if (isThenable(result)) {
+        // Only an asynchronous callback pays for a promise; a synchronous one answers at once.
+        return Promise.resolve(result).then(
+          (settled) => accepted(state, ok, settled),
+          (error: unknown) => failed(state, error),
+        );
+      }
     } catch (error) {
-      logger.error(
-        {
-          err: error,
-          endpoint,
-          mapping: mappingId,
-          hint: 'the webhook was not recorded; the sender may retry it',
-          errorKind: 'internal',
-        },
-        'webhook callback threw',
-      );
-      return answer(500, { error: 'Internal error' }, 'failed', 'handler_error');
+      return failed(state, error);
     }
-    const okBody: Record<string, unknown> =
-      endpoint === 'strict' ? { received: true } : { received: true, mapping: mapping.id };
-    return isDuplicate(result)
-      ? answer(200, okBody, 'duplicate', 'duplicate')
-      : answer(200, okBody, 'accepted', 'ok');
+    return accepted(state, ok, result);
+  };
+
+  const accepted = (state: RequestState, ok: OkAnswer, result: unknown): PreparedResponse =>
+    isDuplicate(result)
+      ? answer(state, 200, ok.body, 'duplicate', 'duplicate', JSON_HEADERS, ok.text)
+      : answer(state, 200, ok.body, 'accepted', 'ok', JSON_HEADERS, ok.text);
+
+  const failed = (state: RequestState, error: unknown): PreparedResponse => {
+    logger.error(
+      {
+        err: error,
+        endpoint: state.endpoint,
+        mapping: state.mappingId,
+        hint: 'the webhook was not recorded; the sender may retry it',
+        errorKind: 'internal',
+      },
+      'webhook callback threw',
+    );
+    return answer(state, 500, { error: 'Internal error' }, 'failed', 'handler_error');
+  };
+
+  // Runs from the body reader's end event: a throw here must reject node()'s promise, not escape.
+  const onNodeBody = (exchange: NodeExchange, read: BodyResult): void => {
+    try {
+      const result = ingest(exchange.state, read, exchange.request.headers);
+      if (isPrepared(result)) {
+        writeNodeResponse(exchange.response, result);
+        exchange.resolve();
+        return;
+      }
+      result
+        .then((prepared) => {
+          writeNodeResponse(exchange.response, prepared);
+          exchange.resolve();
+        })
+        .catch(exchange.reject);
+    } catch (error) {
+      exchange.reject(error);
+    }
   };
 
   return {
     mappings,
-    async node(request, response) {
-      const answer = await process({
-        method: request.method ?? 'GET',
-        url: request.url ?? '/',
-        headers: request.headers,
-        readBody: (maxBytes) => readNodeBody(request, maxBytes),
+    node(request, response) {
+      let state: RequestState | PreparedResponse;
+      try {
+        state = begin(request.method ?? 'GET', request.url ?? '/');
+        if (isPrepared(state)) {
+          writeNodeResponse(response, state);
+          return DONE;
+        }
+      } catch (error) {
+        // The contract of node() is a promise: failures reject it rather than throw.
+        return Promise.reject(error);
+      }
+      const pending = state;
+      return new Promise<void>((resolve, reject) => {
+        readNodeBodyInto(
+          request,
+          settings.maxBodyBytes,
+          { state: pending, request, response, resolve, reject },
+          onNodeBody,
+        );
       });
-      const text = JSON.stringify(answer.body);
-      response.writeHead(answer.status, {
-        ...answer.headers,
-        'content-length': String(Buffer.byteLength(text)),
-      });
-      response.end(text);
     },
     async fetch(request) {
       const url = new URL(request.url);
-      const answer = await process({
-        method: request.method,
-        url: `${url.pathname}${url.search}`,
-        headers: request.headers,
-        readBody: (maxBytes) => readWebBody(request, maxBytes),
+      const state = begin(request.method, `${url.pathname}${url.search}`);
+      let prepared: PreparedResponse;
+      if (isPrepared(state)) {
+        prepared = state;
+      } else {
+        const read = await readWebBody(request, settings.maxBodyBytes);
+        prepared = await ingest(state, read, request.headers);
+      }
+      return new Response(prepared.text ?? JSON.stringify(prepared.body), {
+        status: prepared.status,
+        headers: { ...prepared.headers },
       });
-      return new Response(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers });
     },
   };
+}
+
+/** One node:http request waiting for its body. */
+interface NodeExchange {
+  state: RequestState;
+  request: IncomingMessage;
+  response: ServerResponse;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const DONE: Promise<void> = Promise.resolve();
+
+function writeNodeResponse(response: ServerResponse, prepared: PreparedResponse): void {
+  const text = prepared.text ?? JSON.stringify(prepared.body);
+  const length = String(Buffer.byteLength(text));
+  response.writeHead(
+    prepared.status,
+    prepared.headers === JSON_HEADERS
+      ? { 'content-type': JSON_CONTENT_TYPE, 'content-length': length }
+      : { ...prepared.headers, 'content-length': length },
+  );
+  response.end(text);
+}
+
+function isPrepared(
+  value: RequestState | PreparedResponse | Promise<PreparedResponse>,
+): value is PreparedResponse {
+  return typeof (value as PreparedResponse).status === 'number';
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+const STRICT_KEYS = new Set(['event', 'source', 'data']);
+
+/**
+ * True when `payload` certainly passes {@link strictPayloadSchema}: an object with only
+ * `event`, `source` and `data`, non-empty strings and an object. Anything else (a
+ * `timestamp`, which needs the date check, or any doubt) goes to the schema, which
+ * also produces the issues of a rejection; this only spares the common valid case.
+ */
+function isPlainStrictPayload(payload: unknown): boolean {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return false;
+  if (Object.getPrototypeOf(payload) !== Object.prototype) return false;
+  let count = 0;
+  for (const key in payload) {
+    if (!STRICT_KEYS.has(key) || !Object.hasOwn(payload, key)) return false;
+    count++;
+  }
+  if (count !== 3) return false;
+  const { event, source, data } = payload as Record<string, unknown>;
+  return (
+    typeof event === 'string' &&
+    event.length > 0 &&
+    typeof source === 'string' &&
+    source.length > 0 &&
+    data !== null &&
+    typeof data === 'object' &&
+    !Array.isArray(data) &&
+    Object.getPrototypeOf(data) === Object.prototype
+  );
 }
 
 function isDuplicate(result: unknown): boolean {
@@ -425,6 +637,8 @@ function queryMap(search: string): Record<string, string> {
 }
 
 function safeDecode(path: string): string {
+  // Without a percent sign there is nothing to decode, and decodeURIComponent would return it unchanged.
+  if (!path.includes('%')) return path;
   try {
     return decodeURIComponent(path);
   } catch {

@@ -142,6 +142,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const expectedLength = HEX_LENGTH[algorithm];
   const settings: HmacSettings = { headerName, algorithm, timestampHeaderName, maxAgeSec, requireTimestamp };
 
+  // Secrets as bytes once, rather than a string conversion inside every HMAC.
+  const keys = secrets.map((secret) => Buffer.from(secret, 'utf8'));
+
   return {
     settings,
     verify(body, headers) {
@@ -150,18 +153,22 @@ export function createVerifier(options: VerifierOptions): Verifier {
         raw = readHeader(headers, name);
         if (raw !== undefined) break;
       }
-      if (raw === undefined || raw.trim() === '') return fail('signature_missing');
+      if (raw === undefined) return fail('signature_missing');
       let provided = raw.trim();
-      const prefixed = PREFIXED.exec(provided);
-      if (prefixed) {
-        if (prefixed[1]?.toLowerCase() !== algorithm) return fail('algorithm_mismatch');
-        provided = prefixed[2] ?? '';
+      if (provided === '') return fail('signature_missing');
+      // Only a value with "=" can carry an algorithm prefix; plain hex skips the pattern.
+      if (provided.includes('=')) {
+        const prefixed = PREFIXED.exec(provided);
+        if (prefixed) {
+          if (prefixed[1]?.toLowerCase() !== algorithm) return fail('algorithm_mismatch');
+          provided = prefixed[2] ?? '';
+        }
       }
       if (provided.length !== expectedLength) return fail('length_mismatch');
       const given = Buffer.from(provided.toLowerCase(), 'latin1');
       let matched = -1;
-      for (let index = 0; index < secrets.length; index++) {
-        const expected = Buffer.from(hmacHex(algorithm, secrets[index] as string, body), 'latin1');
+      for (let index = 0; index < keys.length; index++) {
+        const expected = Buffer.from(hmacHex(algorithm, keys[index] as Buffer, body), 'latin1');
         // Lengths are equal here (hex of a fixed-size digest vs the checked input), as timingSafeEqual needs.
         if (given.length === expected.length && timingSafeEqual(given, expected) && matched < 0)
           matched = index;
@@ -169,12 +176,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
       if (matched < 0) return fail('signature_mismatch');
 
       const stamp = readHeader(headers, timestampHeaderName);
-      if (stamp === undefined || stamp.trim() === '') {
+      const trimmed = stamp === undefined ? '' : stamp.trim();
+      if (trimmed === '') {
         return requireTimestamp
           ? fail('timestamp_missing')
           : { ok: true, secretIndex: matched, timestamp: undefined };
       }
-      const trimmed = stamp.trim();
       if (!UNIX_SECONDS.test(trimmed)) return fail('timestamp_malformed');
       const seconds = Number(trimmed);
       const skew = now() / 1000 - seconds;
@@ -260,6 +267,6 @@ export function signatureHeaders(options: SignatureHeadersOptions): Record<strin
   return headers;
 }
 
-function hmacHex(algorithm: HmacAlgorithm, secret: string, body: Uint8Array | string): string {
+function hmacHex(algorithm: HmacAlgorithm, secret: string | Buffer, body: Uint8Array | string): string {
   return createHmac(algorithm, secret).update(body).digest('hex');
 }
