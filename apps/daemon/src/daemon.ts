@@ -289,6 +289,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     db,
     runsDir: join(dataDir, 'graph-runs'),
     executor: graphExecutor,
+    // pipeline:authored carries the authoring agent's capability class (pipelineAuthoringGate).
+    capabilityClassOf: (agentId) => capabilityClassOf(agentRuntime, agentId),
     events,
     limits: config.graph,
     defaultConcurrency: config.graph.defaultConcurrency,
@@ -604,6 +606,31 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     restart,
     stop,
   };
+}
+
+const capabilityClasses = new Set<string>(['frontier', 'mid', 'small', 'nano']);
+
+/** The capability class of an agent's model (or else its provider's), `unknown` when none is set. */
+function capabilityClassOf(
+  runtime: AgentRuntime,
+  agentId: string,
+): 'frontier' | 'mid' | 'small' | 'nano' | 'unknown' {
+  let agent: { provider: string; model?: string | undefined };
+  try {
+    agent = runtime.agents.get(agentId);
+  } catch {
+    return 'unknown';
+  }
+  const { providers, models } = runtime.models();
+  const provider = providers.find((entry) => entry.id === agent.provider);
+  const model = models.find(
+    (entry) =>
+      entry.provider === agent.provider && entry.model === (agent.model ?? provider?.models[0]?.model),
+  );
+  const found = model?.capabilityClass ?? provider?.capabilityClass;
+  return found !== undefined && capabilityClasses.has(found)
+    ? (found as 'frontier' | 'mid' | 'small' | 'nano')
+    : 'unknown';
 }
 
 /** A config-store logger that drops lines until the real one is attached. */

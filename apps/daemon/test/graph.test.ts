@@ -165,6 +165,31 @@ describe('graph namespace', () => {
     expect(events.every((event) => event.origin === 'rpc' && event.capabilityClass === 'unknown')).toBe(true);
   });
 
+  it("reports the authoring agent's capability class when an agent defines a pipeline with its tool", async () => {
+    const events: Array<Record<string, unknown>> = [];
+    td = await startTestDaemon({
+      config: {
+        gateway: { wsHeartbeatMs: 0 },
+        providers: {
+          entries: {
+            tiny: { type: 'offline', models: ['offline-nano'], capabilities: { capabilityClass: 'nano' } },
+          },
+        },
+        agents: { entries: { planner: { name: 'Planner', provider: 'tiny', tools: ['graph_define'] } } },
+      },
+      events: { emit: (name, payload) => void (name === 'pipeline:authored' && events.push(payload)) },
+    });
+    const call = caller(td);
+    await call('agent.execute', {
+      agentId: 'planner',
+      message: '/tool graph_define {"nodes":[{"id":"a","prompt":"hello"}]}',
+    });
+    expect(events).toEqual([
+      expect.objectContaining({ action: 'define', valid: true, capabilityClass: 'nano' }),
+    ]);
+    expect(events[0]?.origin).not.toBe('rpc');
+  });
+
   it('answers -32004 for unknown graphs, runs and nodes', async () => {
     td = await startTestDaemon({ graphExecutor: upper });
     const call = caller(td);
