@@ -37,6 +37,7 @@ import {
   sweepLogs,
 } from '@agentd/logging';
 import {
+  type Authorize,
   createDispatcher,
   createHttpRpcHandler,
   createWebSocketTransport,
@@ -392,15 +393,47 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   }
   registry.register(rpcDiscoverMethod(registry, { title: 'agentd', version: VERSION }));
 
-  const authenticateWs = (req: IncomingMessage): Identity | null =>
-    tokens.authenticate(extractBearer(req, { allowQuery: true }));
-  const authenticateHttp = (req: IncomingMessage): Identity | null =>
-    tokens.authenticate(extractBearer(req, { allowQuery: false }));
+  // Denied authentications and scope checks are security audit events (obs.audit.query);
+  // they carry the transport and the token id, never the presented secret.
+  const audit = (payload: Record<string, unknown>) => events.emit('audit:event', payload);
+  const authenticateVia = (transport: 'ws' | 'http', allowQuery: boolean) => {
+    return (req: IncomingMessage): Identity | null => {
+      const presented = extractBearer(req, { allowQuery });
+      const identity = tokens.authenticate(presented);
+      if (!identity) {
+        audit({
+          kind: 'auth',
+          classification: 'denied',
+          outcome: 'failure',
+          severity: presented ? 'medium' : 'low',
+          transport,
+          reason: presented ? 'invalid_token' : 'missing_token',
+        });
+      }
+      return identity;
+    };
+  };
+  const authenticateWs = authenticateVia('ws', true);
+  const authenticateHttp = authenticateVia('http', false);
+  const authorizeScope: Authorize = (identity, scope) => {
+    const allowed = hasScope(identity.scopes as readonly Scope[], scope);
+    if (!allowed) {
+      audit({
+        kind: 'scope',
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'medium',
+        tokenId: identity.tokenId,
+        requiredScope: scope,
+      });
+    }
+    return allowed;
+  };
 
   const buildGateway = (cfg: DaemonConfig): Gateway => {
     const dispatcher = createDispatcher({
       registry,
-      authorize: (identity, scope) => hasScope(identity.scopes as readonly Scope[], scope),
+      authorize: authorizeScope,
       logger: logger.module('gateway'),
       maxBatchSize: cfg.gateway.maxBatchSize,
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,

@@ -110,3 +110,30 @@ describe('gateway.restart', () => {
     expect(await admin.call('system.ping')).toMatchObject({ pong: true });
   });
 });
+
+describe('security audit', () => {
+  it('records denied authentications and scope checks for obs.audit.query, without the secret', async () => {
+    td = await startTestDaemon();
+    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const planted = 'planted-wrong-secret-0123456789abcdef';
+    expect((await postRpc(td.daemon.url, ping, planted)).status).toBe(401);
+    expect((await postRpc(td.daemon.url, ping, null)).status).toBe(401);
+    const created = await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
+    const app = createHttpClient({ url: td.daemon.url, token: created.token });
+    await failure(app.call('config.read', {}));
+
+    let rows: Array<Record<string, unknown>> = [];
+    for (let attempt = 0; attempt < 50 && rows.length < 3; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      rows = ((await admin.call('obs.audit.query', { classification: 'denied' })) as { rows: typeof rows })
+        .rows;
+    }
+    expect(rows.filter((row) => row.kind === 'auth')).toHaveLength(2);
+    expect(rows.filter((row) => row.kind === 'scope')).toEqual([
+      expect.objectContaining({ outcome: 'failure', severity: 'medium' }),
+    ]);
+    const text = JSON.stringify(rows);
+    expect(text).not.toContain(planted);
+    expect(text).not.toContain(created.token);
+  });
+});
