@@ -303,9 +303,12 @@ export function buildIncidentReport(
   const perTool = new Map<string, { ok: number; failed: number; kinds: Map<string, number> }>();
   const failuresAll: IncidentReport['failures'] = [];
   let callSeq = 0;
+  // Tool call id (per turn trace) to the session-wide seq, for breaker rows that name their call.
+  const seqOfCall = new Map<string, number>();
   for (const record of trajectory) {
     if (record.type !== 'tool_call') continue;
     callSeq += 1;
+    seqOfCall.set(`${record.traceId}\u0000${record.toolCallId}`, callSeq);
     const entry = perTool.get(record.toolName) ?? { ok: 0, failed: 0, kinds: new Map<string, number>() };
     perTool.set(record.toolName, entry);
     if (record.ok) {
@@ -351,7 +354,10 @@ export function buildIncidentReport(
   const rows = (category: string) => evidence.diagnostics.filter((row) => row.category === category);
   const breakerAll = rows('tool:breaker')
     .map((row) => ({
-      seq: count(row.data, 'seq'),
+      // The runtime's seq restarts per turn; the call's session-wide seq matches failures[].seq.
+      seq:
+        seqOfCall.get(`${str(row.data, 'traceId')}\u0000${str(row.data, 'toolCallId')}`) ??
+        count(row.data, 'seq'),
       event: str(row.data, 'event') ?? 'opened',
       toolName: str(row.data, 'toolName') ?? 'unknown',
     }))
@@ -388,25 +394,8 @@ export function buildIncidentReport(
   const lastBudget = budgets.at(-1);
   if (outcome.endReason === 'context_exhausted' && lastBudget) report.contextBudget = lastBudget.budget;
 
-  const recalls = rows('memory:recalled');
-  if (recalls.length > 0) {
-    const lastRecall = recalls[recalls.length - 1] as DiagnosticEvent;
-    const reranks = rows('memory:reranked');
-    const crossUser = recalls.filter((row) => count(row.data, 'crossUserCount') > 0);
-    report.recall = {
-      recalls: recalls.length,
-      zeroHits: recalls.filter((row) => count(row.data, 'finalCount') === 0).length,
-      lastLanes: strings(lastRecall.data, 'lanes'),
-      lastFinalCount: count(lastRecall.data, 'finalCount'),
-      rerankerAvailable: reranks.length > 0 && !bool((reranks.at(-1) as DiagnosticEvent).data, 'fellBack'),
-      ...(crossUser.length > 0
-        ? {
-            crossUserRecalls: crossUser.length,
-            lastCrossUserCount: count((crossUser.at(-1) as DiagnosticEvent).data, 'crossUserCount'),
-          }
-        : {}),
-    };
-  }
+  const recall = recallBlock(evidence.index, rows('memory:recalled'), rows('memory:reranked'));
+  if (recall) report.recall = recall;
 
   const voiceRow = rows('voice:turn').at(-1);
   if (voiceRow) {
@@ -525,6 +514,67 @@ export function buildIncidentReport(
 
   if (depth === 'summary') boundToSummary(report);
   return orderReport(report);
+}
+
+/** One recall observation, from a session-index line or a `memory:recalled` row. */
+interface RecallSeen {
+  ts: number;
+  finalCount: number;
+  lanes: string[];
+  crossUserCount: number;
+}
+
+/**
+ * The `recall` block: the runtime's automatic recalls (the `recall` of session-index lines)
+ * and `memory:recalled` rows that name the session, in time order; the reranker is available
+ * when its latest observation (a `memory:reranked` row or a reranked recall) did not fall back.
+ */
+function recallBlock(
+  index: SessionIndexRecord[],
+  recalledRows: DiagnosticEvent[],
+  rerankedRows: DiagnosticEvent[],
+): IncidentReport['recall'] | undefined {
+  const seen: RecallSeen[] = [];
+  const rerankers: Array<{ ts: number; available: boolean }> = [];
+  for (const record of index) {
+    if (!record.recall) continue;
+    seen.push({
+      ts: record.ts,
+      finalCount: record.recall.finalCount,
+      lanes: [...record.recall.lanes],
+      crossUserCount: 0,
+    });
+    if (record.recall.reranked || record.recall.rerankFellBack)
+      rerankers.push({ ts: record.ts, available: record.recall.reranked && !record.recall.rerankFellBack });
+  }
+  for (const row of recalledRows) {
+    seen.push({
+      ts: row.ts,
+      finalCount: count(row.data, 'finalCount'),
+      lanes: strings(row.data, 'lanes'),
+      crossUserCount: count(row.data, 'crossUserCount'),
+    });
+  }
+  for (const row of rerankedRows) rerankers.push({ ts: row.ts, available: !bool(row.data, 'fellBack') });
+  if (seen.length === 0) return undefined;
+  // Stable sort: at equal times the session-index line comes before the event rows.
+  seen.sort((a, b) => a.ts - b.ts);
+  rerankers.sort((a, b) => a.ts - b.ts);
+  const last = seen.at(-1) as RecallSeen;
+  const crossUser = seen.filter((entry) => entry.crossUserCount > 0);
+  return {
+    recalls: seen.length,
+    zeroHits: seen.filter((entry) => entry.finalCount === 0).length,
+    lastLanes: last.lanes,
+    lastFinalCount: last.finalCount,
+    rerankerAvailable: rerankers.at(-1)?.available ?? false,
+    ...(crossUser.length > 0
+      ? {
+          crossUserRecalls: crossUser.length,
+          lastCrossUserCount: (crossUser.at(-1) as RecallSeen).crossUserCount,
+        }
+      : {}),
+  };
 }
 
 function rankRootCause(report: IncidentReport, evidence: SessionEvidence): RootCause {

@@ -64,6 +64,8 @@ describe('buildIncidentReport', () => {
       prompt_timeout: 'prompt_timeout',
       output_starved: 'output_starved',
       recall_miss: 'recall_miss',
+      recall_miss_session_index: 'recall_miss',
+      breaker_opened: 'completed_with_tool_errors',
       orchestrate_failed: 'orchestrate_failed',
       terminal_drive_opened_without_task: 'terminal_drive_opened_without_task',
       terminal_drive_evicted: 'terminal_drive_evicted',
@@ -99,6 +101,28 @@ describe('buildIncidentReport', () => {
     expect(
       buildIncidentReport(corpus.orchestrate_failed as never).orchestrate?.map((run) => run.outcome),
     ).toEqual(['failure', 'success']);
+  });
+
+  it('reads the automatic recalls of the session index into the recall block', () => {
+    const report = buildIncidentReport(incidentCorpus().recall_miss_session_index as never);
+    expect(report.recall).toEqual({
+      recalls: 2,
+      zeroHits: 2,
+      lastLanes: ['fts', 'vector'],
+      lastFinalCount: 0,
+      // The first turn reranked; the last recall did not run the reranker, so its latest observation stands.
+      rerankerAvailable: true,
+    });
+  });
+
+  it('places a breaker transition at the session-wide seq of the call that caused it', () => {
+    const report = buildIncidentReport(incidentCorpus().breaker_opened as never);
+    // Turn 2's per-turn seq 2 is the session's third call (turn 1 made one call).
+    expect(report.breakerTimeline).toEqual([{ seq: 3, event: 'opened', toolName: 'fetch' }]);
+    expect(report.failures.map((failure) => failure.seq)).toEqual([4, 3, 2]);
+    expect(report.offloads).toEqual([
+      { diskPathRel: 'obs/offloads/s-breaker/1.json', bytes: 90000, resolved: true },
+    ]);
   });
 
   it('gives byte-identical JSON for the same evidence', () => {

@@ -95,6 +95,22 @@ export function budget(sessionKey: string, verdict: 'fits' | 'exhausted'): Traje
   };
 }
 
+/** The runtime's automatic-recall figures of one turn (as in a session-index line). */
+function autoRecall(finalCount: number, reranked: boolean): NonNullable<SessionIndexRecord['recall']> {
+  return {
+    ok: true,
+    lanes: ['fts', 'vector'],
+    finalCount,
+    ftsCandidates: 4,
+    vectorCandidates: 6,
+    reranked,
+    rerankFellBack: false,
+    degraded: false,
+    injectedTokens: 0,
+    durationMs: 14,
+  };
+}
+
 let nextId = 1;
 export function diag(category: string, data: DiagnosticEvent['data'], sessionKey?: string): DiagnosticEvent {
   return { id: nextId++, ts: T0 + nextId, category, ...(sessionKey ? { sessionKey } : {}), data };
@@ -155,6 +171,41 @@ export function incidentCorpus(): Record<string, SessionEvidence> {
         diag('memory:recalled', { finalCount: 0, lanes: ['fts', 'vector'], crossUserCount: 0 }, 's-recall'),
         diag('memory:recalled', { finalCount: 0, lanes: ['fts'] }, 's-recall'),
         diag('memory:reranked', { fellBack: true, timedOut: true }, 's-recall'),
+      ],
+    ),
+    recall_miss_session_index: session(
+      's-autorecall',
+      [
+        indexRecord('s-autorecall', 1, 'completed', { recall: autoRecall(0, true) }),
+        indexRecord('s-autorecall', 2, 'max_steps', { recall: autoRecall(0, false) }),
+      ],
+      [],
+    ),
+    breaker_opened: session(
+      's-breaker',
+      [
+        indexRecord('s-breaker', 1, 'completed', { toolCalls: { ok: 1, failed: 0 } }),
+        indexRecord('s-breaker', 2, 'completed_with_tool_errors', { toolCalls: { ok: 0, failed: 3 } }),
+      ],
+      [
+        toolCall('s-breaker', 1, 'add', true),
+        // Second turn: its per-turn seq restarts at 1.
+        ...[1, 2, 3].map((seq) => ({
+          ...toolCall('s-breaker', seq, 'fetch', false, 'tool_error'),
+          traceId: 'trace-s-breaker-2',
+        })),
+      ],
+      [
+        diag(
+          'tool:breaker',
+          { event: 'opened', toolName: 'fetch', seq: 2, traceId: 'trace-s-breaker-2', toolCallId: 'call-2' },
+          's-breaker',
+        ),
+        diag(
+          'offload:written',
+          { diskPathRel: 'obs/offloads/s-breaker/1.json', bytes: 90000, resolved: true },
+          's-breaker',
+        ),
       ],
     ),
     orchestrate_failed: session(
