@@ -59,6 +59,7 @@ import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
+import { createPostureRecorder } from './posture.js';
 import { createChatStreamHandler } from './chat-stream.js';
 import { agentMethods } from './methods/agent.js';
 import { agentsMethods } from './methods/agents.js';
@@ -201,6 +202,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   // Observability: every package's events go to the durable evidence writer, then to the embedder's sink.
   const obsEvidence = createObsEvidence({ db, now, logger: logger.module('obs') });
   await obsEvidence.start();
+  // The standing config posture (fleet rule 7): checked after start and on every providers change.
+  const posture = createPostureRecorder({ evidence: obsEvidence, logger: logger.module('obs') });
   const outerEvents = options.events;
   const events: EventSink = {
     emit: (event, payload) => {
@@ -498,6 +501,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       providers: cfg.providers,
       contextEngine: cfg.contextEngine,
     });
+    if (change.changedSections.includes('providers')) void posture.check(cfg.providers);
     if (change.changedSections.includes('webhooks')) return hooks.configure(cfg.webhooks);
   });
 
@@ -542,6 +546,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   port = await listen(server, host, port);
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
   await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
+  // Not awaited: asking local model servers must not hold up the start.
+  void posture.check(config.providers);
   const pidFile = join(dataDir, 'agentd.pid');
   writeFileSync(pidFile, `${process.pid}\n`);
 
@@ -562,6 +568,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       providers: next.providers,
       contextEngine: next.contextEngine,
     });
+    void posture.check(next.providers);
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
 
@@ -605,6 +612,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await memory?.close();
       await heartbeat.close();
       await cron.close();
+      await posture.idle();
       await obsEvidence.close();
       await db.close();
       rmSync(pidFile, { force: true });

@@ -110,6 +110,13 @@ export type {
 export { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
 export {
   type AgentTool,
+export {
+  checkServedWindows,
+  isLocalEndpoint,
+  probeServedWindows,
+  type ServedWindowPosture,
+  type ServedWindowProbeOptions,
+} from './served-window.js';
   type AgentTurnRunner,
   type EndReason,
   type EventSink,
