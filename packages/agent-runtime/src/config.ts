@@ -134,6 +134,24 @@ export const agentMemorySchema = z
   .strict();
 
 /**
+ * Per-agent tool circuit breaker. After `failureThreshold` consecutive failures of one tool in
+ * one session that say the tool is unhealthy (`tool_error`, `timeout`), the tool is refused in
+ * that session (error kind `breaker_open`) without running; after `cooldownMs` one trial call
+ * runs: success closes the breaker, failure opens it again.
+ */
+export const toolBreakerSchema = z
+  .object({
+    /** Consecutive unhealthy failures that open the breaker; 0 disables it. @default 3 */
+    failureThreshold: z.number().int().min(0).max(1000).default(3),
+    /** Time an open breaker refuses calls before one trial call is let through. @default 60000 */
+    cooldownMs: z.number().int().min(0).max(86_400_000).default(60_000),
+  })
+  .strict();
+
+/** Parsed tool breaker settings of an agent. */
+export type ToolBreakerSettings = z.infer<typeof toolBreakerSchema>;
+
+/**
  * An agent definition (`agents.entries.<id>`). Unknown keys are kept, as the contract
  * allows arbitrary further configuration.
  */
@@ -160,6 +178,11 @@ export const agentDefinitionSchema = z.looseObject({
   operations: z.object({ compaction: operationModelSchema.optional() }).strict().default({}),
   /** Memory settings: automatic recall before each turn. @default { autoRecall: false } */
   memory: agentMemorySchema.default({ autoRecall: false, recallTimeoutMs: 2000 }),
+  /**
+   * Tool circuit breaker per session and tool (`failureThreshold` 0 disables it).
+   * @default { failureThreshold: 3, cooldownMs: 60000 }
+   */
+  toolBreaker: toolBreakerSchema.default({ failureThreshold: 3, cooldownMs: 60_000 }),
   /** A suspended agent refuses new messages. @default false */
   suspended: z.boolean().default(false),
 });

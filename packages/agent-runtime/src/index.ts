@@ -4,6 +4,13 @@ export {
   type HttpProviderOptions,
 } from './ai-sdk-provider.js';
 export {
+  CACHE_TRACE_FILE,
+  CACHE_TRACE_MAX_BYTES,
+  type CacheTraceRecord,
+  cacheTraceRecordSchema,
+  type CacheTraceSink,
+} from './cache-trace.js';
+export {
   type AgentDefinition,
   type AgentDefinitionInput,
   type AgentsSection,
@@ -22,6 +29,8 @@ export {
   type ProvidersSection,
   providerEntrySchema,
   providersSectionSchema,
+  type ToolBreakerSettings,
+  toolBreakerSchema,
 } from './config.js';
 export {
   type BudgetPlan,
@@ -61,6 +70,14 @@ export {
   type OfflineReply,
   type OfflineScript,
 } from './offline-provider.js';
+export {
+  OFFLOAD_DIR,
+  OFFLOAD_MAX_BYTES,
+  type OffloadOutcome,
+  offloadFileName,
+  offloadSessionDir,
+  writeOffload,
+} from './offload.js';
 export type {
   ModelFinishReason,
   ModelMessage,
@@ -94,6 +111,13 @@ export {
   type TurnRecallResult,
 } from './runtime.js';
 export {
+  checkServedWindows,
+  isLocalEndpoint,
+  probeServedWindows,
+  type ServedWindowPosture,
+  type ServedWindowProbeOptions,
+} from './served-window.js';
+export {
   formatSessionKey,
   parseSessionKey,
   type SessionKeyObject,
@@ -109,14 +133,15 @@ export type {
 } from './session-store.js';
 export { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
 export {
-  type AgentTool,
+  type BreakerAdmission,
+  type BreakerTransition,
+  TOOL_BREAKER_MAX_SESSIONS,
+  ToolBreakers,
+  type ToolBreakerEvent,
+  UNHEALTHY_TOOL_ERROR_KINDS,
+} from './tool-breaker.js';
 export {
-  checkServedWindows,
-  isLocalEndpoint,
-  probeServedWindows,
-  type ServedWindowPosture,
-  type ServedWindowProbeOptions,
-} from './served-window.js';
+  type AgentTool,
   type AgentTurnRunner,
   type EndReason,
   type EventSink,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
+import type { CacheTraceSink } from './cache-trace.js';
 import {
   type AgentDefinition,
   type AgentDefinitionInput,
@@ -39,6 +40,7 @@ import { parseOptions } from './internal/options.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { createOfflineProvider, type OfflineProviderOptions } from './offline-provider.js';
+import { writeOffload } from './offload.js';
 import {
   emptyUsage,
   type ModelFinishReason,
@@ -60,6 +62,7 @@ import {
   SessionStore,
 } from './session-store.js';
 import { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
+import { type ToolBreakerEvent, ToolBreakers } from './tool-breaker.js';
 import {
   type AgentTool,
   type EndReason,
@@ -157,6 +160,11 @@ export interface AgentRuntimeOptions {
   sessionCacheSize?: number;
   /** Event bus. @default no-op */
   events?: EventSink;
+  /**
+   * Receives one prompt-cache record per model call (the daemon writes them to
+   * `logs/cache-trace.jsonl`). @default none (no cache trace)
+   */
+  cacheTrace?: CacheTraceSink | undefined;
   /** Logger. @default no-op */
   logger?: AgentRuntimeLogger;
   /** Clock (epoch ms). @default Date.now */
@@ -191,6 +199,15 @@ const optionsSchema = z.object({
     .optional(),
   sessionCacheSize: z.number().int().min(0).default(64),
   events: z.custom<EventSink>().optional(),
+  cacheTrace: z
+    .custom<CacheTraceSink>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { append?: unknown }).append === 'function',
+      'an object with an append(record) function',
+    )
+    .optional(),
   logger: z.custom<AgentRuntimeLogger>().optional(),
   now: z.function().optional(),
   randomId: z.function().optional(),
@@ -443,6 +460,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const memory = parsed.memory;
   const approvals = parsed.approvals;
   const recall = parsed.recall;
+  const cacheTrace = parsed.cacheTrace;
+  // Set after a cache-trace append failed, so a broken sink warns once rather than per model call.
+  let cacheTraceFailing = false;
+  const breakers = new ToolBreakers();
   const store = new SessionStore(db);
   const evidence = new EvidenceWriter(parsed.dataDir, logger);
   const locks = new KeyedMutex();
@@ -973,6 +994,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           } else {
             stepFinish = event.finishReason;
             addUsage(usage, event.usage);
+            traceCache(base, resolved, step, event.usage);
           }
         }
         clearTimeout(stall);
@@ -1348,6 +1370,73 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     cache.set(sessionKey, entry);
   }
 
+  /** Hands the prompt-cache figures of one model call to the cache trace; a failing sink never fails the turn. */
+  function traceCache(
+    base: { sessionKey: string; traceId: string; agentId: string },
+    resolved: ResolvedModel,
+    step: number,
+    callUsage: ModelUsage,
+  ): void {
+    if (!cacheTrace) return;
+    try {
+      cacheTrace.append({
+        ts: now(),
+        traceId: base.traceId,
+        sessionKey: base.sessionKey,
+        agentId: base.agentId,
+        provider: resolved.providerId,
+        model: resolved.model,
+        step,
+        inputTokens: callUsage.inputTokens,
+        cacheReadTokens: callUsage.cacheReadTokens,
+        cacheWriteTokens: callUsage.cacheWriteTokens,
+        hit: callUsage.cacheReadTokens > 0,
+      });
+      cacheTraceFailing = false;
+    } catch (error) {
+      if (cacheTraceFailing) return;
+      cacheTraceFailing = true;
+      logger.warn(
+        {
+          err: error,
+          agentId: base.agentId,
+          traceId: base.traceId,
+          hint: 'the cache-trace record was dropped; check free space and permissions of the logs directory',
+          errorKind: 'resource',
+        },
+        'cache trace append failed',
+      );
+    }
+  }
+
+  /** Emits a `tool:breaker` transition: ids, counts and the closed `event` enum only. */
+  function emitBreaker(
+    ids: { sessionKey: string; agentId: string; traceId: string; toolName: string; toolCallId: string },
+    seq: number,
+    event: ToolBreakerEvent,
+    consecutiveFailures: number,
+  ): void {
+    events.emit('tool:breaker', { ...ids, seq, event, consecutiveFailures, ts: now() });
+    const fields = {
+      agentId: ids.agentId,
+      traceId: ids.traceId,
+      toolName: ids.toolName,
+      consecutiveFailures,
+    };
+    if (event === 'opened') {
+      logger.warn(
+        {
+          ...fields,
+          hint: `the tool failed ${consecutiveFailures} times in a row in this session and is refused until its cooldown ends; fix the tool or raise toolBreaker.failureThreshold of the agent`,
+          errorKind: 'dependency',
+        },
+        'tool breaker opened',
+      );
+    } else {
+      logger.info(fields, `tool breaker ${event}`);
+    }
+  }
+
   async function runTool(
     agent: AgentDefinition,
     narrowed: readonly string[] | undefined,
@@ -1361,6 +1450,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   ): Promise<ToolOutcome> {
     const started = performance.now();
     const tool = tools.get(call.toolName);
+    const ids = { sessionKey, agentId, traceId, toolName: call.toolName, toolCallId: call.toolCallId };
     let errorKind: string | undefined;
     let errorMessage: string | undefined;
     let resultText = 'null';
@@ -1372,14 +1462,29 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       errorMessage = `Tool not allowed for this agent: ${call.toolName}`;
     }
     let value: unknown;
+    // Whether the handler ran, so only its own outcomes move the breaker.
+    let ran = false;
     if (tool && !errorKind) {
       const checked = tool.params.safeParse(call.input);
+      const admission = checked.success
+        ? breakers.admit(sessionKey, call.toolName, agent.toolBreaker, now())
+        : undefined;
       if (!checked.success) {
         errorKind = 'invalid_input';
         errorMessage = `Invalid input for ${call.toolName}: ${checked.error.issues
           .map((issue) => `${issue.path.join('.') || '<root>'}: ${issue.message}`)
           .join('; ')}`;
+      } else if (admission && !admission.allowed) {
+        errorKind = 'breaker_open';
+        errorMessage =
+          `Tool ${call.toolName} is unavailable for now: it failed ${admission.consecutiveFailures} times in a row ` +
+          `in this session, so it was not run. It may be tried again in about ${Math.ceil(admission.retryInMs / 1000)} s; ` +
+          'until then continue without it or tell the user it is unavailable.';
       } else {
+        if (admission?.transition) {
+          emitBreaker(ids, seq, admission.transition.event, admission.transition.consecutiveFailures);
+        }
+        ran = true;
         const timeout = new AbortController();
         const signal = AbortSignal.any([turnSignal, timeout.signal]);
         let timer: NodeJS.Timeout | undefined;
@@ -1423,13 +1528,54 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         errorMessage = `Tool ${call.toolName} returned a value that is not JSON-serialisable`;
       }
     }
+    if (ran) {
+      const transition = breakers.record(sessionKey, call.toolName, agent.toolBreaker, errorKind, now());
+      if (transition) emitBreaker(ids, seq, transition.event, transition.consecutiveFailures);
+    }
     const ok = errorKind === undefined;
     if (!ok) resultText = JSON.stringify({ error: errorMessage });
     const resultBytes = Buffer.byteLength(resultText);
-    const content =
-      resultText.length > MAX_TOOL_RESULT_CHARS
-        ? `${resultText.slice(0, MAX_TOOL_RESULT_CHARS)}… [truncated ${resultText.length - MAX_TOOL_RESULT_CHARS} characters]`
-        : resultText;
+    const resultDigest = digest(resultText);
+    let content = resultText;
+    if (resultText.length > MAX_TOOL_RESULT_CHARS) {
+      // The model sees the head and a pointer; the whole result goes to disk for the post-mortem.
+      const offload = await writeOffload({
+        dataDir: parsed.dataDir,
+        sessionKey,
+        traceId,
+        toolCallId: call.toolCallId,
+        seq,
+        ts: now(),
+        text: resultText,
+      });
+      const cut = resultText.length - MAX_TOOL_RESULT_CHARS;
+      const pointer = offload.resolved
+        ? `the full result (${offload.bytes} bytes) is stored at ${offload.diskPathRel} in the data directory`
+        : `the full result (${offload.bytes} bytes) was not stored`;
+      content = `${resultText.slice(0, MAX_TOOL_RESULT_CHARS)}… [truncated ${cut} characters; ${pointer}]`;
+      if (offload.reason === 'write_failed') {
+        logger.warn(
+          {
+            err: offload.error,
+            agentId,
+            traceId,
+            toolName: call.toolName,
+            bytes: offload.bytes,
+            hint: 'the large tool result was only kept truncated; check free space and permissions of the obs/offloads directory',
+            errorKind: 'resource',
+          },
+          'tool result offload failed',
+        );
+      }
+      events.emit('offload:written', {
+        ...ids,
+        seq,
+        bytes: offload.bytes,
+        diskPathRel: offload.diskPathRel,
+        resultDigest,
+        resolved: offload.resolved,
+      });
+    }
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const message: NewMessage = {
       role: 'tool',
@@ -1455,7 +1601,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       durationMs,
       ...(errorKind ? { errorKind, errorPreview: (errorMessage ?? '').slice(0, 200) } : {}),
       resultBytes,
-      resultDigest: digest(resultText),
+      resultDigest,
     };
     return { message, record, ok };
   }
@@ -1731,6 +1877,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
         recall?.forget?.(sessionKey);
+        breakers.forget(sessionKey);
         const removed = await store.delete(sessionKey);
         if (!removed) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1755,6 +1902,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
         recall?.forget?.(sessionKey);
+        breakers.forget(sessionKey);
         const cleared = await store.clearMessages(sessionKey, now());
         if (!cleared) {
           throw new AgentRuntimeError('SESSION_NOT_FOUND', `Session not found: ${sessionKey}`, {
@@ -1773,6 +1921,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       locks.run(sessionKey, async () => {
         cache.delete(sessionKey);
         recall?.forget?.(sessionKey);
+        breakers.forget(sessionKey);
         const session = await store.get(sessionKey);
         const cleared = session ? await store.clearMessages(sessionKey, now()) : undefined;
         if (approvals && session) await approvals.clearSession(sessionKey);

@@ -1,0 +1,193 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { readTrajectory, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { trajectoryFileName } from './evidence.js';
+import {
+  OFFLOAD_DIR,
+  OFFLOAD_MAX_BYTES,
+  offloadFileName,
+  offloadSessionDir,
+  writeOffload,
+} from './offload.js';
+import type { ModelRequest } from './provider.js';
+import type { AgentTool, EventSink } from './types.js';
+
+let t: TestRuntime | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+/** Returns a JSON result of about `chars` characters, distinct per call. */
+const dumpTool: AgentTool<{ chars: number; tag: string }> = {
+  name: 'dump',
+  description: 'Returns a large document',
+  params: z.object({ chars: z.number().int().positive(), tag: z.string() }),
+  handler: async ({ chars, tag }) => ({ tag, body: `${tag}:`.padEnd(chars, 'ab') }),
+};
+
+function recordingSink(): EventSink & {
+  emitted: Array<{ event: string; payload: Record<string, unknown> }>;
+} {
+  const emitted: Array<{ event: string; payload: Record<string, unknown> }> = [];
+  return { emitted, emit: (event, payload) => emitted.push({ event, payload }) };
+}
+
+async function start(options: { beforeStart?: (dir: string) => void } = {}) {
+  const events = recordingSink();
+  const logger = recordingLogger();
+  const requests: ModelRequest[] = [];
+  t = await startRuntime({
+    tools: [dumpTool],
+    events,
+    logger,
+    now: () => 1_700_000_123_456,
+    offline: {
+      script: (request) => {
+        requests.push(request);
+        return undefined;
+      },
+    },
+    // A window large enough for the truncated result to go back to the model.
+    providers: { entries: { wide: { type: 'offline', models: ['wide'], contextWindow: 200_000 } } },
+    agents: { entries: { big: { name: 'Big', provider: 'wide', tools: ['dump'] } } },
+  });
+  options.beforeStart?.(t.dir);
+  const turn = (chars: number, sessionKey = 'acme:web:ann') =>
+    (t as TestRuntime).runtime.runTurn({
+      agentId: 'big',
+      message: `/tool dump {"chars":${chars},"tag":"t${chars}"}`,
+      sessionKey,
+    });
+  const offloads = () => events.emitted.filter((entry) => entry.event === 'offload:written');
+  return { events, logger, requests, turn, offloads };
+}
+
+describe('offloadSessionDir', () => {
+  it('is the stem of the session trajectory file', () => {
+    expect(`${offloadSessionDir('a:b/c:..')}.jsonl`).toBe(trajectoryFileName('a:b/c:..'));
+  });
+});
+
+describe('offloadFileName', () => {
+  it('keeps ids out of the name, so no id can steer the path', () => {
+    const name = offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'a/b\\c d' });
+    expect(name).toMatch(/^5-2-[0-9a-f]{16}\.json$/);
+    expect(offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'other' })).not.toBe(name);
+  });
+});
+
+describe('writeOffload', () => {
+  it('never overwrites an existing file', async () => {
+    t = await startRuntime();
+    const input = {
+      dataDir: t.dir,
+      sessionKey: 's',
+      traceId: 'tr',
+      toolCallId: 'c',
+      seq: 1,
+      ts: 1,
+      text: '"one"',
+    };
+    expect(await writeOffload(input)).toMatchObject({ resolved: true, bytes: 5 });
+    const again = await writeOffload({ ...input, text: '"two"' });
+    expect(again).toMatchObject({ resolved: false, reason: 'write_failed' });
+    expect(readFileSync(join(t.dir, again.diskPathRel), 'utf8')).toBe('"one"');
+  });
+});
+
+describe('createAgentRuntime offloads', () => {
+  it('writes the full result of a large tool call to disk and points the model at it', async () => {
+    const { turn, offloads, requests } = await start();
+    const result = await turn(150_000);
+    expect(result.endReason).toBe('completed');
+    const full = JSON.stringify(await dumpTool.handler({ chars: 150_000, tag: 't150000' }, {} as never));
+
+    expect(offloads()).toHaveLength(1);
+    const payload = offloads()[0]?.payload ?? {};
+    const diskPathRel = String(payload.diskPathRel);
+    expect(diskPathRel).toMatch(
+      new RegExp(`^${OFFLOAD_DIR}/${offloadSessionDir('acme:web:ann')}/1700000123456-1-[0-9a-f]{16}\\.json$`),
+    );
+    expect(readFileSync(join((t as TestRuntime).dir, diskPathRel), 'utf8')).toBe(full);
+
+    const [call] = readTrajectory((t as TestRuntime).dir, 'acme:web:ann').filter(
+      (record) => record.type === 'tool_call',
+    );
+    if (call?.type !== 'tool_call') throw new Error('no tool call recorded');
+    expect(call.resultBytes).toBe(Buffer.byteLength(full));
+    expect(payload).toEqual({
+      sessionKey: 'acme:web:ann',
+      agentId: 'big',
+      traceId: result.traceId,
+      toolName: 'dump',
+      toolCallId: call.toolCallId,
+      seq: 1,
+      bytes: Buffer.byteLength(full),
+      diskPathRel,
+      resultDigest: call.resultDigest,
+      resolved: true,
+    });
+
+    // The model got the head of the result and the pointer, not the whole result.
+    const toolMessage = requests[1]?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.content.startsWith(full.slice(0, 1000))).toBe(true);
+    expect(toolMessage?.content.length).toBeLessThan(100_400);
+    expect(toolMessage?.content).toContain(diskPathRel);
+    expect(toolMessage?.content).toContain(`${Buffer.byteLength(full)} bytes`);
+    const stored = (await (t as TestRuntime).runtime.sessions.history('acme:web:ann')).messages.find(
+      (message) => message.role === 'tool',
+    );
+    expect(stored?.content).toBe(toolMessage?.content);
+  });
+
+  it('offloads nothing for results within the limit', async () => {
+    const { turn, offloads } = await start();
+    await turn(90_000);
+    expect(offloads()).toEqual([]);
+    expect(existsSync(join((t as TestRuntime).dir, OFFLOAD_DIR))).toBe(false);
+  });
+
+  it('keeps one file per call, in the session directory', async () => {
+    const { turn, offloads } = await start();
+    await turn(120_000);
+    await turn(130_000);
+    await turn(140_000, 'other');
+    const paths = offloads().map((entry) => String(entry.payload.diskPathRel));
+    expect(new Set(paths).size).toBe(3);
+    const sessionDir = join((t as TestRuntime).dir, OFFLOAD_DIR, offloadSessionDir('acme:web:ann'));
+    expect(readdirSync(sessionDir)).toHaveLength(2);
+  });
+
+  it('does not store a result above the cap and says so in the event and the message', async () => {
+    const { turn, offloads, requests } = await start();
+    const result = await turn(OFFLOAD_MAX_BYTES + 10);
+    expect(result.endReason).toBe('completed');
+    const payload = offloads()[0]?.payload;
+    expect(payload).toMatchObject({ resolved: false, toolName: 'dump' });
+    expect(Number(payload?.bytes)).toBeGreaterThan(OFFLOAD_MAX_BYTES);
+    expect(existsSync(join((t as TestRuntime).dir, String(payload?.diskPathRel)))).toBe(false);
+    const toolMessage = requests[1]?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.content).toContain('was not stored');
+    expect(toolMessage?.content).not.toContain(String(payload?.diskPathRel));
+  });
+
+  it('finishes the turn and warns when the offload cannot be written', async () => {
+    const { turn, offloads, logger } = await start({
+      beforeStart: (dir) => {
+        // A file where the directory should be: every mkdir under it fails.
+        mkdirSync(join(dir, 'obs'), { recursive: true });
+        writeFileSync(join(dir, OFFLOAD_DIR), 'not a directory');
+      },
+    });
+    const result = await turn(150_000);
+    expect(result.endReason).toBe('completed');
+    expect(offloads()[0]?.payload).toMatchObject({ resolved: false });
+    const warn = logger.entries.find((entry) => entry.message === 'tool result offload failed');
+    expect(warn?.level).toBe('warn');
+    expect(warn?.fields).toMatchObject({ errorKind: 'resource', hint: expect.stringContaining('offloads') });
+    expect(JSON.stringify(warn?.fields)).not.toContain('abab');
+  });
+});
