@@ -81,8 +81,9 @@ describe('obs namespace', () => {
     const rpc = clientFor(td);
     await rpc.call('session.send', { key: 'obs-c', message: 'hello' });
     const diagnostics = await rpc.call<{ counts: Record<string, number> }>('obs.diagnostics', {});
-    expect(diagnostics.counts['agent:turn_completed']).toBe(1);
-    expect(await rpc.call('obs.reset.table', { table: 'diagnostics' })).toMatchObject({ removed: 1 });
+    // The turn's event and the config posture row written at start (no provider to ask: all zero).
+    expect(diagnostics.counts).toEqual({ 'agent:turn_completed': 1, config_posture: 1 });
+    expect(await rpc.call('obs.reset.table', { table: 'diagnostics' })).toMatchObject({ removed: 2 });
     expect((await rpc.call<{ events: unknown[] }>('obs.diagnostics', {})).events).toEqual([]);
     expect((await rpc.fail('obs.reset.table', { table: 'audit' })).code).toBe(-32602);
     expect(await rpc.call('obs.audit.query', { limit: 5000 })).toEqual({ rows: [] });

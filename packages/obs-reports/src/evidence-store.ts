@@ -1,4 +1,11 @@
 import type { Database, WriteBatcher } from '@agentd/storage';
+import {
+  channelActivitySchema,
+  deliveryTraceSchema,
+  deriveHealthSignal,
+  EVIDENCE_SCHEMAS,
+  INVALID_EVIDENCE_CATEGORY,
+} from './evidence-schemas.js';
 import { z } from 'zod';
 import { ObsReportsError } from './errors.js';
 import { enumToken, idToken, type ScrubbedValue, scrubPayload } from './internal/scrub.js';
@@ -222,7 +229,24 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     });
   };
 
-  const record = (category: string, payload: Record<string, unknown>) => {
+  // A malformed payload is logged at most once a minute per category (a broken producer repeats).
+  const lastInvalidWarn = new Map<string, number>();
+  const warnInvalid = (what: string, path: string) => {
+    const at = now();
+    if ((lastInvalidWarn.get(what) ?? Number.NEGATIVE_INFINITY) > at - 60_000) return;
+    lastInvalidWarn.set(what, at);
+    logger.warn(
+      {
+        category: what,
+        field: path,
+        hint: `the producer of ${what} sent a payload that does not match its schema; fix the producer`,
+        errorKind: 'validation',
+      },
+      'malformed evidence not stored',
+    );
+  };
+
+  const store = (category: string, payload: Record<string, unknown>) => {
     const ts =
       typeof payload.timestamp === 'number' && Number.isFinite(payload.timestamp) ? payload.timestamp : now();
     write('INSERT INTO obs_diagnostics (ts, category, session_key, agent_id, data) VALUES (?, ?, ?, ?, ?)', [
@@ -232,6 +256,30 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
       idToken(payload.agentId) ?? null,
       JSON.stringify(scrubPayload(payload)),
     ]);
+  };
+
+  /**
+   * Stores one row; a category with a schema is checked first, and a payload that fails it is
+   * replaced by an `evidence:invalid` row naming the category and the field (no values), so
+   * reports never read a malformed row and the broken producer stays visible.
+   */
+  const record = (category: string, payload: Record<string, unknown>): boolean => {
+    const schema = EVIDENCE_SCHEMAS[category];
+    const checked = schema?.safeParse(payload);
+    if (checked && !checked.success) {
+      const issue = checked.error.issues[0];
+      const path = issue?.path.map(String).join('.') || '<root>';
+      store(INVALID_EVIDENCE_CATEGORY, {
+        category,
+        field: path,
+        code: issue?.code ?? 'invalid',
+        ...(typeof payload.timestamp === 'number' ? { timestamp: payload.timestamp } : {}),
+      });
+      warnInvalid(category, path);
+      return false;
+    }
+    store(category, payload);
+    return true;
   };
 
   const recordAudit = (event: string, payload: Record<string, unknown>) => {
@@ -256,7 +304,10 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     emit(event, payload) {
       try {
         if (AUDIT_EVENTS.has(event)) recordAudit(event, payload);
-        else record(event, payload);
+        else if (record(event, payload)) {
+          const signal = deriveHealthSignal(event, payload);
+          if (signal) record(signal.category, signal.payload);
+        }
       } catch (error) {
         // A producer's emit must never fail because the evidence could not be written.
         logger.warn(
@@ -276,8 +327,14 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
       await db.migrate(MIGRATION_PACKAGE, obsReportsMigrations);
     },
     sink,
-    record,
+    record(category, payload) {
+      record(category, payload);
+    },
     recordChannelActivity(activity) {
+      if (!channelActivitySchema.safeParse(activity).success) {
+        warnInvalid('channel activity', 'activity');
+        return;
+      }
       write(
         `INSERT INTO obs_channels (channel_id, channel_type, last_active_at, messages_sent, messages_received)
          VALUES (?, ?, ?, ?, ?)
@@ -295,6 +352,10 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
       );
     },
     recordDelivery(trace) {
+      if (!deliveryTraceSchema.safeParse(trace).success) {
+        warnInvalid('delivery trace', 'trace');
+        return;
+      }
       write(
         'INSERT INTO obs_delivery (ts, channel_id, outcome, latency_ms, error_kind) VALUES (?, ?, ?, ?, ?)',
         [

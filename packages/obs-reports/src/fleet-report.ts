@@ -13,6 +13,8 @@ export const FLEET_CATEGORIES = [
   'orchestrate:run_summary',
   'autonomy_denial_breaker',
   'learning:lifecycle_swept',
+  'cron_wake_gate',
+  'pipeline_authoring',
 ] as const;
 
 /** Health-signal categories counted for `fleet_recurring_health_signal`. */
