@@ -87,7 +87,22 @@ describe('obs namespace', () => {
     expect((await rpc.call<{ events: unknown[] }>('obs.diagnostics', {})).events).toEqual([]);
     expect((await rpc.fail('obs.reset.table', { table: 'audit' })).code).toBe(-32602);
     expect(await rpc.call('obs.audit.query', { limit: 5000 })).toEqual({ rows: [] });
-    expect(await rpc.call('obs.channels.all')).toEqual({ channels: [] });
+    // The turn came in over RPC: one message received on webchat, one answer sent.
+    expect(await rpc.call('obs.channels.all')).toEqual({
+      channels: [
+        {
+          channelId: 'webchat',
+          channelType: 'webchat',
+          lastActiveAt: expect.any(Number),
+          messagesSent: 1,
+          messagesReceived: 1,
+        },
+      ],
+    });
+    expect(await rpc.call('obs.channels.get', { channelId: 'webchat' })).toMatchObject({
+      channel: { channelId: 'webchat', messagesReceived: 1 },
+    });
+    expect(await rpc.call('obs.channels.stale', { thresholdMs: 3_600_000 })).toEqual({ stale: [] });
     expect(await rpc.call('obs.delivery.stats')).toEqual({
       total: 0,
       successes: 0,

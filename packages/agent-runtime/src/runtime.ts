@@ -1192,6 +1192,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       toolCallsOk: toolOk,
       toolCallsFailed: toolFailed,
       origin,
+      // Where the turn came in: obs turns these into channel activity.
+      channelType,
+      ...(indexRecord.chatId ? { chatId: indexRecord.chatId } : {}),
     });
 
     if (failure !== undefined) {

@@ -191,6 +191,48 @@ describe('createObsEvidence', () => {
   });
 });
 
+describe('deriveChannelActivity', () => {
+  it('turns each completed turn into activity of its channel', async () => {
+    const turn = {
+      agentId: 'helper',
+      sessionKey: 'acme:telegram:u1',
+      endReason: 'completed',
+      channelType: 'telegram',
+    };
+    evidence.sink.emit('agent:turn_completed', { ...turn, chatId: 'telegram' });
+    evidence.sink.emit('agent:turn_completed', {
+      ...turn,
+      chatId: 'telegram',
+      endReason: 'error',
+      timestamp: T0 + 5,
+    });
+    evidence.sink.emit('agent:turn_completed', { ...turn, sessionKey: 'plain', channelType: 'webchat' });
+    // No channel named: no activity.
+    evidence.sink.emit('agent:turn_completed', {
+      agentId: 'helper',
+      sessionKey: 'x',
+      endReason: 'completed',
+    });
+    await evidence.flush();
+    expect(await evidence.channels()).toEqual([
+      {
+        channelId: 'telegram',
+        channelType: 'telegram',
+        lastActiveAt: T0 + 5,
+        messagesSent: 1,
+        messagesReceived: 2,
+      },
+      {
+        channelId: 'webchat',
+        channelType: 'webchat',
+        lastActiveAt: T0,
+        messagesSent: 1,
+        messagesReceived: 1,
+      },
+    ]);
+  });
+});
+
 describe('deriveHealthSignal', () => {
   it('answers undefined for events that are no signal', () => {
     expect(deriveHealthSignal('memory:recalled', PRODUCED['memory:recalled'] as never)).toBeUndefined();

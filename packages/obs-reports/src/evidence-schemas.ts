@@ -228,6 +228,30 @@ export function deriveHealthSignal(
   return undefined;
 }
 
+/**
+ * The channel activity one event stands for: an `agent:turn_completed` naming its
+ * `channelType` is one message received on that channel and, unless the turn failed or was
+ * cancelled before answering, one sent. The channel id is the turn's chat id (the channel
+ * segment of its session key) or else its channel type.
+ */
+export function deriveChannelActivity(
+  event: string,
+  payload: Record<string, unknown>,
+  now: number,
+): z.infer<typeof channelActivitySchema> | undefined {
+  if (event !== 'agent:turn_completed' || typeof payload.channelType !== 'string') return undefined;
+  const channelId = typeof payload.chatId === 'string' ? payload.chatId : payload.channelType;
+  const answered = payload.endReason !== 'error' && payload.endReason !== 'cancelled';
+  const timestamp = typeof payload.timestamp === 'number' ? payload.timestamp : now;
+  return {
+    channelId,
+    channelType: payload.channelType,
+    lastActiveAt: Math.round(timestamp),
+    messagesSent: answered ? 1 : 0,
+    messagesReceived: 1,
+  };
+}
+
 /** Channel activity (`obs.channels.*`). */
 export const channelActivitySchema = z.object({
   channelId: id,

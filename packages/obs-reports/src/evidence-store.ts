@@ -2,6 +2,7 @@ import type { Database, WriteBatcher } from '@agentd/storage';
 import {
   channelActivitySchema,
   deliveryTraceSchema,
+  deriveChannelActivity,
   deriveHealthSignal,
   EVIDENCE_SCHEMAS,
   INVALID_EVIDENCE_CATEGORY,
@@ -300,6 +301,28 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     );
   };
 
+  const recordChannelActivity = (activity: ChannelActivity) => {
+    if (!channelActivitySchema.safeParse(activity).success) {
+      warnInvalid('channel activity', 'activity');
+      return;
+    }
+    write(
+      `INSERT INTO obs_channels (channel_id, channel_type, last_active_at, messages_sent, messages_received)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (channel_id) DO UPDATE SET channel_type = excluded.channel_type,
+         last_active_at = MAX(last_active_at, excluded.last_active_at),
+         messages_sent = messages_sent + excluded.messages_sent,
+         messages_received = messages_received + excluded.messages_received`,
+      [
+        activity.channelId,
+        enumToken(activity.channelType, 'unknown'),
+        activity.lastActiveAt,
+        activity.messagesSent,
+        activity.messagesReceived,
+      ],
+    );
+  };
+
   const sink: EventSink = {
     emit(event, payload) {
       try {
@@ -307,6 +330,8 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
         else if (record(event, payload)) {
           const signal = deriveHealthSignal(event, payload);
           if (signal) record(signal.category, signal.payload);
+          const activity = deriveChannelActivity(event, payload, now());
+          if (activity) recordChannelActivity(activity);
         }
       } catch (error) {
         // A producer's emit must never fail because the evidence could not be written.
@@ -330,27 +355,7 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     record(category, payload) {
       record(category, payload);
     },
-    recordChannelActivity(activity) {
-      if (!channelActivitySchema.safeParse(activity).success) {
-        warnInvalid('channel activity', 'activity');
-        return;
-      }
-      write(
-        `INSERT INTO obs_channels (channel_id, channel_type, last_active_at, messages_sent, messages_received)
-         VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (channel_id) DO UPDATE SET channel_type = excluded.channel_type,
-           last_active_at = MAX(last_active_at, excluded.last_active_at),
-           messages_sent = messages_sent + excluded.messages_sent,
-           messages_received = messages_received + excluded.messages_received`,
-        [
-          activity.channelId,
-          enumToken(activity.channelType, 'unknown'),
-          activity.lastActiveAt,
-          activity.messagesSent,
-          activity.messagesReceived,
-        ],
-      );
-    },
+    recordChannelActivity,
     recordDelivery(trace) {
       if (!deliveryTraceSchema.safeParse(trace).success) {
         warnInvalid('delivery trace', 'trace');
