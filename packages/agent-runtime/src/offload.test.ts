@@ -74,13 +74,14 @@ describe('offloadSessionDir', () => {
 describe('offloadFileName', () => {
   it('keeps ids out of the name, so no id can steer the path', () => {
     const name = offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'a/b\\c d' });
-    expect(name).toMatch(/^5-2-[0-9a-f]{16}\.json$/);
-    expect(offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'other' })).not.toBe(name);
+    expect(name).toMatch(/^2-[0-9a-f]{16}\.json$/);
+    // Same ids, same time: still a name of its own.
+    expect(offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'a/b\\c d' })).not.toBe(name);
   });
 });
 
 describe('writeOffload', () => {
-  it('never overwrites an existing file', async () => {
+  it('writes each call to its own file, even with the same ids and time', async () => {
     t = await startRuntime();
     const input = {
       dataDir: t.dir,
@@ -91,10 +92,29 @@ describe('writeOffload', () => {
       ts: 1,
       text: '"one"',
     };
-    expect(await writeOffload(input)).toMatchObject({ resolved: true, bytes: 5 });
-    const again = await writeOffload({ ...input, text: '"two"' });
-    expect(again).toMatchObject({ resolved: false, reason: 'write_failed' });
-    expect(readFileSync(join(t.dir, again.diskPathRel), 'utf8')).toBe('"one"');
+    const first = await writeOffload(input);
+    expect(first).toMatchObject({ resolved: true, bytes: 5 });
+    const second = await writeOffload({ ...input, text: '"two"' });
+    expect(second).toMatchObject({ resolved: true, bytes: 5 });
+    expect(second.diskPathRel).not.toBe(first.diskPathRel);
+    expect(readFileSync(join(t.dir, first.diskPathRel), 'utf8')).toBe('"one"');
+    expect(readFileSync(join(t.dir, second.diskPathRel), 'utf8')).toBe('"two"');
+  });
+
+  it('keeps diskPathRel of the longest session key within the evidence id limit', async () => {
+    t = await startRuntime();
+    const outcome = await writeOffload({
+      dataDir: t.dir,
+      sessionKey: 'k'.repeat(512),
+      traceId: 't'.repeat(128),
+      toolCallId: 'c'.repeat(200),
+      seq: 99_999,
+      ts: Date.now(),
+      text: '"x"',
+    });
+    expect(outcome.resolved).toBe(true);
+    // The evidence store keeps id-like strings of at most 128 characters.
+    expect(outcome.diskPathRel).toMatch(/^[A-Za-z0-9_.:@/#%+=-]{1,128}$/);
   });
 });
 
@@ -109,7 +129,7 @@ describe('createAgentRuntime offloads', () => {
     const payload = offloads()[0]?.payload ?? {};
     const diskPathRel = String(payload.diskPathRel);
     expect(diskPathRel).toMatch(
-      new RegExp(`^${OFFLOAD_DIR}/${offloadSessionDir('acme:web:ann')}/1700000123456-1-[0-9a-f]{16}\\.json$`),
+      new RegExp(`^${OFFLOAD_DIR}/${offloadSessionDir('acme:web:ann')}/1-[0-9a-f]{16}\\.json$`),
     );
     expect(readFileSync(join((t as TestRuntime).dir, diskPathRel), 'utf8')).toBe(full);
 

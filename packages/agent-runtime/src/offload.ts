@@ -31,9 +31,14 @@ export function offloadSessionDir(sessionKey: string): string {
   return trajectoryFileName(sessionKey).replace(/\.jsonl$/, '');
 }
 
+/** Counts offloads in this process, so two calls in the same millisecond never share a name. */
+let written = 0;
+
 /**
- * File name of one offloaded result: the time, the call's order in its turn and a hash of the
- * trace and tool-call ids. Ids come from callers and models, so only the hash reaches the path.
+ * File name of one offloaded result: the call's order in its turn and a hash of the trace and
+ * tool-call ids, the time and a per-process counter. Ids come from callers and models, so only
+ * the hash reaches the path; the name stays short enough that `diskPathRel` of any session key
+ * fits the evidence store's 128-character id limit.
  */
 export function offloadFileName(input: {
   ts: number;
@@ -41,11 +46,12 @@ export function offloadFileName(input: {
   traceId: string;
   toolCallId: string;
 }): string {
+  written += 1;
   const hash = createHash('sha256')
-    .update(`${input.traceId}\n${input.toolCallId}`)
+    .update(`${input.traceId}\n${input.toolCallId}\n${input.ts}\n${process.pid}\n${written}`)
     .digest('hex')
     .slice(0, 16);
-  return `${Math.max(0, Math.trunc(input.ts))}-${input.seq}-${hash}.json`;
+  return `${Math.max(0, Math.trunc(input.seq))}-${hash}.json`;
 }
 
 /**
