@@ -57,6 +57,7 @@ import {
 } from '@agentd/cron-wakegate';
 import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { openCacheTrace } from './cache-trace.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
 import { createPostureRecorder } from './posture.js';
@@ -230,8 +231,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     logger: logger.module('auth'),
   });
 
+  // Prompt-cache figures of every model call (no prompt text) go to a rotating logs/cache-trace.jsonl.
+  const cacheTrace = await openCacheTrace({
+    dataDir,
+    logDir: logOptions.sweep.dir,
+    tracing: config.daemon.logging.tracing,
+    logRotation: config.observability.logRotation,
+    now,
+    logger: log,
+  });
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime: AgentRuntime = createAgentRuntime({
+    ...(cacheTrace ? { cacheTrace } : {}),
     db,
     dataDir,
     agents: config.agents,
@@ -609,6 +620,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await browser.shutdown();
       await hooks.close();
       await agentRuntime.close();
+      await cacheTrace?.close();
       await memory?.close();
       await heartbeat.close();
       await cron.close();
