@@ -84,6 +84,21 @@ describe('createAgentRuntime cacheTrace', () => {
     expect(JSON.stringify(records)).not.toMatch(/private|secret|question/);
   });
 
+  it('traces the compaction call of a session too', async () => {
+    const records: CacheTraceRecord[] = [];
+    t = await startRuntime({ cacheTrace: { append: (record) => records.push(record) } });
+    for (const message of ['one', 'two', 'three']) {
+      await t.runtime.runTurn({ message, sessionKey: 'cmp' });
+    }
+    expect(records).toHaveLength(3);
+    const compacted = await t.runtime.sessions.compact('cmp');
+    expect(compacted.compacted).toBe(true);
+    expect(records).toHaveLength(4);
+    const last = records.at(-1);
+    expect(last).toMatchObject({ sessionKey: 'cmp', agentId: 'default', step: 1, hit: false });
+    expect(new Set(records.map((record) => record.traceId)).size).toBe(4);
+  });
+
   it('keeps the turn going and warns once when the sink throws', async () => {
     const logger = recordingLogger();
     let calls = 0;

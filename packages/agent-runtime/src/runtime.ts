@@ -2012,6 +2012,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     let transcript = lines.join('\n');
     if (estimateTokens(transcript) > budget) transcript = transcript.slice(-Math.max(0, budget * 4));
     const usage = emptyUsage();
+    // The compaction call is billed and cache-traced under a trace id of its own.
+    const compactionTraceId = randomId();
     let summary = '';
     const timeoutMs = agent.operations.compaction?.timeoutMs ?? resolved.entry.timeoutMs;
     for await (const event of provider.stream({
@@ -2026,7 +2028,15 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       purpose: 'compaction',
     })) {
       if (event.type === 'text-delta') summary += event.text;
-      else if (event.type === 'finish') addUsage(usage, event.usage);
+      else if (event.type === 'finish') {
+        addUsage(usage, event.usage);
+        traceCache(
+          { sessionKey, traceId: compactionTraceId, agentId: session.agentId },
+          resolved,
+          1,
+          event.usage,
+        );
+      }
     }
     summary = summary.trim();
     if (!summary) return { ...nothing, reason: 'the model returned an empty summary' };
@@ -2038,7 +2048,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       sessionKey,
       agentId: session.agentId,
       now: at,
-      traceId: randomId(),
+      traceId: compactionTraceId,
       steps: 1,
       provider: resolved.providerId,
       model: resolved.model,
