@@ -58,6 +58,7 @@ import {
 import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { openCacheTrace } from './cache-trace.js';
+import { createConfigAudit, createSecurityAudit, runAsActor } from './audit.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
 import { createPostureRecorder } from './posture.js';
@@ -117,6 +118,8 @@ export interface DaemonOptions {
   wakeTarget?: WakeTarget;
   /** Channel delivery of webhook agent answers (`deliver: true`). */
   deliverHookResponse?: HookResponseDeliverer;
+  /** Size at which `logs/config-audit.jsonl` rolls (tests use a small one). @default 10485760 (10 MB) */
+  configAuditMaxBytes?: number;
 }
 
 /** A running daemon. */
@@ -212,6 +215,19 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       outerEvents?.emit(event, payload);
     },
   };
+  // Security decisions become audit:event rows; config changes also go to logs/config-audit.jsonl.
+  const securityAudit = createSecurityAudit({ events, logger: log });
+  const configAudit = createConfigAudit({
+    logDir: logOptions.sweep.dir,
+    maxSizeBytes: options.configAuditMaxBytes,
+    maxFiles: config.observability.logRotation.maxFiles,
+    compress: config.observability.logRotation.compressAged,
+    audit: securityAudit,
+    sections: configStore.sections,
+    logger: log,
+    now,
+  });
+  configStore.onChange(configAudit.onChange);
   const memory = await openMemoryService({ db, section: config.memory, env, logger, events });
 
   // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
@@ -342,6 +358,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     agentTurnRunner: agentRunner,
     wakeTarget: options.wakeTarget ?? heartbeat,
     deliver: options.deliverHookResponse,
+    audit: securityAudit,
   });
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
@@ -376,13 +393,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const registry = new MethodRegistry();
   for (const method of [
     ...systemMethods({ now }),
-    ...gatewayMethods({ control, now }),
-    ...daemonMethods({ logger }),
+    ...gatewayMethods({ control, now, audit: securityAudit }),
+    ...daemonMethods({ logger, audit: securityAudit }),
     ...configMethods({
       store: configStore,
       checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
+      audit: configAudit,
     }),
-    ...tokenMethods({ tokens }),
+    ...tokenMethods({ tokens, audit: securityAudit }),
     ...graphMethods({ graph, limits: config.graph, maxConcurrency: config.graph.maxConcurrency }),
     ...browserMethods({ browser }),
     ...agentMethods({ runtime: agentRuntime }),
@@ -408,8 +426,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   registry.register(rpcDiscoverMethod(registry, { title: 'agentd', version: VERSION }));
 
   // Denied authentications and scope checks are security audit events (obs.audit.query);
-  // they carry the transport and the token id, never the presented secret.
-  const audit = (payload: Record<string, unknown>) => events.emit('audit:event', payload);
+  // they carry the transport and the token id (as `caller`), never the presented secret.
+  const audit = securityAudit.emit;
   const authenticateVia = (transport: 'ws' | 'http', allowQuery: boolean) => {
     return (req: IncomingMessage): Identity | null => {
       const presented = extractBearer(req, { allowQuery });
@@ -437,7 +455,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
         classification: 'denied',
         outcome: 'failure',
         severity: 'medium',
-        tokenId: identity.tokenId,
+        caller: identity.tokenId,
         requiredScope: scope,
       });
     }
@@ -460,7 +478,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
             method: ctx.method,
             requestId: ctx.requestId,
           },
-          run,
+          // Admin calls carry their caller, so config they persist (tokens, agents) is attributed.
+          registry.get(ctx.method)?.scope === 'admin'
+            ? () => runAsActor({ method: ctx.method, tokenId: ctx.identity.tokenId }, run)
+            : run,
         ),
     });
     const { maxMessages, windowMs } = cfg.gateway.wsMessageRateLimit;
@@ -556,7 +577,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   let port = options.port ?? config.gateway.port;
   port = await listen(server, host, port);
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
-  await ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') });
+  await runAsActor({ method: 'bootstrap' }, () =>
+    ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') }),
+  );
   // Not awaited: asking local model servers must not hold up the start.
   void posture.check(config.providers);
   const pidFile = join(dataDir, 'agentd.pid');
@@ -568,7 +591,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   );
 
   const reload = async (): Promise<void> => {
-    await configStore.load();
+    await configAudit.reload(() => configStore.load());
     const next = readConfig(configStore);
     config = next;
     logger.resetLevels(next.daemon.logLevels);
@@ -627,6 +650,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       await posture.idle();
       await obsEvidence.close();
       await db.close();
+      await configAudit.close();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
       await logger.close();

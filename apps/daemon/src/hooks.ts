@@ -10,6 +10,7 @@ import {
   deliverPendingWakes,
   type HookResponseDeliverer,
   MIN_TOKEN_LENGTH,
+  normalizeHookPath,
   type QueueDrainer,
   type WakeTarget,
   type WebhookHandler,
@@ -17,6 +18,7 @@ import {
   type WebhooksSection,
   webhookMigrations,
 } from '@agentd/webhooks-hmac';
+import { type SecurityAudit, webhookAuditEvent } from './audit.js';
 
 /** What the daemon gives the webhook module. */
 export interface DaemonHooksOptions {
@@ -33,6 +35,8 @@ export interface DaemonHooksOptions {
   wakeTarget?: WakeTarget | undefined;
   /** Channel delivery for mappings with `deliver: true`. */
   deliver?: HookResponseDeliverer | undefined;
+  /** Producer of webhook `audit:event`s (signature verdicts, refusals). @default emits nothing */
+  audit?: SecurityAudit | undefined;
 }
 
 /** The `/hooks` endpoints and their durable queue, as the daemon runs them. */
@@ -54,7 +58,7 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
  * handler from the `webhooks` section.
  */
 export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHooks> {
-  const { db, logger, env, now, agentTurnRunner, wakeTarget, deliver } = options;
+  const { db, logger, env, now, agentTurnRunner, wakeTarget, deliver, audit } = options;
   await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
   const store = createWebhookStore({ db, logger, now });
   const prune = () =>
@@ -123,6 +127,7 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
       return;
     }
     misconfigured = undefined;
+    const verifying = secrets.length > 0;
     handler = createWebhookHandler({
       basePath: section.path,
       secret: secrets.length > 0 ? secrets : undefined,
@@ -132,7 +137,12 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
       presets: enabled ? section.presets : [],
       logger,
       now,
-      onOutcome: (outcome) => store.recordOutcome(outcome),
+      onOutcome: (outcome) => {
+        store.recordOutcome(outcome);
+        if (!audit) return;
+        const event = webhookAuditEvent(outcome, verifying);
+        if (event) audit.emit(event);
+      },
       onWebhook: async (event) => {
         const plan = event.plan;
         // Wakes are always stored first: if the live heartbeat call fails, the heartbeat still finds them.
@@ -170,6 +180,17 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
           { reason: misconfigured, hint: 'fix webhooks.token and reload the config', errorKind: 'config' },
           'webhook refused: configuration error',
         );
+        // Refusing to serve unverified hooks is a security decision; the message (which may name
+        // the secret reference) stays in the log, the row gets a closed reason.
+        audit?.emit({
+          kind: 'webhook',
+          classification: 'denied',
+          outcome: 'failure',
+          severity: 'low',
+          reason: 'secret_unusable',
+          path: normalizeHookPath(((request.url ?? '').split('?', 1)[0] ?? '').slice(basePath.length)),
+          status: 500,
+        });
         return;
       }
       try {

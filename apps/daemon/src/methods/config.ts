@@ -1,6 +1,7 @@
-import { type ConfigStore, ConfigStoreError } from '@agentd/config-store';
-import { defineMethod, type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { type ConfigStore, ConfigStoreError, type ConfigWriteResult } from '@agentd/config-store';
+import { defineMethod, type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import type { ConfigAudit } from '../audit.js';
 
 const sectionParams = z.object({ section: z.string().min(1).optional() }).strict();
 const shaSchema = z.string().regex(/^[0-9a-f]{4,40}$/i, 'expected a git commit sha (4-40 hex characters)');
@@ -32,7 +33,19 @@ export type ConfigMethodsStore = Pick<
   'read' | 'schema' | 'patch' | 'apply' | 'diff' | 'gc' | 'history' | 'rollback' | 'get' | 'set'
 >;
 
-/** config.*: the ten methods of the contract, each a call into the config store. */
+/** What a config write records when nothing audits it (embedders, unit use). */
+type TrackWrite = Pick<ConfigAudit, 'track' | 'record'>;
+
+const untracked: TrackWrite = {
+  track: (_origin, write) => write(),
+  record: () => undefined,
+};
+
+/**
+ * config.*: the ten methods of the contract, each a call into the config store. Every write
+ * (`patch`, `apply`, `set`, `rollback`; `gc` changes no config) is recorded by `audit`:
+ * method, sections, resulting sha and the caller's token id, never a value.
+ */
 export function configMethods(deps: {
   store: ConfigMethodsStore;
   /**
@@ -40,9 +53,29 @@ export function configMethods(deps: {
    * the patch a `config.set` makes) and throws an RpcError to refuse it.
    */
   checkWrite?: (candidate: Record<string, unknown>) => void;
+  /** The config-audit stream (file line and `audit:event` per write). @default records nothing */
+  audit?: TrackWrite;
 }) {
   const { store } = deps;
+  const audit = deps.audit ?? untracked;
   const check = deps.checkWrite ?? (() => undefined);
+  /** Runs one write: the policy check first (a refusal is a recorded failure), then the store call. */
+  const write = <T extends ConfigWriteResult>(
+    context: MethodContext,
+    sections: readonly string[],
+    candidate: Record<string, unknown>,
+    run: () => Promise<T>,
+  ): Promise<T> => {
+    const origin = { method: context.method, tokenId: context.identity.tokenId, sections };
+    try {
+      check(candidate);
+    } catch (error) {
+      audit.record({ ...origin, sections: [...sections], outcome: 'failure', reason: 'write_policy' });
+      throw error;
+    }
+    // Mapped after tracking, so the audit sees the config store's own error code.
+    return mapped(() => audit.track(origin, run));
+  };
   return [
     defineMethod({
       name: 'config.read',
@@ -63,20 +96,14 @@ export function configMethods(deps: {
       scope: 'admin',
       description: 'Deep-merge a patch into the config, validate, persist and commit it.',
       params: z.record(z.string(), z.unknown()),
-      handler: (patch) => {
-        check(patch);
-        return mapped(() => store.patch(patch));
-      },
+      handler: (patch, context) => write(context, Object.keys(patch), patch, () => store.patch(patch)),
     }),
     defineMethod({
       name: 'config.apply',
       scope: 'admin',
       description: 'Replace the whole config with the given object after validating it.',
       params: z.record(z.string(), z.unknown()),
-      handler: (config) => {
-        check(config);
-        return mapped(() => store.apply(config));
-      },
+      handler: (config, context) => write(context, Object.keys(config), config, () => store.apply(config)),
     }),
     defineMethod({
       name: 'config.diff',
@@ -104,7 +131,7 @@ export function configMethods(deps: {
       scope: 'admin',
       description: 'Restore the config of an earlier commit after validating it against the current schema.',
       params: z.object({ sha: shaSchema }).strict(),
-      handler: ({ sha }) => mapped(() => store.rollback(sha)),
+      handler: ({ sha }, context) => write(context, [], {}, () => store.rollback(sha)),
     }),
     defineMethod({
       name: 'config.get',
@@ -118,10 +145,10 @@ export function configMethods(deps: {
       scope: 'admin',
       description: 'Set one key (a dot path inside the section); forwards to config.patch.',
       params: z.object({ section: z.string().min(1), key: z.string().min(1), value: z.unknown() }).strict(),
-      handler: ({ section, key, value }) => {
-        check({ [section]: nestAt(key.split('.'), value) });
-        return mapped(() => store.set(section, key, value));
-      },
+      handler: ({ section, key, value }, context) =>
+        write(context, [section], { [section]: nestAt(key.split('.'), value) }, () =>
+          store.set(section, key, value),
+        ),
     }),
   ];
 }

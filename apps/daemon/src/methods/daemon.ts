@@ -1,22 +1,44 @@
 import type { RootLogger } from '@agentd/logging';
-import { logLevelSchema } from '@agentd/logging';
+import { LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
 import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
 
-/** daemon.setLogLevel: change one module's level at once; configured levels return on restart. */
-export function daemonMethods(deps: { logger: RootLogger }) {
+/**
+ * daemon.setLogLevel: change one module's level at once; configured levels return on restart.
+ * Each change is an `audit:event` of kind `config`: `medium` when the new level hides info
+ * lines (warn and above silence the `audit` level too), `low` otherwise.
+ */
+export function daemonMethods(deps: {
+  logger: RootLogger;
+  /** Producer of the admin-change audit event. @default emits nothing */
+  audit?: SecurityAudit;
+}) {
+  const audit = deps.audit ?? noopSecurityAudit;
   return [
     defineMethod({
       name: 'daemon.setLogLevel',
       scope: 'admin',
       description: "Set one module's log level until the next restart.",
       params: z.object({ module: z.string().min(1).max(64), level: logLevelSchema }).strict(),
-      handler: ({ module, level }) => {
+      handler: ({ module, level }, context) => {
         const previous = deps.logger.levels()[module];
         deps.logger.setLevel(module, level);
         deps.logger
           .module('daemon')
           .info({ step: 'setLogLevel', reason: `${module}=${level}` }, 'log level changed');
+        audit.emit({
+          kind: 'config',
+          classification: 'allowed',
+          outcome: 'success',
+          severity: LEVEL_VALUES[level] > LEVEL_VALUES.info ? 'medium' : 'low',
+          action: 'set_log_level',
+          method: context.method,
+          caller: context.identity.tokenId,
+          module,
+          level,
+          ...(previous ? { previous } : {}),
+        });
         return { ok: true as const, module, level, ...(previous ? { previous } : {}) };
       },
     }),

@@ -1,5 +1,6 @@
 import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
 
 /** What the gateway methods need from the running daemon. */
 export interface GatewayControl {
@@ -10,8 +11,18 @@ export interface GatewayControl {
   scheduleRestart: () => void;
 }
 
-/** gateway.status and gateway.restart. */
-export function gatewayMethods(deps: { control: GatewayControl; now: () => number }) {
+/**
+ * gateway.status and gateway.restart. A restart is an `audit:event` of kind `config`
+ * (`medium`: every WebSocket client is disconnected); the config it re-reads is recorded
+ * by the config-audit stream as method `reload`.
+ */
+export function gatewayMethods(deps: {
+  control: GatewayControl;
+  now: () => number;
+  /** Producer of the admin-change audit event. @default emits nothing */
+  audit?: SecurityAudit;
+}) {
+  const audit = deps.audit ?? noopSecurityAudit;
   return [
     defineMethod({
       name: 'gateway.status',
@@ -35,8 +46,17 @@ export function gatewayMethods(deps: { control: GatewayControl; now: () => numbe
         'Re-initialise the gateway in process: re-read the config, rebuild transports and limits, ' +
         'close WebSocket clients with 1001 so they reconnect.',
       params: z.object({}).strict(),
-      handler: () => {
+      handler: (_params, context) => {
         deps.control.scheduleRestart();
+        audit.emit({
+          kind: 'config',
+          classification: 'allowed',
+          outcome: 'success',
+          severity: 'medium',
+          action: 'gateway_restart',
+          method: context.method,
+          caller: context.identity.tokenId,
+        });
         return { ok: true as const, restarting: true as const };
       },
     }),

@@ -1,6 +1,7 @@
 import { AuthScopesError, type TokenStore } from '@agentd/auth-scopes';
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '../audit.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
 const idSchema = z
@@ -9,8 +10,17 @@ const idSchema = z
   .max(64)
   .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, underscore and dash only');
 
-/** tokens.*: list (never secrets), create (secret shown once), revoke (at once, closes its sockets). */
-export function tokenMethods(deps: { tokens: TokenStore }) {
+/**
+ * tokens.*: list (never secrets), create (secret shown once), revoke (at once, closes its sockets).
+ * Creations and revocations are `audit:event`s of kind `auth` naming the token id (`subject`),
+ * its scopes and the caller's token id (`caller`), never a secret.
+ */
+export function tokenMethods(deps: {
+  tokens: TokenStore;
+  /** Producer of the lifecycle audit events. @default emits nothing */
+  audit?: SecurityAudit;
+}) {
+  const audit = deps.audit ?? noopSecurityAudit;
   return [
     defineMethod({
       name: 'tokens.list',
@@ -30,11 +40,36 @@ export function tokenMethods(deps: { tokens: TokenStore }) {
           id: idSchema.optional(),
         })
         .strict(),
-      handler: async (params) => {
+      handler: async (params, context) => {
+        const refs = {
+          action: 'token_create',
+          caller: context.identity.tokenId,
+          scopes: scopeTokens(params.scopes),
+        };
         try {
-          return await deps.tokens.create(params);
+          const created = await deps.tokens.create(params);
+          audit.emit({
+            kind: 'auth',
+            classification: 'allowed',
+            outcome: 'success',
+            severity: tokenSeverity(created.scopes),
+            ...refs,
+            subject: created.id,
+            client: created.clientId,
+          });
+          return created;
         } catch (error) {
-          if (error instanceof AuthScopesError && error.code === 'TOKEN_EXISTS') {
+          const exists = error instanceof AuthScopesError && error.code === 'TOKEN_EXISTS';
+          audit.emit({
+            kind: 'auth',
+            classification: 'allowed',
+            outcome: 'failure',
+            severity: 'low',
+            ...refs,
+            ...(params.id ? { subject: params.id } : {}),
+            reason: exists ? 'exists' : 'error',
+          });
+          if (exists) {
             const message = `token id already exists: ${params.id}`;
             throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
               { path: ['id'], code: 'custom', message },
@@ -55,26 +90,57 @@ export function tokenMethods(deps: { tokens: TokenStore }) {
           force: z.boolean().optional(),
         })
         .strict(),
-      handler: async ({ id, force }) => {
+      handler: async ({ id, force }, context) => {
         const all = deps.tokens.list();
         const target = all.find((token) => token.id === id);
         const isAdmin = (scopes: readonly string[]) => scopes.includes('*') || scopes.includes('admin');
-        if (
-          target &&
+        const lastAdmin =
+          target !== undefined &&
           isAdmin(target.scopes) &&
-          !force &&
-          all.filter((token) => isAdmin(token.scopes)).length === 1
-        ) {
+          all.filter((token) => isAdmin(token.scopes)).length === 1;
+        const refs = {
+          action: 'token_revoke',
+          caller: context.identity.tokenId,
+          subject: id,
+          ...(target ? { scopes: scopeTokens(target.scopes) } : {}),
+          forced: force === true,
+        };
+        if (lastAdmin && !force) {
+          audit.emit({
+            kind: 'auth',
+            classification: 'denied',
+            outcome: 'failure',
+            severity: 'medium',
+            ...refs,
+            reason: 'last_admin',
+          });
           const message = `'${id}' is the last token with admin scope; revoking it locks every admin out. Create another admin token first, or pass force: true`;
           throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
             { path: ['id'], code: 'custom', message },
           ]);
         }
         try {
-          return await deps.tokens.revoke(id);
+          const revoked = await deps.tokens.revoke(id);
+          audit.emit({
+            kind: 'auth',
+            classification: 'allowed',
+            outcome: 'success',
+            // Revoking the last admin token locks every admin out until a restart.
+            severity: lastAdmin ? 'high' : tokenSeverity(target?.scopes ?? []),
+            ...refs,
+          });
+          return revoked;
         } catch (error) {
-          if (error instanceof AuthScopesError && error.code === 'TOKEN_NOT_FOUND')
-            throw RpcError.notFound('Token', id);
+          const missing = error instanceof AuthScopesError && error.code === 'TOKEN_NOT_FOUND';
+          audit.emit({
+            kind: 'auth',
+            classification: 'allowed',
+            outcome: 'failure',
+            severity: 'low',
+            ...refs,
+            reason: missing ? 'not_found' : 'error',
+          });
+          if (missing) throw RpcError.notFound('Token', id);
           throw error;
         }
       },
