@@ -62,6 +62,7 @@ export {
   type TurnRecallRecord,
   turnRecallRecordSchema,
 } from './evidence.js';
+export { EvidenceWriter } from './evidence.js';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
 export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export {

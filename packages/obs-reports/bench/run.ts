@@ -1,11 +1,12 @@
 /**
  * Report benchmarks, each beside a baseline measured in the same run:
  *
- * 1. `obs.explain` (the service's reader path: session-index scan, trajectory read with schema
- *    validation, diagnostics query, buildIncidentReport) on a session with 10,000 trajectory
- *    records, against reading the same files with readFile and a bare JSON.parse per line.
- *    Measured twice: with only that session on disk, and inside the 10,000-session data dir
- *    (where explain also scans every session-index day file).
+ * 1. `obs.explain` (the service's reader path: trajectory read with schema validation, the
+ *    session-index days from the trajectory's oldest record on with lines of other sessions
+ *    skipped unparsed, diagnostics query, buildIncidentReport) on a session with 10,000
+ *    trajectory records, against reading the same files with readFile and a bare JSON.parse per
+ *    line. Measured twice: with only that session on disk, and inside the 10,000-session data
+ *    dir (where the two index day files hold 10,250 lines, 250 of them the session's).
  * 2. `obs.fleet.health` over 24 hours with 10,000 sessions (a quarter made tool calls, so
  *    their trajectories are read too), against the same bare read of the same files.
  * 3. The serialized size of the summary-depth report against SUMMARY_REPORT_BYTES.
@@ -332,7 +333,7 @@ async function main(): Promise<void> {
       50,
     );
     await compare(
-      `obs.explain, same session inside the ${SESSIONS}-session data dir (scans every index day)`,
+      `obs.explain, same session inside the ${SESSIONS}-session data dir (index days pre-filtered)`,
       explain(fleet.service),
       [...indexFiles(fleet), trajectoryOf(fleet, BIG_SESSION)],
       30,

@@ -1,5 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
 import {
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
@@ -10,73 +12,244 @@ import {
   trajectoryFileName,
   trajectoryRecordSchema,
 } from '@agentd/agent-runtime';
-import type { z } from 'zod';
 
+const gunzip = promisify(gunzipCallback);
 const DAY_MS = 86_400_000;
 const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
+const NEWLINE = 0x0a;
 
 /** What a read of evidence files found. */
 export interface FileRead<T> {
   records: T[];
-  /** Bytes read from disk. */
+  /** Bytes of evidence text read (after decompressing `.gz` parts). */
   bytesRead: number;
   /** Lines that did not parse against the record schema (skipped). */
   malformed: number;
 }
 
-async function readLines<S extends z.ZodType>(
-  path: string,
-  schema: S,
-): Promise<FileRead<z.output<S>> | undefined> {
-  let text: string;
+/** Names present in an evidence directory, listed once and reused for many streams. */
+export type EvidenceListing = ReadonlySet<string>;
+
+type Validate<T> = (value: unknown) => T | undefined;
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+async function readOptional(path: string): Promise<Buffer | undefined> {
   try {
-    text = await readFile(path, 'utf8');
-  } catch {
+    return await readFile(path);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * One rolled part `<live>.<n>`, plain or gzipped. A plain part with a `.gz` twin (a crash
+ * between writing the twin and removing the plain copy) holds the same text; the plain one is read.
+ */
+async function readPart(live: string, n: number, listing: EvidenceListing | undefined, name: string) {
+  const plain = `${live}.${n}`;
+  if (listing) {
+    if (listing.has(`${name}.${n}`)) return readOptional(plain);
+    if (listing.has(`${name}.${n}.gz`)) {
+      const packed = await readOptional(`${plain}.gz`);
+      return packed && (await gunzip(packed));
+    }
     return undefined;
   }
-  const records: Array<z.output<S>> = [];
-  let malformed = 0;
-  for (const line of text.split('\n')) {
-    if (line.length === 0) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      malformed += 1;
+  const text = await readOptional(plain);
+  if (text) return text;
+  const packed = await readOptional(`${plain}.gz`);
+  return packed && (await gunzip(packed));
+}
+
+/**
+ * The contents of one evidence stream in write order: its rolled parts oldest first
+ * (`.N` … `.1`, each plain or `.gz`), then the live file. Parts are numbered without gaps
+ * (the writer shifts them, the start-up sweep closes gaps a crash left), so the parts end at
+ * the first missing number. `undefined` when the stream has no file at all.
+ */
+async function readStream(
+  dir: string,
+  name: string,
+  listing?: EvidenceListing,
+): Promise<Buffer[] | undefined> {
+  const live = join(dir, name);
+  const [liveText, parts] = await Promise.all([
+    listing && !listing.has(name) ? undefined : readOptional(live),
+    (async () => {
+      const found: Buffer[] = [];
+      for (let n = 1; ; n++) {
+        const part = await readPart(live, n, listing, name);
+        if (!part) return found;
+        found.push(part);
+      }
+    })(),
+  ]);
+  if (!liveText && parts.length === 0) return undefined;
+  const chunks = parts.reverse();
+  if (liveText) chunks.push(liveText);
+  return chunks;
+}
+
+function parseLine<T>(line: string, validate: Validate<T>, out: FileRead<T>): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    out.malformed += 1;
+    return;
+  }
+  const record = validate(value);
+  if (record === undefined) out.malformed += 1;
+  else out.records.push(record);
+}
+
+/**
+ * Parses the lines of `chunks`. With `needle`, only lines containing it are parsed: a
+ * cheap pre-filter for lines that can match a field value (the writer serialises with
+ * `JSON.stringify`, so `"field":<JSON value>` appears verbatim in every line holding it);
+ * callers still check the parsed field, and `malformed` then counts candidate lines only.
+ */
+function parseChunks<T>(chunks: Buffer[], validate: Validate<T>, needle?: string): FileRead<T> {
+  const out: FileRead<T> = { records: [], bytesRead: 0, malformed: 0 };
+  const pattern = needle === undefined ? undefined : Buffer.from(needle);
+  for (const chunk of chunks) {
+    out.bytesRead += chunk.length;
+    if (!pattern) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.length > 0) parseLine(line, validate, out);
+      }
       continue;
     }
-    const parsed = schema.safeParse(value);
-    if (parsed.success) records.push(parsed.data);
-    else malformed += 1;
+    let at = chunk.indexOf(pattern);
+    while (at !== -1) {
+      const start = chunk.lastIndexOf(NEWLINE, at) + 1;
+      let end = chunk.indexOf(NEWLINE, at);
+      if (end === -1) end = chunk.length;
+      parseLine(chunk.toString('utf8', start, end), validate, out);
+      at = chunk.indexOf(pattern, end);
+    }
   }
-  return { records, bytesRead: Buffer.byteLength(text), malformed };
+  return out;
+}
+
+/** The pre-filter text of a JSON field (see {@link parseChunks}). */
+const fieldNeedle = (field: string, value: string) => `"${field}":${JSON.stringify(value)}`;
+
+const validateIndex: Validate<SessionIndexRecord> = (value) => {
+  const parsed = sessionIndexRecordSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+};
+
+type ToolCallRecord = Extract<TrajectoryRecord, { type: 'tool_call' }>;
+
+const isInt = (value: unknown): value is number => Number.isSafeInteger(value);
+const isNonNegative = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/**
+ * The common trajectory line, checked by hand: a `tool_call` record that satisfies
+ * `trajectoryRecordSchema` exactly, copied out in the schema's key order without unknown
+ * keys (what zod returns). Anything else is `undefined` and goes through zod, so a line the
+ * schema rejects is still rejected, and counted, by the schema itself.
+ */
+function fastToolCall(value: unknown): ToolCallRecord | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (
+    v.type !== 'tool_call' ||
+    v.v !== 1 ||
+    !isInt(v.ts) ||
+    typeof v.sessionKey !== 'string' ||
+    typeof v.traceId !== 'string' ||
+    typeof v.agentId !== 'string' ||
+    !isInt(v.seq) ||
+    !isInt(v.step) ||
+    typeof v.toolName !== 'string' ||
+    typeof v.toolCallId !== 'string' ||
+    typeof v.ok !== 'boolean' ||
+    !isNonNegative(v.durationMs) ||
+    (v.errorKind !== undefined && typeof v.errorKind !== 'string') ||
+    (v.errorPreview !== undefined && typeof v.errorPreview !== 'string') ||
+    !isInt(v.resultBytes) ||
+    v.resultBytes < 0 ||
+    typeof v.resultDigest !== 'string'
+  )
+    return undefined;
+  // Built in the schema's key order (the optional keys sit between durationMs and resultBytes).
+  const record: Record<string, unknown> = {
+    v: 1,
+    ts: v.ts,
+    sessionKey: v.sessionKey,
+    traceId: v.traceId,
+    agentId: v.agentId,
+    type: 'tool_call',
+    seq: v.seq,
+    step: v.step,
+    toolName: v.toolName,
+    toolCallId: v.toolCallId,
+    ok: v.ok,
+    durationMs: v.durationMs,
+  };
+  if (v.errorKind !== undefined) record.errorKind = v.errorKind;
+  if (v.errorPreview !== undefined) record.errorPreview = v.errorPreview;
+  record.resultBytes = v.resultBytes;
+  record.resultDigest = v.resultDigest;
+  return record as ToolCallRecord;
+}
+
+/** Validates one parsed trajectory line; exported for the equivalence tests. */
+export const validateTrajectoryLine: Validate<TrajectoryRecord> = (value) => {
+  const fast = fastToolCall(value);
+  if (fast) return fast;
+  const parsed = trajectoryRecordSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+};
+
+/** Lists the names in the session-index directory (day files and their rolled parts). */
+export async function listSessionIndexFiles(dataDir: string): Promise<EvidenceListing> {
+  return listDir(join(dataDir, SESSION_INDEX_DIR));
+}
+
+/** Lists the names in the trajectory directory, for reading many sessions' trajectories. */
+export async function listTrajectoryFiles(dataDir: string): Promise<EvidenceListing> {
+  return listDir(join(dataDir, TRAJECTORY_DIR));
+}
+
+async function listDir(dir: string): Promise<EvidenceListing> {
+  try {
+    return new Set(await readdir(dir));
+  } catch {
+    return new Set();
+  }
 }
 
 /** The session-index records of a time window, with which day files were read and which were missing. */
 export interface SessionIndexRead extends FileRead<SessionIndexRecord> {
+  /** Days with a file (live or rolled parts), counted once per day. */
   daysRead: number;
   daysMissing: number;
 }
 
 /**
  * Reads the session-index day files covering `[sinceMs, untilMs)`, keeping records in the
- * window, oldest day first and in file order within a day.
+ * window, oldest day first and in write order within a day (rolled parts, then the live file).
  */
 export async function readSessionIndex(
   dataDir: string,
   window: { sinceMs: number; untilMs: number },
 ): Promise<SessionIndexRead> {
   const out: SessionIndexRead = { records: [], bytesRead: 0, malformed: 0, daysRead: 0, daysMissing: 0 };
+  const listing = await listSessionIndexFiles(dataDir);
   const firstDay = Math.floor(window.sinceMs / DAY_MS) * DAY_MS;
   for (let day = firstDay; day < window.untilMs; day += DAY_MS) {
-    const read = await readLines(
-      join(dataDir, SESSION_INDEX_DIR, sessionIndexFileName(day)),
-      sessionIndexRecordSchema,
-    );
-    if (!read) {
+    const chunks = await readStream(join(dataDir, SESSION_INDEX_DIR), sessionIndexFileName(day), listing);
+    if (!chunks) {
       out.daysMissing += 1;
       continue;
     }
+    const read = parseChunks(chunks, validateIndex);
     out.daysRead += 1;
     out.bytesRead += read.bytesRead;
     out.malformed += read.malformed;
@@ -87,37 +260,58 @@ export async function readSessionIndex(
   return out;
 }
 
-/** Every session-index day file present, oldest first. */
-export async function listSessionIndexDays(dataDir: string): Promise<string[]> {
-  try {
-    return (await readdir(join(dataDir, SESSION_INDEX_DIR))).filter((name) => DAY_FILE.test(name)).sort();
-  } catch {
-    return [];
+/** Every session-index day present (live file or rolled parts only), oldest first, as `YYYY-MM-DD.jsonl`. */
+export async function listSessionIndexDays(dataDir: string, listing?: EvidenceListing): Promise<string[]> {
+  const names = listing ?? (await listSessionIndexFiles(dataDir));
+  const days = new Set<string>();
+  for (const name of names) {
+    const day = name.slice(0, 16);
+    if (DAY_FILE.test(day) && (name.length === 16 || /^\.\d+(\.gz)?$/.test(name.slice(16)))) days.add(day);
   }
+  return [...days].sort();
 }
 
-/** Reads one session-index day file by name (`YYYY-MM-DD.jsonl`). */
+/** A field pre-filter for {@link readSessionIndexDay}: only lines whose `field` equals `value` can match. */
+export interface SessionIndexFilter {
+  field: 'sessionKey' | 'traceId';
+  value: string;
+}
+
+/**
+ * Reads one session-index day by name (`YYYY-MM-DD.jsonl`), rolled parts included. With
+ * `filter`, lines that cannot hold that field value are skipped unparsed (a superset of the
+ * matching lines is returned; check the field). `undefined` when the day has no file.
+ */
 export async function readSessionIndexDay(
   dataDir: string,
   fileName: string,
+  options: { filter?: SessionIndexFilter; listing?: EvidenceListing } = {},
 ): Promise<FileRead<SessionIndexRecord> | undefined> {
   if (!DAY_FILE.test(fileName)) return undefined;
-  return readLines(join(dataDir, SESSION_INDEX_DIR, fileName), sessionIndexRecordSchema);
+  const chunks = await readStream(join(dataDir, SESSION_INDEX_DIR), fileName, options.listing);
+  if (!chunks) return undefined;
+  const { filter } = options;
+  return parseChunks(chunks, validateIndex, filter && fieldNeedle(filter.field, filter.value));
 }
 
-/** Reads a session's trajectory file; `found` is false when there is none. */
+/**
+ * Reads a session's trajectory (rolled parts oldest first, then the live file); `found` is
+ * false when there is none. Pass `listing` (from {@link listTrajectoryFiles}) when reading many.
+ */
 export async function readTrajectory(
   dataDir: string,
   sessionKey: string,
+  options: { listing?: EvidenceListing } = {},
 ): Promise<FileRead<TrajectoryRecord> & { found: boolean; file: string }> {
-  const file = join(TRAJECTORY_DIR, trajectoryFileName(sessionKey));
-  const read = await readLines(join(dataDir, file), trajectoryRecordSchema);
-  return read
-    ? {
-        ...read,
-        found: true,
-        file,
-        records: read.records.filter((record) => record.sessionKey === sessionKey),
-      }
-    : { records: [], bytesRead: 0, malformed: 0, found: false, file };
+  const name = trajectoryFileName(sessionKey);
+  const file = join(TRAJECTORY_DIR, name);
+  const chunks = await readStream(join(dataDir, TRAJECTORY_DIR), name, options.listing);
+  if (!chunks) return { records: [], bytesRead: 0, malformed: 0, found: false, file };
+  const read = parseChunks(chunks, validateTrajectoryLine);
+  return {
+    ...read,
+    found: true,
+    file,
+    records: read.records.filter((record) => record.sessionKey === sessionKey),
+  };
 }

@@ -1,12 +1,15 @@
-import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/agent-runtime';
+import { type SessionIndexRecord, sessionIndexFileName, type TrajectoryRecord } from '@agentd/agent-runtime';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { ObsReportsError } from './errors.js';
 import {
   listSessionIndexDays,
+  listSessionIndexFiles,
+  listTrajectoryFiles,
   readSessionIndex,
   readSessionIndexDay,
   readTrajectory,
+  type SessionIndexFilter,
 } from './evidence-files.js';
 import type { ObsEvidence } from './evidence-store.js';
 import {
@@ -26,6 +29,22 @@ import {
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
+/** Trajectory files read at once by `obs.fleet.health` (reads wait on the fs thread pool). */
+const TRAJECTORY_READS_IN_FLIGHT = 16;
+
+/** `run` over `items` with at most `limit` in flight; results in the order of `items`. */
+async function mapLimit<T, R>(items: T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await run(items[at] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
 /** The synthetic in-process root id prefix of rule 2. */
 export const ROOT_SESSION_PREFIX = 'root-session-';
 
@@ -120,13 +139,15 @@ export function createObsService(options: ObsServiceOptions): ObsService {
   const { db, dataDir, evidence } = options;
   const now = options.now ?? Date.now;
 
-  /** Newest day first; stops at the first match. */
+  /** Newest day first; stops at the first match. Lines without `filter`'s value are skipped unparsed. */
   async function scanIndex(
+    filter: SessionIndexFilter,
     match: (record: SessionIndexRecord) => boolean,
   ): Promise<SessionIndexRecord | undefined> {
-    const days = await listSessionIndexDays(dataDir);
+    const listing = await listSessionIndexFiles(dataDir);
+    const days = await listSessionIndexDays(dataDir, listing);
     for (const day of days.reverse()) {
-      const read = await readSessionIndexDay(dataDir, day);
+      const read = await readSessionIndexDay(dataDir, day, { filter, listing });
       const hit = read?.records.find(match);
       if (hit) return hit;
     }
@@ -139,7 +160,11 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     if (params.sessionKey)
       return { sessionKey: params.sessionKey, reference: { kind: 'sessionKey', value: params.sessionKey } };
     if (params.traceId) {
-      const hit = await scanIndex((record) => record.traceId === params.traceId);
+      const traceId = params.traceId;
+      const hit = await scanIndex(
+        { field: 'traceId', value: traceId },
+        (record) => record.traceId === traceId,
+      );
       return {
         ...(hit ? { sessionKey: hit.sessionKey } : {}),
         reference: { kind: 'traceId', value: params.traceId },
@@ -149,7 +174,10 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     const reference: ReportReference = { kind: 'rootRunId', value: rootRunId };
     if (rootRunId.startsWith(ROOT_SESSION_PREFIX))
       return { sessionKey: rootRunId.slice(ROOT_SESSION_PREFIX.length), reference };
-    const hit = await scanIndex((record) => record.traceId === rootRunId);
+    const hit = await scanIndex(
+      { field: 'traceId', value: rootRunId },
+      (record) => record.traceId === rootRunId,
+    );
     if (hit) return { sessionKey: hit.sessionKey, reference };
     if (await tableExists(db, 'cron_runs')) {
       const row = await db.get<{ session_key: string | null }>(
@@ -161,13 +189,30 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     return { reference };
   }
 
+  /**
+   * The session's index records in write order. Every turn writes its trajectory lines and its
+   * index line with the same `ts` (the turn's end), so no index line of the session is older
+   * than its oldest trajectory record: only the days from that record's day on are read. Turns
+   * whose trajectory lines were lost (hard cap, failed write) come later and are still read.
+   * Without trajectory records, every day is read.
+   */
   async function sessionIndexOf(
     sessionKey: string,
     includeSynthetic: boolean,
+    trajectory: TrajectoryRecord[],
   ): Promise<SessionIndexRecord[]> {
+    const listing = await listSessionIndexFiles(dataDir);
+    let days = await listSessionIndexDays(dataDir, listing);
+    if (trajectory.length > 0) {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const record of trajectory) if (record.ts < oldest) oldest = record.ts;
+      const first = sessionIndexFileName(oldest);
+      days = days.filter((day) => day >= first);
+    }
     const out: SessionIndexRecord[] = [];
-    for (const day of await listSessionIndexDays(dataDir)) {
-      const read = await readSessionIndexDay(dataDir, day);
+    const filter: SessionIndexFilter = { field: 'sessionKey', value: sessionKey };
+    for (const day of days) {
+      const read = await readSessionIndexDay(dataDir, day, { filter, listing });
       for (const record of read?.records ?? []) {
         if (record.sessionKey === sessionKey && (includeSynthetic || !record.synthetic)) out.push(record);
       }
@@ -204,9 +249,11 @@ export function createObsService(options: ObsServiceOptions): ObsService {
       }
       const { sessionKey, reference } = await resolve(params);
       if (!sessionKey) return buildSessionNotFoundReport(reference);
-      const [index, trajectory, diagnostics, cronWakes] = await Promise.all([
-        sessionIndexOf(sessionKey, params.includeSynthetic ?? false),
-        readTrajectory(dataDir, sessionKey),
+      const [{ index, trajectory }, diagnostics, cronWakes] = await Promise.all([
+        readTrajectory(dataDir, sessionKey).then(async (trajectory) => ({
+          trajectory,
+          index: await sessionIndexOf(sessionKey, params.includeSynthetic ?? false, trajectory.records),
+        })),
         evidence.diagnosticsIn({
           sinceMs: 0,
           untilMs: Number.MAX_SAFE_INTEGER,
@@ -248,8 +295,11 @@ export function createObsService(options: ObsServiceOptions): ObsService {
         ),
       ].sort();
       const toolCalls: Array<Extract<TrajectoryRecord, { type: 'tool_call' }>> = [];
-      for (const sessionKey of withTools) {
-        const trajectory = await readTrajectory(dataDir, sessionKey);
+      const listing = await listTrajectoryFiles(dataDir);
+      const trajectories = await mapLimit(withTools, TRAJECTORY_READS_IN_FLIGHT, (sessionKey) =>
+        readTrajectory(dataDir, sessionKey, { listing }),
+      );
+      for (const trajectory of trajectories) {
         for (const record of trajectory.records) {
           if (record.type === 'tool_call' && record.ts >= sinceMs && record.ts < untilMs)
             toolCalls.push(record);
