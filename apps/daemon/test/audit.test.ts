@@ -253,6 +253,25 @@ describe('config writes', () => {
     });
   });
 
+  it('attributes config persisted by another admin method to that method and its caller', async () => {
+    const d = await start();
+    await d.call('heartbeat.update', { intervalMs: 120_000 });
+    const line = readLines(auditFile(d.dataDir)).at(-1);
+    expect(line).toMatchObject({
+      method: 'heartbeat.update',
+      sections: ['heartbeat'],
+      tokenId: 'admin',
+      outcome: 'success',
+    });
+    const head = (await d.call<{ entries: Array<{ sha: string }> }>('config.history', { limit: 1 }))
+      .entries[0]?.sha;
+    expect(line?.sha).toBe(head);
+    const rows = await d.rows({ kind: 'config' });
+    expect(rows.map((row) => [row.severity, row.refs])).toEqual([
+      ['low', { method: 'heartbeat.update', sections: ['heartbeat'], sha: head, caller: 'admin' }],
+    ]);
+  });
+
   it('records a hand edit picked up on reload as method reload, and a rejected reload as a failure', async () => {
     const d = await start();
     const path = join(d.dataDir, 'config.yaml');
@@ -430,6 +449,20 @@ describe('token lifecycle', () => {
       JSON.stringify(await d.rows({ limit: 1000 })) + readFileSync(auditFile(d.dataDir), 'utf8');
     for (const secret of [app.token, ops.token, ADMIN_TOKEN]) expect(everything).not.toContain(secret);
     expect(everything).not.toContain('sha256:');
+  });
+});
+
+describe('scope checks', () => {
+  it('names the caller token of a denied scope check', async () => {
+    const d = await start();
+    const app = await d.call<{ token: string }>('tokens.create', { scopes: ['rpc'], id: 'app' });
+    const client = createHttpClient({ url: d.daemon.url, token: app.token });
+    await expect(client.call('config.read', {})).rejects.toBeInstanceOf(RpcCallError);
+    const rows = await d.rows({ kind: 'scope' });
+    expect(rows.map((row) => [row.classification, row.outcome, row.severity, row.refs])).toEqual([
+      ['denied', 'failure', 'medium', { caller: 'app', requiredScope: 'admin' }],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(app.token);
   });
 });
 
