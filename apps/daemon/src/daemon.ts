@@ -414,6 +414,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       db,
       contextEngine: config.contextEngine,
       now,
+      audit: securityAudit,
     }),
     ...memoryMethods({ store: memory?.store }),
     ...cronMethods({ cron }),

@@ -86,7 +86,18 @@ describe('obs namespace', () => {
     expect(await rpc.call('obs.reset.table', { table: 'diagnostics' })).toMatchObject({ removed: 2 });
     expect((await rpc.call<{ events: unknown[] }>('obs.diagnostics', {})).events).toEqual([]);
     expect((await rpc.fail('obs.reset.table', { table: 'audit' })).code).toBe(-32602);
-    expect(await rpc.call('obs.audit.query', { limit: 5000 })).toEqual({ rows: [] });
+    // Erasing evidence is itself a security decision: one audit row, naming what was removed.
+    const audit = await rpc.call<{ rows: Array<Record<string, unknown>> }>('obs.audit.query', {
+      limit: 5000,
+    });
+    expect(audit.rows).toHaveLength(1);
+    expect(audit.rows[0]).toMatchObject({
+      kind: 'config',
+      classification: 'allowed',
+      outcome: 'success',
+      severity: 'medium',
+      refs: { action: 'obs_reset', method: 'obs.reset.table', removed: { diagnostics: 2 } },
+    });
     // The turn came in over RPC: one message received on webchat, one answer sent.
     expect(await rpc.call('obs.channels.all')).toEqual({
       channels: [

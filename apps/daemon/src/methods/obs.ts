@@ -12,6 +12,7 @@ import {
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
+import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
 
 async function mapped<T>(run: () => Promise<T>): Promise<T> {
   try {
@@ -38,8 +39,22 @@ export function obsMethods(deps: {
   db: Database;
   contextEngine: unknown;
   now: () => number;
+  /** Producer of the audit event an evidence reset is (it erases what operators investigate). @default emits nothing */
+  audit?: SecurityAudit;
 }) {
   const { service, evidence, db } = deps;
+  const audit = deps.audit ?? noopSecurityAudit;
+  const auditReset = (method: string, caller: string, removed: Record<string, number>) =>
+    audit.emit({
+      kind: 'config',
+      classification: 'allowed',
+      outcome: 'success',
+      severity: 'medium',
+      action: 'obs_reset',
+      method,
+      caller,
+      removed,
+    });
   const agentFilter = z.object({ agentId: z.string().min(1).max(64).optional() }).strict();
   return [
     defineMethod({
@@ -177,9 +192,10 @@ export function obsMethods(deps: {
       scope: 'admin',
       description: 'Empties the metrics, billing, delivery, channel and diagnostics tables (not the audit).',
       params: z.object({}).strict(),
-      handler: async () => {
+      handler: async (_params, context) => {
         const removed: Record<string, number> = {};
         for (const table of OBS_RESET_TABLES) removed[table] = await evidence.reset(table);
+        auditReset(context.method, context.identity.tokenId, removed);
         return { reset: true, removed };
       },
     }),
@@ -188,7 +204,11 @@ export function obsMethods(deps: {
       scope: 'admin',
       description: 'Empties one observability table.',
       params: z.object({ table: z.enum(OBS_RESET_TABLES) }).strict(),
-      handler: async ({ table }) => ({ reset: true, table, removed: await evidence.reset(table) }),
+      handler: async ({ table }, context) => {
+        const removed = await evidence.reset(table);
+        auditReset(context.method, context.identity.tokenId, { [table]: removed });
+        return { reset: true, table, removed };
+      },
     }),
   ];
 }
