@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, appendFile, stat } from 'node:fs/promises';
+import { appendFile, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
@@ -11,8 +11,17 @@ export const EVIDENCE_SCHEMA_VERSION = 1;
 export const SESSION_INDEX_DIR = 'obs/session-index';
 /** Directory of the per-session trajectory files, relative to the data dir. */
 export const TRAJECTORY_DIR = 'obs/trajectories';
-/** A trajectory file stops growing at this size within a session (the contract's hard cap). */
+/**
+ * A session's trajectory stops growing at this many bytes, live file and rolled parts together
+ * (the contract's in-session hard cap).
+ */
 export const TRAJECTORY_HARD_CAP_BYTES = 50 * 1024 * 1024;
+/** A session's live trajectory file rolls at this size (the contract's soft cap). */
+export const TRAJECTORY_SOFT_CAP_BYTES = 10 * 1024 * 1024;
+/** `observability.logRotation.maxSizeBytes` default: a session-index day file rolls at this size. */
+export const EVIDENCE_ROLL_BYTES = 52_428_800;
+/** `observability.logRotation.maxFiles` default: rolled parts kept per day file and per session. */
+export const EVIDENCE_MAX_PARTS = 5;
 
 const endReasonSchema = z.enum([
   'completed',
@@ -223,32 +232,116 @@ export function digest(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
+/** Options of {@link EvidenceWriter}: the roll sizes and part counts of `observability.logRotation`. */
+export const evidenceWriterOptionsSchema = z.object({
+  /** Rotation policy (`observability.logRotation`); keys other than these two are ignored. */
+  rotation: z
+    .object({
+      /** A session-index day file rolls at this size. @default 52428800 */
+      maxSizeBytes: z.number().int().positive().default(EVIDENCE_ROLL_BYTES),
+      /** Rolled parts kept per day file and per session; 0 keeps none. @default 5 */
+      maxFiles: z.number().int().min(0).default(EVIDENCE_MAX_PARTS),
+    })
+    .default({ maxSizeBytes: EVIDENCE_ROLL_BYTES, maxFiles: EVIDENCE_MAX_PARTS }),
+  /** A live trajectory file rolls at this size. @default 10485760 */
+  trajectorySoftCapBytes: z.number().int().positive().default(TRAJECTORY_SOFT_CAP_BYTES),
+  /** A session's trajectory (live file plus rolled parts, uncompressed) stops growing here. @default 52428800 */
+  trajectoryHardCapBytes: z.number().int().positive().default(TRAJECTORY_HARD_CAP_BYTES),
+});
+
+/** Options of {@link EvidenceWriter} as accepted (every key optional). */
+export type EvidenceWriterOptions = z.input<typeof evidenceWriterOptionsSchema>;
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+/** Size of a file's text: its size, or for a `.gz` file the length gzip records in its trailer. */
+async function textBytes(path: string, gzipped: boolean): Promise<number | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (!gzipped) return size;
+    if (size < 4) return 0;
+    const trailer = Buffer.alloc(4);
+    await handle.read(trailer, 0, 4, size - 4);
+    // ISIZE is the length modulo 2^32; parts are far below 4 GiB.
+    return trailer.readUInt32LE(0);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Bytes of the rolled parts `<path>.1`, `<path>.2`, ... (plain or `.gz`), up to the first gap. */
+async function partBytes(path: string): Promise<number> {
+  let total = 0;
+  for (let n = 1; ; n++) {
+    const bytes = (await textBytes(`${path}.${n}`, false)) ?? (await textBytes(`${path}.${n}.gz`, true));
+    if (bytes === undefined) return total;
+    total += bytes;
+  }
+}
+
+interface FileState {
+  /** Bytes in the live file. */
+  live: number;
+  /** Bytes of the live file and its rolled parts (trajectories only). */
+  total: number;
+  /** The hard-cap warning was logged for this file. */
+  warned: boolean;
+}
+
+interface StreamPolicy {
+  rollBytes: number;
+  hardCapBytes: number | undefined;
+}
+
 /**
  * Appends evidence lines. Lines of one file are written in order; a write failure is
  * logged and never fails a turn.
+ *
+ * Rotation (`observability.logRotation`): a write that would take a live file past its roll
+ * size (a session-index day file at `maxSizeBytes`, a trajectory at the 10 MB soft cap) first
+ * rolls it: `<file>.<n>` becomes `<file>.<n+1>` (plain or `.gz`), the part at `maxFiles` is
+ * deleted, and the live file becomes `<file>.1`. A write is never split, and a write into an
+ * empty file never rolls. A session's trajectory, live file and parts together, stops at the
+ * 50 MB hard cap: later lines are dropped, with one warning per file.
  */
 export class EvidenceWriter {
   readonly #dataDir: string;
   readonly #logger: AgentRuntimeLogger;
+  readonly #options: z.output<typeof evidenceWriterOptionsSchema>;
   readonly #queues = new Map<string, Promise<void>>();
-  readonly #sizes = new Map<string, number>();
+  readonly #files = new Map<string, FileState>();
   #dirsReady: Promise<void> | undefined;
 
-  constructor(dataDir: string, logger: AgentRuntimeLogger = noopLogger) {
+  /** @throws {z.ZodError} when `options` are invalid. */
+  constructor(dataDir: string, logger: AgentRuntimeLogger = noopLogger, options: EvidenceWriterOptions = {}) {
     this.#dataDir = dataDir;
     this.#logger = logger;
+    this.#options = evidenceWriterOptionsSchema.parse(options);
   }
 
   /** Appends trajectory records of one session. */
   trajectory(sessionKey: string, records: TrajectoryRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
     const relative = join(TRAJECTORY_DIR, trajectoryFileName(sessionKey));
-    return this.#append(relative, records, TRAJECTORY_HARD_CAP_BYTES);
+    return this.#append(relative, records, {
+      rollBytes: this.#options.trajectorySoftCapBytes,
+      hardCapBytes: this.#options.trajectoryHardCapBytes,
+    });
   }
 
   /** Appends one session-index record to its day file. */
   sessionIndex(record: SessionIndexRecord): Promise<void> {
-    return this.#append(join(SESSION_INDEX_DIR, sessionIndexFileName(record.ts)), [record], undefined);
+    return this.#append(join(SESSION_INDEX_DIR, sessionIndexFileName(record.ts)), [record], {
+      rollBytes: this.#options.rotation.maxSizeBytes,
+      hardCapBytes: undefined,
+    });
   }
 
   /** Waits for every queued write. */
@@ -256,10 +349,10 @@ export class EvidenceWriter {
     await Promise.all([...this.#queues.values()]);
   }
 
-  #append(relative: string, records: unknown[], capBytes: number | undefined): Promise<void> {
+  #append(relative: string, records: unknown[], policy: StreamPolicy): Promise<void> {
     const text = `${records.map((record) => JSON.stringify(record)).join('\n')}\n`;
     const previous = this.#queues.get(relative) ?? Promise.resolve();
-    const next = previous.then(() => this.#write(relative, text, capBytes));
+    const next = previous.then(() => this.#write(relative, text, policy));
     this.#queues.set(relative, next);
     void next.finally(() => {
       if (this.#queues.get(relative) === next) this.#queues.delete(relative);
@@ -267,7 +360,18 @@ export class EvidenceWriter {
     return next;
   }
 
-  async #write(relative: string, text: string, capBytes: number | undefined): Promise<void> {
+  async #state(path: string, relative: string, policy: StreamPolicy): Promise<FileState> {
+    let state = this.#files.get(relative);
+    if (!state) {
+      const live = (await textBytes(path, false)) ?? 0;
+      const total = policy.hardCapBytes === undefined ? live : live + (await partBytes(path));
+      state = { live, total, warned: false };
+      this.#files.set(relative, state);
+    }
+    return state;
+  }
+
+  async #write(relative: string, text: string, policy: StreamPolicy): Promise<void> {
     const path = join(this.#dataDir, relative);
     try {
       this.#dirsReady ??= Promise.all([
@@ -275,32 +379,36 @@ export class EvidenceWriter {
         mkdir(join(this.#dataDir, TRAJECTORY_DIR), { recursive: true }),
       ]).then(() => undefined);
       await this.#dirsReady;
-      if (capBytes !== undefined) {
-        let size = this.#sizes.get(relative);
-        if (size === undefined)
-          size = await stat(path).then(
-            (info) => info.size,
-            () => 0,
-          );
-        const bytes = Buffer.byteLength(text);
-        if (size + bytes > capBytes) {
-          this.#sizes.set(relative, size);
+      const state = await this.#state(path, relative, policy);
+      const bytes = Buffer.byteLength(text);
+      if (policy.hardCapBytes !== undefined && state.total + bytes > policy.hardCapBytes) {
+        if (!state.warned) {
+          state.warned = true;
           this.#logger.warn(
             {
               file: relative,
-              capBytes,
+              capBytes: policy.hardCapBytes,
               hint: 'the trajectory is at its hard cap; older evidence stays, new lines are dropped',
               errorKind: 'resource',
             },
             'trajectory file at hard cap',
           );
-          return;
         }
-        this.#sizes.set(relative, size + bytes);
+        return;
+      }
+      if (state.live > 0 && state.live + bytes > policy.rollBytes) {
+        await this.#roll(path);
+        state.live = 0;
+        // Rolling may have deleted the oldest part.
+        if (policy.hardCapBytes !== undefined) state.total = await partBytes(path);
       }
       await appendFile(path, text);
+      state.live += bytes;
+      state.total += bytes;
     } catch (error) {
       this.#dirsReady = undefined;
+      // Sizes are read from disk again on the next write.
+      this.#files.delete(relative);
       this.#logger.warn(
         {
           err: error,
@@ -311,5 +419,23 @@ export class EvidenceWriter {
         'evidence write failed',
       );
     }
+  }
+
+  /** Shifts `<path>.<n>[.gz]` up by one (dropping the part at maxFiles) and moves the live file to `.1`. */
+  async #roll(path: string): Promise<void> {
+    const { maxFiles } = this.#options.rotation;
+    for (let n = maxFiles; n >= 1; n--) {
+      for (const suffix of ['', '.gz']) {
+        const from = `${path}.${n}${suffix}`;
+        try {
+          if (n === maxFiles) await unlink(from);
+          else await rename(from, `${path}.${n + 1}${suffix}`);
+        } catch (error) {
+          if (!isMissing(error)) throw error;
+        }
+      }
+    }
+    if (maxFiles === 0) await unlink(path);
+    else await rename(path, `${path}.1`);
   }
 }

@@ -62,7 +62,20 @@ export {
   type TurnRecallRecord,
   turnRecallRecordSchema,
 } from './evidence.js';
-export { EvidenceWriter } from './evidence.js';
+export {
+  EVIDENCE_MAX_PARTS,
+  EVIDENCE_ROLL_BYTES,
+  EvidenceWriter,
+  type EvidenceWriterOptions,
+  evidenceWriterOptionsSchema,
+  TRAJECTORY_SOFT_CAP_BYTES,
+} from './evidence.js';
+export {
+  type EvidenceSweepResult,
+  type SweepEvidenceOptions,
+  sweepEvidence,
+  sweepEvidenceOptionsSchema,
+} from './evidence-sweep.js';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
 export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export {
