@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -6,6 +6,7 @@ import {
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
   sessionIndexFileName,
+  sweepEvidence,
   TRAJECTORY_DIR,
   type TrajectoryRecord,
   trajectoryFileName,
@@ -327,5 +328,84 @@ describe('createObsService', () => {
     });
     const read = await readSessionIndex(dir, { sinceMs: T0 + 2 * DAY_MS - 1, untilMs: T0 + 3 * DAY_MS });
     expect(read.records).toHaveLength(40);
+  });
+});
+
+describe('readTrajectory and readSessionIndex over rotated files', () => {
+  let db: Database;
+  let evidence: ObsEvidence;
+  const NOW = T0 + 3 * DAY_MS;
+
+  beforeEach(async () => {
+    db = await openDatabase({ dataDir: dir });
+    evidence = createObsEvidence({ db, now: () => NOW });
+    await evidence.start();
+  });
+
+  afterEach(async () => {
+    await evidence.close();
+    await db.close();
+  });
+
+  /** The same turns into `dataDir` through `writer`: 12 sessions over four UTC days. */
+  async function writeCorpus(writer: EvidenceWriter): Promise<void> {
+    for (let turn = 1; turn <= 6; turn++) {
+      for (let s = 0; s < 12; s++) {
+        const ts = T0 - DAY_MS + turn * 10 * 3_600_000 + s * 60_000;
+        await writeTurn(writer, `web:chat-${s}:main`, turn, ts, 1 + ((s + turn) % 4));
+      }
+    }
+    await writer.flush();
+  }
+
+  it('gives byte-identical reports whether or not the files rolled and were gzipped', async () => {
+    const plainDir = join(dir, 'plain');
+    const rotatedDir = join(dir, 'rotated');
+    await writeCorpus(new EvidenceWriter(plainDir));
+    await writeCorpus(
+      new EvidenceWriter(rotatedDir, undefined, {
+        rotation: { maxSizeBytes: 4000, maxFiles: 100 },
+        trajectorySoftCapBytes: 3000,
+      }),
+    );
+    const swept = await sweepEvidence({
+      dataDir: rotatedDir,
+      rotation: { maxFiles: 100, maxAgeDays: 30, compressAged: true },
+      now: () => NOW,
+    });
+    expect(swept.deleted).toEqual([]);
+    expect(swept.errors).toEqual([]);
+    const rotatedNames = [
+      ...readdirSync(join(rotatedDir, SESSION_INDEX_DIR)),
+      ...readdirSync(join(rotatedDir, TRAJECTORY_DIR)),
+    ];
+    // Rolled parts, gzipped parts and gzipped past days are all there to be read.
+    expect(rotatedNames.filter((name) => /\.jsonl\.\d+\.gz$/.test(name)).length).toBeGreaterThan(20);
+    expect(rotatedNames.filter((name) => /^\d{4}-\d{2}-\d{2}\.jsonl\.gz$/.test(name))).toHaveLength(4);
+    expect(readdirSync(join(plainDir, TRAJECTORY_DIR))).toHaveLength(12);
+
+    const plain = createObsService({ db, dataDir: plainDir, evidence, now: () => NOW });
+    const rotated = createObsService({ db, dataDir: rotatedDir, evidence, now: () => NOW });
+    const calls: Array<(service: ObsService) => Promise<unknown>> = [
+      (service) => service.fleetHealth({ sinceHours: 24 }),
+      (service) => service.fleetHealth({ sinceHours: 120 }),
+      (service) => service.traceSearch({ limit: 1000 }),
+      (service) => service.explain({ traceId: 'trace-web:chat-3:main-2' }),
+      (service) => service.explain({ rootRunId: 'trace-web:chat-4:main-6' }),
+    ];
+    for (let s = 0; s < 12; s++) {
+      calls.push((service) => service.explain({ sessionKey: `web:chat-${s}:main` }));
+      calls.push((service) => service.explain({ sessionKey: `web:chat-${s}:main`, depth: 'full' }));
+    }
+    for (const call of calls) expect(jsonOf(await call(rotated))).toBe(jsonOf(await call(plain)));
+
+    const fleet = await rotated.fleetHealth({ sinceHours: 120 });
+    expect(fleet.coverage?.sessionIndex).toEqual({ daysRead: 4, daysMissing: 2 });
+    const report = await rotated.explain({ sessionKey: 'web:chat-0:main' });
+    expect(report.timing.turnCount).toBe(6);
+    const trajectory = await readTrajectory(rotatedDir, 'web:chat-0:main');
+    const reference = await readTrajectory(plainDir, 'web:chat-0:main');
+    expect(jsonOf(trajectory.records)).toBe(jsonOf(reference.records));
+    expect(trajectory.records.length).toBeGreaterThan(30);
   });
 });

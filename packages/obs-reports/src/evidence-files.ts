@@ -64,8 +64,22 @@ async function readPart(live: string, n: number, listing: EvidenceListing | unde
 }
 
 /**
+ * The live file, or its gzipped copy (a past day's session-index file after the start-up
+ * sweep; with both present, a crash between gzip and delete left the same text twice).
+ */
+async function readLive(live: string, name: string, listing: EvidenceListing | undefined) {
+  if (!listing || listing.has(name)) {
+    const text = await readOptional(live);
+    if (text || listing) return text;
+  }
+  if (listing && !listing.has(`${name}.gz`)) return undefined;
+  const packed = await readOptional(`${live}.gz`);
+  return packed && (await gunzip(packed));
+}
+
+/**
  * The contents of one evidence stream in write order: its rolled parts oldest first
- * (`.N` … `.1`, each plain or `.gz`), then the live file. Parts are numbered without gaps
+ * (`.N` … `.1`, each plain or `.gz`), then the live file (plain or `.gz`). Parts are numbered without gaps
  * (the writer shifts them, the start-up sweep closes gaps a crash left), so the parts end at
  * the first missing number. `undefined` when the stream has no file at all.
  */
@@ -76,7 +90,7 @@ async function readStream(
 ): Promise<Buffer[] | undefined> {
   const live = join(dir, name);
   const [liveText, parts] = await Promise.all([
-    listing && !listing.has(name) ? undefined : readOptional(live),
+    readLive(live, name, listing),
     (async () => {
       const found: Buffer[] = [];
       for (let n = 1; ; n++) {
@@ -260,13 +274,13 @@ export async function readSessionIndex(
   return out;
 }
 
-/** Every session-index day present (live file or rolled parts only), oldest first, as `YYYY-MM-DD.jsonl`. */
+/** Every session-index day present (live file, its `.gz`, or rolled parts), oldest first, as `YYYY-MM-DD.jsonl`. */
 export async function listSessionIndexDays(dataDir: string, listing?: EvidenceListing): Promise<string[]> {
   const names = listing ?? (await listSessionIndexFiles(dataDir));
   const days = new Set<string>();
   for (const name of names) {
     const day = name.slice(0, 16);
-    if (DAY_FILE.test(day) && (name.length === 16 || /^\.\d+(\.gz)?$/.test(name.slice(16)))) days.add(day);
+    if (DAY_FILE.test(day) && (name.length === 16 || /^(\.\d+)?(\.gz)?$/.test(name.slice(16)))) days.add(day);
   }
   return [...days].sort();
 }
