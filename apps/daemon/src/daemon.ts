@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
-import { type AgentRuntime, createAgentRuntime } from '@agentd/agent-runtime';
+import { type AgentRuntime, createAgentRuntime, sweepEvidence } from '@agentd/agent-runtime';
 import {
   createTokenStore,
   ensureBootstrapToken,
@@ -184,6 +184,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     () => undefined,
     (error: unknown) => error,
   );
+  // The evidence files (session index, trajectories, offloads) follow the same policy; the
+  // runtime that writes them starts later.
+  const evidenceSweep = await sweepEvidence({
+    dataDir,
+    rotation: config.observability.logRotation,
+    now,
+  }).then(
+    (result) => ({ failed: result.errors.length, error: result.errors[0]?.error }),
+    (error: unknown) => ({ failed: 1, error }),
+  );
   const logger = createLogger({
     level: 'info',
     logLevels: config.daemon.logLevels,
@@ -196,6 +206,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     log.warn(
       { err: sweepError, hint: 'check permissions of the logs directory', errorKind: 'resource' },
       'log sweep failed',
+    );
+  }
+  if (evidenceSweep.failed > 0) {
+    log.warn(
+      {
+        err: evidenceSweep.error,
+        count: evidenceSweep.failed,
+        hint: 'check permissions of the obs directory',
+        errorKind: 'resource',
+      },
+      'evidence sweep failed',
     );
   }
 
