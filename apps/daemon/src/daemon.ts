@@ -280,6 +280,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime: AgentRuntime = createAgentRuntime({
     ...(cacheTrace ? { cacheTrace } : {}),
+    // The evidence files roll by the same policy the start-up sweep applies.
+    evidenceRotation: config.observability.logRotation,
     db,
     dataDir,
     agents: config.agents,

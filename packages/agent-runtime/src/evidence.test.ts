@@ -14,6 +14,7 @@ import {
 } from './evidence.js';
 import { sweepEvidence } from './evidence-sweep.js';
 import type { AgentRuntimeLogger } from './logger.js';
+import { startRuntime } from '../test/helpers.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
@@ -187,5 +188,22 @@ describe('EvidenceWriter', () => {
     const lines = streamLines(join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
     expect(lines).toHaveLength(16);
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('createAgentRuntime', () => {
+  it('rolls the session index by the evidenceRotation it is given', async () => {
+    const t = await startRuntime({ evidenceRotation: { maxSizeBytes: 700, maxFiles: 2 }, now: () => T0 });
+    try {
+      for (let turn = 0; turn < 6; turn++)
+        await t.runtime.runTurn({ message: `turn ${turn}`, sessionKey: 'a:web:u' });
+      await t.runtime.close();
+      const day = sessionIndexFileName(T0);
+      const files = readdirSync(join(t.dir, SESSION_INDEX_DIR)).sort();
+      // One index line is a few hundred bytes: six turns roll the day file, and only two parts stay.
+      expect(files).toEqual([day, `${day}.1`, `${day}.2`]);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -165,6 +165,12 @@ export interface AgentRuntimeOptions {
    * `logs/cache-trace.jsonl`). @default none (no cache trace)
    */
   cacheTrace?: CacheTraceSink | undefined;
+  /**
+   * Rotation of the evidence files (`observability.logRotation`): a session-index day file
+   * rolls at `maxSizeBytes`, `maxFiles` rolled parts are kept per day and per session.
+   * @default { maxSizeBytes: 52428800, maxFiles: 5 }
+   */
+  evidenceRotation?: { maxSizeBytes?: number; maxFiles?: number } | undefined;
   /** Logger. @default no-op */
   logger?: AgentRuntimeLogger;
   /** Clock (epoch ms). @default Date.now */
@@ -207,6 +213,13 @@ const optionsSchema = z.object({
         typeof (value as { append?: unknown }).append === 'function',
       'an object with an append(record) function',
     )
+    .optional(),
+  evidenceRotation: z
+    .object({
+      maxSizeBytes: z.number().int().positive().optional(),
+      maxFiles: z.number().int().min(0).optional(),
+    })
+    .loose()
     .optional(),
   logger: z.custom<AgentRuntimeLogger>().optional(),
   now: z.function().optional(),
@@ -465,7 +478,20 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   let cacheTraceFailing = false;
   const breakers = new ToolBreakers();
   const store = new SessionStore(db);
-  const evidence = new EvidenceWriter(parsed.dataDir, logger);
+  const evidence = new EvidenceWriter(parsed.dataDir, logger, {
+    ...(parsed.evidenceRotation
+      ? {
+          rotation: {
+            ...(parsed.evidenceRotation.maxSizeBytes === undefined
+              ? {}
+              : { maxSizeBytes: parsed.evidenceRotation.maxSizeBytes }),
+            ...(parsed.evidenceRotation.maxFiles === undefined
+              ? {}
+              : { maxFiles: parsed.evidenceRotation.maxFiles }),
+          },
+        }
+      : {}),
+  });
   const locks = new KeyedMutex();
   const cache = new SessionCache(parsed.sessionCacheSize);
   const tools = new Map<string, AgentTool>();
