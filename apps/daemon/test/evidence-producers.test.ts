@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -116,6 +116,12 @@ describe('evidence producers in the daemon', () => {
     const toolMessage = history.messages.find((message) => message.role === 'tool');
     expect(toolMessage?.content).toContain(offload?.diskPathRel);
     expect(toolMessage?.content.length).toBeLessThan(stored.length);
+
+    // Once the file is gone (the start-up sweep deletes aged offloads), the pointer no longer resolves.
+    rmSync(join(td.dataDir, offload?.diskPathRel ?? ''));
+    const after = await call<Explained>('obs.explain', { sessionKey: key });
+    expect(after.offloads[0]?.resolved).toBe(false);
+    expect(after.coverage?.offloads).toEqual({ pointersResolved: 0, pointersTotal: 1 });
   });
 
   it('writes one cache-trace line per model call to logs/cache-trace.jsonl, without message text', async () => {

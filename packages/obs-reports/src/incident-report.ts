@@ -52,6 +52,8 @@ export interface SessionEvidence {
   diagnostics: DiagnosticEvent[];
   /** Gated cron fires that woke the model in this session, oldest first. */
   cronWakes: CronWakeRow[];
+  /** Offload pointers (`diskPathRel`) whose file is no longer there; they count as unresolved. @default none */
+  offloadsMissing?: ReadonlySet<string>;
 }
 
 /** Root cause with its next steps. */
@@ -363,11 +365,14 @@ export function buildIncidentReport(
     }))
     .reverse();
   const breakerTimeline = cap('breakerTimeline', breakerAll, caps.breakerTimeline);
-  const offloadRows = rows('offload:written').map((row) => ({
-    diskPathRel: str(row.data, 'diskPathRel') ?? 'unknown',
-    bytes: count(row.data, 'bytes'),
-    resolved: bool(row.data, 'resolved', true),
-  }));
+  const offloadRows = rows('offload:written').map((row) => {
+    const diskPathRel = str(row.data, 'diskPathRel') ?? 'unknown';
+    return {
+      diskPathRel,
+      bytes: count(row.data, 'bytes'),
+      resolved: bool(row.data, 'resolved', true) && !evidence.offloadsMissing?.has(diskPathRel),
+    };
+  });
   const offloads = cap('offloads', [...offloadRows].reverse(), caps.offloads);
 
   const report: IncidentReport = {

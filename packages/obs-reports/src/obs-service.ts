@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { resolve as resolvePath, sep } from 'node:path';
 import { type SessionIndexRecord, sessionIndexFileName, type TrajectoryRecord } from '@agentd/agent-runtime';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
@@ -11,7 +13,7 @@ import {
   readTrajectory,
   type SessionIndexFilter,
 } from './evidence-files.js';
-import type { ObsEvidence } from './evidence-store.js';
+import type { DiagnosticEvent, ObsEvidence } from './evidence-store.js';
 import {
   buildFleetHealthReport,
   FLEET_CATEGORIES,
@@ -220,6 +222,28 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     return out;
   }
 
+  /** Offload pointers of the session whose file is gone (swept by age) or points outside the data dir. */
+  async function missingOffloads(diagnostics: DiagnosticEvent[]): Promise<Set<string>> {
+    const root = resolvePath(dataDir);
+    const paths = new Set<string>();
+    for (const row of diagnostics) {
+      const path = row.category === 'offload:written' ? row.data.diskPathRel : undefined;
+      if (typeof path === 'string') paths.add(path);
+    }
+    const missing = new Set<string>();
+    await Promise.all(
+      [...paths].map(async (path) => {
+        const absolute = resolvePath(root, path);
+        if (!absolute.startsWith(`${root}${sep}`)) {
+          missing.add(path);
+          return;
+        }
+        await access(absolute).catch(() => missing.add(path));
+      }),
+    );
+    return missing;
+  }
+
   async function cronWakesOf(sessionKey: string): Promise<CronWakeRow[]> {
     if (!(await tableExists(db, 'cron_runs'))) return [];
     const rows = await db.query<{
@@ -272,6 +296,7 @@ export function createObsService(options: ObsServiceOptions): ObsService {
           trajectory: { found: trajectory.found, file: trajectory.file, records: trajectory.records },
           diagnostics,
           cronWakes,
+          offloadsMissing: await missingOffloads(diagnostics),
         },
         { depth: params.depth ?? 'summary' },
       );

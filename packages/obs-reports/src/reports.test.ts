@@ -123,6 +123,13 @@ describe('buildIncidentReport', () => {
     expect(report.offloads).toEqual([
       { diskPathRel: 'obs/offloads/s-breaker/1.json', bytes: 90000, resolved: true },
     ]);
+    // A pointer whose file is gone counts as unresolved.
+    const gone = buildIncidentReport({
+      ...(incidentCorpus().breaker_opened as never),
+      offloadsMissing: new Set(['obs/offloads/s-breaker/1.json']),
+    });
+    expect(gone.offloads[0]?.resolved).toBe(false);
+    expect(gone.coverage?.offloads).toEqual({ pointersResolved: 0, pointersTotal: 1 });
   });
 
   it('gives byte-identical JSON for the same evidence', () => {
