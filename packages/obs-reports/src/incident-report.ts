@@ -303,14 +303,24 @@ export function buildIncidentReport(
 
   // Tool stats and failures from the trajectory (provenance only).
   const perTool = new Map<string, { ok: number; failed: number; kinds: Map<string, number> }>();
-  const failuresAll: IncidentReport['failures'] = [];
+  // Failed calls with their session-wide seq; the error text is fingerprinted only for those kept.
+  const failedCalls: Array<{ seq: number; record: Extract<TrajectoryRecord, { type: 'tool_call' }> }> = [];
   let callSeq = 0;
-  // Tool call id (per turn trace) to the session-wide seq, for breaker rows that name their call.
+  // Tool call id (per turn trace) to the session-wide seq, for breaker rows that name their call;
+  // built only when the session has breaker rows (a long trajectory would pay for nothing).
+  const breakerCalls = new Set<string>();
+  for (const row of evidence.diagnostics) {
+    if (row.category === 'tool:breaker' && typeof row.data.toolCallId === 'string')
+      breakerCalls.add(`${str(row.data, 'traceId')}\u0000${row.data.toolCallId}`);
+  }
   const seqOfCall = new Map<string, number>();
   for (const record of trajectory) {
     if (record.type !== 'tool_call') continue;
     callSeq += 1;
-    seqOfCall.set(`${record.traceId}\u0000${record.toolCallId}`, callSeq);
+    if (breakerCalls.size > 0) {
+      const call = `${record.traceId}\u0000${record.toolCallId}`;
+      if (breakerCalls.has(call)) seqOfCall.set(call, callSeq);
+    }
     const entry = perTool.get(record.toolName) ?? { ok: 0, failed: 0, kinds: new Map<string, number>() };
     perTool.set(record.toolName, entry);
     if (record.ok) {
@@ -320,17 +330,10 @@ export function buildIncidentReport(
     entry.failed += 1;
     const kind = record.errorKind ?? 'tool_error';
     bump(entry.kinds, kind);
-    failuresAll.push({
-      // Session-wide order, so seq is unique across turns (the record's seq restarts per turn).
-      seq: callSeq,
-      toolName: record.toolName,
-      errorKind: kind,
-      resultDigest: record.resultDigest,
-      resultBytes: record.resultBytes,
-      errorPreview: record.errorPreview === undefined ? null : fingerprint(record.errorPreview),
-    });
+    // Session-wide order, so seq is unique across turns (the record's seq restarts per turn).
+    failedCalls.push({ seq: callSeq, record });
   }
-  failuresAll.reverse();
+  failedCalls.reverse();
   const caps = CAPS[depth];
   const truncations: Truncation[] = [];
   const cap = <T>(field: string, items: T[], max: number): T[] => {
@@ -351,7 +354,16 @@ export function buildIncidentReport(
       ]),
     ),
   );
-  const failures = cap('failures', failuresAll, caps.failures);
+  const failures: IncidentReport['failures'] = cap('failures', failedCalls, caps.failures).map(
+    ({ seq, record }) => ({
+      seq,
+      toolName: record.toolName,
+      errorKind: record.errorKind ?? 'tool_error',
+      resultDigest: record.resultDigest,
+      resultBytes: record.resultBytes,
+      errorPreview: record.errorPreview === undefined ? null : fingerprint(record.errorPreview),
+    }),
+  );
 
   const rows = (category: string) => evidence.diagnostics.filter((row) => row.category === category);
   const breakerAll = rows('tool:breaker')

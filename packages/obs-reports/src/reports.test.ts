@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fleetCorpus, incidentCorpus, PLANTED_OUTPUT, PLANTED_SECRET } from '../test/fixtures.js';
 import { buildFleetHealthReport } from './fleet-report.js';
-import { buildIncidentReport, buildSessionNotFoundReport, SUMMARY_REPORT_BYTES } from './incident-report.js';
+import {
+  buildIncidentReport,
+  buildSessionNotFoundReport,
+  type SessionEvidence,
+  SUMMARY_REPORT_BYTES,
+} from './incident-report.js';
 
 const GOLDEN = join(import.meta.dirname, '..', 'test', 'golden');
 
@@ -125,7 +130,7 @@ describe('buildIncidentReport', () => {
     ]);
     // A pointer whose file is gone counts as unresolved.
     const gone = buildIncidentReport({
-      ...(incidentCorpus().breaker_opened as never),
+      ...(incidentCorpus().breaker_opened as SessionEvidence),
       offloadsMissing: new Set(['obs/offloads/s-breaker/1.json']),
     });
     expect(gone.offloads[0]?.resolved).toBe(false);
