@@ -1,9 +1,6 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { readdir, rename, rmdir, stat, unlink, utimes } from 'node:fs/promises';
+import { readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
-import { sweepLogs } from '@agentd/logging';
+import { gzipFile, sweepLogs } from '@agentd/logging';
 import { z } from 'zod';
 import { EVIDENCE_MAX_PARTS, SESSION_INDEX_DIR, TRAJECTORY_DIR } from './evidence.js';
 import { OFFLOAD_DIR } from './offload.js';
@@ -12,6 +9,7 @@ const DAY_MS = 86_400_000;
 const PART = /^(.+)\.(\d+)(\.gz)?$/;
 const DAY_NAME = /^(\d{4}-\d{2}-\d{2})\.jsonl(\.\d+)?(\.gz)?$/;
 const LIVE_DAY = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
+/** The temporary name `gzipFile` of @agentd/logging writes beside `<file>.gz`. */
 const GZIP_TEMP = '.gz.tmp';
 
 /** Options of {@link sweepEvidence}. */
@@ -61,22 +59,6 @@ async function namesIn(dir: string): Promise<string[]> {
     if (isMissing(error)) return [];
     throw error;
   }
-}
-
-/** Gzips `source` to `source.gz` through a temporary name, keeping its modification time, then removes it. */
-async function gzipInPlace(source: string): Promise<void> {
-  const info = await stat(source);
-  const target = `${source}.gz`;
-  const temporary = `${source}${GZIP_TEMP}`;
-  try {
-    await pipeline(createReadStream(source), createGzip(), createWriteStream(temporary));
-    await utimes(temporary, info.atime, info.mtime);
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-  await unlink(source);
 }
 
 /**
@@ -174,7 +156,7 @@ export async function sweepEvidence(options: SweepEvidenceOptions): Promise<Evid
     }
     if (!compressAged) continue;
     try {
-      await gzipInPlace(path);
+      await gzipFile(path, `${path}.gz`);
       result.compressed.push(rel(path));
     } catch (error) {
       result.errors.push({ path: rel(path), error });

@@ -38,6 +38,7 @@ export {
   type SweepOptions,
   type SweepResult,
 } from './sweep.js';
+export { gzipFile } from './internal/gzip.js';
 export { parseSize } from './size.js';
 export {
   daemonLoggingSchema,
