@@ -2,7 +2,7 @@ import { readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gzipFile, sweepLogs } from '@agentd/logging';
 import { z } from 'zod';
-import { EVIDENCE_MAX_PARTS, SESSION_INDEX_DIR, TRAJECTORY_DIR } from './evidence.js';
+import { EVIDENCE_MAX_PARTS, ROLL_MARKER_SUFFIX, SESSION_INDEX_DIR, TRAJECTORY_DIR } from './evidence.js';
 import { OFFLOAD_DIR } from './offload.js';
 
 const DAY_MS = 86_400_000;
@@ -182,7 +182,8 @@ async function closeGaps(
   }
   const parts = new Map<string, Map<number, string[]>>();
   for (const name of names) {
-    if (name.endsWith(GZIP_TEMP)) {
+    // Leftovers of a crash: an unfinished gzip, or the marker of an unfinished roll.
+    if (name.endsWith(GZIP_TEMP) || name.endsWith(ROLL_MARKER_SUFFIX)) {
       try {
         await unlink(join(dir, name));
         result.deleted.push({ path: rel(join(dir, name)), reason: 'temporary' });

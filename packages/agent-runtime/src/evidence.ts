@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { access, appendFile, mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
@@ -9,6 +9,8 @@ export const EVIDENCE_SCHEMA_VERSION = 1;
 
 /** Directory of the session-index day files, relative to the data dir. */
 export const SESSION_INDEX_DIR = 'obs/session-index';
+/** Suffix of the marker file that exists while an evidence file rolls (readers retry meanwhile). */
+export const ROLL_MARKER_SUFFIX = '.rolling';
 /** Directory of the per-session trajectory files, relative to the data dir. */
 export const TRAJECTORY_DIR = 'obs/trajectories';
 /**
@@ -421,10 +423,37 @@ export class EvidenceWriter {
     }
   }
 
-  /** Shifts `<path>.<n>[.gz]` up by one (dropping the part at maxFiles) and moves the live file to `.1`. */
+  /**
+   * Shifts `<path>.<n>[.gz]` up by one (dropping the part at maxFiles) and moves the live file to
+   * `.1`. The renames take several steps, so `<path>.rolling` exists while they run: a reader
+   * that sees it (or sees `.1` change) reads again.
+   */
   async #roll(path: string): Promise<void> {
+    const marker = `${path}${ROLL_MARKER_SUFFIX}`;
+    await writeFile(marker, '');
+    try {
+      await this.#shift(path);
+    } finally {
+      await unlink(marker).catch(() => undefined);
+    }
+  }
+
+  async #shift(path: string): Promise<void> {
     const { maxFiles } = this.#options.rotation;
-    for (let n = maxFiles; n >= 1; n--) {
+    // Only the parts that exist move (numbered 1..top without gaps; the start-up sweep closes
+    // gaps a crash left), so a roll costs a few renames whatever maxFiles is.
+    const present = (n: number) =>
+      Promise.all(
+        [access(`${path}.${n}`), access(`${path}.${n}.gz`)].map((check) =>
+          check.then(
+            () => true,
+            () => false,
+          ),
+        ),
+      ).then(([plain, packed]) => plain || packed);
+    let top = 0;
+    while (top < maxFiles && (await present(top + 1))) top++;
+    for (let n = top; n >= 1; n--) {
       for (const suffix of ['', '.gz']) {
         const from = `${path}.${n}${suffix}`;
         try {

@@ -50,6 +50,7 @@ export {
   contextBudgetRecordSchema,
   EVIDENCE_SCHEMA_VERSION,
   isDegraded,
+  ROLL_MARKER_SUFFIX,
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
   sessionIndexFileName,

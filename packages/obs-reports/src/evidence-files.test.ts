@@ -257,6 +257,31 @@ describe('readSessionIndexDay', () => {
     expect(prefix?.records).toEqual([]);
   });
 
+  it('never reads a record twice nor misses one while the writer rolls the file under it', async () => {
+    const key = 'web:busy:main';
+    const writer = new EvidenceWriter(dir, undefined, {
+      trajectorySoftCapBytes: 1500,
+      rotation: { maxSizeBytes: 52_428_800, maxFiles: 200 },
+    });
+    let written = 0;
+    for (let round = 0; round < 20; round++) {
+      const settled = written;
+      // Three appends (each may roll the file) race one read.
+      const appends = [0, 1, 2].map((i) => writer.trajectory(key, turnRecords(key, round * 3 + i, T0, 2)));
+      const read = await readTrajectory(dir, key);
+      await Promise.all(appends);
+      written += 3 * turnRecords(key, 0, T0, 2).length;
+      const ids = read.records.map(
+        (record) => `${record.traceId}/${record.type}/${'seq' in record ? record.seq : ''}`,
+      );
+      // No duplicate, and everything settled before the read began is there.
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeGreaterThanOrEqual(settled);
+      expect(read.malformed).toBe(0);
+    }
+    expect((await readTrajectory(dir, key)).records).toHaveLength(written);
+  });
+
   it('refuses names that are not day files', async () => {
     expect(await readSessionIndexDay(dir, '../secrets.jsonl')).toBeUndefined();
   });

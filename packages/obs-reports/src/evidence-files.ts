@@ -1,8 +1,10 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import {
+  ROLL_MARKER_SUFFIX,
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
   sessionIndexFileName,
@@ -77,18 +79,43 @@ async function readLive(live: string, name: string, listing: EvidenceListing | u
   return packed && (await gunzip(packed));
 }
 
+/** Inode of a file, 0 when it is not there. */
+const inode = (path: string) =>
+  stat(path).then(
+    (info) => info.ino,
+    (error: unknown) => {
+      if (isMissing(error)) return 0;
+      throw error;
+    },
+  );
+
 /**
- * The contents of one evidence stream in write order: its rolled parts oldest first
- * (`.N` … `.1`, each plain or `.gz`), then the live file (plain or `.gz`). Parts are numbered without gaps
- * (the writer shifts them, the start-up sweep closes gaps a crash left), so the parts end at
- * the first missing number. `undefined` when the stream has no file at all.
+ * Which files hold the stream right now. The writer rolls by renaming (`.N` to `.N+1` down to
+ * live to `.1`) with the marker `<live>.rolling` in place for the whole roll, so a roll that
+ * overlaps a read either shows the marker at one of the two checks or changes the inode at
+ * `.1` between them; `rolling` says a roll is under way now.
  */
-async function readStream(
-  dir: string,
+async function generation(live: string): Promise<{ key: string; rolling: boolean }> {
+  const [liveIno, partIno, markerIno] = await Promise.all([
+    inode(live),
+    inode(`${live}.1`),
+    inode(`${live}${ROLL_MARKER_SUFFIX}`),
+  ]);
+  return { key: `${liveIno}:${partIno}`, rolling: markerIno !== 0 };
+}
+
+/**
+ * How long a read waits out rolls of its stream before it settles for what it read (a roll is
+ * a few renames, every 10-50 MB; only a marker left by a crash, until the start-up sweep
+ * removes it, would make a read wait this long).
+ */
+const ROLL_WAIT_MS = 2000;
+
+async function readStreamOnce(
+  live: string,
   name: string,
-  listing?: EvidenceListing,
+  listing: EvidenceListing | undefined,
 ): Promise<Buffer[] | undefined> {
-  const live = join(dir, name);
   const [liveText, parts] = await Promise.all([
     readLive(live, name, listing),
     (async () => {
@@ -103,6 +130,41 @@ async function readStream(
   if (!liveText && parts.length === 0) return undefined;
   const chunks = parts.reverse();
   if (liveText) chunks.push(liveText);
+  return chunks;
+}
+
+/**
+ * The contents of one evidence stream in write order: its rolled parts oldest first
+ * (`.N` … `.1`, each plain or `.gz`), then the live file (plain or `.gz`). Parts are numbered without gaps
+ * (the writer shifts them, the start-up sweep closes gaps a crash left), so the parts end at
+ * the first missing number. `undefined` when the stream has no file at all.
+ *
+ * The writer may roll the stream while it is read (a live session in the same daemon): the
+ * read is repeated while the stream's generation changed under it, so no part is read twice
+ * or missed. A listing taken before a roll is not trusted for this stream once a file it
+ * does not name holds the stream.
+ */
+async function readStream(
+  dir: string,
+  name: string,
+  listing?: EvidenceListing,
+): Promise<Buffer[] | undefined> {
+  const live = join(dir, name);
+  let chunks: Buffer[] | undefined;
+  const deadline = Date.now() + ROLL_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    const last = Date.now() >= deadline;
+    if (attempt > 0 && !last) await delay(Math.min(2 ** attempt, 50));
+    const before = await generation(live);
+    if (before.rolling && !last) continue;
+    const [liveIno, partIno] = before.key.split(':');
+    const stale =
+      listing !== undefined &&
+      ((liveIno !== '0' && !listing.has(name)) || (partIno !== '0' && !listing.has(`${name}.1`)));
+    chunks = await readStreamOnce(live, name, stale ? undefined : listing);
+    const after = await generation(live);
+    if (last || (!after.rolling && after.key === before.key)) break;
+  }
   return chunks;
 }
 
@@ -128,7 +190,12 @@ function parseLine<T>(line: string, validate: Validate<T>, out: FileRead<T>): vo
 function parseChunks<T>(chunks: Buffer[], validate: Validate<T>, needle?: string): FileRead<T> {
   const out: FileRead<T> = { records: [], bytesRead: 0, malformed: 0 };
   const pattern = needle === undefined ? undefined : Buffer.from(needle);
-  for (const chunk of chunks) {
+  for (const [position, whole] of chunks.entries()) {
+    // The live file may end in a line still being appended: it is not evidence yet.
+    const chunk =
+      position === chunks.length - 1 && whole.length > 0 && whole[whole.length - 1] !== NEWLINE
+        ? whole.subarray(0, whole.lastIndexOf(NEWLINE) + 1)
+        : whole;
     out.bytesRead += chunk.length;
     if (!pattern) {
       for (const line of chunk.toString('utf8').split('\n')) {
@@ -234,8 +301,10 @@ export async function listTrajectoryFiles(dataDir: string): Promise<EvidenceList
 async function listDir(dir: string): Promise<EvidenceListing> {
   try {
     return new Set(await readdir(dir));
-  } catch {
-    return new Set();
+  } catch (error) {
+    // No directory is no evidence; an unreadable one is an error, never a clean-looking empty report.
+    if (isMissing(error)) return new Set();
+    throw error;
   }
 }
 
