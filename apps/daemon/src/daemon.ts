@@ -361,6 +361,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     dataDir,
     evidence: obsEvidence,
     cronWakeGate: (window) => summarizeWakeGateFires(db, window),
+    // The runtime writes the evidence in this process: its roll counts spare the readers disk checks.
+    evidenceRolls: agentRuntime.evidenceRolls,
     now,
   });
 

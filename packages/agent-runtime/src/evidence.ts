@@ -313,10 +313,24 @@ interface StreamPolicy {
  * empty file never rolls. A session's trajectory, live file and parts together, stops at the
  * 50 MB hard cap: later lines are dropped, with one warning per file.
  */
+/**
+ * Roll counts of evidence files, for in-process readers: `of(relative)` is even while the file
+ * is settled and odd while it rolls, and changes with every roll. A reader that saw the same
+ * even count before and after reading a stream read no roll (no part twice, none missed).
+ */
+export interface EvidenceRolls {
+  /** The roll count of a file relative to the data dir (e.g. `obs/trajectories/<name>`). */
+  of(relative: string): number;
+}
+
 export class EvidenceWriter {
   readonly #dataDir: string;
   readonly #logger: AgentRuntimeLogger;
   readonly #options: z.output<typeof evidenceWriterOptionsSchema>;
+  // Only files that rolled (every 10-50 MB) get an entry.
+  readonly #rollCounts = new Map<string, number>();
+  /** Roll counts of this writer's files (see {@link EvidenceRolls}). */
+  readonly rolls: EvidenceRolls = { of: (relative) => this.#rollCounts.get(relative) ?? 0 };
   readonly #queues = new Map<string, Promise<void>>();
   readonly #files = new Map<string, FileState>();
   #dirsReady: Promise<void> | undefined;
@@ -399,7 +413,12 @@ export class EvidenceWriter {
         return;
       }
       if (state.live > 0 && state.live + bytes > policy.rollBytes) {
-        await this.#roll(path);
+        this.#rollCounts.set(relative, (this.#rollCounts.get(relative) ?? 0) + 1);
+        try {
+          await this.#roll(path);
+        } finally {
+          this.#rollCounts.set(relative, (this.#rollCounts.get(relative) ?? 0) + 1);
+        }
         state.live = 0;
         // Rolling may have deleted the oldest part.
         if (policy.hardCapBytes !== undefined) state.total = await partBytes(path);

@@ -66,6 +66,7 @@ export {
 export {
   EVIDENCE_MAX_PARTS,
   EVIDENCE_ROLL_BYTES,
+  type EvidenceRolls,
   EvidenceWriter,
   type EvidenceWriterOptions,
   evidenceWriterOptionsSchema,

@@ -25,6 +25,7 @@ import { AgentRuntimeError } from './errors.js';
 import {
   type ContextBudget,
   digest,
+  type EvidenceRolls,
   EvidenceWriter,
   EVIDENCE_SCHEMA_VERSION,
   isDegraded,
@@ -399,6 +400,8 @@ export interface AgentRuntime {
   };
   /** Turns running now. */
   readonly inFlight: number;
+  /** Roll counts of the evidence files this runtime writes (for the obs readers in the same process). */
+  readonly evidenceRolls: EvidenceRolls;
   /** Waits for running turns and evidence writes; later turns are refused with `CLOSED`. */
   close(): Promise<void>;
 }
@@ -2184,6 +2187,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     },
     sessions,
     billing,
+    evidenceRolls: evidence.rolls,
     get inFlight() {
       let total = 0;
       for (const count of running.values()) total += count;

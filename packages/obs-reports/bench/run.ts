@@ -27,11 +27,15 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
   trajectoryRecordSchema,
+  agentRuntimeMigrations,
+  EvidenceWriter,
+  MIGRATION_PACKAGE as RUNTIME_MIGRATIONS,
 } from '@agentd/agent-runtime';
 import { type Database, openDatabase } from '@agentd/storage';
 import { printFigure } from '../../../tooling/bench/harness.js';
 import {
   createObsEvidence,
+  INVALID_EVIDENCE_CATEGORY,
   createObsService,
   FLEET_CATEGORIES,
   type ObsEvidence,
@@ -190,26 +194,75 @@ function addFleet(dir: EvidenceDir): void {
   }
 }
 
+/** A payload each category's schema accepts (the writer stores malformed ones only as evidence:invalid). */
+function samplePayload(category: string, i: number): Record<string, unknown> {
+  const samples: Record<string, Record<string, unknown>> = {
+    'memory:recalled': { lanes: ['fts', 'vector'], finalCount: i % 4, vectorCandidates: 3 },
+    'memory:reranked': { fellBack: i % 5 === 0, timedOut: false },
+    'voice:turn': {
+      provider: 'local',
+      keyless: true,
+      outcome: i % 6 === 0 ? 'failed' : 'ok',
+      errorKind: 'timeout',
+    },
+    'learning:observed': {
+      outcomeResolved: true,
+      outcome: 'success',
+      sources: ['tool'],
+      skillsUsed: 1,
+      skillFailures: 0,
+      synthesisAbstained: false,
+    },
+    'orchestrate:run_summary': {
+      runId: `run-${i}`,
+      exitCode: 0,
+      durationMs: 120,
+      toolCalls: [{ tool: 'read', capability: 'fs', decision: 'allow', count: 2 }],
+      resultRefs: { count: 1, bytes: 512 },
+    },
+    'tool:breaker': { toolName: 'fetch', event: i % 2 === 0 ? 'opened' : 'closed', seq: 1 + (i % 20) },
+    'offload:written': { diskPathRel: `obs/offloads/bench/${i}.json`, bytes: 200_000, resolved: true },
+    'terminal.drive_promoted': { taskSent: true },
+    'terminal.session_evicted': { reason: 'max_sessions', idleMs: 1000, wasProducing: true },
+    config_posture: { servedBelowConfigured: 0 },
+    voice_degraded: { errorKind: 'network' },
+    'pipeline:authored': {
+      action: 'define',
+      agentId: 'helper',
+      capabilityClass: 'small',
+      valid: i % 3 !== 0,
+      nodeCount: 3,
+    },
+    autonomy_denial_breaker: {},
+    'learning:lifecycle_swept': { agentId: 'helper', scanned: 10, promoted: 1, demoted: 1, evicted: 0 },
+    cron_wake_gate: { jobId: 'job-1', gateOutcome: 'failed-open' },
+    pipeline_authoring: { capabilityClass: 'small', invalidReason: 'validation' },
+  };
+  return samples[category] ?? { count: i };
+}
+
 async function seedDiagnostics(evidence: ObsEvidence, fleetRows: number): Promise<void> {
   // Rows that explain reads for the big session, and fleet-category rows over the window.
   for (let i = 0; i < 200; i++) {
-    evidence.record(SESSION_CATEGORIES[i % SESSION_CATEGORIES.length] as string, {
+    const category = SESSION_CATEGORIES[i % SESSION_CATEGORIES.length] as string;
+    evidence.record(category, {
+      ...samplePayload(category, i),
       timestamp: NOW - 19 * HOUR_MS + i * 1000,
       sessionKey: BIG_SESSION,
-      count: i,
-      ok: i % 3 !== 0,
     });
   }
   for (let i = 0; i < fleetRows; i++) {
-    evidence.record(FLEET_CATEGORIES[i % FLEET_CATEGORIES.length] as string, {
+    const category = FLEET_CATEGORIES[i % FLEET_CATEGORIES.length] as string;
+    evidence.record(category, {
+      ...samplePayload(category, i),
       timestamp: NOW - 23 * HOUR_MS + i * 60_000,
       sessionKey: `web:chat-${i * 7}:main`,
-      toolName: 'fetch',
-      state: i % 2 === 0 ? 'open' : 'closed',
-      count: 1,
     });
   }
   await evidence.flush();
+  const { counts } = await evidence.diagnostics({ limit: 1 });
+  if (counts[INVALID_EVIDENCE_CATEGORY] !== undefined)
+    throw new Error(`bench evidence failed its schemas: ${counts[INVALID_EVIDENCE_CATEGORY]} rows`);
 }
 
 interface Fixture {
@@ -225,10 +278,19 @@ async function fixture(name: string, build: (dir: EvidenceDir) => void, fleetRow
   build(files);
   files.write(dataDir);
   const db = await openDatabase({ dataDir });
+  // The session store as the daemon keeps it: explain reads index days from the session's creation on.
+  await db.migrate(RUNTIME_MIGRATIONS, agentRuntimeMigrations);
+  await db.execute(
+    `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
+     VALUES (?, 'helper', 'telegram', 'main', ?, ?)`,
+    [BIG_SESSION, NOW - 20 * HOUR_MS, NOW],
+  );
   const evidence = createObsEvidence({ db, now: () => NOW });
   await evidence.start();
   await seedDiagnostics(evidence, fleetRows);
-  const service = createObsService({ db, dataDir, evidence, now: () => NOW });
+  // As in the daemon: the runtime's evidence writer lives in the same process (nothing rolled yet).
+  const evidenceRolls = new EvidenceWriter(dataDir).rolls;
+  const service = createObsService({ db, dataDir, evidence, evidenceRolls, now: () => NOW });
   return { dataDir, db, evidence, service, files } satisfies Fixture & { files: EvidenceDir };
 }
 

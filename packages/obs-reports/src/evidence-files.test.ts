@@ -2,7 +2,9 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  agentRuntimeMigrations,
   EvidenceWriter,
+  MIGRATION_PACKAGE as RUNTIME_MIGRATIONS,
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
   sessionIndexFileName,
@@ -257,30 +259,31 @@ describe('readSessionIndexDay', () => {
     expect(prefix?.records).toEqual([]);
   });
 
-  it('never reads a record twice nor misses one while the writer rolls the file under it', async () => {
-    const key = 'web:busy:main';
-    const writer = new EvidenceWriter(dir, undefined, {
-      trajectorySoftCapBytes: 1500,
-      rotation: { maxSizeBytes: 52_428_800, maxFiles: 200 },
+  for (const mode of ['on disk', 'by the writer roll counts'] as const)
+    it(`never reads a record twice nor misses one while the writer rolls the file under it (checked ${mode})`, async () => {
+      const key = 'web:busy:main';
+      const writer = new EvidenceWriter(dir, undefined, {
+        trajectorySoftCapBytes: 1500,
+        rotation: { maxSizeBytes: 52_428_800, maxFiles: 200 },
+      });
+      let written = 0;
+      for (let round = 0; round < 20; round++) {
+        const settled = written;
+        // Three appends (each may roll the file) race one read.
+        const appends = [0, 1, 2].map((i) => writer.trajectory(key, turnRecords(key, round * 3 + i, T0, 2)));
+        const read = await readTrajectory(dir, key, mode === 'on disk' ? {} : { rolls: writer.rolls });
+        await Promise.all(appends);
+        written += 3 * turnRecords(key, 0, T0, 2).length;
+        const ids = read.records.map(
+          (record) => `${record.traceId}/${record.type}/${'seq' in record ? record.seq : ''}`,
+        );
+        // No duplicate, and everything settled before the read began is there.
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(ids.length).toBeGreaterThanOrEqual(settled);
+        expect(read.malformed).toBe(0);
+      }
+      expect((await readTrajectory(dir, key)).records).toHaveLength(written);
     });
-    let written = 0;
-    for (let round = 0; round < 20; round++) {
-      const settled = written;
-      // Three appends (each may roll the file) race one read.
-      const appends = [0, 1, 2].map((i) => writer.trajectory(key, turnRecords(key, round * 3 + i, T0, 2)));
-      const read = await readTrajectory(dir, key);
-      await Promise.all(appends);
-      written += 3 * turnRecords(key, 0, T0, 2).length;
-      const ids = read.records.map(
-        (record) => `${record.traceId}/${record.type}/${'seq' in record ? record.seq : ''}`,
-      );
-      // No duplicate, and everything settled before the read began is there.
-      expect(new Set(ids).size).toBe(ids.length);
-      expect(ids.length).toBeGreaterThanOrEqual(settled);
-      expect(read.malformed).toBe(0);
-    }
-    expect((await readTrajectory(dir, key)).records).toHaveLength(written);
-  });
 
   it('refuses names that are not day files', async () => {
     expect(await readSessionIndexDay(dir, '../secrets.jsonl')).toBeUndefined();
@@ -317,6 +320,25 @@ describe('createObsService', () => {
     const report = await service.explain({ sessionKey: key });
     expect(report.timing.turnCount).toBe(2);
     expect(report.traceId).toBe(`trace-${key}-2`);
+  });
+
+  it('explain reads the days from the session creation on, even when rotation dropped the oldest trajectory', async () => {
+    await db.migrate(RUNTIME_MIGRATIONS, agentRuntimeMigrations);
+    const key = 'web:rotated:main';
+    await db.execute(
+      `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
+       VALUES (?, 'helper', 'webchat', 'main', ?, ?)`,
+      [key, T0 - DAY_MS, T0],
+    );
+    const writer = new EvidenceWriter(dir);
+    // A line of an earlier session under the same key (deleted, then the key reused): not this session.
+    await writer.sessionIndex(indexRecord(key, 1, T0 - 2 * DAY_MS));
+    // The first turn's index line remains; its trajectory part was rotated away.
+    await writer.sessionIndex(indexRecord(key, 2, T0 - DAY_MS));
+    await writeTurn(writer, key, 3, T0);
+    const report = await service.explain({ sessionKey: key });
+    expect(report.timing.turnCount).toBe(2);
+    expect(report.traceId).toBe(`trace-${key}-3`);
   });
 
   it('explain reads every day for a session with no trajectory', async () => {

@@ -1,9 +1,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import {
+  type EvidenceRolls,
   ROLL_MARKER_SUFFIX,
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
@@ -140,21 +141,33 @@ async function readStreamOnce(
  * the first missing number. `undefined` when the stream has no file at all.
  *
  * The writer may roll the stream while it is read (a live session in the same daemon): the
- * read is repeated while the stream's generation changed under it, so no part is read twice
- * or missed. A listing taken before a roll is not trusted for this stream once a file it
- * does not name holds the stream.
+ * read is repeated while a roll overlapped it, so no part is read twice or missed. In the
+ * writer's process `rolls` (its roll counts) tells this for free; without it the files' inodes
+ * and the roll marker are checked before and after. A listing taken before a roll is not
+ * trusted for a stream that rolled since.
  */
 async function readStream(
-  dir: string,
-  name: string,
-  listing?: EvidenceListing,
+  dataDir: string,
+  relative: string,
+  listing: EvidenceListing | undefined,
+  rolls: EvidenceRolls | undefined,
 ): Promise<Buffer[] | undefined> {
-  const live = join(dir, name);
+  const live = join(dataDir, relative);
+  const name = basename(relative);
   let chunks: Buffer[] | undefined;
   const deadline = Date.now() + ROLL_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const last = Date.now() >= deadline;
     if (attempt > 0 && !last) await delay(Math.min(2 ** attempt, 50));
+    if (rolls) {
+      // In process: the writer's roll count says whether a roll overlapped, without touching the disk.
+      const before = rolls.of(relative);
+      if (before % 2 === 1 && !last) continue;
+      // A stream that rolled since the process started may have parts a listing taken earlier lacks.
+      chunks = await readStreamOnce(live, name, before === 0 ? listing : undefined);
+      if (last || rolls.of(relative) === before) break;
+      continue;
+    }
     const before = await generation(live);
     if (before.rolling && !last) continue;
     const [liveIno, partIno] = before.key.split(':');
@@ -322,12 +335,18 @@ export interface SessionIndexRead extends FileRead<SessionIndexRecord> {
 export async function readSessionIndex(
   dataDir: string,
   window: { sinceMs: number; untilMs: number },
+  options: { rolls?: EvidenceRolls | undefined } = {},
 ): Promise<SessionIndexRead> {
   const out: SessionIndexRead = { records: [], bytesRead: 0, malformed: 0, daysRead: 0, daysMissing: 0 };
   const listing = await listSessionIndexFiles(dataDir);
   const firstDay = Math.floor(window.sinceMs / DAY_MS) * DAY_MS;
   for (let day = firstDay; day < window.untilMs; day += DAY_MS) {
-    const chunks = await readStream(join(dataDir, SESSION_INDEX_DIR), sessionIndexFileName(day), listing);
+    const chunks = await readStream(
+      dataDir,
+      join(SESSION_INDEX_DIR, sessionIndexFileName(day)),
+      listing,
+      options.rolls,
+    );
     if (!chunks) {
       out.daysMissing += 1;
       continue;
@@ -368,10 +387,10 @@ export interface SessionIndexFilter {
 export async function readSessionIndexDay(
   dataDir: string,
   fileName: string,
-  options: { filter?: SessionIndexFilter; listing?: EvidenceListing } = {},
+  options: { filter?: SessionIndexFilter; listing?: EvidenceListing; rolls?: EvidenceRolls | undefined } = {},
 ): Promise<FileRead<SessionIndexRecord> | undefined> {
   if (!DAY_FILE.test(fileName)) return undefined;
-  const chunks = await readStream(join(dataDir, SESSION_INDEX_DIR), fileName, options.listing);
+  const chunks = await readStream(dataDir, join(SESSION_INDEX_DIR, fileName), options.listing, options.rolls);
   if (!chunks) return undefined;
   const { filter } = options;
   return parseChunks(chunks, validateIndex, filter && fieldNeedle(filter.field, filter.value));
@@ -384,11 +403,10 @@ export async function readSessionIndexDay(
 export async function readTrajectory(
   dataDir: string,
   sessionKey: string,
-  options: { listing?: EvidenceListing } = {},
+  options: { listing?: EvidenceListing; rolls?: EvidenceRolls | undefined } = {},
 ): Promise<FileRead<TrajectoryRecord> & { found: boolean; file: string }> {
-  const name = trajectoryFileName(sessionKey);
-  const file = join(TRAJECTORY_DIR, name);
-  const chunks = await readStream(join(dataDir, TRAJECTORY_DIR), name, options.listing);
+  const file = join(TRAJECTORY_DIR, trajectoryFileName(sessionKey));
+  const chunks = await readStream(dataDir, file, options.listing, options.rolls);
   if (!chunks) return { records: [], bytesRead: 0, malformed: 0, found: false, file };
   const read = parseChunks(chunks, validateTrajectoryLine);
   return {

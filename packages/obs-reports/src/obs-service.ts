@@ -1,6 +1,11 @@
 import { access } from 'node:fs/promises';
 import { resolve as resolvePath, sep } from 'node:path';
-import { type SessionIndexRecord, sessionIndexFileName, type TrajectoryRecord } from '@agentd/agent-runtime';
+import {
+  type EvidenceRolls,
+  type SessionIndexRecord,
+  sessionIndexFileName,
+  type TrajectoryRecord,
+} from '@agentd/agent-runtime';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { ObsReportsError } from './errors.js';
@@ -105,6 +110,11 @@ export interface ObsServiceOptions {
   evidence: ObsEvidence;
   /** Computes the fleet `cronWakeGate` block (e.g. `summarizeWakeGateFires` of @agentd/cron-wakegate). @default absent block */
   cronWakeGate?: (window: { sinceMs: number; untilMs: number }) => Promise<FleetCronWakeGate | undefined>;
+  /**
+   * Roll counts of the evidence writer in this process (`AgentRuntime.evidenceRolls`): reads then
+   * detect a roll under them without extra disk checks. @default checked on disk
+   */
+  evidenceRolls?: EvidenceRolls;
   /** Clock. @default Date.now */
   now?: () => number;
 }
@@ -139,6 +149,7 @@ async function tableExists(db: Database, name: string): Promise<boolean> {
 /** Creates the obs report service. */
 export function createObsService(options: ObsServiceOptions): ObsService {
   const { db, dataDir, evidence } = options;
+  const rolls = options.evidenceRolls;
   const now = options.now ?? Date.now;
 
   /** Newest day first; stops at the first match. Lines without `filter`'s value are skipped unparsed. */
@@ -149,7 +160,7 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     const listing = await listSessionIndexFiles(dataDir);
     const days = await listSessionIndexDays(dataDir, listing);
     for (const day of days.reverse()) {
-      const read = await readSessionIndexDay(dataDir, day, { filter, listing });
+      const read = await readSessionIndexDay(dataDir, day, { filter, listing, rolls });
       const hit = read?.records.find(match);
       if (hit) return hit;
     }
@@ -192,29 +203,31 @@ export function createObsService(options: ObsServiceOptions): ObsService {
   }
 
   /**
-   * The session's index records in write order. Every turn writes its trajectory lines and its
-   * index line with the same `ts` (the turn's end), so no index line of the session is older
-   * than its oldest trajectory record: only the days from that record's day on are read. Turns
-   * whose trajectory lines were lost (hard cap, failed write) come later and are still read.
-   * Without trajectory records, every day is read.
+   * The session's index records in write order. A session's index lines are never older than
+   * the session itself, so when the session store (`agent_sessions`) knows when the session
+   * was created, only the days from that day on are read; otherwise (no store, a deleted
+   * session) every day is. The trajectory is no guide: rotation drops its oldest parts while
+   * the index days of those turns remain.
    */
   async function sessionIndexOf(
     sessionKey: string,
     includeSynthetic: boolean,
-    trajectory: TrajectoryRecord[],
   ): Promise<SessionIndexRecord[]> {
     const listing = await listSessionIndexFiles(dataDir);
     let days = await listSessionIndexDays(dataDir, listing);
-    if (trajectory.length > 0) {
-      let oldest = Number.POSITIVE_INFINITY;
-      for (const record of trajectory) if (record.ts < oldest) oldest = record.ts;
-      const first = sessionIndexFileName(oldest);
+    const created = (await tableExists(db, 'agent_sessions'))
+      ? await db.get<{ created_at: number }>('SELECT created_at FROM agent_sessions WHERE session_key = ?', [
+          sessionKey,
+        ])
+      : undefined;
+    if (created) {
+      const first = sessionIndexFileName(created.created_at);
       days = days.filter((day) => day >= first);
     }
     const out: SessionIndexRecord[] = [];
     const filter: SessionIndexFilter = { field: 'sessionKey', value: sessionKey };
     for (const day of days) {
-      const read = await readSessionIndexDay(dataDir, day, { filter, listing });
+      const read = await readSessionIndexDay(dataDir, day, { filter, listing, rolls });
       for (const record of read?.records ?? []) {
         if (record.sessionKey === sessionKey && (includeSynthetic || !record.synthetic)) out.push(record);
       }
@@ -273,11 +286,9 @@ export function createObsService(options: ObsServiceOptions): ObsService {
       }
       const { sessionKey, reference } = await resolve(params);
       if (!sessionKey) return buildSessionNotFoundReport(reference);
-      const [{ index, trajectory }, diagnostics, cronWakes] = await Promise.all([
-        readTrajectory(dataDir, sessionKey).then(async (trajectory) => ({
-          trajectory,
-          index: await sessionIndexOf(sessionKey, params.includeSynthetic ?? false, trajectory.records),
-        })),
+      const [index, trajectory, diagnostics, cronWakes] = await Promise.all([
+        sessionIndexOf(sessionKey, params.includeSynthetic ?? false),
+        readTrajectory(dataDir, sessionKey, { rolls }),
         evidence.diagnosticsIn({
           sinceMs: 0,
           untilMs: Number.MAX_SAFE_INTEGER,
@@ -309,7 +320,7 @@ export function createObsService(options: ObsServiceOptions): ObsService {
       const windowHours = parsed.data.sinceHours ?? 24;
       const untilMs = now() + 1;
       const sinceMs = Math.max(0, Math.floor(untilMs - windowHours * HOUR_MS));
-      const read = await readSessionIndex(dataDir, { sinceMs, untilMs });
+      const read = await readSessionIndex(dataDir, { sinceMs, untilMs }, { rolls });
       const index = read.records.filter((record) => !record.synthetic);
       // Per-tool counts come from the trajectories of the sessions that made tool calls.
       const withTools = [
@@ -322,7 +333,7 @@ export function createObsService(options: ObsServiceOptions): ObsService {
       const toolCalls: Array<Extract<TrajectoryRecord, { type: 'tool_call' }>> = [];
       const listing = await listTrajectoryFiles(dataDir);
       const trajectories = await mapLimit(withTools, TRAJECTORY_READS_IN_FLIGHT, (sessionKey) =>
-        readTrajectory(dataDir, sessionKey, { listing }),
+        readTrajectory(dataDir, sessionKey, { listing, rolls }),
       );
       for (const trajectory of trajectories) {
         for (const record of trajectory.records) {
@@ -354,7 +365,11 @@ export function createObsService(options: ObsServiceOptions): ObsService {
       const limit = Math.min(params.limit ?? 200, 1000);
       let traceId = params.traceId;
       const today = Math.floor(now() / DAY_MS) * DAY_MS;
-      const read = await readSessionIndex(dataDir, { sinceMs: today - DAY_MS, untilMs: today + DAY_MS });
+      const read = await readSessionIndex(
+        dataDir,
+        { sinceMs: today - DAY_MS, untilMs: today + DAY_MS },
+        { rolls },
+      );
       if (params.messageId) {
         const hit = read.records.find((record) => record.messageId === params.messageId);
         if (!hit) return { rows: [] };
