@@ -303,6 +303,19 @@ interface StreamPolicy {
 }
 
 /**
+ * Roll counts of evidence files, for in-process readers: `of(relative)` is even while the file
+ * is settled and odd while it rolls, and changes with every roll. A reader that saw the same
+ * even count before and after reading a stream read no roll (no part twice, none missed).
+ */
+export interface EvidenceRolls {
+  /** The roll count of a file relative to the data dir (e.g. `obs/trajectories/<name>`). */
+  of(relative: string): number;
+}
+
+/** Files whose sizes an {@link EvidenceWriter} keeps in memory (least recently written dropped first). */
+export const FILE_STATES_KEPT = 4096;
+
+/**
  * Appends evidence lines. Lines of one file are written in order; a write failure is
  * logged and never fails a turn.
  *
@@ -313,16 +326,6 @@ interface StreamPolicy {
  * empty file never rolls. A session's trajectory, live file and parts together, stops at the
  * 50 MB hard cap: later lines are dropped, with one warning per file.
  */
-/**
- * Roll counts of evidence files, for in-process readers: `of(relative)` is even while the file
- * is settled and odd while it rolls, and changes with every roll. A reader that saw the same
- * even count before and after reading a stream read no roll (no part twice, none missed).
- */
-export interface EvidenceRolls {
-  /** The roll count of a file relative to the data dir (e.g. `obs/trajectories/<name>`). */
-  of(relative: string): number;
-}
-
 export class EvidenceWriter {
   readonly #dataDir: string;
   readonly #logger: AgentRuntimeLogger;
@@ -376,13 +379,24 @@ export class EvidenceWriter {
     return next;
   }
 
+  /**
+   * The sizes of a file, kept for the {@link FILE_STATES_KEPT} most recently written files
+   * (every graph node and webhook turn is a session of its own, so a long-running daemon
+   * touches unboundedly many); a file written again after eviction is measured on disk again.
+   */
   async #state(path: string, relative: string, policy: StreamPolicy): Promise<FileState> {
     let state = this.#files.get(relative);
-    if (!state) {
+    if (state) {
+      this.#files.delete(relative);
+    } else {
       const live = (await textBytes(path, false)) ?? 0;
       const total = policy.hardCapBytes === undefined ? live : live + (await partBytes(path));
       state = { live, total, warned: false };
-      this.#files.set(relative, state);
+    }
+    this.#files.set(relative, state);
+    if (this.#files.size > FILE_STATES_KEPT) {
+      const oldest = this.#files.keys().next().value;
+      if (oldest !== undefined) this.#files.delete(oldest);
     }
     return state;
   }
