@@ -106,12 +106,13 @@ describe('sweepEvidence', () => {
     expect(result.compressed).toHaveLength(5);
   });
 
-  it('renumbers parts a crash left with a gap, oldest staying oldest', async () => {
+  it('renumbers parts a crash left with a gap, oldest staying oldest, and deletes leftover temporaries', async () => {
     const trajectory = `${TRAJECTORY_DIR}/web_chat-0123456789abcdef.jsonl`;
     file(trajectory, 'live\n');
     file(`${trajectory}.2`, 'newer\n');
     file(`${trajectory}.4.gz`, 'not really gzip');
     file(`${trajectory}.4.gz.tmp`, 'unfinished');
+    file(`${trajectory}.rolling`, '');
 
     const result = await sweepEvidence({
       dataDir,
@@ -126,7 +127,10 @@ describe('sweepEvidence', () => {
     ]);
     expect(readFileSync(join(dataDir, `${trajectory}.1`), 'utf8')).toBe('newer\n');
     expect(result.renumbered).toHaveLength(2);
-    expect(result.deleted).toEqual([{ path: `${trajectory}.4.gz.tmp`, reason: 'temporary' }]);
+    expect(result.deleted).toEqual([
+      { path: `${trajectory}.4.gz.tmp`, reason: 'temporary' },
+      { path: `${trajectory}.rolling`, reason: 'temporary' },
+    ]);
   });
 
   it('drops the plain copy of a file whose gzipped twin exists', async () => {
