@@ -599,9 +599,41 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     gateway.ws.handleUpgrade(req, socket, head);
   });
 
+  // Everything opened above, closed in dependency order (by stop, and by a start that cannot listen).
+  const closeServices = async (): Promise<void> => {
+    await graph.close();
+    await browser.shutdown();
+    await hooks.close();
+    await agentRuntime.close();
+    await cacheTrace?.close();
+    await memory?.close();
+    await heartbeat.close();
+    await cron.close();
+    await posture.idle();
+    await obsEvidence.close();
+    await db.close();
+    await configAudit.close();
+  };
+
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;
-  port = await listen(server, host, port);
+  try {
+    port = await listen(server, host, port);
+  } catch (error) {
+    // An embedder (or test) that catches this must not be left with open files, timers and the database.
+    log.error(
+      {
+        err: error,
+        hint: 'another process may hold the address; choose gateway.host/gateway.port or --port',
+        errorKind: 'resource',
+      },
+      'cannot listen',
+    );
+    await gateway.ws.close();
+    await closeServices();
+    await logger.close();
+    throw error;
+  }
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
   await runAsActor({ method: 'bootstrap' }, () =>
     ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') }),
@@ -665,18 +697,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const closing = closeServer(server);
       await gateway.ws.close();
       await closing;
-      await graph.close();
-      await browser.shutdown();
-      await hooks.close();
-      await agentRuntime.close();
-      await cacheTrace?.close();
-      await memory?.close();
-      await heartbeat.close();
-      await cron.close();
-      await posture.idle();
-      await obsEvidence.close();
-      await db.close();
-      await configAudit.close();
+      await closeServices();
       rmSync(pidFile, { force: true });
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
       await logger.close();
