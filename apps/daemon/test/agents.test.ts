@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
@@ -8,7 +7,7 @@ import {
   startFakeAnthropic,
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
 const fakes: FakeProvider[] = [];
@@ -19,22 +18,6 @@ afterEach(async () => {
 });
 
 type Json = Record<string, unknown>;
-
-function clientFor(daemon: TestDaemon, token = ADMIN_TOKEN) {
-  const client = createHttpClient({ url: daemon.daemon.url, token });
-  return {
-    call: <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>,
-    fail: async (method: string, params: Json = {}): Promise<RpcCallError> => {
-      try {
-        await client.call(method, params);
-      } catch (error) {
-        if (error instanceof RpcCallError) return error;
-        throw error;
-      }
-      throw new Error(`${method} did not fail`);
-    },
-  };
-}
 
 interface SseEvent {
   event: string;
@@ -78,7 +61,7 @@ async function readSse(response: Response, stopAfter?: (event: SseEvent) => bool
 describe('agent and agents methods', () => {
   it('creates an agent over RPC, persists it in config.yaml and runs turns through the offline provider', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     expect(await rpc.call('agents.list')).toEqual({ agents: ['default'] });
     const created = await rpc.call('agents.create', {
       name: 'Helper',
@@ -123,7 +106,7 @@ describe('agent and agents methods', () => {
 
   it('updates only the given fields live, validates a dry run without persisting, and describes operation models', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('agents.create', { name: 'Ops', systemPrompt: 'first' });
     const before = readFileSync(join(td.dataDir, 'config.yaml'), 'utf8');
     const dry = await rpc.call('agents.update', { agentId: 'ops', systemPrompt: 'second', dryRun: true });
@@ -158,7 +141,7 @@ describe('agent and agents methods', () => {
 
   it('applies agent and provider changes made through config.patch without a restart', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('config.patch', {
       providers: { entries: { tiny: { type: 'offline', models: ['tiny-1'], contextWindow: 4096 } } },
       agents: { entries: { patched: { name: 'Patched', provider: 'tiny' } } },
@@ -178,7 +161,7 @@ describe('agent and agents methods', () => {
 
   it('suspends, resumes and deletes agents with clear errors for new messages', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('agents.create', { name: 'temp' });
     await rpc.call('session.send', { key: 'temp-session', message: 'hello', agentId: 'temp' });
     expect(await rpc.call('agents.suspend', { agentId: 'temp' })).toMatchObject({
@@ -203,7 +186,7 @@ describe('agent and agents methods', () => {
 
   it('answers bad params with -32602 naming the field and unknown agents and sessions with -32004', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     const noMessage = await rpc.fail('agent.execute', {});
     expect(noMessage.code).toBe(-32602);
     expect(noMessage.message).toContain('message');
@@ -241,7 +224,7 @@ describe('agent and agents methods', () => {
     expect(withKey.message).toMatch(/session_key|key/);
 
     const rpcOnly = await rpc.call<{ token: string }>('tokens.create', { scopes: ['rpc'] });
-    const limited = clientFor(td, rpcOnly.token);
+    const limited = rpcClient(td.daemon.url, rpcOnly.token);
     expect((await limited.fail('agents.list')).message).toBe("Insufficient scope: requires 'admin'");
     expect((await limited.call('models.list')).providers).toBeDefined();
   });
@@ -250,7 +233,7 @@ describe('agent and agents methods', () => {
 describe('session methods', () => {
   it('serves status, history, list, send, search, export, compact, reset, reset_conversation and delete', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     for (const message of ['tell me about volcanoes', 'and glaciers', 'and deserts']) {
       await rpc.call('session.send', { key: 'geo:web:ann', message });
     }
@@ -327,7 +310,7 @@ describe('session methods', () => {
 
   it('reports billing through obs.billing.*', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     const turn = await rpc.call<{ tokensUsed: { input: number; output: number; total: number } }>(
       'session.send',
       {
@@ -401,7 +384,7 @@ describe('real providers through the daemon', () => {
         },
       },
     });
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     const viaOpenAi = await rpc.call('agent.execute', {
       message: 'hello',
       agentId: 'gpt',
@@ -544,7 +527,7 @@ describe('GET /api/chat/stream', () => {
     await readSse(response, (event) => event.event === 'delta').catch(() => []);
     controller.abort();
     await openai.aborted;
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     const indexDir = join(td.dataDir, 'obs', 'session-index');
     let index = '';
     for (let attempt = 0; attempt < 100 && !index.includes('endReason'); attempt++) {

@@ -8,7 +8,7 @@ import type { AgentTurnRunner } from '@agentd/webhooks-hmac';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
-import { ADMIN_TOKEN } from './helpers.js';
+import { ADMIN_TOKEN, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 interface AuditRow {
@@ -69,16 +69,7 @@ async function start(config?: Json, extra: Partial<DaemonOptions> = {}) {
   return {
     daemon,
     dataDir,
-    call: <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>,
-    fail: async (method: string, params: Json = {}): Promise<RpcCallError> => {
-      try {
-        await client.call(method, params);
-      } catch (error) {
-        if (error instanceof RpcCallError) return error;
-        throw error;
-      }
-      throw new Error(`${method} did not fail`);
-    },
+    ...rpcClient(daemon.url),
     /** Rows oldest first (the query answers newest first). */
     rows: async (filter: Json = {}) =>
       ((await client.call('obs.audit.query', filter)) as { rows: AuditRow[] }).rows.reverse(),

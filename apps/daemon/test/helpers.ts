@@ -5,6 +5,7 @@ import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
+import { createHttpClient, RpcCallError } from '@agentd/client';
 import { type RunningDaemon, startDaemon } from '../src/index.js';
 
 /** The admin (`*`) secret every test daemon starts with. */
@@ -109,4 +110,23 @@ export async function postRpc(
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+type Json = Record<string, unknown>;
+
+/** HTTP calls to a daemon as `token` (admin by default): `call` answers the result, `fail` the RpcCallError. */
+export function rpcClient(url: string, token: string = ADMIN_TOKEN) {
+  const client = createHttpClient({ url, token });
+  return {
+    call: <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>,
+    fail: async (method: string, params: Json = {}): Promise<RpcCallError> => {
+      try {
+        await client.call(method, params);
+      } catch (error) {
+        if (error instanceof RpcCallError) return error;
+        throw error;
+      }
+      throw new Error(`${method} did not fail`);
+    },
+  };
 }

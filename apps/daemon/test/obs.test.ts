@@ -1,6 +1,5 @@
-import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
 
@@ -11,26 +10,10 @@ afterEach(async () => {
 
 type Json = Record<string, unknown>;
 
-function clientFor(daemon: TestDaemon) {
-  const client = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
-  return {
-    call: <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>,
-    fail: async (method: string, params: Json = {}): Promise<RpcCallError> => {
-      try {
-        await client.call(method, params);
-      } catch (error) {
-        if (error instanceof RpcCallError) return error;
-        throw error;
-      }
-      throw new Error(`${method} did not fail`);
-    },
-  };
-}
-
 describe('obs namespace', () => {
   it('explains a session identically by session key, trace id and synthetic root id', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('session.send', { key: 'obs-a', message: '/tool missing_tool {}' });
     const bySession = await rpc.call<Json & { traceId: string; timing: { turnCount: number } }>(
       'obs.explain',
@@ -53,7 +36,7 @@ describe('obs namespace', () => {
 
   it('answers the session_not_found marker naming the reference', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     const report = await rpc.call<{ likelyRootCause: { code: string; detail: string } }>('obs.explain', {
       traceId: 'no-such-trace',
     });
@@ -64,7 +47,7 @@ describe('obs namespace', () => {
 
   it('validates sinceHours and reports the fleet', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('session.send', { key: 'obs-b', message: 'hello' });
     const fleet = await rpc.call<{ windowHours: number; sessions: { total: number } }>(
       'obs.fleet.health',
@@ -78,7 +61,7 @@ describe('obs namespace', () => {
 
   it('stores the events of every package as diagnostics and resets them by table', async () => {
     td = await startTestDaemon();
-    const rpc = clientFor(td);
+    const rpc = rpcClient(td.daemon.url);
     await rpc.call('session.send', { key: 'obs-c', message: 'hello' });
     const diagnostics = await rpc.call<{ counts: Record<string, number> }>('obs.diagnostics', {});
     // The turn's event and the config posture row written at start (no provider to ask: all zero).
