@@ -376,11 +376,18 @@ const WEBHOOK_DENIALS: ReadonlyMap<string, AuditSeverity> = new Map<string, Audi
 ]);
 
 /**
- * The audit event of one webhook request, or undefined when the outcome is not a security
- * decision (bad JSON, no mapping, body too large and the like are counted, not audited).
- * `verified` says whether the handler checks signatures on this endpoint.
+ * The audit event of one webhook request, or undefined when it is no security decision worth a
+ * row: bad JSON, no mapping, a body too large (counted, not audited), and a verified request
+ * accepted (routine, as a successful bearer authentication is). `verified` says whether the
+ * handler checks signatures on this endpoint; an unsigned acceptance is audited only when
+ * `firstUnsigned` says it is the first on its path since the webhooks were configured, so an
+ * open endpoint shows up once instead of once per request.
  */
-export function webhookAuditEvent(outcome: WebhookOutcome, verified: boolean): AuditEvent | undefined {
+export function webhookAuditEvent(
+  outcome: WebhookOutcome,
+  verified: boolean,
+  firstUnsigned: (path: string) => boolean = () => true,
+): AuditEvent | undefined {
   const refs = {
     endpoint: outcome.endpoint,
     path: outcome.path,
@@ -388,13 +395,14 @@ export function webhookAuditEvent(outcome: WebhookOutcome, verified: boolean): A
     status: outcome.status,
   };
   if (outcome.outcome === 'accepted' || outcome.outcome === 'duplicate') {
+    if (verified || !firstUnsigned(outcome.path)) return undefined;
+    // Accepting unsigned requests (a mapped path while no webhooks.token is set) is worth a look.
     return {
       kind: 'webhook',
       classification: 'allowed',
       outcome: 'success',
-      // Accepting an unsigned request (a mapped path while no webhooks.token is set) is worth a look.
-      severity: verified ? 'info' : 'low',
-      reason: verified ? 'signature_valid' : 'unsigned',
+      severity: 'low',
+      reason: 'unsigned',
       ...refs,
     };
   }

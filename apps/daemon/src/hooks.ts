@@ -128,6 +128,9 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
     }
     misconfigured = undefined;
     const verifying = secrets.length > 0;
+    // Paths whose unsigned acceptance is already in the audit (reset with each configuration).
+    const unsignedAudited = new Set<string>();
+    const firstUnsigned = (path: string) => !unsignedAudited.has(path) && !!unsignedAudited.add(path);
     handler = createWebhookHandler({
       basePath: section.path,
       secret: secrets.length > 0 ? secrets : undefined,
@@ -140,7 +143,7 @@ export async function startHooks(options: DaemonHooksOptions): Promise<DaemonHoo
       onOutcome: (outcome) => {
         store.recordOutcome(outcome);
         if (!audit) return;
-        const event = webhookAuditEvent(outcome, verifying);
+        const event = webhookAuditEvent(outcome, verifying, firstUnsigned);
         if (event) audit.emit(event);
       },
       onWebhook: async (event) => {
