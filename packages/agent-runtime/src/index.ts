@@ -87,8 +87,11 @@ export {
   type OfflineScript,
 } from './offline-provider.js';
 export {
+  createOffloadReadTool,
   OFFLOAD_DIR,
   OFFLOAD_MAX_BYTES,
+  OFFLOAD_READ_MAX_CHARS,
+  OFFLOAD_READ_TOOL,
   type OffloadOutcome,
   offloadFileName,
   offloadSessionDir,

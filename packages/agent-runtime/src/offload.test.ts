@@ -5,8 +5,11 @@ import { z } from 'zod';
 import { readTrajectory, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
 import { trajectoryFileName } from './evidence.js';
 import {
+  createOffloadReadTool,
   OFFLOAD_DIR,
   OFFLOAD_MAX_BYTES,
+  OFFLOAD_READ_MAX_CHARS,
+  OFFLOAD_READ_TOOL,
   offloadFileName,
   offloadSessionDir,
   writeOffload,
@@ -209,5 +212,89 @@ describe('createAgentRuntime offloads', () => {
     expect(warn?.level).toBe('warn');
     expect(warn?.fields).toMatchObject({ errorKind: 'resource', hint: expect.stringContaining('offloads') });
     expect(JSON.stringify(warn?.fields)).not.toContain('abab');
+  });
+});
+
+describe('createOffloadReadTool', () => {
+  it('pages through an offload of the same session and refuses any other path', async () => {
+    t = await startRuntime();
+    const text = JSON.stringify({ body: 'x'.repeat(50_000) });
+    const written = await writeOffload({
+      dataDir: t.dir,
+      sessionKey: 'acme:web:ann',
+      traceId: 'tr',
+      toolCallId: 'c',
+      seq: 1,
+      ts: 1,
+      text,
+    });
+    const tool = createOffloadReadTool(t.dir);
+    const context = {
+      agentId: 'big',
+      sessionKey: 'acme:web:ann',
+      traceId: 'tr',
+      signal: new AbortController().signal,
+    };
+    const params = (input: Record<string, unknown>) => tool.params.parse(input);
+
+    const first = (await tool.handler(params({ path: written.diskPathRel }), context)) as Record<
+      string,
+      unknown
+    >;
+    expect(first).toMatchObject({ offset: 0, totalChars: text.length, nextOffset: OFFLOAD_READ_MAX_CHARS });
+    expect(first.text).toBe(text.slice(0, OFFLOAD_READ_MAX_CHARS));
+    const last = (await tool.handler(
+      params({ path: written.diskPathRel, offset: 40_000 }),
+      context,
+    )) as Record<string, unknown>;
+    expect(last).toMatchObject({ text: text.slice(40_000), nextOffset: null });
+
+    // Another session's offload, a path outside the offload dir, or a traversal: refused.
+    const other = { ...context, sessionKey: 'acme:web:bob' };
+    await expect(tool.handler(params({ path: written.diskPathRel }), other)).rejects.toThrow(
+      'is not an offloaded result of this session',
+    );
+    for (const path of [
+      'config.yaml',
+      `${written.diskPathRel}/../../../config.yaml`,
+      `${OFFLOAD_DIR}/x/1-0.json`,
+    ]) {
+      await expect(tool.handler(params({ path }), context)).rejects.toThrow('is not an offloaded result');
+    }
+    expect(() => params({ path: written.diskPathRel, length: OFFLOAD_READ_MAX_CHARS + 1 })).toThrow();
+  });
+
+  it('lets an agent allowed offload_read read on from where its truncated result stopped', async () => {
+    t = await startRuntime({
+      tools: [dumpTool],
+      offline: {
+        script: (request, { call }) => {
+          if (call !== 1) return undefined;
+          // The model follows the pointer in the truncated result.
+          const last = request.messages.at(-1);
+          const content = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+          const match = /offload_read (\{[^}]*\})/.exec(content);
+          if (!match) return { text: 'no pointer' };
+          return { toolCalls: [{ toolName: OFFLOAD_READ_TOOL, input: JSON.parse(match[1] as string) }] };
+        },
+      },
+      providers: { entries: { wide: { type: 'offline', models: ['wide'], contextWindow: 400_000 } } },
+      agents: { entries: { big: { name: 'Big', provider: 'wide', tools: ['dump', OFFLOAD_READ_TOOL] } } },
+    });
+    const result = await t.runtime.runTurn({
+      agentId: 'big',
+      message: '/tool dump {"chars":150000,"tag":"long"}',
+      sessionKey: 'acme:web:ann',
+    });
+    expect(result.endReason).toBe('completed');
+    const full = JSON.stringify(await dumpTool.handler({ chars: 150_000, tag: 'long' }, {} as never));
+    const { messages } = await t.runtime.sessions.history('acme:web:ann');
+    const toolMessages = messages.filter((message) => message.role === 'tool');
+    expect(toolMessages).toHaveLength(2);
+    const page = JSON.parse(toolMessages[1]?.content ?? '{}') as { text: string; nextOffset: number };
+    // The page continues exactly where the truncated result stopped.
+    expect(full.startsWith(`${full.slice(0, 100_000)}${page.text}`)).toBe(true);
+    expect(page.text.length).toBe(OFFLOAD_READ_MAX_CHARS);
+    expect(page.nextOffset).toBe(100_000 + OFFLOAD_READ_MAX_CHARS);
   });
 });

@@ -171,8 +171,8 @@ describe('createAgentRuntime', () => {
     const result = await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'tools' });
     expect(result.endReason).toBe('completed_with_tool_errors');
     expect(result.finishReason).toBe('stop');
-    // The denied tool is not even offered.
-    expect(requests[0]?.tools.map((tool) => tool.name)).toEqual(['explode']);
+    // The denied tool is not even offered ('*' also allows the built-in offload_read).
+    expect(requests[0]?.tools.map((tool) => tool.name)).toEqual(['offload_read', 'explode']);
     const kinds = readTrajectory(t.dir, 'tools')
       .filter((record) => record.type === 'tool_call')
       .map((record) => (record.type === 'tool_call' ? [record.toolName, record.ok, record.errorKind] : []));

@@ -41,7 +41,7 @@ import { parseOptions } from './internal/options.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { createOfflineProvider, type OfflineProviderOptions } from './offline-provider.js';
-import { writeOffload } from './offload.js';
+import { createOffloadReadTool, OFFLOAD_READ_TOOL, writeOffload } from './offload.js';
 import {
   emptyUsage,
   type ModelFinishReason,
@@ -508,6 +508,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   let contextEngine: ContextEngineSection = parsed.contextEngine;
   const providerCache = new Map<string, { fingerprint: string; provider: ModelProvider }>();
 
+  // Built in: paging through the session's own offloaded results (offered only where `tools` allow it).
+  addTool(createOffloadReadTool(parsed.dataDir) as AgentTool);
   for (const tool of parsed.tools) addTool(tool);
 
   function defaultProviderFactory(
@@ -1581,8 +1583,13 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         text: resultText,
       });
       const cut = resultText.length - MAX_TOOL_RESULT_CHARS;
+      const readable = offload.resolved && toolAllowed(agent, OFFLOAD_READ_TOOL, narrowed);
       const pointer = offload.resolved
-        ? `the full result (${offload.bytes} bytes) is stored at ${offload.diskPathRel} in the data directory`
+        ? `the full result (${offload.bytes} bytes) is stored at ${offload.diskPathRel} in the data directory${
+            readable
+              ? `; read on with ${OFFLOAD_READ_TOOL} {"path":"${offload.diskPathRel}","offset":${MAX_TOOL_RESULT_CHARS}}`
+              : ''
+          }`
         : `the full result (${offload.bytes} bytes) was not stored`;
       content = `${resultText.slice(0, MAX_TOOL_RESULT_CHARS)}… [truncated ${cut} characters; ${pointer}]`;
       if (offload.reason === 'write_failed') {
