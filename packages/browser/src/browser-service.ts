@@ -10,7 +10,6 @@ import {
   type Request,
   errors as playwrightErrors,
 } from 'playwright-core';
-import { z } from 'zod';
 import { BrowserError } from './errors.js';
 import { type ActAction, type ActParams, checkActParams, performAction } from './internal/actions.js';
 import { type AddressPolicy, createAddressPolicy } from './internal/address-policy.js';
@@ -18,9 +17,10 @@ import { type ConsoleEntry, ConsoleBuffer, consoleLevel } from './internal/conso
 import { findExecutable, installHint } from './internal/executable.js';
 import { BLOCKED_HEADER, type GuardProxy, startGuardProxy } from './internal/guard-proxy.js';
 import { findProcesses, isAlive, killTree, parentPid } from './internal/processes.js';
+import { launchSettingsChanged, parseOptions } from './internal/settings.js';
 import { boundSnapshot, boundSnapshotText, type SnapshotNode } from './internal/snapshot.js';
 import { type BrowserLogger, noopLogger } from './logger.js';
-import { type BrowserServiceOptions, browserServiceOptionsSchema } from './options.js';
+import type { BrowserServiceOptions } from './options.js';
 
 /** Per-call options every operation accepts. */
 export interface CallOptions {
@@ -122,6 +122,14 @@ export interface BrowserService {
   console(call?: CallOptions): Promise<{ entries: ConsoleEntry[]; dropped: number; tabId?: string }>;
   /** Stops the browser and refuses further calls with `CLOSED`. */
   shutdown(): Promise<void>;
+  /**
+   * Applies a new `browser` section in place. Per-call keys (timeouts, snapshot, text and console
+   * limits) apply from the next call; a change to a key the browser was launched with (executable,
+   * profile, private-network policy, viewport, extra switches) stops a running browser, so the next
+   * call launches it with the new section. `relaunched` tells whether a running browser was stopped.
+   * @throws {BrowserError} `INVALID_OPTIONS` when the section fails validation (nothing changes then).
+   */
+  applyConfig(section: BrowserServiceOptions): Promise<{ relaunched: boolean }>;
 }
 
 interface Tab {
@@ -132,6 +140,8 @@ interface Tab {
 
 interface Session {
   context: BrowserContext;
+  /** The profile the browser was launched with (the configured one may have changed since). */
+  profileDir: string;
   pid: number | undefined;
   proxy: GuardProxy | undefined;
   tabs: Map<string, Tab>;
@@ -169,25 +179,21 @@ const closedPattern = /has been closed|Target closed|Browser closed|browser has 
  * @throws {BrowserError} `INVALID_OPTIONS` when the options fail validation.
  */
 export function createBrowserService(options: BrowserServiceOptions = {}): BrowserService {
-  const parsed = browserServiceOptionsSchema.safeParse(stripInjected(options));
-  if (!parsed.success) {
-    throw new BrowserError('INVALID_OPTIONS', `invalid browser options: ${z.prettifyError(parsed.error)}`, {
-      data: { issues: parsed.error.issues.map((issue) => ({ path: issue.path, message: issue.message })) },
-    });
-  }
-  const config = parsed.data;
+  let config = parseOptions(options);
   const logger: BrowserLogger = options.logger ?? noopLogger;
   const now = options.now ?? Date.now;
   const randomId = options.randomId ?? (() => randomBytes(4).toString('hex'));
   // Without a data dir the profile lives in a temp dir this service owns and removes.
   const ownedBase = config.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'agentd-browser-')) : undefined;
   const base = config.dataDir ?? (ownedBase as string);
-  const profileDir = resolve(
-    isAbsolute(config.profileDir) ? config.profileDir : join(base, config.profileDir),
-  );
-  const policy: AddressPolicy | undefined = config.allowPrivateNetwork
-    ? undefined
-    : createAddressPolicy({ allowedHosts: config.allowedHosts, resolveHost: options.resolveHost });
+  const profileDirOf = (section: typeof config) =>
+    resolve(isAbsolute(section.profileDir) ? section.profileDir : join(base, section.profileDir));
+  const policyOf = (section: typeof config): AddressPolicy | undefined =>
+    section.allowPrivateNetwork
+      ? undefined
+      : createAddressPolicy({ allowedHosts: section.allowedHosts, resolveHost: options.resolveHost });
+  let profileDir = profileDirOf(config);
+  let policy = policyOf(config);
 
   let session: Session | undefined;
   let launching: Promise<Session> | undefined;
@@ -197,16 +203,16 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   // The sweep of an ended session kills every process carrying the profile dir; a launch must
   // wait for it, or the sweep (still looping on a slow machine) kills the new browser too.
   let pendingSweep: Promise<void> = Promise.resolve();
-  const sweepProcesses = (pid: number | undefined): Promise<void> => {
-    const sweep = pendingSweep.then(() => sweepOnce(pid));
+  const sweepProcesses = (pid: number | undefined, dir: string): Promise<void> => {
+    const sweep = pendingSweep.then(() => sweepOnce(pid, dir));
     pendingSweep = sweep.catch(() => undefined);
     return sweep;
   };
-  const sweepOnce = async (pid: number | undefined): Promise<void> => {
+  const sweepOnce = async (pid: number | undefined, dir: string): Promise<void> => {
     if (pid !== undefined) killTree(pid);
     // Children outside the group (or a group we could not identify) carry the profile dir.
     for (let attempt = 0; attempt < 40; attempt++) {
-      const left = findProcesses(profileDir).filter((candidate) => candidate !== process.pid);
+      const left = findProcesses(dir).filter((candidate) => candidate !== process.pid);
       if (left.length === 0 && (pid === undefined || !isAlive(pid))) return;
       for (const candidate of left) killTree(candidate);
       await sleep(50);
@@ -230,7 +236,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
         why === 'crashed' ? 'browser exited unexpectedly' : 'browser unresponsive, killed',
       );
     }
-    void sweepProcesses(current.pid);
+    void sweepProcesses(current.pid, current.profileDir);
     void current.proxy?.close();
   };
 
@@ -274,12 +280,13 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
     await pendingSweep;
     const began = now();
     const executablePath = findExecutable(config.executablePath);
-    if (!config.keepProfile) rmSync(profileDir, { recursive: true, force: true });
-    mkdirSync(profileDir, { recursive: true });
+    const launchDir = profileDir;
+    if (!config.keepProfile) rmSync(launchDir, { recursive: true, force: true });
+    mkdirSync(launchDir, { recursive: true });
     const proxy = policy ? await startGuardProxy({ policy, logger, now }) : undefined;
     let context: BrowserContext;
     try {
-      context = await chromium.launchPersistentContext(profileDir, {
+      context = await chromium.launchPersistentContext(launchDir, {
         executablePath,
         headless: true,
         chromiumSandbox: false,
@@ -295,16 +302,17 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
       });
     } catch (error) {
       await proxy?.close();
-      await sweepProcesses(undefined);
+      await sweepProcesses(undefined, launchDir);
       throw new BrowserError(
         'LAUNCH_FAILED',
         `the browser at ${executablePath} did not start: ${firstLine(String((error as Error)?.message ?? error))}. ${installHint}`,
         { cause: error, data: { executablePath } },
       );
     }
-    const pid = findProcesses(profileDir).find((candidate) => parentPid(candidate) === process.pid);
+    const pid = findProcesses(launchDir).find((candidate) => parentPid(candidate) === process.pid);
     const current: Session = {
       context,
+      profileDir: launchDir,
       pid,
       proxy,
       tabs: new Map(),
@@ -380,7 +388,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
       ]);
       if (!answered && !current.ended) {
         endSession(current, 'unresponsive');
-        await sweepProcesses(current.pid);
+        await sweepProcesses(current.pid, current.profileDir);
       }
     })().finally(() => {
       current.probing = undefined;
@@ -569,7 +577,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
       const began = now();
       await Promise.race([current.context.close().catch(() => undefined), sleep(5000)]);
       endSession(current, 'stopped');
-      await sweepProcesses(current.pid);
+      await sweepProcesses(current.pid, current.profileDir);
       await current.proxy?.close();
       logger.info({ durationMs: now() - began, step: 'stop' }, 'browser stopped');
     })().finally(() => {
@@ -611,7 +619,9 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   }
 
   return {
-    profileDir,
+    get profileDir() {
+      return profileDir;
+    },
     get pid() {
       return session?.pid;
     },
@@ -761,15 +771,22 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
       await stop();
       if (ownedBase) rmSync(ownedBase, { recursive: true, force: true });
     },
+
+    async applyConfig(section) {
+      const next = parseOptions({ ...section, dataDir: config.dataDir });
+      const relaunch = launchSettingsChanged(config, next);
+      // Set before stopping: a call waiting on the stop launches with the new section.
+      config = next;
+      profileDir = profileDirOf(next);
+      policy = policyOf(next);
+      const running = session !== undefined || launching !== undefined;
+      if (relaunch && running) await stop();
+      return { relaunched: relaunch && running };
+    },
   };
 }
 
 async function titleOf(page: Page): Promise<string> {
   // A page in the middle of navigating has no document to ask; an empty title is the truth then.
   return page.title().catch(() => '');
-}
-
-function stripInjected(options: BrowserServiceOptions): Record<string, unknown> {
-  const { logger: _logger, now: _now, randomId: _randomId, resolveHost: _resolveHost, ...rest } = options;
-  return Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
 }

@@ -11,8 +11,9 @@ const viewportSchema = z
   .strict();
 
 /**
- * The `browser` section of the agentd config file. Every key is read when the browser is
- * launched; a changed value applies from the next launch (after `browser.stop` or a restart).
+ * The `browser` section of the agentd config file. `BrowserService.applyConfig` applies a new
+ * section in place: per-call keys at once, launch keys (executable, profile, network policy,
+ * viewport, extra switches) by stopping a running browser so the next call launches it anew.
  */
 export const browserSectionSchema = z
   .object({
