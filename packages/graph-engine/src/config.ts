@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { defaultGraphLimits } from './definition.js';
+import { defaultGraphLimits, type GraphLimits } from './definition.js';
+import { GraphError } from './errors.js';
 
 /**
- * The `graph` config section. The service reads it at start; changes need a restart.
+ * The `graph` config section. The service takes it at creation and again, in place, from
+ * `GraphService.applyConfig`.
  */
 export const graphSectionSchema = z
   .object({
@@ -29,3 +31,28 @@ export const graphSectionSchema = z
 
 /** The parsed `graph` section. */
 export type GraphSection = z.infer<typeof graphSectionSchema>;
+
+/** The `graph` section as written in the config (every key optional, defaults filled in). */
+export type GraphSectionInput = z.input<typeof graphSectionSchema>;
+
+/**
+ * @internal Validates a `graph` section and shapes it as service settings.
+ * @throws {GraphError} `INVALID_OPTIONS` when it fails validation.
+ */
+export function settingsFromSection(section: GraphSectionInput): {
+  limits: GraphLimits;
+  defaultConcurrency: number;
+  maxConcurrency: number;
+  defaultNodeTimeoutMs: number;
+  retryDelayMs: number;
+  memoryRuns: number;
+} {
+  const parsed = graphSectionSchema.safeParse(section);
+  if (!parsed.success) {
+    throw new GraphError('INVALID_OPTIONS', `graph section: ${parsed.error.issues[0]?.message}`, {
+      data: { issues: parsed.error.issues },
+    });
+  }
+  const { maxNodes, maxPromptChars, maxRetries, maxTimeoutMs, ...rest } = parsed.data;
+  return { ...rest, limits: { maxNodes, maxPromptChars, maxRetries, maxTimeoutMs } };
+}

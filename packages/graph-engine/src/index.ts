@@ -1,4 +1,4 @@
-export { type GraphSection, graphSectionSchema } from './config.js';
+export { type GraphSection, type GraphSectionInput, graphSectionSchema } from './config.js';
 export type {
   GraphDatabase,
   GraphMigration,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { GraphDatabase, GraphSqlValue, GraphWriteBatcher } from './database.js';
 import { type CompiledGraph, compileGraph, type GraphDefinition, type GraphLimits } from './definition.js';
 import { GraphError } from './errors.js';
+import { type GraphSectionInput, settingsFromSection } from './config.js';
 import {
   type CapabilityClass,
   type EventSink,
@@ -226,6 +227,13 @@ export interface GraphService {
   evictMemory(runId?: string): void;
   /** Interrupts active runs (they resume at the next start) and flushes writes. */
   close(): Promise<void>;
+  /**
+   * Applies a new `graph` section in place: limits apply to the next define, concurrency to the
+   * next execute, timeouts and retry delay to runs started from now on, `memoryRuns` at the next
+   * finished run. Runs already going keep what they started with.
+   * @throws {GraphError} `INVALID_OPTIONS` when the section fails validation (nothing changes then).
+   */
+  applyConfig(section: GraphSectionInput): void;
 }
 
 interface ActiveRun {
@@ -267,7 +275,7 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
       data: { issues: parsedOptions.error.issues },
     });
   }
-  const settings = parsedOptions.data;
+  let settings = parsedOptions.data;
   const db = options.db;
   const executor = options.executor;
   const events = options.events ?? noopEventSink;
@@ -986,6 +994,10 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
       await Promise.all(runs.map((run) => run.finished));
       closed = true;
       await batcher?.close();
+    },
+
+    applyConfig(section) {
+      settings = { ...settings, ...settingsFromSection(section) };
     },
   };
   return service;

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createEchoExecutor } from './echo-executor.js';
+import { GraphError } from './errors.js';
+import { createGraphService, type GraphService } from './service.js';
+
+let dir: string;
+let db: Database;
+let service: GraphService;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'graph-apply-'));
+  db = await openDatabase({ dataDir: dir });
+  service = createGraphService({
+    db,
+    runsDir: join(dir, 'graph-runs'),
+    executor: createEchoExecutor(),
+    limits: { maxNodes: 3 },
+  });
+  await service.start();
+});
+
+afterEach(async () => {
+  await service.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const chain = (length: number) => ({
+  nodes: Array.from({ length }, (_, index) => ({
+    id: `n${index}`,
+    prompt: `step ${index}`,
+    ...(index > 0 ? { dependsOn: [`n${index - 1}`] } : {}),
+  })),
+});
+
+async function failure(run: () => Promise<unknown>): Promise<GraphError> {
+  const error = await run().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof GraphError)) throw new Error(`expected a GraphError, got ${String(error)}`);
+  return error;
+}
+
+describe('GraphService.applyConfig', () => {
+  it('refuses a definition over a lowered node limit and accepts one under a raised limit', async () => {
+    await expect(service.define(chain(3))).resolves.toMatchObject({ nodeCount: 3 });
+    service.applyConfig({ maxNodes: 2 });
+    expect((await failure(() => service.define(chain(3)))).code).toBe('INVALID_GRAPH');
+    service.applyConfig({ maxNodes: 5 });
+    await expect(service.define(chain(5))).resolves.toMatchObject({ nodeCount: 5 });
+  });
+
+  it('checks the requested concurrency against the new maximum', async () => {
+    const { graphId } = await service.define(chain(1));
+    service.applyConfig({ maxConcurrency: 2 });
+    expect((await failure(() => service.execute({ graphId, concurrency: 3 }))).code).toBe('INVALID_ARGUMENT');
+    const { runId } = await service.execute({ graphId, concurrency: 2 });
+    expect(await service.waitForRun(runId)).toBe('completed');
+  });
+
+  it('rejects an invalid section and keeps the settings it had', async () => {
+    expect(() => service.applyConfig({ maxNodes: 0 })).toThrow(GraphError);
+    expect((await failure(() => service.define(chain(4)))).code).toBe('INVALID_GRAPH');
+  });
+});
