@@ -185,6 +185,13 @@ export interface CronServiceOptions {
 export interface CronService {
   /** Migrates, loads jobs, runs one catch-up per job that missed fires, arms the timer. */
   start(): Promise<void>;
+  /**
+   * Applies new settings (the `cron` section) in place: `enabled` stops or resumes scheduled
+   * fires (a job that came due meanwhile fires once when resumed), `maxConcurrentRuns` takes
+   * effect for the next fire, and the other keys for runs started from now on.
+   * @throws {CronWakegateError} `INVALID_OPTIONS` when they fail validation (nothing changes then).
+   */
+  applyConfig(section: CronSettings): void;
   add(input: AddJobInput): Promise<CronJob>;
   update(input: UpdateJobInput): Promise<CronJob>;
   remove(name: string): Promise<{ id: string; name: string }>;
@@ -264,20 +271,20 @@ const addSchema = z.object({
   wakeGate: wakeGateSchema.optional(),
 });
 
-const MAX_TIMER_MS = 60_000;
-const MAX_TEXT = 2000;
-const SHUTDOWN = Symbol('shutdown');
+/** The settings part of {@link CronServiceOptions}: what the `cron` config section holds. */
+export type CronSettings = Pick<
+  CronServiceOptions,
+  | 'enabled'
+  | 'maxConcurrentRuns'
+  | 'runTimeoutMs'
+  | 'retryBackoffMs'
+  | 'onceMaxRetries'
+  | 'runRetentionDays'
+  | 'defaultTimeZone'
+  | 'wakeGate'
+>;
 
-class TimeoutError extends Error {}
-
-/**
- * Creates the scheduler. Call `start()` before use. Jobs of kind `cron` (croner, IANA zones,
- * DST as croner resolves it), `interval` (anchored at creation, so fires keep their phase)
- * and `once` live in `cron_jobs`; every fire (ran, skipped, failed open, errored) is a row of
- * `cron_runs`.
- */
-export function createCronService(options: CronServiceOptions): CronService {
-  const { db, runner, workspaceDir } = options;
+function parseSettings(options: CronSettings) {
   const parsed = optionsSchema.safeParse({
     enabled: options.enabled,
     maxConcurrentRuns: options.maxConcurrentRuns,
@@ -293,7 +300,24 @@ export function createCronService(options: CronServiceOptions): CronService {
       cause: parsed.error,
     });
   }
-  const settings = parsed.data;
+  return parsed.data;
+}
+
+const MAX_TIMER_MS = 60_000;
+const MAX_TEXT = 2000;
+const SHUTDOWN = Symbol('shutdown');
+
+class TimeoutError extends Error {}
+
+/**
+ * Creates the scheduler. Call `start()` before use. Jobs of kind `cron` (croner, IANA zones,
+ * DST as croner resolves it), `interval` (anchored at creation, so fires keep their phase)
+ * and `once` live in `cron_jobs`; every fire (ran, skipped, failed open, errored) is a row of
+ * `cron_runs`.
+ */
+export function createCronService(options: CronServiceOptions): CronService {
+  const { db, runner, workspaceDir } = options;
+  let settings = parseSettings(options);
   const now = options.now ?? Date.now;
   const randomId = options.randomId ?? randomUUID;
   const logger = options.logger ?? noopLogger;
@@ -1037,6 +1061,17 @@ export function createCronService(options: CronServiceOptions): CronService {
         await new Promise((resolve) => setImmediate(resolve));
       }
       await recorder.flush();
+    },
+
+    applyConfig(section) {
+      settings = parseSettings(section);
+      limiter.limit = settings.maxConcurrentRuns;
+      if (!settings.enabled && timer) {
+        clearTimeout(timer);
+        timer = undefined;
+        timerDue = Number.POSITIVE_INFINITY;
+      }
+      arm();
     },
   };
 }

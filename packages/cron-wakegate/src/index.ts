@@ -15,6 +15,7 @@ export {
   type CronRun,
   type CronService,
   type CronServiceOptions,
+  type CronSettings,
   createCronService,
   type FireTrigger,
   type UpdateJobInput,

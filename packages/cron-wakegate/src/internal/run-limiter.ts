@@ -3,7 +3,7 @@
  * synchronously when a slot is free, so a fire reaches its executor without a tick of delay.
  */
 export class RunLimiter {
-  readonly #limit: number;
+  #limit: number;
   #active = 0;
   #queue: Array<() => Promise<void>> = [];
   #head = 0;
@@ -14,6 +14,16 @@ export class RunLimiter {
 
   get active(): number {
     return this.#active;
+  }
+
+  /** Tasks allowed at once; a raised limit starts waiting tasks at once, a lowered one lets running tasks finish. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  set limit(value: number) {
+    this.#limit = value;
+    while (this.#active < this.#limit && this.#head < this.#queue.length) this.#startNext();
   }
 
   get waiting(): number {
@@ -31,15 +41,19 @@ export class RunLimiter {
       .catch(() => undefined)
       .finally(() => {
         this.#active -= 1;
-        const next = this.#queue[this.#head];
-        if (next === undefined) return;
-        this.#queue[this.#head] = undefined as never;
-        this.#head += 1;
-        if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-          this.#queue = this.#queue.slice(this.#head);
-          this.#head = 0;
-        }
-        this.#start(next);
+        if (this.#active < this.#limit) this.#startNext();
       });
+  }
+
+  #startNext(): void {
+    const next = this.#queue[this.#head];
+    if (next === undefined) return;
+    this.#queue[this.#head] = undefined as never;
+    this.#head += 1;
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    this.#start(next);
   }
 }
