@@ -49,14 +49,16 @@ export interface AutoRecall {
   stats(sessionKey: string): RecallBlock | undefined;
   /** Forgets a session's block (session reset or delete). */
   forget(sessionKey: string): void;
+  /** Applies new `limit`, `minScore` and `maxChars` (absent ones back to their defaults) from the next recall on. */
+  applyConfig(settings: Pick<AutoRecallOptions, 'limit' | 'minScore' | 'maxChars'>): void;
 }
 
 /** Creates the automatic recall the agent runtime runs before a turn when the agent's config enables it. */
 export function createAutoRecall(options: AutoRecallOptions): AutoRecall {
   const { store } = options;
-  const limit = options.limit ?? 5;
-  const minScore = options.minScore ?? 0;
-  const maxChars = options.maxChars ?? 4000;
+  let limit = options.limit ?? 5;
+  let minScore = options.minScore ?? 0;
+  let maxChars = options.maxChars ?? 4000;
   const maxSessions = options.maxSessions ?? 10_000;
   const blocks = new Map<string, RecallBlock>();
   return {
@@ -99,6 +101,11 @@ export function createAutoRecall(options: AutoRecallOptions): AutoRecall {
     },
     forget: (sessionKey) => {
       blocks.delete(sessionKey);
+    },
+    applyConfig: (settings) => {
+      limit = settings.limit ?? 5;
+      minScore = settings.minScore ?? 0;
+      maxChars = settings.maxChars ?? 4000;
     },
   };
 }

@@ -28,7 +28,7 @@ export {
   noopEventSink,
   noopLogger,
 } from './logger.js';
-export { createMemoryStore, type MemoryStore } from './memory-store.js';
+export { createMemoryStore, type MemoryStore, type MemoryStoreSettings } from './memory-store.js';
 export { MIGRATION_PACKAGE, memoryMigrations } from './migrations.js';
 export { type MemorySection, type MemoryStoreOptions, memorySectionSchema } from './options.js';
 export { createHttpReranker, type HttpRerankerOptions, type Reranker } from './reranker.js';

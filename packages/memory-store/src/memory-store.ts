@@ -82,7 +82,22 @@ export interface MemoryStore {
   backfillEmbeddings(): Promise<number>;
   /** Commits queued writes, waits for background work; the database stays open. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Applies new settings in place, as {@link createMemoryStore} would take them (an absent
+   * `embedder` or `reranker` means the default hashing embedder or none). Recall settings apply
+   * to the next search; a new embedder model or dimension count, or changed index settings,
+   * rebuild the in-process index from libsql in the background (exact search answers until then).
+   * Entries holding another model's vectors are re-embedded by {@link MemoryStore.backfillEmbeddings}.
+   * @throws {MemoryStoreError} `INVALID_INPUT` when the settings fail validation (nothing changes then).
+   */
+  applyConfig(settings: MemoryStoreSettings): void;
 }
+
+/** What {@link MemoryStore.applyConfig} takes: the store options without the injected parts. */
+export type MemoryStoreSettings = Omit<
+  MemoryStoreOptions,
+  'database' | 'logger' | 'events' | 'now' | 'randomId'
+>;
 
 const tagSchema = z.string().min(1).max(64);
 const idSchema = z.string().min(1).max(128);
@@ -127,6 +142,19 @@ const browseInputSchema = z
     limit: z.number().int().min(1).max(1000).optional(),
   })
   .strict();
+
+/** The in-process vector index the settings ask for; none when it is disabled. */
+function vectorIndexFor(settings: Settings['index'], dimensions: number): VectorIndex | undefined {
+  if (!settings.enabled) return undefined;
+  if (settings.kind === 'quantized') return new QuantizedIndex(dimensions);
+  return new AnnIndex({
+    dimensions,
+    connectivity: settings.connectivity,
+    expansionAdd: settings.expansionAdd,
+    expansionSearch: settings.expansionSearch,
+    quantization: settings.quantization,
+  });
+}
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
@@ -289,17 +317,17 @@ export async function createMemoryStore(options: MemoryStoreOptions): Promise<Me
 type Settings = z.output<typeof memoryStoreSettingsSchema>;
 
 class LibsqlMemoryStore implements MemoryStore {
-  readonly embedder: Embedder;
-  readonly hasReranker: boolean;
+  embedder: Embedder;
+  hasReranker: boolean;
   readonly #db: Database;
-  readonly #reranker: Reranker | undefined;
-  readonly #settings: Settings;
+  #reranker: Reranker | undefined;
+  #settings: Settings;
   readonly #logger: MemoryLogger;
   readonly #events: EventSink;
   readonly #now: () => number;
   readonly #randomId: () => string;
-  readonly #cache: EmbeddingCache;
-  readonly #index: VectorIndex | undefined;
+  #cache: EmbeddingCache;
+  #index: VectorIndex | undefined;
   #indexReady = false;
   #rebuild: Promise<void> = Promise.resolve();
   #rebuildMs: number | null = null;
@@ -329,17 +357,28 @@ class LibsqlMemoryStore implements MemoryStore {
     this.#now = now;
     this.#randomId = randomId;
     this.#cache = new EmbeddingCache(db, { ...settings.cache, now });
-    this.#index = !settings.index.enabled
-      ? undefined
-      : settings.index.kind === 'quantized'
-        ? new QuantizedIndex(embedder.dimensions)
-        : new AnnIndex({
-            dimensions: embedder.dimensions,
-            connectivity: settings.index.connectivity,
-            expansionAdd: settings.index.expansionAdd,
-            expansionSearch: settings.index.expansionSearch,
-            quantization: settings.index.quantization,
-          });
+    this.#index = vectorIndexFor(settings.index, embedder.dimensions);
+  }
+
+  applyConfig(options: MemoryStoreSettings): void {
+    const { embedder = createHashingEmbedder(), reranker, ...rest } = options;
+    const next = parse(memoryStoreSettingsSchema, rest, 'memory store settings');
+    const reindex =
+      embedder.model !== this.embedder.model ||
+      embedder.dimensions !== this.embedder.dimensions ||
+      JSON.stringify(next.index) !== JSON.stringify(this.#settings.index);
+    if (JSON.stringify(next.cache) !== JSON.stringify(this.#settings.cache)) {
+      this.#cache = new EmbeddingCache(this.#db, { ...next.cache, now: this.#now });
+    }
+    this.embedder = embedder;
+    this.#reranker = reranker;
+    this.hasReranker = reranker !== undefined;
+    this.#settings = next;
+    if (!reindex) return;
+    this.#index = vectorIndexFor(next.index, embedder.dimensions);
+    this.#indexReady = false;
+    this.#indexError = null;
+    this.startRebuild();
   }
 
   startRebuild(): void {
@@ -375,6 +414,8 @@ class LibsqlMemoryStore implements MemoryStore {
         // Yield between pages so recalls and writes keep flowing during a long rebuild.
         await new Promise((resolve) => setImmediate(resolve));
       }
+      // A newer index (applyConfig) took over while this one was filled.
+      if (this.#index !== index) return;
       this.#indexReady = true;
       this.#rebuildMs = performance.now() - began;
       this.#logger.info(
