@@ -20,7 +20,8 @@ export { DEFAULT_HOST, DEFAULT_PORT };
 
 /**
  * The `gateway` section: the rpc-core transport limits, where to listen and the tokens.
- * Host and port changes need a restart (`gateway.restart` re-binds in process).
+ * Limits and heartbeat apply to new connections at once; host and port need a restart
+ * (`gateway.restart` re-binds in process).
  */
 export const gatewaySectionSchema = gatewayTransportSchema.extend({
   host: z.string().min(1).default(DEFAULT_HOST),
@@ -34,24 +35,19 @@ export const observabilitySectionSchema = z.object({
 });
 
 /**
- * Every section the daemon knows, each with the dot paths whose change needs a restart.
- * Each package owns its section schema; the daemon only composes them.
+ * Every section the daemon knows, each with the dot paths whose change needs a restart;
+ * every other change is applied in place by live-config.ts. Each package owns its section
+ * schema; the daemon only composes them.
  */
 export const configSections = {
   gateway: {
     schema: gatewaySectionSchema.default(gatewaySectionSchema.parse({})),
-    // The dispatcher and transports are built with these; gateway.restart applies them in process.
-    restartRequired: [
-      'host',
-      'port',
-      'maxBatchSize',
-      'wsMaxMessageBytes',
-      'wsMessageRateLimit',
-      'wsHeartbeatMs',
-    ],
+    // The listening socket is bound once; gateway.restart re-binds it in process.
+    restartRequired: ['host', 'port'],
   },
   daemon: {
     schema: daemonLoggingSchema.default(daemonLoggingSchema.parse({})),
+    // The log file and cache-trace stream are opened at start; logLevels apply at once.
     restartRequired: ['logging'],
   },
   observability: {
@@ -65,12 +61,12 @@ export const configSections = {
   },
   graph: {
     schema: graphSectionSchema.default(graphSectionSchema.parse({})),
-    restartRequired: ['*'],
+    restartRequired: [],
   },
-  // The browser service is built from this section at daemon start.
+  // A changed launch key stops the running browser; the next call launches it anew.
   browser: {
     schema: browserSectionSchema.default(browserSectionSchema.parse({})),
-    restartRequired: ['*'],
+    restartRequired: [],
   },
   webhooks: {
     schema: webhooksSectionSchema.default(webhooksSectionSchema.parse({})),
@@ -90,12 +86,12 @@ export const configSections = {
   },
   memory: {
     schema: memorySectionSchema.default(memorySectionSchema.parse({})),
-    restartRequired: ['*'],
+    // The memory methods and agent tools are registered (or not) at start.
+    restartRequired: ['enabled'],
   },
   cron: {
     schema: cronSectionSchema.default(cronSectionSchema.parse({})),
-    // The scheduler is built with these at start.
-    restartRequired: ['*'],
+    restartRequired: [],
   },
   heartbeat: {
     schema: heartbeatSectionSchema.default(heartbeatSectionSchema.parse({})),

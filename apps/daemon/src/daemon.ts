@@ -61,6 +61,8 @@ import { openCacheTrace } from './cache-trace.js';
 import { createConfigAudit, createSecurityAudit, runAsActor } from './audit.js';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
+import { createGatewayPool } from './gateway-pool.js';
+import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
 import { createPostureRecorder } from './posture.js';
 import { createChatStreamHandler } from './chat-stream.js';
 import { agentMethods } from './methods/agent.js';
@@ -531,36 +533,33 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     return { dispatcher, ws, http };
   };
 
-  let gateway = buildGateway(config);
+  // Changed limits build a new generation for new connections; open sockets keep theirs.
+  const gateway = createGatewayPool(() => buildGateway(config));
   tokens.onRevoke((tokenId) => {
     gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
   });
 
+  // The one apply path: every committed change (writes, SIGHUP, gateway.restart) reaches here.
+  const liveConfig = createLiveConfig({ initial: config, logger: logger.module('config') });
+  registerDaemonAppliers(liveConfig, {
+    logger,
+    log,
+    env,
+    tokens,
+    resolveTokens,
+    heartbeat,
+    agentRuntime,
+    browser,
+    graph,
+    cron,
+    memory,
+    renewGateway: () => gateway.renew(),
+    checkPosture: (providers) => void posture.check(providers),
+    webhooks: hooks,
+  });
   configStore.onChange((cfg, change) => {
     config = cfg;
-    if (change.changedSections.includes('daemon')) logger.resetLevels(cfg.daemon.logLevels);
-    if (change.changedSections.includes('heartbeat')) heartbeat.configure(cfg.heartbeat);
-    if (change.changedSections.includes('gateway')) {
-      resolveTokens(cfg.gateway.tokens).then(
-        (resolved) => tokens.replace(resolved),
-        (err: unknown) =>
-          log.error(
-            {
-              err,
-              hint: 'set the environment variable the token reference names, then send SIGHUP',
-              errorKind: 'config',
-            },
-            'gateway tokens not applied',
-          ),
-      );
-    }
-    agentRuntime.applyConfig({
-      agents: cfg.agents,
-      providers: cfg.providers,
-      contextEngine: cfg.contextEngine,
-    });
-    if (change.changedSections.includes('providers')) void posture.check(cfg.providers);
-    if (change.changedSections.includes('webhooks')) return hooks.configure(cfg.webhooks);
+    return liveConfig.apply(cfg, change.changedSections);
   });
 
   const chatStream = createChatStreamHandler({
@@ -649,18 +648,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   );
 
   const reload = async (): Promise<void> => {
+    // A changed file reaches the services through the change listener above.
     await configAudit.reload(() => configStore.load());
-    const next = readConfig(configStore);
-    config = next;
-    logger.resetLevels(next.daemon.logLevels);
-    heartbeat.configure(next.heartbeat);
-    tokens.replace(await resolveTokens(next.gateway.tokens));
-    agentRuntime.applyConfig({
-      agents: next.agents,
-      providers: next.providers,
-      contextEngine: next.contextEngine,
-    });
-    void posture.check(next.providers);
     log.info({ step: 'reload' }, 'config reloaded from disk');
   };
 
@@ -670,9 +659,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const began = now();
       log.info({ step: 'restart' }, 'gateway restarting');
       await reload();
-      const old = gateway;
-      gateway = buildGateway(config);
-      await old.ws.close();
+      await gateway.replace();
       const wantHost = options.host ?? config.gateway.host;
       const wantPort = options.port ?? config.gateway.port;
       if (wantHost !== host || (wantPort !== port && wantPort !== 0)) {

@@ -14,6 +14,7 @@ import {
   type EventSink,
   type MemorySection,
   type MemoryStore,
+  type MemoryStoreSettings,
 } from '@agentd/memory-store';
 import type { Database } from '@agentd/storage';
 
@@ -22,6 +23,12 @@ export interface MemoryService {
   store: MemoryStore;
   autoRecall: AutoRecall;
   tools: AgentTool[];
+  /**
+   * Applies a new `memory` section in place (secret references resolved again): recall and
+   * auto-recall settings at once; a changed embedder is rebuilt and old vectors re-embedded in
+   * the background. `enabled` is read at start only.
+   */
+  applyConfig(section: MemorySection): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -60,11 +67,56 @@ export async function openMemoryService(options: {
   events: EventSink;
 }): Promise<MemoryService | undefined> {
   if (!options.section.enabled) return undefined;
-  const section = await resolveSecretRefs(options.section, (name) => options.env[name]);
+  const resolve = (next: MemorySection) => resolveSecretRefs(next, (name) => options.env[name]);
+  let section = await resolve(options.section);
   const log = options.logger.module('memory');
   const store = await createMemoryStore({
     database: options.db,
-    embedder: embedderFor(section.embedder),
+    ...storeSettings(section, embedderFor(section.embedder)),
+    logger: log,
+    events: options.events,
+  });
+  const runBackfill = () =>
+    store.backfillEmbeddings().then(
+      () => undefined,
+      (error: unknown) => {
+        log.warn(
+          {
+            err: error,
+            hint: 'entries without vectors stay full-text only until the embedder works; change the memory section or restart to retry',
+            errorKind: 'dependency',
+          },
+          'memory embedding backfill failed',
+        );
+      },
+    );
+  let backfill = runBackfill();
+  const autoRecall = createAutoRecall({ store, ...section.autoRecall });
+  return {
+    store,
+    autoRecall,
+    tools: createMemoryTools(store) as AgentTool[],
+    applyConfig: async (next) => {
+      const resolved = await resolve(next);
+      const sameEmbedder = JSON.stringify(resolved.embedder) === JSON.stringify(section.embedder);
+      store.applyConfig(
+        storeSettings(resolved, sameEmbedder ? store.embedder : embedderFor(resolved.embedder)),
+      );
+      autoRecall.applyConfig(resolved.autoRecall);
+      section = resolved;
+      if (!sameEmbedder) backfill = backfill.then(runBackfill);
+    },
+    close: async () => {
+      await backfill;
+      await store.close();
+    },
+  };
+}
+
+/** The store settings a (resolved) `memory` section asks for. */
+function storeSettings(section: MemorySection, embedder: Embedder): MemoryStoreSettings {
+  return {
+    embedder,
     reranker: section.reranker === undefined ? undefined : createHttpReranker(section.reranker),
     rerankTimeoutMs: section.reranker?.timeoutMs,
     fusion: section.fusion,
@@ -72,26 +124,5 @@ export async function openMemoryService(options: {
     vectorMinSimilarity: section.vectorMinSimilarity,
     index: section.index,
     cache: section.cache,
-    logger: log,
-    events: options.events,
-  });
-  const backfill = store.backfillEmbeddings().catch((error: unknown) => {
-    log.warn(
-      {
-        err: error,
-        hint: 'entries without vectors stay full-text only until the embedder works; restart to retry',
-        errorKind: 'dependency',
-      },
-      'memory embedding backfill failed',
-    );
-  });
-  return {
-    store,
-    autoRecall: createAutoRecall({ store, ...section.autoRecall }),
-    tools: createMemoryTools(store) as AgentTool[],
-    close: async () => {
-      await backfill;
-      await store.close();
-    },
   };
 }

@@ -63,13 +63,13 @@ describe('config writes over RPC', () => {
     expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).not.toContain('plaintext-token');
   });
 
-  it('reports gateway limits as needing a restart and redacts config.diff', async () => {
+  it('applies gateway limits without a restart (only host and port need one) and redacts config.diff', async () => {
     td = await startTestDaemon();
     const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
     const change = await admin.call('config.patch', { gateway: { maxBatchSize: 2, wsHeartbeatMs: 1000 } });
-    expect(change.restartRequired).toEqual(
-      expect.arrayContaining(['gateway.maxBatchSize', 'gateway.wsHeartbeatMs']),
-    );
+    expect(change).toMatchObject({ changedSections: ['gateway'], restartRequired: [], applied: true });
+    const moved = await admin.call('config.patch', { gateway: { port: 1 } });
+    expect(moved.restartRequired).toEqual(['gateway.port']);
     await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
     const diff = await admin.call('config.diff', {});
     expect(diff.diff).toContain('tokenHash: [REDACTED]');

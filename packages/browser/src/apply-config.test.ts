@@ -28,7 +28,9 @@ describe('BrowserService.applyConfig', () => {
   });
 
   it('lets a running browser reach private addresses once allowPrivateNetwork is turned on', async () => {
-    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe('NAVIGATION_BLOCKED');
+    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe(
+      'NAVIGATION_BLOCKED',
+    );
     await browser.start();
     expect(await browser.applyConfig({ allowPrivateNetwork: true })).toEqual({ relaunched: true });
     const page = await browser.navigate({ url: `${site.origin}/form` });
@@ -49,11 +51,15 @@ describe('BrowserService.applyConfig', () => {
   it('refuses private addresses again once the policy is turned back off', async () => {
     expect(await browser.applyConfig({ allowPrivateNetwork: false })).toEqual({ relaunched: true });
     expect(await browser.status()).toEqual({ running: false });
-    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe('NAVIGATION_BLOCKED');
+    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe(
+      'NAVIGATION_BLOCKED',
+    );
   });
 
   it('rejects an invalid section and keeps the previous one', async () => {
     expect((await rejection(browser.applyConfig({ timeoutMs: 1 }))).code).toBe('INVALID_OPTIONS');
-    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe('NAVIGATION_BLOCKED');
+    expect((await rejection(browser.navigate({ url: `${site.origin}/form` }))).code).toBe(
+      'NAVIGATION_BLOCKED',
+    );
   });
 });

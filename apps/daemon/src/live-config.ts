@@ -1,0 +1,146 @@
+import type { AgentRuntime } from '@agentd/agent-runtime';
+import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
+import type { BrowserService } from '@agentd/browser';
+import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
+import type { GraphService } from '@agentd/graph-engine';
+import type { AgentdLogger, RootLogger } from '@agentd/logging';
+import type { DaemonConfig } from './config-schema.js';
+import type { MemoryService } from './memory.js';
+
+/** Applies one section of a committed config to the service that owns it. */
+export type SectionApplier = (next: DaemonConfig, previous: DaemonConfig) => void | Promise<void>;
+
+/** The single path every committed config change takes (config.* writes, agents.*, SIGHUP, gateway.restart). */
+export interface LiveConfig {
+  /** Registers the applier of a section; one applier may serve several sections (it runs once per change). */
+  on(sections: ReadonlyArray<keyof DaemonConfig>, apply: SectionApplier): void;
+  /**
+   * Hands every changed section to its applier, in registration order. A failing applier does
+   * not stop the others; the failures are logged per section and rethrown together, so the
+   * config write answers `applied: false`.
+   */
+  apply(next: DaemonConfig, changedSections: readonly string[]): Promise<void>;
+}
+
+/** Creates the registry; `initial` is the config the services were started with. */
+export function createLiveConfig(options: { initial: DaemonConfig; logger: AgentdLogger }): LiveConfig {
+  const appliers: Array<{ sections: ReadonlyArray<string>; apply: SectionApplier }> = [];
+  let previous = options.initial;
+  return {
+    on(sections, apply) {
+      appliers.push({ sections, apply });
+    },
+    async apply(next, changedSections) {
+      const before = previous;
+      previous = next;
+      const failures: unknown[] = [];
+      for (const { sections, apply } of appliers) {
+        const changed = sections.filter((section) => changedSections.includes(section));
+        if (changed.length === 0) continue;
+        try {
+          await apply(next, before);
+        } catch (error) {
+          failures.push(error);
+          options.logger.error(
+            {
+              err: error,
+              sections: changed,
+              errorKind: 'config',
+              hint: 'the change is committed; fix the section and write it again, or restart the daemon',
+            },
+            `config change not applied to ${changed.join(', ')}`,
+          );
+        }
+      }
+      if (failures.length === 1) throw failures[0];
+      if (failures.length > 1)
+        throw new AggregateError(failures, 'config change not applied to every section');
+    },
+  };
+}
+
+/** The running services whose sections apply in place. */
+export interface LiveServices {
+  logger: RootLogger;
+  log: AgentdLogger;
+  env: NodeJS.ProcessEnv;
+  tokens: TokenStore;
+  resolveTokens: (list: TokenConfig[]) => Promise<TokenConfig[]>;
+  /** New WebSocket connections and HTTP requests get a gateway built from the current config. */
+  renewGateway: () => void;
+  heartbeat: HeartbeatService;
+  agentRuntime: AgentRuntime;
+  checkPosture: (providers: DaemonConfig['providers']) => void;
+  webhooks: { configure(section: DaemonConfig['webhooks']): Promise<void> };
+  browser: BrowserService;
+  graph: GraphService;
+  cron: CronService;
+  memory: MemoryService | undefined;
+}
+
+/** Gateway keys the dispatcher and transports are built with; a change builds them anew for new connections. */
+const gatewayLimitKeys = [
+  'maxBatchSize',
+  'wsMaxMessageBytes',
+  'wsMessageRateLimit',
+  'wsHeartbeatMs',
+] as const;
+
+/**
+ * Registers the daemon's appliers: each section goes to the service that owns it. What is
+ * left out is restart-required in `configSections` (listening address, storage, log files,
+ * the start-up log sweep, `memory.enabled`, the heartbeat coalescing window).
+ */
+export function registerDaemonAppliers(live: LiveConfig, services: LiveServices): void {
+  const { log } = services;
+  live.on(['daemon'], (next) => services.logger.resetLevels(next.daemon.logLevels));
+  live.on(['gateway'], async (next, previous) => {
+    if (
+      gatewayLimitKeys.some(
+        (key) => JSON.stringify(next.gateway[key]) !== JSON.stringify(previous.gateway[key]),
+      )
+    ) {
+      services.renewGateway();
+      log.info({ step: 'config' }, 'gateway limits applied to new connections');
+    }
+    // An unresolvable token reference is logged and the previous tokens stay.
+    await services.resolveTokens(next.gateway.tokens).then(
+      (resolved) => services.tokens.replace(resolved),
+      (err: unknown) =>
+        log.error(
+          {
+            err,
+            hint: 'set the environment variable the token reference names, then send SIGHUP',
+            errorKind: 'config',
+          },
+          'gateway tokens not applied',
+        ),
+    );
+  });
+  live.on(['heartbeat'], (next) => services.heartbeat.configure(next.heartbeat));
+  live.on(['agents', 'providers', 'contextEngine'], (next) =>
+    services.agentRuntime.applyConfig({
+      agents: next.agents,
+      providers: next.providers,
+      contextEngine: next.contextEngine,
+    }),
+  );
+  live.on(['providers'], (next) => services.checkPosture(next.providers));
+  live.on(['webhooks'], (next) => services.webhooks.configure(next.webhooks));
+  live.on(['browser'], async (next) => {
+    const { relaunched } = await services.browser.applyConfig(next.browser);
+    if (relaunched)
+      log.info({ step: 'config' }, 'browser stopped; the next call launches it with the new section');
+  });
+  live.on(['graph'], (next) => services.graph.applyConfig(next.graph));
+  live.on(['cron'], (next) =>
+    services.cron.applyConfig({
+      ...next.cron,
+      wakeGate: { ...next.cron.wakeGate, path: next.cron.wakeGate.path ?? services.env.PATH },
+    }),
+  );
+  // Turning memory on or off is restart-required; the other keys apply while it stays on.
+  live.on(['memory'], async (next) => {
+    if (next.memory.enabled) await services.memory?.applyConfig(next.memory);
+  });
+}

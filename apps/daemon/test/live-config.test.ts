@@ -1,0 +1,162 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { openRaw, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+/** Polls `check` until it stops throwing (at most ~5 s). */
+async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await check();
+    } catch (error) {
+      if (attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+const chain = (length: number) => ({
+  nodes: Array.from({ length }, (_, index) => ({
+    id: `n${index}`,
+    prompt: `step ${index}`,
+    ...(index > 0 ? { dependsOn: [`n${index - 1}`] } : {}),
+  })),
+});
+
+describe('config applied live', () => {
+  it('browser: a patched allowPrivateNetwork lets the running browser reach a private address', async () => {
+    const site: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Intranet</title><h1>Hi</h1>');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+      td = await startTestDaemon();
+      const rpc = rpcClient(td.daemon.url);
+      await rpc.call('browser.start');
+      expect((await rpc.fail('browser.navigate', { url })).message).toContain('loopback');
+      const change = await rpc.call('config.patch', { browser: { allowPrivateNetwork: true } });
+      expect(change).toMatchObject({ changedSections: ['browser'], restartRequired: [], applied: true });
+      expect(await rpc.call('browser.navigate', { url })).toMatchObject({ title: 'Intranet', status: 200 });
+    } finally {
+      // The browser holds a keep-alive connection to the site until it stops.
+      site.closeAllConnections();
+      await new Promise<void>((resolve) => site.close(() => resolve()));
+    }
+  });
+
+  it('graph: a define over a patched node limit is refused, under it accepted', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    await rpc.call('graph.define', chain(3));
+    const change = await rpc.call('config.patch', { graph: { maxNodes: 2, maxConcurrency: 2 } });
+    expect(change).toMatchObject({ restartRequired: [], applied: true });
+    const refused = await rpc.fail('graph.define', chain(3));
+    expect(refused.code).toBe(-32602);
+    const { graphId } = await rpc.call<{ graphId: string }>('graph.define', chain(2));
+    expect((await rpc.fail('graph.execute', { graphId, concurrency: 3 })).code).toBe(-32602);
+  });
+
+  it('logging: a patched module level makes its debug lines appear in the log file', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    const logFile = join(td.dataDir, 'logs', 'agentd.log');
+    const debugCalls = () =>
+      readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"msg":"rpc call"') && line.includes('"method":"system.ping"'));
+    await rpc.call('system.ping');
+    await td.daemon.logger.flush();
+    expect(debugCalls()).toEqual([]);
+    const change = await rpc.call('config.patch', { daemon: { logLevels: { gateway: 'debug' } } });
+    expect(change).toMatchObject({ restartRequired: [], applied: true });
+    await rpc.call('system.ping');
+    await eventually(() => expect(debugCalls().length).toBeGreaterThan(0));
+  });
+
+  it('gateway: a new connection gets a patched message limit, an open one keeps its own', async () => {
+    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 0 } } });
+    const rpc = rpcClient(td.daemon.url);
+    const before = await openRaw(td.daemon.wsUrl);
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'system.ping',
+      params: { pad: 'x'.repeat(3000) },
+    });
+    const change = await rpc.call('config.patch', { gateway: { wsMaxMessageBytes: 2048 } });
+    expect(change).toMatchObject({ restartRequired: [], applied: true });
+    const after = await openRaw(td.daemon.wsUrl);
+    try {
+      after.send(big);
+      expect(await after.next()).toMatchObject({ error: { code: -32600 }, id: null });
+      before.send(big);
+      // The old socket is still open and keeps the limit it connected with: the message is
+      // parsed and answered under its id (a size refusal would carry id null).
+      expect(await before.next()).toMatchObject({ id: 1 });
+    } finally {
+      before.close();
+      after.close();
+    }
+  });
+
+  it('memory: a patched embedder is used for recall, old entries re-embedded in place', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    await rpc.call('memory.store', { content: 'the heron nests by the river' });
+    const change = await rpc.call('config.patch', {
+      memory: { embedder: { provider: 'hashing', dimensions: 64 }, autoRecall: { limit: 2 } },
+    });
+    expect(change).toMatchObject({ restartRequired: [], applied: true });
+    await eventually(async () => {
+      const stats = await rpc.call<{ missingEmbeddings: number; index: Record<string, unknown> }>(
+        'memory.stats',
+      );
+      expect(stats.index).toMatchObject({ dimensions: 64, ready: true, size: 1 });
+      expect(stats.missingEmbeddings).toBe(0);
+    });
+    const { results } = await rpc.call<{ results: Array<{ content: string }> }>('memory.search', {
+      query: 'heron river',
+    });
+    expect(results[0]?.content).toBe('the heron nests by the river');
+    const off = await rpc.call('config.patch', { memory: { enabled: false } });
+    expect(off).toMatchObject({ restartRequired: ['memory.enabled'] });
+  });
+
+  it('cron: a patched default time zone applies to the next job', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    const change = await rpc.call('config.patch', {
+      cron: { defaultTimeZone: 'Asia/Tokyo', maxConcurrentRuns: 2 },
+    });
+    expect(change).toMatchObject({ restartRequired: [], applied: true });
+    await rpc.call('cron.add', {
+      name: 'digest',
+      message: 'summarise the day',
+      schedule: { kind: 'cron', expr: '0 18 * * *' },
+    });
+    const { jobs } = await rpc.call<{ jobs: Array<Record<string, unknown>> }>('cron.list');
+    expect(jobs).toEqual([expect.objectContaining({ name: 'digest', tz: 'Asia/Tokyo' })]);
+  });
+
+  it('SIGHUP reload: a hand edit reaches its service through the same apply path', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    await rpc.call('graph.define', chain(3));
+    const file = join(td.dataDir, 'config.yaml');
+    const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+    writeFileSync(file, stringify({ ...onDisk, graph: { maxNodes: 2 } }));
+    await td.daemon.reload();
+    expect((await rpc.fail('graph.define', chain(3))).code).toBe(-32602);
+  });
+});
