@@ -95,8 +95,7 @@ export const configSections = {
   },
   heartbeat: {
     schema: heartbeatSectionSchema.default(heartbeatSectionSchema.parse({})),
-    // Applied at once, except the coalescing window, which the wake coalescer takes at start.
-    restartRequired: ['coalesceWindowMs'],
+    restartRequired: [],
   },
 } as const;
 

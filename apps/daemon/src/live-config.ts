@@ -89,7 +89,7 @@ const gatewayLimitKeys = [
 /**
  * Registers the daemon's appliers: each section goes to the service that owns it. What is
  * left out is restart-required in `configSections` (listening address, storage, log files,
- * the start-up log sweep, `memory.enabled`, the heartbeat coalescing window).
+ * the start-up log sweep, `memory.enabled`).
  */
 export function registerDaemonAppliers(live: LiveConfig, services: LiveServices): void {
   const { log } = services;

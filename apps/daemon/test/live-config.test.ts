@@ -147,6 +147,10 @@ describe('config applied live', () => {
     });
     const { jobs } = await rpc.call<{ jobs: Array<Record<string, unknown>> }>('cron.list');
     expect(jobs).toEqual([expect.objectContaining({ name: 'digest', tz: 'Asia/Tokyo' })]);
+    // The heartbeat section, coalescing window included, applies in place as well.
+    const beat = await rpc.call('config.patch', { heartbeat: { coalesceWindowMs: 0, intervalMs: 60_000 } });
+    expect(beat).toMatchObject({ restartRequired: [], applied: true });
+    expect(await rpc.call('heartbeat.status')).toMatchObject({ intervalMs: 60_000 });
   });
 
   it('SIGHUP reload: a hand edit reaches its service through the same apply path', async () => {

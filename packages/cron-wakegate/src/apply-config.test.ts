@@ -10,6 +10,7 @@ import {
 } from '../test/helpers.js';
 import { type CronService, type CronServiceOptions, createCronService } from './cron-service.js';
 import { isCronWakegateError } from './errors.js';
+import { createWakeCoalescer, type WakeRequest } from './wake-coalescer.js';
 
 let env: Awaited<ReturnType<typeof tempDatabase>>;
 let runner: ScriptedRunner;
@@ -82,5 +83,22 @@ describe('CronService.applyConfig', () => {
       thrown = error;
     }
     expect(isCronWakegateError(thrown) && thrown.code).toBe('INVALID_OPTIONS');
+  });
+});
+
+describe('WakeCoalescer.windowMs', () => {
+  it('opens the next window with a changed length and refuses an invalid one', async () => {
+    const batches: WakeRequest[][] = [];
+    const coalescer = createWakeCoalescer({ windowMs: 250, run: async (batch) => void batches.push(batch) });
+    coalescer.windowMs = 1000;
+    coalescer.request('agent');
+    await vi.advanceTimersByTimeAsync(999);
+    expect(batches).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(batches).toHaveLength(1);
+    expect(() => {
+      coalescer.windowMs = -1;
+    }).toThrow(/invalid wake window/);
+    expect(coalescer.windowMs).toBe(1000);
   });
 });

@@ -316,6 +316,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
 
   const configure = (input: unknown) => {
     settings = parse(input);
+    coalescer.windowMs = settings.coalesceWindowMs;
     arm();
   };
 

@@ -45,6 +45,11 @@ export interface WakeCoalescer {
   idle(): Promise<void>;
   /** Runs counted since creation. */
   readonly runs: number;
+  /**
+   * How long the first request waits for others, in milliseconds; a new value applies from the next window.
+   * @throws {CronWakegateError} `INVALID_OPTIONS` on set, for a value outside 0-60000.
+   */
+  windowMs: number;
   /** Drops a pending window and waits for a run in progress. Later requests are ignored. */
   close(): Promise<void>;
 }
@@ -62,7 +67,7 @@ export function createWakeCoalescer(options: WakeCoalescerOptions): WakeCoalesce
   if (!parsed.success) {
     throw new CronWakegateError('INVALID_OPTIONS', `invalid wake coalescer options: ${parsed.error.message}`);
   }
-  const { windowMs } = parsed.data;
+  let { windowMs } = parsed.data;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
   let pending: WakeRequest[] = [];
@@ -131,6 +136,16 @@ export function createWakeCoalescer(options: WakeCoalescerOptions): WakeCoalesce
     },
     get runs() {
       return runs;
+    },
+    get windowMs() {
+      return windowMs;
+    },
+    set windowMs(value: number) {
+      const checked = optionsSchema.shape.windowMs.safeParse(value);
+      if (!checked.success) {
+        throw new CronWakegateError('INVALID_OPTIONS', `invalid wake window: ${checked.error.message}`);
+      }
+      windowMs = checked.data;
     },
     async close() {
       closed = true;
