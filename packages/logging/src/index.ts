@@ -39,6 +39,7 @@ export {
   type SweepResult,
 } from './sweep.js';
 export { gzipFile } from './internal/gzip.js';
+export { rollFile, type RollFileOptions } from './roll.js';
 export { parseSize } from './size.js';
 export {
   daemonLoggingSchema,

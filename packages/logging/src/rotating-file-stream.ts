@@ -10,11 +10,10 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { LoggingError } from './errors.js';
-import { gzipFile, isMissing } from './internal/gzip.js';
+import { rollFile } from './roll.js';
 
 /** Options of {@link createRotatingFileStream}. */
 export const rotatingFileOptionsSchema = z.object({
@@ -205,26 +204,13 @@ export class RotatingFileStream extends EventEmitter {
     );
   }
 
-  /** Shifts the numbered copies up by one and moves `pending` into `.1`. */
+  /** Shifts the numbered copies up by one and moves `pending` into `.1` (see {@link rollFile}). */
   async #settle(pending: string): Promise<void> {
-    for (let index = this.#maxFiles; index >= 1; index--) {
-      for (const suffix of ['', '.gz']) {
-        const from = `${this.filePath}.${index}${suffix}`;
-        try {
-          if (index >= this.#maxFiles) await unlink(from);
-          else await rename(from, `${this.filePath}.${index + 1}${suffix}`);
-        } catch (error) {
-          if (!isMissing(error)) throw error;
-        }
-      }
-    }
-    if (this.#maxFiles === 0) {
-      await unlink(pending);
-      return;
-    }
-    if (this.#compress) await gzipFile(pending, `${this.filePath}.1.gz`);
-    else await rename(pending, `${this.filePath}.1`);
-    this.emit('rotate', this.#compress ? `${this.filePath}.1.gz` : `${this.filePath}.1`);
+    const part = await rollFile(pending, this.filePath, {
+      maxFiles: this.#maxFiles,
+      compress: this.#compress,
+    });
+    if (part !== undefined) this.emit('rotate', part);
   }
 
   /** Finishes rotations a previous process started but did not complete. */
