@@ -57,8 +57,7 @@ import {
 } from '@agentd/cron-wakegate';
 import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
-import { openCacheTrace } from './cache-trace.js';
-import { createConfigAudit, createSecurityAudit, runAsActor } from './audit.js';
+import { createConfigAudit, createSecurityAudit, openCacheTrace, runAsActor } from '@agentd/evidence';
 import { browserMethods } from './methods/browser.js';
 import { type DaemonHooks, startHooks } from './hooks.js';
 import { createGatewayPool } from './gateway-pool.js';

@@ -18,7 +18,7 @@ import {
   type WebhooksSection,
   webhookMigrations,
 } from '@agentd/webhooks-hmac';
-import { type SecurityAudit, webhookAuditEvent } from './audit.js';
+import { type SecurityAudit, webhookAuditEvent } from '@agentd/evidence';
 
 /** What the daemon gives the webhook module. */
 export interface DaemonHooksOptions {

@@ -1,5 +1,5 @@
 import type { CapabilityClass } from './config.js';
-import type { ContextBudget } from './evidence.js';
+import type { ContextBudget } from '@agentd/evidence';
 
 /** The effective context window and where its cap came from. */
 export interface ContextWindow {

@@ -9,7 +9,7 @@ export {
   type CacheTraceRecord,
   cacheTraceRecordSchema,
   type CacheTraceSink,
-} from './cache-trace.js';
+} from '@agentd/evidence';
 export {
   type AgentDefinition,
   type AgentDefinitionInput,
@@ -62,7 +62,7 @@ export {
   trajectoryRecordSchema,
   type TurnRecallRecord,
   turnRecallRecordSchema,
-} from './evidence.js';
+} from '@agentd/evidence';
 export {
   EVIDENCE_MAX_PARTS,
   EVIDENCE_ROLL_BYTES,
@@ -71,13 +71,13 @@ export {
   type EvidenceWriterOptions,
   evidenceWriterOptionsSchema,
   TRAJECTORY_SOFT_CAP_BYTES,
-} from './evidence.js';
+} from '@agentd/evidence';
 export {
   type EvidenceSweepResult,
   type SweepEvidenceOptions,
   sweepEvidence,
   sweepEvidenceOptionsSchema,
-} from './evidence-sweep.js';
+} from '@agentd/evidence';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
 export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export {
@@ -87,16 +87,14 @@ export {
   type OfflineScript,
 } from './offline-provider.js';
 export {
-  createOffloadReadTool,
   OFFLOAD_DIR,
   OFFLOAD_MAX_BYTES,
-  OFFLOAD_READ_MAX_CHARS,
-  OFFLOAD_READ_TOOL,
   type OffloadOutcome,
   offloadFileName,
   offloadSessionDir,
   writeOffload,
-} from './offload.js';
+} from '@agentd/evidence';
+export { createOffloadReadTool, OFFLOAD_READ_MAX_CHARS, OFFLOAD_READ_TOOL } from './offload.js';
 export type {
   ModelFinishReason,
   ModelMessage,

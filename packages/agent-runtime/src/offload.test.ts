@@ -3,17 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readTrajectory, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
-import { trajectoryFileName } from './evidence.js';
-import {
-  createOffloadReadTool,
-  OFFLOAD_DIR,
-  OFFLOAD_MAX_BYTES,
-  OFFLOAD_READ_MAX_CHARS,
-  OFFLOAD_READ_TOOL,
-  offloadFileName,
-  offloadSessionDir,
-  writeOffload,
-} from './offload.js';
+import { OFFLOAD_DIR, OFFLOAD_MAX_BYTES, offloadSessionDir, writeOffload } from '@agentd/evidence';
+import { createOffloadReadTool, OFFLOAD_READ_MAX_CHARS, OFFLOAD_READ_TOOL } from './offload.js';
 import type { ModelRequest } from './provider.js';
 import type { AgentTool, EventSink } from './types.js';
 
@@ -67,59 +58,6 @@ async function start(options: { beforeStart?: (dir: string) => void } = {}) {
   const offloads = () => events.emitted.filter((entry) => entry.event === 'offload:written');
   return { events, logger, requests, turn, offloads };
 }
-
-describe('offloadSessionDir', () => {
-  it('is the stem of the session trajectory file', () => {
-    expect(`${offloadSessionDir('a:b/c:..')}.jsonl`).toBe(trajectoryFileName('a:b/c:..'));
-  });
-});
-
-describe('offloadFileName', () => {
-  it('keeps ids out of the name, so no id can steer the path', () => {
-    const name = offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'a/b\\c d' });
-    expect(name).toMatch(/^2-[0-9a-f]{16}\.json$/);
-    // Same ids, same time: still a name of its own.
-    expect(offloadFileName({ ts: 5, seq: 2, traceId: '../../etc', toolCallId: 'a/b\\c d' })).not.toBe(name);
-  });
-});
-
-describe('writeOffload', () => {
-  it('writes each call to its own file, even with the same ids and time', async () => {
-    t = await startRuntime();
-    const input = {
-      dataDir: t.dir,
-      sessionKey: 's',
-      traceId: 'tr',
-      toolCallId: 'c',
-      seq: 1,
-      ts: 1,
-      text: '"one"',
-    };
-    const first = await writeOffload(input);
-    expect(first).toMatchObject({ resolved: true, bytes: 5 });
-    const second = await writeOffload({ ...input, text: '"two"' });
-    expect(second).toMatchObject({ resolved: true, bytes: 5 });
-    expect(second.diskPathRel).not.toBe(first.diskPathRel);
-    expect(readFileSync(join(t.dir, first.diskPathRel), 'utf8')).toBe('"one"');
-    expect(readFileSync(join(t.dir, second.diskPathRel), 'utf8')).toBe('"two"');
-  });
-
-  it('keeps diskPathRel of the longest session key within the evidence id limit', async () => {
-    t = await startRuntime();
-    const outcome = await writeOffload({
-      dataDir: t.dir,
-      sessionKey: 'k'.repeat(512),
-      traceId: 't'.repeat(128),
-      toolCallId: 'c'.repeat(200),
-      seq: 99_999,
-      ts: Date.now(),
-      text: '"x"',
-    });
-    expect(outcome.resolved).toBe(true);
-    // The evidence store keeps id-like strings of at most 128 characters.
-    expect(outcome.diskPathRel).toMatch(/^[A-Za-z0-9_.:@/#%+=-]{1,128}$/);
-  });
-});
 
 describe('createAgentRuntime offloads', () => {
   it('writes the full result of a large tool call to disk and points the model at it', async () => {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
-import type { CacheTraceSink } from './cache-trace.js';
 import {
   type AgentDefinition,
   type AgentDefinitionInput,
@@ -23,6 +22,7 @@ import {
 import { planBudget, resolveContextWindow, selectHistory } from './context.js';
 import { AgentRuntimeError } from './errors.js';
 import {
+  type CacheTraceSink,
   type ContextBudget,
   digest,
   type EvidenceRolls,
@@ -34,14 +34,15 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
   type TurnRecallRecord,
-} from './evidence.js';
+  writeOffload,
+} from '@agentd/evidence';
 import { KeyedMutex } from './internal/keyed-mutex.js';
 import { type CachedSession, SessionCache } from './internal/session-cache.js';
 import { parseOptions } from './internal/options.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { createOfflineProvider, type OfflineProviderOptions } from './offline-provider.js';
-import { createOffloadReadTool, OFFLOAD_READ_TOOL, writeOffload } from './offload.js';
+import { createOffloadReadTool, OFFLOAD_READ_TOOL } from './offload.js';
 import {
   emptyUsage,
   type ModelFinishReason,

@@ -11,7 +11,7 @@
  *    their trajectories are read too), against the same bare read of the same files.
  * 3. The serialized size of the summary-depth report against SUMMARY_REPORT_BYTES.
  *
- * Evidence files are written with @agentd/agent-runtime's file names and validated against its
+ * Evidence files are written with @agentd/evidence's file names and validated against its
  * record schemas before the run, so the readers see exactly what the runtime writes.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -27,12 +27,11 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
   trajectoryRecordSchema,
-  agentRuntimeMigrations,
   EvidenceWriter,
-  MIGRATION_PACKAGE as RUNTIME_MIGRATIONS,
-} from '@agentd/agent-runtime';
+} from '@agentd/evidence';
 import { type Database, openDatabase } from '@agentd/storage';
 import { printFigure } from '../../../tooling/bench/harness.js';
+import { createSessionTables } from '../test/session-tables.js';
 import {
   createObsEvidence,
   INVALID_EVIDENCE_CATEGORY,
@@ -279,7 +278,7 @@ async function fixture(name: string, build: (dir: EvidenceDir) => void, fleetRow
   files.write(dataDir);
   const db = await openDatabase({ dataDir });
   // The session store as the daemon keeps it: explain reads index days from the session's creation on.
-  await db.migrate(RUNTIME_MIGRATIONS, agentRuntimeMigrations);
+  await createSessionTables(db);
   await db.execute(
     `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
      VALUES (?, 'helper', 'telegram', 'main', ?, ?)`,

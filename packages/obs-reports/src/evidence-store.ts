@@ -6,7 +6,7 @@ import {
   deriveHealthSignal,
   EVIDENCE_SCHEMAS,
   INVALID_EVIDENCE_CATEGORY,
-} from './evidence-schemas.js';
+} from '@agentd/evidence';
 import { z } from 'zod';
 import { ObsReportsError } from './errors.js';
 import { enumToken, idToken, type ScrubbedValue, scrubPayload } from './internal/scrub.js';

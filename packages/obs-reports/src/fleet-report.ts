@@ -1,4 +1,4 @@
-import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/agent-runtime';
+import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
 import { REPORT_SCHEMA_VERSION, type RootCause, type Truncation } from './incident-report.js';
 import { bool, bump, count, ratio, sortedObject, str, topKey, usd } from './internal/values.js';

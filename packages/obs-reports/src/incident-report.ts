@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ContextBudget, SessionIndexRecord, TrajectoryRecord } from '@agentd/agent-runtime';
+import type { ContextBudget, SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
 import {
   bool,

@@ -6,7 +6,7 @@ export {
   readTrajectory,
   type FileRead,
   type SessionIndexRead,
-} from './evidence-files.js';
+} from '@agentd/evidence';
 export {
   autonomyDenialBreakerRowSchema,
   channelActivitySchema,
@@ -31,7 +31,7 @@ export {
   toolBreakerEventSchema,
   voiceDegradedRowSchema,
   voiceTurnEventSchema,
-} from './evidence-schemas.js';
+} from '@agentd/evidence';
 export {
   AUDIT_EVENTS,
   type AuditQuery,

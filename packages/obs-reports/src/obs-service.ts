@@ -2,14 +2,6 @@ import { access } from 'node:fs/promises';
 import { resolve as resolvePath, sep } from 'node:path';
 import {
   type EvidenceRolls,
-  type SessionIndexRecord,
-  sessionIndexFileName,
-  type TrajectoryRecord,
-} from '@agentd/agent-runtime';
-import type { Database } from '@agentd/storage';
-import { z } from 'zod';
-import { ObsReportsError } from './errors.js';
-import {
   listSessionIndexDays,
   listSessionIndexFiles,
   listTrajectoryFiles,
@@ -17,7 +9,13 @@ import {
   readSessionIndexDay,
   readTrajectory,
   type SessionIndexFilter,
-} from './evidence-files.js';
+  type SessionIndexRecord,
+  sessionIndexFileName,
+  type TrajectoryRecord,
+} from '@agentd/evidence';
+import type { Database } from '@agentd/storage';
+import { z } from 'zod';
+import { ObsReportsError } from './errors.js';
 import type { DiagnosticEvent, ObsEvidence } from './evidence-store.js';
 import {
   buildFleetHealthReport,

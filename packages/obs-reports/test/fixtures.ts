@@ -1,4 +1,4 @@
-import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/agent-runtime';
+import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from '../src/evidence-store.js';
 import type { FleetEvidence } from '../src/fleet-report.js';
 import type { SessionEvidence } from '../src/incident-report.js';

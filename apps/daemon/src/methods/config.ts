@@ -1,7 +1,7 @@
 import { type ConfigStore, ConfigStoreError, type ConfigWriteResult } from '@agentd/config-store';
 import { defineMethod, type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
-import type { ConfigAudit } from '../audit.js';
+import type { ConfigAudit } from '@agentd/evidence';
 
 const sectionParams = z.object({ section: z.string().min(1).optional() }).strict();
 const shaSchema = z.string().regex(/^[0-9a-f]{4,40}$/i, 'expected a git commit sha (4-40 hex characters)');

@@ -2,7 +2,7 @@ import type { RootLogger } from '@agentd/logging';
 import { LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
 import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 
 /**
  * daemon.setLogLevel: change one module's level at once; configured levels return on restart.

@@ -1,6 +1,6 @@
 import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 
 /** What the gateway methods need from the running daemon. */
 export interface GatewayControl {

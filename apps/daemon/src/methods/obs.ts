@@ -12,7 +12,7 @@ import {
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit } from '../audit.js';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 
 async function mapped<T>(run: () => Promise<T>): Promise<T> {
   try {

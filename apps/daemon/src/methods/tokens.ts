@@ -1,7 +1,7 @@
 import { AuthScopesError, type TokenStore } from '@agentd/auth-scopes';
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '../audit.js';
+import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '@agentd/evidence';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
 const idSchema = z

@@ -4,7 +4,6 @@ import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import {
-  type EvidenceRolls,
   ROLL_MARKER_SUFFIX,
   SESSION_INDEX_DIR,
   type SessionIndexRecord,
@@ -14,7 +13,8 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
   trajectoryRecordSchema,
-} from '@agentd/agent-runtime';
+} from './records.js';
+import type { EvidenceRolls } from './writer.js';
 
 const gunzip = promisify(gunzipCallback);
 const DAY_MS = 86_400_000;

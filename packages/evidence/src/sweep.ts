@@ -2,7 +2,7 @@ import { readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gzipFile, sweepLogs } from '@agentd/logging';
 import { z } from 'zod';
-import { EVIDENCE_MAX_PARTS, ROLL_MARKER_SUFFIX, SESSION_INDEX_DIR, TRAJECTORY_DIR } from './evidence.js';
+import { EVIDENCE_MAX_PARTS, ROLL_MARKER_SUFFIX, SESSION_INDEX_DIR, TRAJECTORY_DIR } from './records.js';
 import { OFFLOAD_DIR } from './offload.js';
 
 const DAY_MS = 86_400_000;

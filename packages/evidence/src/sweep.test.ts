@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SESSION_INDEX_DIR, TRAJECTORY_DIR } from './evidence.js';
-import { sweepEvidence } from './evidence-sweep.js';
+import { SESSION_INDEX_DIR, TRAJECTORY_DIR } from './records.js';
+import { sweepEvidence } from './sweep.js';
 import { OFFLOAD_DIR } from './offload.js';
 
 const DAY_MS = 86_400_000;

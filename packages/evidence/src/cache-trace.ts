@@ -1,27 +1,64 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import {
-  CACHE_TRACE_FILE,
-  CACHE_TRACE_MAX_BYTES,
-  type CacheTraceRecord,
-  type CacheTraceSink,
-} from '@agentd/agent-runtime';
-import {
   createRotatingFileStream,
   type LogRotationConfig,
   parseSize,
   type RotatingFileStream,
   sweepLogs,
 } from '@agentd/logging';
+import { z } from 'zod';
+import type { EvidenceLogger } from './logger.js';
 
-/** The cache-trace stream the daemon hands the agent runtime. */
-export interface DaemonCacheTrace extends CacheTraceSink {
+/** File name of the cache-trace stream in the daemon's logs directory. */
+export const CACHE_TRACE_FILE = 'cache-trace.jsonl';
+
+/** Size at which the cache-trace file rolls (the contract's per-stream cap, 50 MB). */
+export const CACHE_TRACE_MAX_BYTES = 50 * 1024 * 1024;
+
+/**
+ * One line of the cache-trace stream: the prompt-cache figures of one model call. Counts and
+ * ids only; never prompt or reply text.
+ */
+export const cacheTraceRecordSchema = z.object({
+  /** When the call finished (epoch ms). */
+  ts: z.number().int(),
+  traceId: z.string(),
+  sessionKey: z.string(),
+  agentId: z.string(),
+  /** Provider id (config key). */
+  provider: z.string(),
+  model: z.string(),
+  /** The model call's step within its turn (1-based). */
+  step: z.number().int().positive(),
+  /** Input tokens of the call, cached ones included. */
+  inputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+  /** Whether the provider served part of the prompt from its cache (`cacheReadTokens > 0`). */
+  hit: z.boolean(),
+});
+
+/** One cache-trace line. */
+export type CacheTraceRecord = z.infer<typeof cacheTraceRecordSchema>;
+
+/**
+ * Receives one record per model call. The daemon appends them as JSON lines to a rotating
+ * `logs/cache-trace.jsonl`; `append` should not block for long, and a throw is logged and
+ * never fails a turn.
+ */
+export interface CacheTraceSink {
+  append(record: CacheTraceRecord): void;
+}
+
+/** The open cache-trace file, the sink the daemon hands the agent runtime. */
+export interface CacheTraceStream extends CacheTraceSink {
   /** Path of the live file. */
   readonly filePath: string;
   /** Finishes pending rotations and closes the file; later records are dropped. */
   close(): Promise<void>;
 }
 
-/** What {@link openCacheTrace} needs from the daemon. */
+/** Options of {@link openCacheTrace}. */
 export interface OpenCacheTraceOptions {
   dataDir: string;
   /** The daemon log's directory (`<data dir>/logs` by default). */
@@ -33,9 +70,7 @@ export interface OpenCacheTraceOptions {
   /** `observability.logRotation`. */
   logRotation: LogRotationConfig;
   now: () => number;
-  logger: {
-    warn(fields: Record<string, unknown> & { hint: string; errorKind: string }, message?: string): void;
-  };
+  logger: EvidenceLogger;
 }
 
 /**
@@ -47,7 +82,7 @@ export interface OpenCacheTraceOptions {
  * gets the same start-up sweep. When the file cannot be opened the daemon runs without a
  * cache trace (warn), since losing cache figures must not stop agents.
  */
-export async function openCacheTrace(options: OpenCacheTraceOptions): Promise<DaemonCacheTrace | undefined> {
+export async function openCacheTrace(options: OpenCacheTraceOptions): Promise<CacheTraceStream | undefined> {
   const { tracing, logRotation, logger } = options;
   const outputDir = tracing?.outputDir;
   const dir = outputDir

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deriveHealthSignal, EVIDENCE_SCHEMAS, INVALID_EVIDENCE_CATEGORY } from './evidence-schemas.js';
+import { INVALID_EVIDENCE_CATEGORY } from '@agentd/evidence';
 import { createObsEvidence, type ObsEvidence } from './evidence-store.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -33,23 +33,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// The payloads the packages emit today, as their source writes them.
+// The payloads the packages emit today (the full set is checked beside EVIDENCE_SCHEMAS in @agentd/evidence).
 const PRODUCED: Record<string, Record<string, unknown>> = {
-  'memory:recalled': {
-    agentId: 'helper',
-    tenant: null,
-    lanes: ['fts', 'vector'],
-    ftsCandidates: 4,
-    vectorCandidates: 0,
-    finalCount: 2,
-    exact: true,
-    reranked: false,
-    degraded: true,
-    missingEmbeddings: 0,
-    durationMs: 3,
-    timestamp: T0,
-  },
-  'memory:reranked': { agentId: null, candidates: 8, fellBack: true, timedOut: true, durationMs: 50 },
   'pipeline:authored': {
     action: 'define',
     origin: 'tool',
@@ -74,54 +59,7 @@ const PRODUCED: Record<string, Record<string, unknown>> = {
     estTurnsSaved: 0,
     timestamp: T0,
   },
-  'tool:breaker': {
-    sessionKey: 'web:chat-1',
-    agentId: 'helper',
-    traceId: 'trace-1',
-    toolName: 'fetch',
-    toolCallId: 'call-3',
-    seq: 3,
-    event: 'opened',
-    consecutiveFailures: 3,
-    ts: T0,
-  },
-  'offload:written': {
-    sessionKey: 'web:chat-1',
-    agentId: 'helper',
-    traceId: 'trace-1',
-    toolName: 'fetch',
-    toolCallId: 'call-4',
-    seq: 4,
-    bytes: 200_000,
-    diskPathRel: 'obs/offloads/web_chat-1-0123456789abcdef/trace-1-call-4.json',
-    resultDigest: 'sha256:0123456789abcdef',
-    resolved: true,
-  },
-  config_posture: { servedBelowConfigured: 1, providersProbed: 1, providersUnreachable: 0, below: {} },
 };
-
-describe('EVIDENCE_SCHEMAS', () => {
-  it('accepts every payload the packages produce today', () => {
-    for (const [category, payload] of Object.entries(PRODUCED)) {
-      const schema = EVIDENCE_SCHEMAS[category];
-      expect(schema, category).toBeDefined();
-      expect(schema?.safeParse(payload).success, category).toBe(true);
-    }
-  });
-
-  it('rejects a payload that lacks a field the reports read or has a value outside its enum', () => {
-    const breaker = EVIDENCE_SCHEMAS['tool:breaker'];
-    expect(breaker?.safeParse({ sessionKey: 's', toolName: 't', event: 'exploded' }).success).toBe(false);
-    expect(EVIDENCE_SCHEMAS['offload:written']?.safeParse({ sessionKey: 's', bytes: 1 }).success).toBe(false);
-    expect(
-      EVIDENCE_SCHEMAS['terminal.session_evicted']?.safeParse({
-        reason: 'idle',
-        idleMs: -1,
-        wasProducing: true,
-      }).success,
-    ).toBe(false);
-  });
-});
 
 describe('createObsEvidence', () => {
   it('stores a malformed payload only as an evidence:invalid row naming the category and field, and warns once', async () => {
@@ -230,14 +168,5 @@ describe('deriveChannelActivity', () => {
         messagesReceived: 1,
       },
     ]);
-  });
-});
-
-describe('deriveHealthSignal', () => {
-  it('answers undefined for events that are no signal', () => {
-    expect(deriveHealthSignal('memory:recalled', PRODUCED['memory:recalled'] as never)).toBeUndefined();
-    expect(
-      deriveHealthSignal('cron:fired', { ...PRODUCED['cron:fired'], gateOutcome: 'wake' }),
-    ).toBeUndefined();
   });
 });

@@ -1,0 +1,191 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  SESSION_INDEX_DIR,
+  type SessionIndexRecord,
+  sessionIndexFileName,
+  TRAJECTORY_DIR,
+  type TrajectoryRecord,
+  trajectoryFileName,
+} from './records.js';
+import { EvidenceWriter } from './writer.js';
+import { sweepEvidence } from './sweep.js';
+import type { EvidenceLogger } from './logger.js';
+
+const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
+
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'evidence-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function indexRecord(turn: number, ts = T0 + turn): SessionIndexRecord {
+  return {
+    v: 1,
+    ts,
+    traceId: `trace-${turn}`,
+    sessionKey: 'web:chat-1:main',
+    agentId: 'helper',
+    channelType: 'webchat',
+    origin: 'channel',
+    kind: 'main',
+    provider: 'offline',
+    model: 'echo',
+    outcome: { endReason: 'completed', degraded: false, severity: 'info' },
+    finishReason: 'stop',
+    costUsd: 0,
+    tokens: { input: 10, output: 5, total: 15, cacheRead: 0, cacheWrite: 0 },
+    durationMs: 20,
+    steps: 1,
+    toolCalls: { ok: 0, failed: 0 },
+    synthetic: false,
+    trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName('web:chat-1:main')}`,
+  };
+}
+
+function toolCalls(sessionKey: string, turn: number, count: number): TrajectoryRecord[] {
+  return Array.from({ length: count }, (_, i) => ({
+    v: 1 as const,
+    ts: T0 + turn * 1000 + i,
+    sessionKey,
+    traceId: `trace-${turn}`,
+    agentId: 'helper',
+    type: 'tool_call' as const,
+    seq: i + 1,
+    step: 1,
+    toolName: 'search',
+    toolCallId: `call-${turn}-${i}`,
+    ok: true,
+    durationMs: 3,
+    resultBytes: 10,
+    resultDigest: 'sha256:0000000000000000',
+  }));
+}
+
+/** Lines of a stream in write order: parts oldest first (plain or gzipped), then the live file. */
+function streamLines(path: string): string[] {
+  const names = readdirSync(join(path, '..'));
+  const base = path.split('/').at(-1) as string;
+  const texts: string[] = [];
+  for (let n = 1; ; n++) {
+    if (names.includes(`${base}.${n}`)) texts.unshift(readFileSync(`${path}.${n}`, 'utf8'));
+    else if (names.includes(`${base}.${n}.gz`))
+      texts.unshift(gunzipSync(readFileSync(`${path}.${n}.gz`)).toString('utf8'));
+    else break;
+  }
+  if (names.includes(base)) texts.push(readFileSync(path, 'utf8'));
+  return texts.join('').split('\n').filter(Boolean);
+}
+
+function recordingLogger() {
+  const warnings: Array<Record<string, unknown>> = [];
+  const logger = {
+    warn: (fields: Record<string, unknown>) => warnings.push(fields),
+    info: () => undefined,
+    debug: () => undefined,
+    error: () => undefined,
+  } as unknown as EvidenceLogger;
+  return { logger, warnings };
+}
+
+describe('EvidenceWriter', () => {
+  it('rolls a session-index day file at maxSizeBytes and keeps at most maxFiles parts', async () => {
+    const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
+    const writer = new EvidenceWriter(dir, undefined, {
+      rotation: { maxSizeBytes: lineBytes * 3, maxFiles: 2 },
+    });
+    for (let turn = 10; turn < 30; turn++) await writer.sessionIndex(indexRecord(turn));
+    const live = join(dir, SESSION_INDEX_DIR, sessionIndexFileName(T0));
+    const day = sessionIndexFileName(T0);
+    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`, `${day}.2`]);
+    for (const suffix of ['', '.1', '.2']) {
+      expect(statSync(`${live}${suffix}`).size).toBeLessThanOrEqual(lineBytes * 3);
+    }
+    // The newest 20 - 2 * 3 ... lines survive, in write order, ending with the last one.
+    const traces = streamLines(live).map((line) => (JSON.parse(line) as SessionIndexRecord).traceId);
+    expect(traces).toEqual(
+      Array.from({ length: traces.length }, (_, i) => `trace-${30 - traces.length + i}`),
+    );
+    expect(traces.length).toBe(8);
+  });
+
+  it('starts a new file for each UTC day without rolling', async () => {
+    const writer = new EvidenceWriter(dir, undefined, { rotation: { maxSizeBytes: 100_000, maxFiles: 2 } });
+    await writer.sessionIndex(indexRecord(1, T0));
+    await writer.sessionIndex(indexRecord(2, T0 + 86_400_000));
+    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([
+      sessionIndexFileName(T0),
+      sessionIndexFileName(T0 + 86_400_000),
+    ]);
+  });
+
+  it('never splits a write and never rolls an empty file', async () => {
+    const writer = new EvidenceWriter(dir, undefined, { trajectorySoftCapBytes: 100 });
+    await writer.trajectory('web:chat-1:main', toolCalls('web:chat-1:main', 1, 5));
+    const path = join(dir, TRAJECTORY_DIR, trajectoryFileName('web:chat-1:main'));
+    expect(readdirSync(join(dir, TRAJECTORY_DIR))).toEqual([trajectoryFileName('web:chat-1:main')]);
+    expect(streamLines(path)).toHaveLength(5);
+    await writer.trajectory('web:chat-1:main', toolCalls('web:chat-1:main', 2, 2));
+    expect(readdirSync(join(dir, TRAJECTORY_DIR))).toHaveLength(2);
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    expect(readFileSync(`${path}.1`, 'utf8').split('\n').filter(Boolean)).toHaveLength(5);
+  });
+
+  it('rolls a trajectory at the soft cap and drops lines past the hard cap with one warning', async () => {
+    const sessionKey = 'web:chat-1:main';
+    const batch = toolCalls(sessionKey, 1, 4);
+    const batchBytes = Buffer.byteLength(`${batch.map((record) => JSON.stringify(record)).join('\n')}\n`);
+    const { logger, warnings } = recordingLogger();
+    const writer = new EvidenceWriter(dir, logger, {
+      rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
+      trajectorySoftCapBytes: batchBytes * 2,
+      trajectoryHardCapBytes: batchBytes * 5 + 10,
+    });
+    for (let turn = 1; turn <= 9; turn++) await writer.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
+    const path = join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey));
+    const lines = streamLines(path);
+    // Five batches fit under the hard cap; the other four were dropped.
+    expect(lines).toHaveLength(20);
+    expect((JSON.parse(lines.at(-1) as string) as TrajectoryRecord).traceId).toBe('trace-5');
+    expect(readdirSync(join(dir, TRAJECTORY_DIR)).sort()).toEqual(
+      [
+        trajectoryFileName(sessionKey),
+        `${trajectoryFileName(sessionKey)}.1`,
+        `${trajectoryFileName(sessionKey)}.2`,
+      ].sort(),
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ errorKind: 'resource', capBytes: batchBytes * 5 + 10 });
+    expect(String(warnings[0]?.hint)).toMatch(/hard cap/);
+  });
+
+  it('counts gzipped parts at their text size toward the hard cap after a restart', async () => {
+    const sessionKey = 'web:chat-2:main';
+    const batch = toolCalls(sessionKey, 1, 4);
+    const batchBytes = Buffer.byteLength(`${batch.map((record) => JSON.stringify(record)).join('\n')}\n`);
+    const options = {
+      trajectorySoftCapBytes: batchBytes,
+      trajectoryHardCapBytes: batchBytes * 4,
+      rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
+    };
+    const first = new EvidenceWriter(dir, undefined, options);
+    for (let turn = 1; turn <= 3; turn++) await first.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
+    const swept = await sweepEvidence({ dataDir: dir, rotation: { maxFiles: 10, maxAgeDays: 0 } });
+    expect(swept.compressed).toHaveLength(2);
+
+    const { logger, warnings } = recordingLogger();
+    const second = new EvidenceWriter(dir, logger, options);
+    for (let turn = 4; turn <= 6; turn++) await second.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
+    const lines = streamLines(join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
+    expect(lines).toHaveLength(16);
+    expect(warnings).toHaveLength(1);
+  });
+});
