@@ -104,8 +104,9 @@ export const FILE_STATES_KEPT = 4096;
  *
  * Rotation (`observability.logRotation`): a write that would take a live file past its roll
  * size (a session-index day file at `maxSizeBytes`, a trajectory at the 10 MB soft cap) first
- * rolls it: `<file>.<n>` becomes `<file>.<n+1>` (plain or `.gz`), the part at `maxFiles` is
- * deleted, and the live file becomes `<file>.1`. A write is never split, and a write into an
+ * rolls it (by @agentd/logging's `rollFile`, the roll of the daemon log too): `<file>.<n>`
+ * becomes `<file>.<n+1>` (plain or `.gz`), the part at `maxFiles` is deleted, and the live
+ * file becomes `<file>.1`. A write is never split, and a write into an
  * empty file never rolls. A session's trajectory, live file and parts together, stops at the
  * 50 MB hard cap: later lines are dropped, with one warning per file.
  */

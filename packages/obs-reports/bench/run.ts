@@ -28,13 +28,13 @@ import {
   trajectoryFileName,
   trajectoryRecordSchema,
   EvidenceWriter,
+  INVALID_EVIDENCE_CATEGORY,
 } from '@agentd/evidence';
 import { type Database, openDatabase } from '@agentd/storage';
 import { printFigure } from '../../../tooling/bench/harness.js';
 import { createSessionTables } from '../test/session-tables.js';
 import {
   createObsEvidence,
-  INVALID_EVIDENCE_CATEGORY,
   createObsService,
   FLEET_CATEGORIES,
   type ObsEvidence,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INVALID_EVIDENCE_CATEGORY } from '@agentd/evidence';
+import { producedPayloads } from '@agentd/evidence/testing';
 import { createObsEvidence, type ObsEvidence } from './evidence-store.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -33,33 +34,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// The payloads the packages emit today (the full set is checked beside EVIDENCE_SCHEMAS in @agentd/evidence).
-const PRODUCED: Record<string, Record<string, unknown>> = {
-  'pipeline:authored': {
-    action: 'define',
-    origin: 'tool',
-    agentId: 'helper',
-    capabilityClass: 'small',
-    valid: false,
-    nodeCount: 0,
-    invalidReason: 'parse',
-    timestamp: T0,
-  },
-  'cron:fired': {
-    jobId: 'job-1',
-    agentId: 'helper',
-    trigger: 'schedule',
-    status: 'ok',
-    catchUp: false,
-    gateOutcome: 'failed-open',
-    gateDurationMs: 12,
-    gateFailure: 'timeout',
-    durationMs: 40,
-    toolCalls: 0,
-    estTurnsSaved: 0,
-    timestamp: T0,
-  },
-};
+const PRODUCED = producedPayloads(T0);
 
 describe('createObsEvidence', () => {
   it('stores a malformed payload only as an evidence:invalid row naming the category and field, and warns once', async () => {

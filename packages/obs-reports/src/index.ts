@@ -1,38 +1,5 @@
 export { isObsReportsError, ObsReportsError, type ObsReportsErrorCode, type FieldIssue } from './errors.js';
 export {
-  listSessionIndexDays,
-  readSessionIndex,
-  readSessionIndexDay,
-  readTrajectory,
-  type FileRead,
-  type SessionIndexRead,
-} from '@agentd/evidence';
-export {
-  autonomyDenialBreakerRowSchema,
-  channelActivitySchema,
-  configPostureRowSchema,
-  cronFiredEventSchema,
-  cronWakeGateRowSchema,
-  deliveryTraceSchema,
-  deriveHealthSignal,
-  EVIDENCE_SCHEMAS,
-  INVALID_EVIDENCE_CATEGORY,
-  learningLifecycleSweptEventSchema,
-  learningObservedEventSchema,
-  memoryRecalledEventSchema,
-  memoryRerankedEventSchema,
-  offloadWrittenEventSchema,
-  orchestrateEfficiencyRowSchema,
-  orchestrateRunSummaryEventSchema,
-  pipelineAuthoredEventSchema,
-  pipelineAuthoringRowSchema,
-  terminalDrivePromotedEventSchema,
-  terminalSessionEvictedEventSchema,
-  toolBreakerEventSchema,
-  voiceDegradedRowSchema,
-  voiceTurnEventSchema,
-} from '@agentd/evidence';
-export {
   AUDIT_EVENTS,
   type AuditQuery,
   type AuditRow,

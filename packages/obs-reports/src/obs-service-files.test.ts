@@ -7,12 +7,10 @@ import {
   readSessionIndex,
   readTrajectory,
   SESSION_INDEX_DIR,
-  type SessionIndexRecord,
   sweepEvidence,
   TRAJECTORY_DIR,
-  type TrajectoryRecord,
-  trajectoryFileName,
 } from '@agentd/evidence';
+import { indexRecord, writeTurn } from '@agentd/evidence/testing';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionTables } from '../test/session-tables.js';
@@ -31,105 +29,6 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-const base = (sessionKey: string, turn: number) => ({
-  v: 1 as const,
-  sessionKey,
-  traceId: `trace-${sessionKey}-${turn}`,
-  agentId: 'helper',
-});
-
-/** One turn's trajectory lines: turn_start, a budget, `calls` tool calls (the second fails), turn_end. */
-function turnRecords(sessionKey: string, turn: number, ts: number, calls = 3): TrajectoryRecord[] {
-  const b = base(sessionKey, turn);
-  const tools: TrajectoryRecord[] = Array.from({ length: calls }, (_, i) => ({
-    ...b,
-    ts: ts + 10 + i,
-    type: 'tool_call' as const,
-    seq: i + 1,
-    step: 1,
-    toolName: ['search', 'fetch', 'shell'][i % 3] as string,
-    toolCallId: `call-${turn}-${i}`,
-    ok: i !== 1,
-    durationMs: 12.5 + i,
-    ...(i === 1 ? { errorKind: 'timeout', errorPreview: 'upstream 503' } : {}),
-    resultBytes: 100 + i,
-    resultDigest: `sha256:${String(turn * 100 + i).padStart(16, '0')}`,
-  }));
-  const failed = calls > 1 ? 1 : 0;
-  return [
-    { ...b, ts, type: 'turn_start', origin: 'channel', provider: 'offline', model: 'echo' },
-    {
-      ...b,
-      ts: ts + 5,
-      type: 'context_budget',
-      step: 1,
-      budget: {
-        windowTokens: 8000,
-        rawContextWindowTokens: 8000,
-        windowCapSource: 'none',
-        systemTokens: 100,
-        freshTailTokens: 300,
-        budgetedHistoryTokens: 200,
-        keptCount: 4,
-        assembledInputTokens: 600,
-        outputHeadroom: 1024,
-        verdict: 'fits',
-      },
-    },
-    ...tools,
-    {
-      ...b,
-      ts: ts + 100,
-      type: 'turn_end',
-      endReason: failed ? 'completed_with_tool_errors' : 'completed',
-      finishReason: 'stop',
-      steps: 2,
-      durationMs: 100,
-      tokens: { input: 500, output: 60, total: 560, cacheRead: 100, cacheWrite: 0 },
-      costUsd: 0.0004,
-      toolCalls: { ok: calls - failed, failed },
-    },
-  ];
-}
-
-function indexRecord(sessionKey: string, turn: number, ts: number, calls = 3): SessionIndexRecord {
-  const failed = calls > 1 ? 1 : 0;
-  return {
-    v: 1,
-    ts,
-    traceId: `trace-${sessionKey}-${turn}`,
-    messageId: `${sessionKey}#${turn * 2 - 1}`,
-    sessionKey,
-    agentId: 'helper',
-    channelType: 'webchat',
-    origin: 'channel',
-    kind: 'main',
-    provider: 'offline',
-    model: 'echo',
-    outcome: {
-      endReason: failed ? 'completed_with_tool_errors' : 'completed',
-      degraded: failed > 0,
-      severity: failed ? 'warning' : 'info',
-    },
-    finishReason: 'stop',
-    costUsd: 0.0004,
-    tokens: { input: 500, output: 60, total: 560, cacheRead: 100, cacheWrite: 0 },
-    durationMs: 100,
-    steps: 2,
-    toolCalls: { ok: calls - failed, failed },
-    synthetic: false,
-    trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName(sessionKey)}`,
-  };
-}
-
-/** Writes one turn the way the runtime does: its trajectory lines, then its index line. */
-async function writeTurn(writer: EvidenceWriter, sessionKey: string, turn: number, ts: number, calls = 3) {
-  await Promise.all([
-    writer.trajectory(sessionKey, turnRecords(sessionKey, turn, ts, calls)),
-    writer.sessionIndex(indexRecord(sessionKey, turn, ts + 100, calls)),
-  ]);
-}
 
 const jsonOf = (value: unknown) => JSON.stringify(value);
 

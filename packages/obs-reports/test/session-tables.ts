@@ -19,18 +19,8 @@ export async function createSessionTables(db: Database): Promise<void> {
   await db.execute('CREATE INDEX agent_sessions_updated ON agent_sessions (updated_at)');
   await db.execute(`CREATE TABLE agent_billing (
     id INTEGER PRIMARY KEY,
-    ts INTEGER NOT NULL,
-    agent_id TEXT NOT NULL,
-    session_key TEXT NOT NULL,
     provider TEXT NOT NULL,
-    model TEXT NOT NULL,
-    input_tokens INTEGER NOT NULL,
-    output_tokens INTEGER NOT NULL,
     cache_read_tokens INTEGER NOT NULL,
-    cache_write_tokens INTEGER NOT NULL,
-    cost_usd REAL NOT NULL,
-    cache_saved_usd REAL NOT NULL,
-    calls INTEGER NOT NULL,
-    trace_id TEXT
+    cache_saved_usd REAL NOT NULL
   )`);
 }
