@@ -74,6 +74,7 @@ function switchableEmbedder(): Embedder & { failing: boolean } {
   return embedder;
 }
 
+// Recall: full-text and vector lanes, filters, degradation, reranking.
 describe('createMemoryStore', () => {
   it('stores entries and finds them by words with the contract result shape sorted by score', async () => {
     const store = await open({ now: () => 1_700_000_000_000 });
@@ -209,7 +210,10 @@ describe('createMemoryStore', () => {
     });
     expect(store.warns.find((fields) => fields.errorKind === 'timeout')?.hint).toMatch(/fused order/);
   });
+});
 
+// The in-process vector index: rebuild, HNSW, exact fallbacks.
+describe('createMemoryStore', () => {
   it('rebuilds the in-process index from libsql when reopened', async () => {
     const first = await open();
     await first.storeMany(
@@ -257,7 +261,10 @@ describe('createMemoryStore', () => {
     expect(results.map((result) => result.content)).toEqual(['common words rare one']);
     expect(recall.vectorCandidates).toBe(1);
   });
+});
 
+// Removal and observations.
+describe('createMemoryStore', () => {
   it('deletes memories by source session, unlinking corroborated observations and deleting orphaned ones', async () => {
     const store = await open();
     const [a1, a2] = await store.storeMany([
@@ -336,7 +343,10 @@ describe('createMemoryStore', () => {
     expect(await store.flush()).toEqual({ flushed: 1 });
     expect((await store.stats()).index.size).toBe(0);
   });
+});
 
+// Write batching, the embedding cache, and input checks.
+describe('createMemoryStore', () => {
   it('coalesces concurrent single stores into one transaction', async () => {
     const store = await open();
     await Promise.all(Array.from({ length: 20 }, (_, index) => store.store({ content: `entry ${index}` })));

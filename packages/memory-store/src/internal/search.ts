@@ -1,0 +1,356 @@
+import type { SqlValue } from '@agentd/storage';
+import { MemoryStoreError } from '../errors.js';
+import type { MemoryEntry, RecallRecord, SearchInput, SearchResult } from '../types.js';
+import { AnnIndex } from './ann-index.js';
+import type { MemoryContext } from './context.js';
+import { convexFusion, type Lane, reciprocalRankFusion } from './fusion.js';
+import { parse, searchInputSchema } from './inputs.js';
+import { chunks, errorKindOf, filterSql, narrowsBelowScope, questionMarks } from './rows.js';
+import { orExpression, queryTerms } from './text.js';
+import { toBlob } from './vectors.js';
+
+// Hybrid recall: a full-text lane (FTS5 bm25) and a vector lane (the in-process
+// index, or an exact scan in libsql), fused, then optionally reranked.
+
+/** Hybrid recall over the filter; emits `memory:recalled` with the recall record. */
+export async function searchMemory(ctx: MemoryContext, input: SearchInput): Promise<SearchResult> {
+  const request = parse(searchInputSchema, input, 'memory search') as SearchInput;
+  const began = performance.now();
+  const limit = request.limit ?? 10;
+  const wanted = Math.max(ctx.settings.candidates, limit);
+  const filter = filterSql(request);
+  const record: RecallRecord = {
+    lanes: [],
+    ftsCandidates: 0,
+    vectorCandidates: 0,
+    finalCount: 0,
+    exact: false,
+    reranked: false,
+    rerankFellBack: false,
+    degraded: false,
+    missingEmbeddings: 0,
+    durationMs: 0,
+  };
+
+  let ftsLane: Lane = [];
+  const lanes = new Set(request.lanes ?? ['fts', 'vector']);
+  const match = lanes.has('fts') ? await selectiveMatch(ctx, request.query) : undefined;
+  if (match !== undefined) {
+    ftsLane = await runFtsLane(ctx, match, filter, wanted, record);
+    record.lanes.push('fts');
+  }
+  record.ftsCandidates = ftsLane.length;
+
+  let vectorLane: Lane = [];
+  if (lanes.has('vector'))
+    try {
+      const [query] = await ctx.cache.embed(ctx.embedder, [request.query], request.signal);
+      vectorLane = await runVectorLane(ctx, query!, request, filter, wanted, record);
+      record.lanes.push('vector');
+    } catch (error) {
+      record.degraded = true;
+      vectorLane = [];
+      ctx.logger.warn(
+        {
+          err: error,
+          agentId: request.agentId,
+          hint: 'the vector index or the embedder is unavailable; recall continues on full-text only',
+          errorKind: errorKindOf(error),
+        },
+        'memory recall degraded to full-text only',
+      );
+    }
+  record.vectorCandidates = vectorLane.length;
+  if (record.missingEmbeddings > 0) {
+    ctx.logger.warn(
+      {
+        agentId: request.agentId,
+        itemCount: record.missingEmbeddings,
+        hint: 'these entries have no vector of the current model; run backfillEmbeddings() (the daemon does at start)',
+        errorKind: 'dependency',
+      },
+      'memory recall candidates missing an embedding',
+    );
+  }
+
+  const fused =
+    ctx.settings.fusion === 'rrf'
+      ? reciprocalRankFusion([ftsLane, vectorLane], ctx.settings.rrfK)
+      : convexFusion([ftsLane, vectorLane], [1 - ctx.settings.vectorWeight, ctx.settings.vectorWeight]);
+  let ranked = [...fused.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .map(([seq, score]) => ({ seq, score }));
+
+  const rows = await rowsFor(
+    ctx,
+    ranked.slice(0, Math.max(limit, ctx.reranker === undefined ? 0 : ctx.settings.rerankCandidates)),
+  );
+  if (ctx.reranker !== undefined && request.rerank !== false && ranked.length > 1) {
+    ranked = await rerank(ctx, request.query, ranked, rows, record, request.agentId, limit);
+  }
+  const results: MemoryEntry[] = [];
+  for (const candidate of ranked) {
+    if (results.length >= limit) break;
+    const row = rows.get(candidate.seq);
+    if (row === undefined) continue;
+    results.push({ id: row.id, content: row.content, score: candidate.score, timestamp: row.created_at });
+  }
+  record.finalCount = results.length;
+  record.durationMs = performance.now() - began;
+  ctx.events.emit('memory:recalled', {
+    agentId: request.agentId ?? null,
+    tenant: request.tenant ?? null,
+    lanes: record.lanes,
+    ftsCandidates: record.ftsCandidates,
+    vectorCandidates: record.vectorCandidates,
+    finalCount: record.finalCount,
+    exact: record.exact,
+    reranked: record.reranked,
+    degraded: record.degraded,
+    missingEmbeddings: record.missingEmbeddings,
+    durationMs: Math.round(record.durationMs),
+    timestamp: ctx.now(),
+  });
+  return { results, recall: record };
+}
+/**
+ * The query's words as an OR match, without words found in more than a
+ * tenth of all entries while rarer ones exist: such words barely move bm25
+ * (their idf is near zero) but make FTS5 score most of the table.
+ */
+async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
+  const terms = queryTerms(query);
+  if (terms.length <= 1) return orExpression(terms);
+  const total = await ctx.db.get<{ n: number }>('SELECT max(seq) AS n FROM memory_entries');
+  const ceiling = Math.max(1000, Number(total?.n ?? 0) / 10);
+  const counts = await ctx.db.query<{ term: string; n: number }>(
+    terms
+      .map(() => 'SELECT ? AS term, (SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?) AS n')
+      .join(' UNION ALL '),
+    terms.flatMap((term) => [term, term]),
+  );
+  const selective = counts
+    .filter((row) => Number(row.n) > 0 && Number(row.n) <= ceiling)
+    .map((row) => row.term);
+  return orExpression(selective.length > 0 ? selective : terms);
+}
+
+async function runFtsLane(
+  ctx: MemoryContext,
+  match: string,
+  filter: { where: string; args: Record<string, SqlValue> },
+  wanted: number,
+  record: RecallRecord,
+): Promise<Lane> {
+  // Ranking inside FTS5 alone, then the filter on the few winners, is several
+  // times faster than joining every match to its entry; a selective filter
+  // that leaves too few winners gets the joined query.
+  const asked = wanted * 4;
+  const ranked = await ctx.db.query<{ seq: number; relevance: number }>(
+    'SELECT rowid AS seq, -bm25(memory_fts) AS relevance FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?',
+    [match, asked],
+  );
+  const kept = new Map<number, boolean>();
+  for (const group of chunks(ranked, 500)) {
+    const rows = await ctx.db.query<{ seq: number; missing: number }>(
+      `SELECT e.seq, (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing FROM memory_entries e
+       WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')}) AND ${filter.where}`,
+      {
+        ...filter.args,
+        model: ctx.embedder.model,
+        ...Object.fromEntries(group.map((row, i) => [`s${i}`, Number(row.seq)])),
+      },
+    );
+    for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
+  }
+  let lane = ranked
+    .filter((row) => kept.has(Number(row.seq)))
+    .slice(0, wanted)
+    .map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
+  if (lane.length < wanted && ranked.length === asked) {
+    const rows = await ctx.db.query<{ seq: number; relevance: number; missing: number }>(
+      `SELECT e.seq, -bm25(memory_fts) AS relevance,
+         (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
+       FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid
+       WHERE memory_fts MATCH :match AND ${filter.where}
+       ORDER BY bm25(memory_fts) LIMIT :limit`,
+      { ...filter.args, match, model: ctx.embedder.model, limit: wanted },
+    );
+    lane = rows.map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
+    for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
+  }
+  record.missingEmbeddings = lane.filter((candidate) => kept.get(candidate.seq) === true).length;
+  return lane;
+}
+
+async function runVectorLane(
+  ctx: MemoryContext,
+  query: Float32Array,
+  request: SearchInput,
+  filter: { where: string; args: Record<string, SqlValue> },
+  wanted: number,
+  record: RecallRecord,
+): Promise<Lane> {
+  const index = ctx.index;
+  if (index !== undefined && ctx.indexReady) {
+    const scopes =
+      request.agentId !== undefined && request.tenant !== undefined
+        ? [AnnIndex.scopeKey(request.agentId, request.tenant)]
+        : index.scopes().filter((scope) => {
+            const [agentId, tenant] = scope.split('\u0000');
+            return (
+              (request.agentId === undefined || agentId === request.agentId) &&
+              (request.tenant === undefined || tenant === request.tenant)
+            );
+          });
+    const narrow = narrowsBelowScope(request);
+    // A filter the graph cannot see is applied after the search, so ask for more.
+    const asked = narrow ? wanted * 8 : wanted;
+    const hits = index.search(scopes, query, asked);
+    if (!narrow) return similar(ctx, hits);
+    const kept = new Set<number>();
+    for (const group of chunks(hits, 500)) {
+      const rows = await ctx.db.query<{ seq: number }>(
+        `SELECT e.seq FROM memory_entries e WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')}) AND ${filter.where}`,
+        { ...filter.args, ...Object.fromEntries(group.map((hit, i) => [`s${i}`, hit.seq])) },
+      );
+      for (const row of rows) kept.add(Number(row.seq));
+    }
+    const survivors = hits.filter((hit) => kept.has(hit.seq)).slice(0, wanted);
+    // Too few survivors while the graph had more to give: the filter is selective, so scan it exactly.
+    if (survivors.length >= wanted || hits.length < asked) return similar(ctx, survivors);
+  }
+  record.exact = true;
+  const rows = await ctx.db.query<{ seq: number; distance: number }>(
+    `SELECT e.seq, vector_distance_cos(e.embedding, :query) AS distance FROM memory_entries e
+     WHERE e.embedding IS NOT NULL AND e.embedding_model = :model AND ${filter.where}
+     ORDER BY distance LIMIT :limit`,
+    { ...filter.args, query: toBlob(query), model: ctx.embedder.model, limit: wanted },
+  );
+  return similar(
+    ctx,
+    rows.map((row) => ({ seq: Number(row.seq), distance: Number(row.distance) })),
+  );
+}
+
+// Nearest is not the same as related: a vector search always returns neighbours.
+function similar(ctx: MemoryContext, hits: Array<{ seq: number; distance: number }>): Lane {
+  const lane: Lane = [];
+  for (const hit of hits) {
+    const similarity = 1 - hit.distance;
+    if (similarity >= ctx.settings.vectorMinSimilarity) lane.push({ seq: hit.seq, relevance: similarity });
+  }
+  return lane;
+}
+
+async function rowsFor(
+  ctx: MemoryContext,
+  candidates: Array<{ seq: number }>,
+): Promise<Map<number, { id: string; content: string; created_at: number }>> {
+  const out = new Map<number, { id: string; content: string; created_at: number }>();
+  for (const group of chunks(candidates, 500)) {
+    const rows = await ctx.db.query<{ seq: number; id: string; content: string; created_at: number }>(
+      `SELECT seq, id, content, created_at FROM memory_entries WHERE seq IN (${questionMarks(group.length)})`,
+      group.map((candidate) => candidate.seq),
+    );
+    for (const row of rows) {
+      out.set(Number(row.seq), { id: row.id, content: row.content, created_at: Number(row.created_at) });
+    }
+  }
+  return out;
+}
+
+async function rerank(
+  ctx: MemoryContext,
+  query: string,
+  ranked: Array<{ seq: number; score: number }>,
+  rows: Map<number, { content: string }>,
+  record: RecallRecord,
+  agentId: string | undefined,
+  limit: number,
+): Promise<Array<{ seq: number; score: number }>> {
+  const reranker = ctx.reranker!;
+  // Every returned result comes from the reranked head, so scores stay comparable.
+  const head = ranked
+    .slice(0, Math.max(limit, ctx.settings.rerankCandidates))
+    .filter((candidate) => rows.has(candidate.seq));
+  const began = performance.now();
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+      reject(
+        new MemoryStoreError(
+          'RERANKER_FAILED',
+          `The reranker did not answer within ${ctx.settings.rerankTimeoutMs} ms`,
+          {
+            data: { reason: 'timeout' },
+          },
+        ),
+      );
+    }, ctx.settings.rerankTimeoutMs);
+  });
+  try {
+    const scores = await Promise.race([
+      reranker.rerank(
+        query,
+        head.map((candidate) => rows.get(candidate.seq)!.content),
+        { signal: controller.signal },
+      ),
+      timeout,
+    ]);
+    if (
+      scores.length !== head.length ||
+      scores.some((score) => typeof score !== 'number' || Number.isNaN(score))
+    ) {
+      throw new MemoryStoreError(
+        'RERANKER_FAILED',
+        'The reranker answered a score list of the wrong length',
+        {
+          data: { reason: 'protocol' },
+        },
+      );
+    }
+    const reordered = head
+      .map((candidate, index) => ({ seq: candidate.seq, score: scores[index]! }))
+      .sort((a, b) => b.score - a.score);
+    record.reranked = true;
+    ctx.events.emit('memory:reranked', {
+      agentId: agentId ?? null,
+      candidates: head.length,
+      fellBack: false,
+      timedOut: false,
+      durationMs: Math.round(performance.now() - began),
+      timestamp: ctx.now(),
+    });
+    return reordered;
+  } catch (error) {
+    record.rerankFellBack = true;
+    ctx.logger.warn(
+      {
+        err: error,
+        agentId,
+        durationMs: performance.now() - began,
+        hint: timedOut
+          ? `the reranker took longer than rerankTimeoutMs (${ctx.settings.rerankTimeoutMs} ms); results keep the fused order`
+          : 'the reranker is unavailable; results keep the fused order',
+        errorKind: timedOut ? 'timeout' : errorKindOf(error),
+      },
+      'memory rerank fell back to fused order',
+    );
+    ctx.events.emit('memory:reranked', {
+      agentId: agentId ?? null,
+      candidates: head.length,
+      fellBack: true,
+      timedOut,
+      durationMs: Math.round(performance.now() - began),
+      timestamp: ctx.now(),
+    });
+    return ranked;
+  } finally {
+    clearTimeout(timer);
+  }
+}
