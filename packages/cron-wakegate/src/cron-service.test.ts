@@ -275,7 +275,9 @@ describe('createCronService', () => {
       expect(cron.get('a').nextRunAtMs).toBe(6000);
     });
   });
+});
 
+describe('createCronService', () => {
   describe('restarts', () => {
     it('runs a job that missed fires while stopped once, marked as a catch-up', async () => {
       let clock = Date.parse('2026-06-01T08:00:00Z');
@@ -346,7 +348,9 @@ describe('createCronService', () => {
       expect(second.get('long')).toMatchObject({ enabled: false, nextRunAtMs: 0 });
     });
   });
+});
 
+describe('createCronService', () => {
   describe('wake-gates', () => {
     const gate = (source: string) => ({ command: process.execPath, args: ['-e', source] });
 
@@ -488,7 +492,9 @@ describe('createCronService', () => {
       expect(await summarizeWakeGateFires(env.db, { sinceMs: Date.now() + 60_000 })).toBeUndefined();
     });
   });
+});
 
+describe('createCronService', () => {
   describe('edits', () => {
     it('names the field of a bad schedule and refuses a duplicate name', async () => {
       const cron = await started();

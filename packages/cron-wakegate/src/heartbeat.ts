@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Database } from '@agentd/storage';
+import type { Database, Statement } from '@agentd/storage';
 import type { z } from 'zod';
 import { type HeartbeatSection, heartbeatSectionSchema, heartbeatUpdateSchema } from './config.js';
 import { CronWakegateError } from './errors.js';
@@ -219,26 +219,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     let summary: string | undefined;
     let error: string | undefined;
     try {
-      const result = await new Promise<{ response: string }>((resolve, reject) => {
-        const limit = setTimeout(() => {
-          const timeout = new Error(`beat timed out after ${current.timeoutMs} ms`);
-          controller.abort(timeout);
-          reject(timeout);
-        }, current.timeoutMs);
-        limit.unref?.();
-        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-        runner
-          .runTurn({
-            agentId: current.agentId,
-            message,
-            sessionKey: `heartbeat:${current.agentId}`,
-            timeoutMs: current.timeoutMs,
-            signal: controller.signal,
-            origin: 'heartbeat',
-          })
-          .then(resolve, reject)
-          .finally(() => clearTimeout(limit));
-      });
+      const result = await runBeatTurn(runner, current, message, controller);
       summary = result.response.slice(0, 500);
     } catch (caught) {
       status = 'error';
@@ -264,26 +245,20 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     const upTo = carried[carried.length - 1]?.seq;
     const id = randomId();
     write(() =>
-      db.batch([
-        {
-          sql: `INSERT INTO heartbeat_beats (id, ts, agent_id, sources, status, duration_ms, queued_texts, summary, error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          args: [
-            id,
-            ts,
-            current.agentId,
-            JSON.stringify(sources),
-            status,
-            durationMs,
-            carried.length,
-            summary ?? null,
-            error ?? null,
-          ],
-        },
-        ...(status === 'ok' && upTo !== undefined
-          ? [{ sql: 'DELETE FROM heartbeat_queue WHERE seq <= ?', args: [upTo] }]
-          : []),
-      ]),
+      db.batch(
+        beatStatements({
+          id,
+          ts,
+          agentId: current.agentId,
+          sources,
+          status,
+          durationMs,
+          queuedTexts: carried.length,
+          summary,
+          error,
+          delivered: status === 'ok' ? upTo : undefined,
+        }),
+      ),
     );
     events.emit('heartbeat:beat', {
       agentId: current.agentId,
@@ -300,19 +275,8 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     if (!started) throw new CronWakegateError('CLOSED', 'the heartbeat service is not started');
   };
 
-  const status = (): HeartbeatStatus => {
-    const out: HeartbeatStatus = {
-      enabled: settings.enabled,
-      intervalMs: settings.intervalMs,
-      agentId: settings.agentId,
-      prompt: settings.prompt,
-      queued: queue.length,
-      running: coalescer.busy,
-    };
-    if (lastBeatAt !== undefined) out.lastBeatAt = lastBeatAt;
-    if (nextBeatAt !== undefined) out.nextBeatAt = nextBeatAt;
-    return out;
-  };
+  const status = (): HeartbeatStatus =>
+    statusOf(settings, { queued: queue.length, running: coalescer.busy, lastBeatAt, nextBeatAt });
 
   const configure = (input: unknown) => {
     settings = parse(input);
@@ -346,31 +310,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
       ensureStarted();
       const limit = Math.min(Math.max(query.limit ?? 50, 1), 1000);
       await writes;
-      const rows = await db.query<{
-        id: string;
-        ts: number;
-        agent_id: string;
-        sources: string;
-        status: 'ok' | 'error';
-        duration_ms: number;
-        queued_texts: number;
-        summary: string | null;
-        error: string | null;
-      }>('SELECT * FROM heartbeat_beats ORDER BY ts DESC, rowid DESC LIMIT ?', [limit]);
-      return rows.map((row) => {
-        const entry: HeartbeatBeat = {
-          id: row.id,
-          ts: row.ts,
-          agentId: row.agent_id,
-          sources: JSON.parse(row.sources) as string[],
-          status: row.status,
-          durationMs: row.duration_ms,
-          queuedTexts: row.queued_texts,
-        };
-        if (row.summary !== null) entry.summary = row.summary;
-        if (row.error !== null) entry.error = row.error;
-        return entry;
-      });
+      return readHistory(db, limit);
     },
     trigger(reason) {
       ensureStarted();
@@ -394,22 +334,9 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     },
     async update(patch) {
       ensureStarted();
-      const checked = heartbeatUpdateSchema.safeParse(patch);
-      if (!checked.success) {
-        const issues = checked.error.issues.map((issue) => ({
-          path: issue.path.map(String),
-          message: issue.message,
-        }));
-        throw new CronWakegateError(
-          'INVALID_JOB',
-          issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-          {
-            data: { issues },
-          },
-        );
-      }
-      const next = parse({ ...settings, ...checked.data });
-      await options.persistSettings?.(checked.data, next);
+      const checked = checkUpdate(patch);
+      const next = parse({ ...settings, ...checked });
+      await options.persistSettings?.(checked, next);
       configure(next);
       return status();
     },
@@ -427,4 +354,139 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
       await writes;
     },
   };
+}
+
+/** Runs the beat's model turn under the section's time limit; `controller` aborts it. */
+function runBeatTurn(
+  runner: AgentTurnRunner,
+  current: HeartbeatSection,
+  message: string,
+  controller: AbortController,
+): Promise<{ response: string }> {
+  return new Promise<{ response: string }>((resolve, reject) => {
+    const limit = setTimeout(() => {
+      const timeout = new Error(`beat timed out after ${current.timeoutMs} ms`);
+      controller.abort(timeout);
+      reject(timeout);
+    }, current.timeoutMs);
+    limit.unref?.();
+    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    runner
+      .runTurn({
+        agentId: current.agentId,
+        message,
+        sessionKey: `heartbeat:${current.agentId}`,
+        timeoutMs: current.timeoutMs,
+        signal: controller.signal,
+        origin: 'heartbeat',
+      })
+      .then(resolve, reject)
+      .finally(() => clearTimeout(limit));
+  });
+}
+
+/** The statements that record a beat, and drop the queued texts it delivered (up to seq `delivered`). */
+function beatStatements(beat: {
+  id: string;
+  ts: number;
+  agentId: string;
+  sources: string[];
+  status: 'ok' | 'error';
+  durationMs: number;
+  queuedTexts: number;
+  summary: string | undefined;
+  error: string | undefined;
+  delivered: number | undefined;
+}): Statement[] {
+  return [
+    {
+      sql: `INSERT INTO heartbeat_beats (id, ts, agent_id, sources, status, duration_ms, queued_texts, summary, error)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [
+        beat.id,
+        beat.ts,
+        beat.agentId,
+        JSON.stringify(beat.sources),
+        beat.status,
+        beat.durationMs,
+        beat.queuedTexts,
+        beat.summary ?? null,
+        beat.error ?? null,
+      ],
+    },
+    ...(beat.delivered !== undefined
+      ? [{ sql: 'DELETE FROM heartbeat_queue WHERE seq <= ?', args: [beat.delivered] }]
+      : []),
+  ];
+}
+
+interface BeatRow {
+  id: string;
+  ts: number;
+  agent_id: string;
+  sources: string;
+  status: 'ok' | 'error';
+  duration_ms: number;
+  queued_texts: number;
+  summary: string | null;
+  error: string | null;
+}
+
+/** The newest `limit` beats, newest first. */
+async function readHistory(db: Database, limit: number): Promise<HeartbeatBeat[]> {
+  const rows = await db.query<BeatRow>('SELECT * FROM heartbeat_beats ORDER BY ts DESC, rowid DESC LIMIT ?', [
+    limit,
+  ]);
+  return rows.map(toBeat);
+}
+
+function statusOf(
+  settings: HeartbeatSection,
+  state: { queued: number; running: boolean; lastBeatAt: number | undefined; nextBeatAt: number | undefined },
+): HeartbeatStatus {
+  const out: HeartbeatStatus = {
+    enabled: settings.enabled,
+    intervalMs: settings.intervalMs,
+    agentId: settings.agentId,
+    prompt: settings.prompt,
+    queued: state.queued,
+    running: state.running,
+  };
+  if (state.lastBeatAt !== undefined) out.lastBeatAt = state.lastBeatAt;
+  if (state.nextBeatAt !== undefined) out.nextBeatAt = state.nextBeatAt;
+  return out;
+}
+
+function toBeat(row: BeatRow): HeartbeatBeat {
+  const entry: HeartbeatBeat = {
+    id: row.id,
+    ts: row.ts,
+    agentId: row.agent_id,
+    sources: JSON.parse(row.sources) as string[],
+    status: row.status,
+    durationMs: row.duration_ms,
+    queuedTexts: row.queued_texts,
+  };
+  if (row.summary !== null) entry.summary = row.summary;
+  if (row.error !== null) entry.error = row.error;
+  return entry;
+}
+
+/** The checked patch of `update()`; throws `INVALID_JOB` naming each issue. */
+function checkUpdate(patch: unknown): HeartbeatUpdate {
+  const checked = heartbeatUpdateSchema.safeParse(patch);
+  if (!checked.success) {
+    const issues = checked.error.issues.map((issue) => ({
+      path: issue.path.map(String),
+      message: issue.message,
+    }));
+    throw new CronWakegateError(
+      'INVALID_JOB',
+      issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+      {
+        data: { issues },
+      },
+    );
+  }
+  return checked.data;
 }
