@@ -4,6 +4,7 @@ import type { Database, Statement } from '@agentd/storage';
 import type { z } from 'zod';
 import { type HeartbeatSection, heartbeatSectionSchema, heartbeatUpdateSchema } from './config.js';
 import { CronWakegateError } from './errors.js';
+import { checkFields } from './internal/job-store.js';
 import { type CronLogger, noopLogger } from './logger.js';
 import { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { type AgentTurnRunner, type EventSink, noopEventSink, type WakeTarget } from './types.js';
@@ -334,7 +335,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     },
     async update(patch) {
       ensureStarted();
-      const checked = checkUpdate(patch);
+      const checked = checkFields(patch, heartbeatUpdateSchema);
       const next = parse({ ...settings, ...checked });
       await options.persistSettings?.(checked, next);
       configure(next);
@@ -470,23 +471,4 @@ function toBeat(row: BeatRow): HeartbeatBeat {
   if (row.summary !== null) entry.summary = row.summary;
   if (row.error !== null) entry.error = row.error;
   return entry;
-}
-
-/** The checked patch of `update()`; throws `INVALID_JOB` naming each issue. */
-function checkUpdate(patch: unknown): HeartbeatUpdate {
-  const checked = heartbeatUpdateSchema.safeParse(patch);
-  if (!checked.success) {
-    const issues = checked.error.issues.map((issue) => ({
-      path: issue.path.map(String),
-      message: issue.message,
-    }));
-    throw new CronWakegateError(
-      'INVALID_JOB',
-      issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-      {
-        data: { issues },
-      },
-    );
-  }
-  return checked.data;
 }

@@ -255,24 +255,14 @@ class LibsqlMemoryStore implements MemoryStore {
     return deleteEntry(this.#ctx, this.#writeChain, id);
   }
 
-  async deleteBySession(input: {
-    sessionKey: string;
-    agentId?: string | undefined;
-    tenant?: string | undefined;
-    purgeDerived?: boolean | undefined;
-  }): Promise<SessionDeleteResult> {
+  async deleteBySession(input: Parameters<MemoryStore['deleteBySession']>[0]): Promise<SessionDeleteResult> {
     this.#checkOpen();
     return deleteBySession(this.#ctx, this.#writeChain, input);
   }
 
-  async consolidate(input: {
-    content: string;
-    sourceIds: string[];
-    agentId?: string | undefined;
-    tenant?: string | undefined;
-    tags?: string[] | undefined;
-    metadata?: Record<string, unknown> | undefined;
-  }): Promise<{ id: string; sources: number }> {
+  async consolidate(
+    input: Parameters<MemoryStore['consolidate']>[0],
+  ): Promise<{ id: string; sources: number }> {
     this.#checkOpen();
     return consolidate(this.#ctx, (task) => this.#enqueueWrite(task), input);
   }

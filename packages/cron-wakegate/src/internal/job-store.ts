@@ -66,9 +66,10 @@ function resolve(ctx: CronContext, input: ScheduleInput, at: number): ResolvedSc
   return resolveSchedule(input, { now: at, defaultTimeZone: ctx.settings.defaultTimeZone });
 }
 
-function checkFields(input: Record<string, unknown>, schema: z.ZodType) {
+/** The fields checked against `schema`; throws `INVALID_JOB` naming each issue. */
+export function checkFields<T>(input: unknown, schema: z.ZodType<T>): T {
   const result = schema.safeParse(input);
-  if (result.success) return;
+  if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
     path: issue.path.map(String),
     message: issue.message,
@@ -186,7 +187,7 @@ export async function prune(ctx: CronContext) {
 /** Adds a job; throws `INVALID_JOB`, `JOB_EXISTS` or a schedule error. */
 export async function addJob(ctx: CronContext, input: AddJobInput): Promise<CronJob> {
   ensureOpen(ctx);
-  checkFields(input as unknown as Record<string, unknown>, addSchema);
+  checkFields(input, addSchema);
   const name = input.name.trim();
   if (ctx.byName.has(name)) {
     const message = `a job named '${name}' already exists`;

@@ -1,6 +1,7 @@
 import type { Transaction } from '@agentd/storage';
 import { z } from 'zod';
 import { MemoryStoreError } from '../errors.js';
+import type { MemoryStore } from '../memory-store.js';
 import type { SessionDeleteResult } from '../types.js';
 import { AnnIndex } from './ann-index.js';
 import type { MemoryContext } from './context.js';
@@ -124,12 +125,7 @@ export async function deleteEntry(ctx: MemoryContext, writesSettled: Promise<voi
 export async function deleteBySession(
   ctx: MemoryContext,
   writesSettled: Promise<void>,
-  input: {
-    sessionKey: string;
-    agentId?: string | undefined;
-    tenant?: string | undefined;
-    purgeDerived?: boolean | undefined;
-  },
+  input: Parameters<MemoryStore['deleteBySession']>[0],
 ): Promise<SessionDeleteResult> {
   const request = parse(
     z

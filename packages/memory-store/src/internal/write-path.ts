@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MemoryStoreError } from '../errors.js';
+import type { MemoryStore } from '../memory-store.js';
 import type { StoreInput } from '../types.js';
 import { AnnIndex } from './ann-index.js';
 import type { MemoryContext } from './context.js';
@@ -121,14 +122,7 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
 export async function consolidate(
   ctx: MemoryContext,
   enqueueWrite: WriteQueue,
-  input: {
-    content: string;
-    sourceIds: string[];
-    agentId?: string | undefined;
-    tenant?: string | undefined;
-    tags?: string[] | undefined;
-    metadata?: Record<string, unknown> | undefined;
-  },
+  input: Parameters<MemoryStore['consolidate']>[0],
 ): Promise<{ id: string; sources: number }> {
   const request = parse(
     z
