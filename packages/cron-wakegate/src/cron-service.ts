@@ -29,16 +29,6 @@ import { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { nextFireAfter } from './schedule.js';
 import { type AgentTurnRunner, type EventSink, noopEventSink } from './types.js';
 
-export {
-  type AddJobInput,
-  agentIdSchema,
-  type CronJob,
-  type CronRun,
-  type FireTrigger,
-  type UpdateJobInput,
-  WAKE_GATE_SKIP_SUMMARY,
-} from './cron-types.js';
-
 /** Options of {@link createCronService}. */
 export interface CronServiceOptions {
   /** The shared libsql handle; the service migrates its tables on `start()`. */

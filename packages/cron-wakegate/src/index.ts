@@ -9,18 +9,20 @@ export {
   wakeGateDefaultsSchema,
 } from './config.js';
 export {
-  type AddJobInput,
-  agentIdSchema,
-  type CronJob,
-  type CronRun,
   type CronService,
   type CronServiceOptions,
   type CronSettings,
   createCronService,
+} from './cron-service.js';
+export {
+  type AddJobInput,
+  agentIdSchema,
+  type CronJob,
+  type CronRun,
   type FireTrigger,
   type UpdateJobInput,
   WAKE_GATE_SKIP_SUMMARY,
-} from './cron-service.js';
+} from './cron-types.js';
 export {
   CronWakegateError,
   type CronWakegateErrorCode,

@@ -36,6 +36,7 @@ function scripted(answer: (request: NodeRequest) => string | Promise<string>) {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 const graphOf = (nodes: GraphNodeDefinition[]) => compileGraph({ nodes });
 
+// Ordering, concurrency, failure, retries and timeouts.
 describe('executeGraph', () => {
   it('runs a diamond in dependency order and feeds outputs into later prompts', async () => {
     const graph = graphOf([
@@ -168,7 +169,10 @@ describe('executeGraph', () => {
     expect(await execution.done).toBe('failed');
     expect(execution.node('a')!.error).toContain('timed out after 20 ms');
   });
+});
 
+// Cancel, interrupt and resume.
+describe('executeGraph', () => {
   it('on cancel lets in-flight nodes finish, dispatches nothing new and ends cancelled', async () => {
     const graph = graphOf([
       { id: 'a', prompt: 'x' },

@@ -201,18 +201,6 @@ export function executeGraph(options: ExecuteGraphOptions): GraphExecution {
     return result instanceof Promise ? result.then(ignore, ignore) : undefined;
   }
 
-  function pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        interruptWaiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      interruptWaiters.add(wake);
-    });
-  }
-
   function skipFrom(index: number, because: string, settles: Promise<void>[]): void {
     // Depth-first over dependants; a node already final (or running) is left alone.
     const stack = [index];
@@ -289,7 +277,7 @@ export function executeGraph(options: ExecuteGraphOptions): GraphExecution {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (attempt > 1) {
         if (cancelRequested || interrupted) break;
-        if (retryDelayMs > 0) await pause(retryDelayMs);
+        if (retryDelayMs > 0) await pause(retryDelayMs, interruptWaiters);
         if (cancelRequested || interrupted) break;
       }
       state.attempts++;
@@ -337,46 +325,22 @@ export function executeGraph(options: ExecuteGraphOptions): GraphExecution {
 
   function attemptNode(index: number, attempt: number, timeoutMs: number): Promise<string> {
     const node = nodes[index]!;
-    const controller = new AbortController();
-    controllers.add(controller);
-    let timer: NodeJS.Timeout | undefined;
-    let onInterrupt: (() => void) | undefined;
-    const guard = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new GraphError('NODE_TIMEOUT', `node '${node.id}' timed out after ${timeoutMs} ms`);
-        controller.abort(error);
-        reject(error);
-      }, timeoutMs);
-      onInterrupt = () => reject(interruptedReason);
-      interruptWaiters.add(onInterrupt);
-    });
-    const request: NodeRequest = {
-      runId,
-      graphId,
+    return runAttempt({
+      executor,
+      controllers,
+      interruptWaiters,
       nodeId: node.id,
-      agentId: node.agentId ?? options.defaultAgentId,
-      prompt: renderSegments(node.template, inputs, outputOf),
-      attempt,
       timeoutMs,
-      signal: controller.signal,
-    };
-    const work = (async () => {
-      const output: unknown = await executor.run(request);
-      if (typeof output !== 'string') {
-        throw new GraphError(
-          'NODE_OUTPUT_INVALID',
-          `node '${node.id}': the executor returned a non-string output`,
-        );
-      }
-      return output;
-    })();
-    return Promise.race([work, guard]).finally(() => {
-      clearTimeout(timer);
-      controllers.delete(controller);
-      if (onInterrupt) interruptWaiters.delete(onInterrupt);
-      // The losing side of the race must not surface as an unhandled rejection.
-      work.catch(() => undefined);
-      guard.catch(() => undefined);
+      request: (signal) => ({
+        runId,
+        graphId,
+        nodeId: node.id,
+        agentId: node.agentId ?? options.defaultAgentId,
+        prompt: renderSegments(node.template, inputs, outputOf),
+        attempt,
+        timeoutMs,
+        signal,
+      }),
     });
   }
 
@@ -409,6 +373,66 @@ export function executeGraph(options: ExecuteGraphOptions): GraphExecution {
     },
     output: outputOf,
   };
+}
+
+/**
+ * One attempt of a node: the executor's answer, or a rejection at the time
+ * limit (aborting the attempt) or at an interrupt, whichever comes first.
+ */
+function runAttempt(attempt: {
+  executor: NodeExecutor;
+  controllers: Set<AbortController>;
+  interruptWaiters: Set<() => void>;
+  nodeId: string;
+  timeoutMs: number;
+  request: (signal: AbortSignal) => NodeRequest;
+}): Promise<string> {
+  const { executor, controllers, interruptWaiters, nodeId, timeoutMs } = attempt;
+  const controller = new AbortController();
+  controllers.add(controller);
+  let timer: NodeJS.Timeout | undefined;
+  let onInterrupt: (() => void) | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new GraphError('NODE_TIMEOUT', `node '${nodeId}' timed out after ${timeoutMs} ms`);
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+    onInterrupt = () => reject(interruptedReason);
+    interruptWaiters.add(onInterrupt);
+  });
+  const request = attempt.request(controller.signal);
+  const work = (async () => {
+    const output: unknown = await executor.run(request);
+    if (typeof output !== 'string') {
+      throw new GraphError(
+        'NODE_OUTPUT_INVALID',
+        `node '${nodeId}': the executor returned a non-string output`,
+      );
+    }
+    return output;
+  })();
+  return Promise.race([work, guard]).finally(() => {
+    clearTimeout(timer);
+    controllers.delete(controller);
+    if (onInterrupt) interruptWaiters.delete(onInterrupt);
+    // The losing side of the race must not surface as an unhandled rejection.
+    work.catch(() => undefined);
+    guard.catch(() => undefined);
+  });
+}
+
+/** Waits `ms`, or less when an interrupt wakes every waiter. */
+function pause(ms: number, interruptWaiters: Set<() => void>): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      interruptWaiters.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    interruptWaiters.add(wake);
+  });
 }
 
 function ignore(): void {}

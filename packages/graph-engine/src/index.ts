@@ -48,12 +48,9 @@ export {
 export { type GraphLogger, noopLogger } from './logger.js';
 export { type RawInput, unwrapRawInput, withRawFallback } from './raw-input.js';
 export {
-  createGraphService,
   type DefinedGraph,
   entityIdPattern,
   type ExecuteOptions,
-  type GraphService,
-  type GraphServiceOptions,
   OUTPUT_VALUE_LIMIT,
   type RunDetail,
   type RunDetailNode,
@@ -64,7 +61,8 @@ export {
   type SavedGraph,
   STATUS_OUTPUT_LIMIT,
   savedNamePattern,
-} from './service.js';
+} from './graph-types.js';
+export { createGraphService, type GraphService, type GraphServiceOptions } from './service.js';
 export {
   type AgentToAgentPolicy,
   createGraphTools,

@@ -55,6 +55,7 @@ const diamond = {
   ],
 };
 
+// Execution, status and outputs (memory and disk).
 describe('createGraphService', () => {
   it('defines, executes and reports status, outputs and files of a diamond', async () => {
     const service = await open();
@@ -141,7 +142,10 @@ describe('createGraphService', () => {
     expect((await service.outputs(first.runId)).source).toBe('disk');
     expect(await service.outputs(second.runId)).toEqual({ outputs: { a: 'hello' }, source: 'memory' });
   });
+});
 
+// Saved graphs, run listings and deletion.
+describe('createGraphService', () => {
   it('saves, lists, loads and deletes named graphs without touching definitions or runs', async () => {
     let clock = 1_000;
     const service = await open({ now: () => clock++ });
@@ -240,7 +244,10 @@ describe('createGraphService', () => {
       expect(error.message).toBe(`Run not found: ${runId}`);
     }
   });
+});
 
+// Cancel and resume.
+describe('createGraphService', () => {
   it('cancels a running run: in-flight nodes finish and the run ends cancelled', async () => {
     const started: string[] = [];
     const release: Array<() => void> = [];
@@ -396,7 +403,10 @@ describe('createGraphService', () => {
     ]);
     expect(await idle.deleteRun(runId)).toEqual({ deleted: true, runId });
   });
+});
 
+// Argument checks, authoring events, lifecycle.
+describe('createGraphService', () => {
   it('validates execute arguments and reports unknown graphs', async () => {
     const service = await open({ maxConcurrency: 8 });
     const { graphId } = await service.define(diamond);

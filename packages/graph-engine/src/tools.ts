@@ -3,7 +3,8 @@ import { graphDefinitionSchema, type GraphLimits } from './definition.js';
 import { GraphError } from './errors.js';
 import type { RunStatus } from './execute.js';
 import { type RawInput, unwrapRawInput, withRawFallback } from './raw-input.js';
-import { entityIdPattern, type GraphService } from './service.js';
+import { entityIdPattern } from './graph-types.js';
+import type { GraphService } from './service.js';
 
 /** What the agent runtime hands a tool call (the agentd `ToolContext`). */
 export interface GraphToolContext {

@@ -1,0 +1,427 @@
+import { z } from 'zod';
+import type { GraphSqlValue } from '../database.js';
+import { type CompiledGraph, compileGraph, type GraphDefinition } from '../definition.js';
+import { GraphError } from '../errors.js';
+import type { GraphService } from '../service.js';
+import {
+  executeGraph,
+  type ExecutionOutcome,
+  type NodeState,
+  type NodeStatus,
+  type RunStatus,
+} from '../execute.js';
+import { entityIdPattern, type ExecuteOptions, STATUS_OUTPUT_LIMIT } from '../graph-types.js';
+import {
+  type ActiveRun,
+  emitAuthored,
+  type GraphContext,
+  loadNodes,
+  loadRun,
+  ready,
+  remember,
+  storedLimits,
+} from './graph-context.js';
+import { MIGRATION_PACKAGE, migrations, type RunRow } from './schema.js';
+
+// The run executor: starting runs, resuming unfinished ones at start, cancelling.
+
+const executeParamsSchema = z
+  .object({
+    graphId: z.string().regex(entityIdPattern, 'graph id: 1-128 letters, digits, _ or -'),
+    inputs: z
+      .record(z.string(), z.unknown())
+      .refine((value) => jsonLength(value) <= 1_048_576, 'inputs must serialise to at most 1 MiB of JSON')
+      .optional(),
+    concurrency: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** Starts (or resumes) executing a run, recording each node's progress and the outcome. */
+export function startRun(
+  ctx: GraphContext,
+  runId: string,
+  graphId: string,
+  startedAt: number,
+  graph: CompiledGraph,
+  inputs: Record<string, unknown>,
+  concurrency: number,
+  defaultAgentId: string | undefined,
+  resumeFrom: ReadonlyMap<string, NodeState> | undefined,
+  cancelled: boolean,
+): ActiveRun {
+  const writer = ready(ctx);
+  const update = (sql: string, args: GraphSqlValue[]) =>
+    writer.write(sql, args).catch((error: unknown) => {
+      ctx.logger.error(
+        {
+          err: error,
+          runId,
+          hint: 'check the database; the run resumes from its last recorded state',
+          errorKind: 'resource',
+        },
+        'graph run progress write failed',
+      );
+    });
+  const execution = executeGraph({
+    graph,
+    executor: ctx.executor!,
+    inputs,
+    concurrency,
+    defaultTimeoutMs: ctx.settings.defaultNodeTimeoutMs,
+    retryDelayMs: ctx.settings.retryDelayMs,
+    runId,
+    graphId,
+    defaultAgentId,
+    resumeFrom,
+    cancelled,
+    now: ctx.now,
+    listener: {
+      nodeStarted: (nodeId, state) => {
+        void update(
+          "UPDATE graph_run_nodes SET status = 'running', attempts = ?, started_at = ? WHERE run_id = ? AND node_id = ?",
+          [state.attempts, state.startedAt ?? ctx.now(), runId, nodeId],
+        );
+      },
+      nodeSettled: async (nodeId, state) => {
+        if (state.status === 'completed') {
+          const output = state.output ?? '';
+          try {
+            // The file first: a node is recorded complete only once its output is on disk.
+            await ctx.files.write(runId, nodeId, output);
+          } catch (error) {
+            ctx.logger.error(
+              {
+                err: error,
+                runId,
+                nodeId,
+                hint: 'check space and permissions of the graph-runs directory',
+                errorKind: 'resource',
+              },
+              'graph node output could not be written',
+            );
+            return;
+          }
+          await update(
+            "UPDATE graph_run_nodes SET status = 'completed', attempts = ?, finished_at = ?, error = NULL, output_preview = ?, output_chars = ? WHERE run_id = ? AND node_id = ?",
+            [
+              state.attempts,
+              state.finishedAt ?? ctx.now(),
+              output.slice(0, STATUS_OUTPUT_LIMIT),
+              output.length,
+              runId,
+              nodeId,
+            ],
+          );
+          return;
+        }
+        await update(
+          'UPDATE graph_run_nodes SET status = ?, attempts = ?, finished_at = ?, error = ? WHERE run_id = ? AND node_id = ?',
+          [state.status, state.attempts, state.finishedAt ?? ctx.now(), state.error ?? null, runId, nodeId],
+        );
+      },
+    },
+  });
+  const finished = execution.done.then(async (outcome: ExecutionOutcome): Promise<RunStatus> => {
+    const outputs = new Map<string, string>();
+    for (const node of graph.nodes) {
+      const output = execution.output(node.id);
+      if (output !== undefined) outputs.set(node.id, output);
+    }
+    if (outcome === 'interrupted') {
+      ctx.active.delete(runId);
+      return 'running';
+    }
+    try {
+      await writer.flush();
+      await ctx.db.execute('UPDATE graph_runs SET status = ?, finished_at = ? WHERE run_id = ?', [
+        outcome,
+        ctx.now(),
+        runId,
+      ]);
+    } catch (error) {
+      ctx.logger.error(
+        {
+          err: error,
+          runId,
+          hint: 'check the database; the run resumes from its last recorded state',
+          errorKind: 'resource',
+        },
+        'graph run final status write failed',
+      );
+    }
+    remember(ctx, runId, outputs);
+    ctx.active.delete(runId);
+    ctx.logger.info(
+      { runId, graphId, status: outcome, durationMs: ctx.now() - startedAt },
+      'graph run finished',
+    );
+    return outcome;
+  });
+  const run: ActiveRun = { runId, graphId, startedAt, graph, execution, finished };
+  ctx.active.set(runId, run);
+  return run;
+}
+
+/** Migrates, opens the write batcher and resumes every unfinished run (when an executor is set). */
+export async function resumeRuns(ctx: GraphContext): ReturnType<GraphService['start']> {
+  if (ctx.started) return { resumed: 0 };
+  await ctx.db.migrate(MIGRATION_PACKAGE, migrations);
+  // A short delay: dependants wait for their dependency's record, so batching trades latency.
+  ctx.batcher = ctx.db.createWriteBatcher({ maxBatch: 500, maxDelayMs: 1 });
+  ctx.started = true;
+  const unfinished = await ctx.db.query<RunRow>(
+    "SELECT * FROM graph_runs WHERE status IN ('pending', 'running') ORDER BY started_at",
+  );
+  if (unfinished.length === 0) return { resumed: 0 };
+  if (!ctx.executor) {
+    ctx.logger.warn(
+      {
+        runs: unfinished.length,
+        hint: 'configure an agent runtime (or a graph executor) and restart to resume them',
+        errorKind: 'dependency',
+      },
+      'unfinished graph runs not resumed: no node executor',
+    );
+    return { resumed: 0 };
+  }
+  let resumed = 0;
+  for (const row of unfinished) {
+    const graph = compileGraph(JSON.parse(row.definition), storedLimits);
+    const resumeFrom = new Map<string, NodeState>();
+    for (const node of await loadNodes(ctx, row.run_id)) {
+      const state: NodeState = {
+        status: node.status as NodeStatus,
+        attempts: node.attempts,
+        startedAt: node.started_at ?? undefined,
+        finishedAt: node.finished_at ?? undefined,
+        error: node.error ?? undefined,
+      };
+      if (node.status === 'completed') {
+        const output = await ctx.files.read(row.run_id, node.node_id);
+        // A completed node without its file runs again rather than feeding '' onwards.
+        if (output === undefined) state.status = 'pending';
+        else state.output = output;
+      }
+      resumeFrom.set(node.node_id, state);
+    }
+    await ctx.files.prepare(row.run_id);
+    await ctx.db.transaction(async (tx) => {
+      await tx.execute(
+        "UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'skipped')",
+        [row.run_id],
+      );
+      for (const [nodeId, state] of resumeFrom) {
+        if (state.status === 'pending') {
+          await tx.execute("UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND node_id = ?", [
+            row.run_id,
+            nodeId,
+          ]);
+        }
+      }
+      await tx.execute(
+        "UPDATE graph_runs SET status = 'running', resumed_count = resumed_count + 1 WHERE run_id = ?",
+        [row.run_id],
+      );
+    });
+    startRun(
+      ctx,
+      row.run_id,
+      row.graph_id,
+      row.started_at,
+      graph,
+      JSON.parse(row.inputs) as Record<string, unknown>,
+      row.concurrency,
+      row.default_agent_id ?? undefined,
+      resumeFrom,
+      row.cancel_requested === 1,
+    );
+    resumed++;
+    const completed = [...resumeFrom.values()].filter((state) => state.status === 'completed').length;
+    ctx.logger.info(
+      {
+        runId: row.run_id,
+        graphId: row.graph_id,
+        completedNodes: completed,
+        nodeCount: graph.nodes.length,
+      },
+      'graph run resumed',
+    );
+  }
+  return { resumed };
+}
+
+/** Checks and starts a run of a defined graph; emits `pipeline:authored` either way. */
+export async function executeRun(
+  ctx: GraphContext,
+  input: unknown,
+  executeOptions: ExecuteOptions,
+): ReturnType<GraphService['execute']> {
+  const writer = ready(ctx);
+  const author = executeOptions.author ?? { origin: 'rpc' };
+  const parsed = executeParamsSchema.safeParse(input);
+  if (!parsed.success) {
+    emitAuthored(ctx, { action: 'execute', valid: false, nodeCount: 0, invalidReason: 'parse' }, author);
+    throw argumentError(parsed.error.issues);
+  }
+  const { graphId, inputs = {}, concurrency = ctx.settings.defaultConcurrency } = parsed.data;
+  if (concurrency > ctx.settings.maxConcurrency) {
+    emitAuthored(
+      ctx,
+      { action: 'execute', valid: false, nodeCount: 0, invalidReason: 'parse', graphId },
+      author,
+    );
+    throw new GraphError(
+      'INVALID_ARGUMENT',
+      `Invalid params: concurrency: at most ${ctx.settings.maxConcurrency}`,
+      {
+        data: {
+          issues: [
+            { path: ['concurrency'], code: 'too_big', message: `at most ${ctx.settings.maxConcurrency}` },
+          ],
+        },
+      },
+    );
+  }
+  const row = await ctx.db.get<{ definition: string; name: string | null }>(
+    'SELECT definition, name FROM graph_definitions WHERE graph_id = ?',
+    [graphId],
+  );
+  if (!row) {
+    emitAuthored(
+      ctx,
+      { action: 'execute', valid: false, nodeCount: 0, invalidReason: 'not_found', graphId },
+      author,
+    );
+    throw new GraphError('GRAPH_NOT_FOUND', `Graph not found: ${graphId}`, { data: { graphId } });
+  }
+  const definition = JSON.parse(row.definition) as GraphDefinition;
+  const graph = compileGraph(definition, storedLimits);
+  const agentIds = [
+    ...new Set(
+      graph.nodes
+        .map((node) => node.agentId ?? executeOptions.defaultAgentId)
+        .filter((agentId): agentId is string => agentId !== undefined),
+    ),
+  ];
+  if (executeOptions.authorize && !(await executeOptions.authorize(agentIds))) {
+    emitAuthored(
+      ctx,
+      {
+        action: 'execute',
+        valid: true,
+        nodeCount: graph.nodes.length,
+        excluded: 'policy_rejected',
+        graphId,
+      },
+      author,
+    );
+    throw new GraphError('POLICY_DENIED', 'the agent-to-agent policy does not allow running these agents', {
+      data: { agentIds },
+    });
+  }
+  if (!ctx.executor) {
+    emitAuthored(ctx, { action: 'execute', valid: true, nodeCount: graph.nodes.length, graphId }, author);
+    throw new GraphError('EXECUTOR_UNAVAILABLE', 'Agent runtime is not available: graph nodes cannot run');
+  }
+  const runId = ctx.randomId();
+  const startedAt = ctx.now();
+  await ctx.files.prepare(runId);
+  await ctx.db.transaction(async (tx) => {
+    await tx.execute(
+      `INSERT INTO graph_runs (run_id, graph_id, status, definition, node_count, inputs, concurrency, default_agent_id, started_at)
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+      [
+        runId,
+        graphId,
+        row.definition,
+        graph.nodes.length,
+        JSON.stringify(inputs),
+        concurrency,
+        executeOptions.defaultAgentId ?? null,
+        startedAt,
+      ],
+    );
+    // One multi-row insert per chunk keeps a 1,000-node run to a few statements.
+    for (let offset = 0; offset < graph.nodes.length; offset += 200) {
+      const chunk = graph.nodes.slice(offset, offset + 200);
+      await tx.execute(
+        `INSERT INTO graph_run_nodes (run_id, node_id, position, status) VALUES ${chunk.map(() => "(?, ?, ?, 'pending')").join(', ')}`,
+        chunk.flatMap((node) => [runId, node.id, node.index]),
+      );
+    }
+  });
+  await writer.write("UPDATE graph_runs SET status = 'running' WHERE run_id = ?", [runId]);
+  startRun(
+    ctx,
+    runId,
+    graphId,
+    startedAt,
+    graph,
+    inputs,
+    concurrency,
+    executeOptions.defaultAgentId,
+    undefined,
+    false,
+  );
+  emitAuthored(
+    ctx,
+    { action: 'execute', valid: true, nodeCount: graph.nodes.length, graphId, runId },
+    author,
+  );
+  ctx.logger.info({ runId, graphId, nodeCount: graph.nodes.length, concurrency }, 'graph run started');
+  return { runId };
+}
+
+/** Cancels a run: the live execution, or (no process running it) its records directly. */
+export async function cancelRun(ctx: GraphContext, runId: string): ReturnType<GraphService['cancel']> {
+  ready(ctx);
+  const run = ctx.active.get(runId);
+  if (run) {
+    const accepted = run.execution.cancel();
+    if (accepted)
+      await ctx.db.execute('UPDATE graph_runs SET cancel_requested = 1 WHERE run_id = ?', [runId]);
+    const status = run.execution.status;
+    return {
+      runId,
+      status: status === 'running' || status === 'interrupted' ? 'running' : status,
+      cancelled: accepted,
+    };
+  }
+  const row = await loadRun(ctx, runId);
+  if (row.status !== 'pending' && row.status !== 'running') {
+    return { runId, status: row.status as RunStatus, cancelled: false };
+  }
+  // An unfinished run no process is executing (no executor at start): finish it here.
+  const at = ctx.now();
+  await ctx.db.transaction(async (tx) => {
+    await tx.execute(
+      "UPDATE graph_run_nodes SET status = 'cancelled', finished_at = ?, error = 'run cancelled before the node started' WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'skipped')",
+      [at, runId],
+    );
+    await tx.execute(
+      "UPDATE graph_runs SET status = 'cancelled', cancel_requested = 1, finished_at = ? WHERE run_id = ?",
+      [at, runId],
+    );
+  });
+  return { runId, status: 'cancelled', cancelled: true };
+}
+
+function argumentError(issues: readonly z.core.$ZodIssue[]): GraphError {
+  const reduced = issues.map((issue) => ({
+    path: issue.path.map((key) => (typeof key === 'number' ? key : String(key))),
+    code: issue.code,
+    message: issue.message,
+  }));
+  const summaryText = reduced
+    .map((issue) => `${issue.path.join('.') || 'params'}: ${issue.message}`)
+    .join('; ');
+  return new GraphError('INVALID_ARGUMENT', `Invalid params: ${summaryText}`, { data: { issues: reduced } });
+}
+
+function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
