@@ -1,23 +1,24 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type Document, stringify as stringifyYaml, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ConfigIssue, ConfigStoreError } from './errors.js';
-import { redactConfig, redactConfigText } from './redaction.js';
-import { writeFileAtomic } from './internal/atomic-write.js';
-import { ConfigGit, type CountObjects } from './internal/git.js';
-import { Mutex } from './internal/mutex.js';
 import {
-  changedPaths,
-  deepClone,
-  deepEqual,
-  getAtPath,
-  isPlainObject,
-  mergePatch,
-  nestAtPath,
-} from './internal/values.js';
-import { parseYaml, syncDocument } from './internal/yaml-document.js';
+  compileSections,
+  type ConfigContext,
+  describeIssues,
+  loaded,
+  type Outcome,
+  requireCommit,
+  requireSection,
+  type Snapshot,
+  toIssues,
+} from './internal/config-context.js';
+import { initialLoad, persist, reload } from './internal/file-history.js';
+import type { ConfigGit, CountObjects } from './internal/git.js';
+import { ChangeListeners } from './internal/listeners.js';
+import { Mutex } from './internal/mutex.js';
+import { snapshotFromRaw, snapshotFromText } from './internal/snapshot.js';
+import { deepClone, getAtPath, isPlainObject, mergePatch, nestAtPath } from './internal/values.js';
+import { redactConfig, redactConfigText } from './redaction.js';
 
 /** One top-level config section, contributed by a package. */
 export interface ConfigSectionDefinition<Schema extends z.ZodType = z.ZodType> {
@@ -251,7 +252,6 @@ const defaultHeader = [
 
 const sectionNamePattern = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const dotPathPattern = /^[^.]+(\.[^.]+)*$/;
-const commitReferencePattern = /^(?:[0-9a-fA-F]{4,64}|HEAD(?:~\d{1,6}|\^{1,6})?)$/;
 
 const optionsSchema = z.object({
   dataDir: z.string().min(1),
@@ -298,37 +298,6 @@ const optionsSchema = z.object({
   header: z.string().default(defaultHeader),
 });
 
-/** Convert zod issues to the package's issue shape. */
-function toIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
-  return issues.map((issue) => {
-    const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `${message}: ${issue.keys.join(', ')}`;
-    return { path, pathText: path.join('.'), message, code: issue.code };
-  });
-}
-
-function describeIssues(issues: readonly ConfigIssue[]): string {
-  return issues.map((issue) => `${issue.pathText || '<root>'}: ${issue.message}`).join('; ');
-}
-
-interface Snapshot {
-  /** Exact bytes of the file. */
-  text: string;
-  /** YAML document, kept so later writes preserve comments. */
-  document: Document;
-  /** Plain value of the file (what a person wrote, defaults not applied). */
-  raw: Record<string, unknown>;
-  /** Validated config with defaults applied. */
-  config: Record<string, unknown>;
-}
-
-interface Outcome {
-  result: ConfigWriteResult;
-  next: Record<string, unknown>;
-  hot: boolean;
-}
-
 /**
  * Create a config store over `<dataDir>/<fileName>` with its history in a git
  * repository whose work tree is `dataDir` (see the README for the layout).
@@ -348,375 +317,41 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     });
   }
   const settings = parsedOptions.data;
-  const sectionNames = Object.keys(settings.sections);
-
-  const shape: Record<string, z.ZodType> = {};
-  for (const name of sectionNames) {
-    // prefault (not default) so `{}` goes through the section schema and
-    // picks up every nested default.
-    const sectionSchema = settings.sections[name]!.schema.prefault({} as never);
-    const check = sectionSchema.safeParse(undefined);
-    if (!check.success) {
-      const issues = toIssues(check.error.issues);
-      throw new ConfigStoreError(
-        'INVALID_OPTIONS',
-        `Section "${name}" must accept {} to provide defaults: ${describeIssues(issues)}`,
-        { data: { section: name, issues } },
-      );
-    }
-    shape[name] = sectionSchema;
-  }
-  const fullSchema = z.strictObject(shape);
-  const restartPatterns = new Map(
-    sectionNames.map((name) => [name, settings.sections[name]!.restartRequired ?? []] as const),
-  );
-
   const dataDir = resolve(settings.dataDir);
-  const filePath = join(dataDir, settings.fileName);
-  const logger = settings.logger;
+  const ctx: ConfigContext = {
+    settings,
+    ...compileSections(settings.sections),
+    dataDir,
+    filePath: join(dataDir, settings.fileName),
+    logger: settings.logger,
+    git: undefined,
+    snapshot: undefined,
+  };
+  const { sectionNames, shape, fullSchema, filePath, logger } = ctx;
   const writeLock = new Mutex();
-  const listeners = new Set<ConfigChangeListener<ConfigOf<Sections>>>();
-  let notifications: Promise<unknown> = Promise.resolve();
-  // Marks code running inside a listener: a write it awaits must notify at
-  // once instead of queueing behind the listener that is waiting for it.
-  const listenerContext = new AsyncLocalStorage<true>();
-  let git: ConfigGit | undefined;
-  let snapshot: Snapshot | undefined;
+  const listeners = new ChangeListeners<ConfigOf<Sections>>(logger);
   let schemaCache: Record<string, unknown> | undefined;
   const sectionSchemaCache = new Map<string, Record<string, unknown>>();
-
-  const validate = (raw: unknown): Record<string, unknown> => {
-    const result = fullSchema.safeParse(raw);
-    if (result.success) return result.data as Record<string, unknown>;
-    const issues = toIssues(result.error.issues);
-    throw new ConfigStoreError('VALIDATION', `Invalid config: ${describeIssues(issues)}`, {
-      data: { issues },
-    });
-  };
-
-  const loaded = (): { git: ConfigGit; state: Snapshot } => {
-    if (!git || !snapshot)
-      throw new ConfigStoreError('NOT_LOADED', 'Config store used before load() finished');
-    return { git, state: snapshot };
-  };
-
-  const requireSection = (section: string): void => {
-    if (!Object.hasOwn(shape, section)) {
-      throw new ConfigStoreError('SECTION_NOT_FOUND', `Config section not found: ${section}`, {
-        data: { section, sections: sectionNames },
-      });
-    }
-  };
-
-  const requireCommit = async (repository: ConfigGit, reference: string): Promise<string> => {
-    const sha = commitReferencePattern.test(reference)
-      ? await repository.resolveCommit(reference)
-      : undefined;
-    if (!sha)
-      throw new ConfigStoreError('NOT_FOUND', `Commit not found: ${reference}`, { data: { sha: reference } });
-    return sha;
-  };
-
-  /** Section-relative restart paths among the changes, and whether any change is hot. */
-  const classify = (
-    before: Record<string, unknown>,
-    after: Record<string, unknown>,
-  ): { changedSections: string[]; restartRequired: string[]; hot: boolean } => {
-    const changedSections: string[] = [];
-    const restart = new Set<string>();
-    let hot = false;
-    for (const name of sectionNames) {
-      const paths = changedPaths(before[name], after[name]);
-      if (paths.length === 0) continue;
-      changedSections.push(name);
-      const patterns = restartPatterns.get(name) ?? [];
-      for (const path of paths) {
-        let needsRestart = false;
-        for (const pattern of patterns) {
-          if (pattern === '*') {
-            restart.add(name);
-            needsRestart = true;
-            continue;
-          }
-          const patternPath = pattern.split('.');
-          const overlap = patternPath.length <= path.length ? patternPath : path;
-          const longer = patternPath.length <= path.length ? path : patternPath;
-          if (overlap.every((segment, index) => longer[index] === segment)) {
-            restart.add(`${name}.${pattern}`);
-            needsRestart = true;
-          }
-        }
-        if (!needsRestart) hot = true;
-      }
-    }
-    return { changedSections, restartRequired: [...restart], hot };
-  };
-
-  const snapshotFromText = (
-    text: string,
-    errorCode: 'CONFIG_INVALID' | 'VALIDATION',
-    origin: string,
-  ): Snapshot => {
-    const parsed = parseYaml(text);
-    if (parsed.errors.length > 0) {
-      const issues: ConfigIssue[] = parsed.errors.map((error) => ({
-        path: [],
-        pathText: '',
-        message: `YAML syntax: ${error.message}`,
-      }));
-      throw new ConfigStoreError(errorCode, `${origin} is not valid YAML: ${describeIssues(issues)}`, {
-        data: { issues },
-      });
-    }
-    if (!isPlainObject(parsed.value)) {
-      const issues: ConfigIssue[] = [
-        { path: [], pathText: '', message: 'The config must be a mapping of sections' },
-      ];
-      throw new ConfigStoreError(errorCode, `${origin} is not a mapping of sections`, { data: { issues } });
-    }
-    try {
-      return { text, document: parsed.document, raw: parsed.value, config: validate(parsed.value) };
-    } catch (error) {
-      if (error instanceof ConfigStoreError && error.code === 'VALIDATION' && errorCode !== 'VALIDATION') {
-        const issues = (error.data?.issues ?? []) as ConfigIssue[];
-        throw new ConfigStoreError(errorCode, `${origin} is invalid: ${describeIssues(issues)}`, {
-          data: { issues, file: filePath },
-        });
-      }
-      throw error;
-    }
-  };
-
-  const snapshotFromRaw = (current: Snapshot, raw: unknown): Snapshot => {
-    if (!isPlainObject(raw)) {
-      const issues: ConfigIssue[] = [{ path: [], pathText: '', message: 'Expected an object of sections' }];
-      throw new ConfigStoreError('VALIDATION', 'Invalid config: expected an object of sections', {
-        data: { issues },
-      });
-    }
-    const config = validate(raw);
-    const document = current.document.clone();
-    syncDocument(document, raw);
-    return { text: document.toString(), document, raw: deepClone(raw), config };
-  };
-
-  /** Write, commit and publish a prepared snapshot; must run inside the write lock. */
-  const persist = async (
-    repository: ConfigGit,
-    current: Snapshot,
-    next: Snapshot,
-    subject: (touched: string[]) => string,
-    body?: string,
-  ): Promise<Outcome> => {
-    const currentSha = (await repository.head()) ?? '';
-    if (next.text === current.text) {
-      return {
-        result: { ok: true, sha: currentSha, changedSections: [], restartRequired: [], applied: false },
-        next: current.config,
-        hot: false,
-      };
-    }
-    const touched = sectionNames.filter(
-      (name) =>
-        !deepEqual(current.raw[name], next.raw[name]) || !deepEqual(current.config[name], next.config[name]),
-    );
-    const message = body ? `${subject(touched)}\n\n${body}` : subject(touched);
-    try {
-      await writeFileAtomic(filePath, next.text);
-    } catch (error) {
-      throw new ConfigStoreError('IO_FAILED', `Could not write ${filePath}`, { cause: error });
-    }
-    let sha: string;
-    try {
-      sha = await repository.commit(message, settings.now());
-    } catch (error) {
-      // Keep the file and the history in step: a change that could not be
-      // committed is not kept.
-      await repository.unstage();
-      await writeFileAtomic(filePath, current.text).catch((restoreError: unknown) =>
-        logger.error(
-          {
-            err: restoreError,
-            file: filePath,
-            errorKind: 'resource',
-            hint: 'the file now holds a change git did not record; check disk space and permissions of the data directory, then load the store again',
-          },
-          'config: could not restore file after failed commit',
-        ),
-      );
-      throw error;
-    }
-    snapshot = next;
-    const classified = classify(current.config, next.config);
-    return {
-      result: {
-        ok: true,
-        sha,
-        changedSections: classified.changedSections,
-        restartRequired: classified.restartRequired,
-        applied: false,
-      },
-      next: next.config,
-      hot: classified.hot,
-    };
-  };
-
-  /** Tell listeners, one change at a time in commit order; reports whether all succeeded. */
-  const notify = (outcome: Outcome): Promise<boolean> => {
-    if (outcome.result.changedSections.length === 0) return Promise.resolve(false);
-    const event: ConfigChangeEvent = {
-      changedSections: outcome.result.changedSections,
-      restartRequired: outcome.result.restartRequired,
-      sha: outcome.result.sha,
-    };
-    const deliver = async (): Promise<boolean> => {
-      let allSucceeded = listeners.size > 0;
-      for (const listener of [...listeners]) {
-        try {
-          await listenerContext.run(true, () =>
-            listener(deepClone(outcome.next) as ConfigOf<Sections>, event),
-          );
-        } catch (error) {
-          allSucceeded = false;
-          logger.error(
-            {
-              err: error,
-              changedSections: event.changedSections,
-              sha: event.sha,
-              errorKind: 'internal',
-              hint: 'the change is committed but a listener did not apply it; restart the daemon to apply it',
-            },
-            'config: change listener failed',
-          );
-        }
-      }
-      return allSucceeded;
-    };
-    if (listenerContext.getStore()) return deliver();
-    const run = notifications.then(deliver);
-    notifications = run.catch(() => undefined);
-    return run;
-  };
 
   /** Serialise one write, then notify outside the lock so a listener may start another write. */
   const write = async (task: (repository: ConfigGit, current: Snapshot) => Promise<Outcome>) => {
     const outcome = await writeLock.run(() => {
-      const { git: repository, state } = loaded();
+      const { git: repository, state } = loaded(ctx);
       return task(repository, state);
     });
-    const listenersSucceeded = await notify(outcome);
+    const listenersSucceeded = await listeners.notify(outcome);
     return { ...outcome.result, applied: outcome.hot && listenersSucceeded };
   };
 
   const sectionList = (touched: string[]): string => (touched.length > 0 ? touched.join(', ') : 'formatting');
 
-  const readConfigFile = async (): Promise<string | undefined> => {
-    try {
-      return await readFile(filePath, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new ConfigStoreError('IO_FAILED', `Could not read ${filePath}`, { cause: error });
-    }
-  };
-
-  /** Commit the file on disk when it differs from HEAD (a hand edit, or a first import). */
-  const recordOutsideEdit = async (repository: ConfigGit): Promise<string | undefined> => {
-    if (!(await repository.isDirty())) return undefined;
-    const hadHistory = (await repository.head()) !== undefined;
-    const message = hadHistory ? 'config: record edit made outside agentd' : 'config: initial import';
-    const sha = await repository.commit(message, settings.now());
-    logger.info({ file: filePath, sha }, message);
-    return sha;
-  };
-
-  const initialLoad = async (): Promise<void> => {
-    try {
-      await mkdir(dataDir, { recursive: true });
-    } catch (error) {
-      throw new ConfigStoreError('IO_FAILED', `Could not create data directory ${dataDir}`, { cause: error });
-    }
-    const repository = new ConfigGit(dataDir, settings.fileName, settings.author);
-    if (!(await exists(join(dataDir, '.git')))) await repository.init();
-    const ignorePath = join(dataDir, '.gitignore');
-    if (!(await exists(ignorePath))) {
-      // The data dir also holds databases, logs and workspaces: ignore
-      // everything at the top level except the config file (this .gitignore
-      // included, so the history holds exactly one file).
-      await writeFile(
-        ignorePath,
-        `# Written by @agentd/config-store: only the config file is versioned here.\n/*\n!/${settings.fileName}\n`,
-      );
-    }
-
-    const text = await readConfigFile();
-    if (text === undefined) {
-      const defaults = validate({});
-      const document = parseDocument(stringifyYaml(defaults));
-      document.commentBefore = settings.header;
-      const initial: Snapshot = {
-        text: document.toString(),
-        document,
-        raw: deepClone(defaults),
-        config: defaults,
-      };
-      try {
-        await writeFileAtomic(filePath, initial.text);
-      } catch (error) {
-        throw new ConfigStoreError('IO_FAILED', `Could not write ${filePath}`, { cause: error });
-      }
-      await repository.commit('config: initial defaults', settings.now());
-      git = repository;
-      snapshot = initial;
-      return;
-    }
-
-    const existing = snapshotFromText(text, 'CONFIG_INVALID', filePath);
-    await recordOutsideEdit(repository);
-    git = repository;
-    snapshot = existing;
-  };
-
-  /** Re-read the file of a loaded store; runs inside the write lock. */
-  const reload = async (repository: ConfigGit, current: Snapshot): Promise<Outcome | undefined> => {
-    const text = await readConfigFile();
-    if (text === undefined) {
-      // A deleted file is put back rather than reset to defaults: losing every
-      // setting because a file went missing would be worse than keeping them.
-      logger.warn(
-        {
-          file: filePath,
-          errorKind: 'config',
-          hint: 'the config file was deleted or moved; it was written back from the running config, edit it rather than removing it',
-        },
-        'config: file missing on reload, rewriting the running config',
-      );
-      await writeFileAtomic(filePath, current.text);
-      return undefined;
-    }
-    const next = snapshotFromText(text, 'CONFIG_INVALID', filePath);
-    const sha = (await recordOutsideEdit(repository)) ?? (await repository.head()) ?? '';
-    snapshot = next;
-    const classified = classify(current.config, next.config);
-    return {
-      result: {
-        ok: true,
-        sha,
-        changedSections: classified.changedSections,
-        restartRequired: classified.restartRequired,
-        applied: false,
-      },
-      next: next.config,
-      hot: classified.hot,
-    };
-  };
-
   function read(): { config: Record<string, unknown>; sections: string[] };
   function read(section: string): unknown;
   function read(section?: string): unknown;
   function read(section?: string): unknown {
-    const { state } = loaded();
+    const { state } = loaded(ctx);
     if (section === undefined) return { config: redactConfig(state.config), sections: [...sectionNames] };
-    requireSection(section);
+    requireSection(ctx, section);
     return redactConfig(state.config[section]);
   }
 
@@ -724,9 +359,9 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
   function get(section: string): unknown;
   function get(section?: string): unknown;
   function get(section?: string): unknown {
-    const { state } = loaded();
+    const { state } = loaded(ctx);
     if (section === undefined) return redactConfig(state.config);
-    requireSection(section);
+    requireSection(ctx, section);
     return deepClone(state.config[section]);
   }
 
@@ -737,17 +372,17 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     async load() {
       const outcome = await writeLock.run(async () => {
-        if (!git || !snapshot) {
-          await initialLoad();
+        if (!ctx.git || !ctx.snapshot) {
+          await initialLoad(ctx);
           return undefined;
         }
-        return reload(git, snapshot);
+        return reload(ctx, ctx.git, ctx.snapshot);
       });
-      if (outcome) await notify(outcome);
+      if (outcome) await listeners.notify(outcome);
     },
 
     current() {
-      return deepClone(loaded().state.config) as ConfigOf<Sections>;
+      return deepClone(loaded(ctx).state.config) as ConfigOf<Sections>;
     },
 
     read,
@@ -761,7 +396,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
         >;
         return { schema: schemaCache, sections: [...sectionNames] };
       }
-      requireSection(section);
+      requireSection(ctx, section);
       let sectionSchema = sectionSchemaCache.get(section);
       if (!sectionSchema) {
         sectionSchema = z.toJSONSchema(shape[section]!, { io: 'input', unrepresentable: 'any' }) as Record<
@@ -781,8 +416,9 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           ];
           throw new ConfigStoreError('VALIDATION', 'Invalid patch: expected an object', { data: { issues } });
         }
-        const next = snapshotFromRaw(current, mergePatch(current.raw, patch));
+        const next = snapshotFromRaw(ctx, current, mergePatch(current.raw, patch));
         return persist(
+          ctx,
           repository,
           current,
           next,
@@ -794,8 +430,9 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     apply(config, options = {}) {
       return write(async (repository, current) => {
-        const next = snapshotFromRaw(current, config);
+        const next = snapshotFromRaw(ctx, current, config);
         return persist(
+          ctx,
           repository,
           current,
           next,
@@ -806,7 +443,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     },
 
     async set(section, key, value) {
-      requireSection(section);
+      requireSection(ctx, section);
       const path = key.split('.');
       if (key === '' || path.some((segment) => segment === '')) {
         const issues: ConfigIssue[] = [
@@ -818,10 +455,12 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
       const result = await write(async (repository, current) => {
         previous = deepClone(getAtPath(current.config[section], path));
         const next = snapshotFromRaw(
+          ctx,
           current,
           mergePatch(current.raw, { [section]: nestAtPath(path, value) }),
         );
         return persist(
+          ctx,
           repository,
           current,
           next,
@@ -832,7 +471,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     },
 
     async diff(sha) {
-      const { git: repository } = loaded();
+      const { git: repository } = loaded(ctx);
       // Diffs are redacted like config.read: git history keeps hashes and hand-written values.
       if (sha === undefined) return { diff: redactConfigText(await repository.lastChange()) };
       const resolved = await requireCommit(repository, sha);
@@ -847,7 +486,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           },
         });
       }
-      const { git: repository } = loaded();
+      const { git: repository } = loaded(ctx);
       return { entries: await repository.log(limit) };
     },
 
@@ -862,11 +501,13 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           });
         }
         const next = snapshotFromText(
+          ctx,
           text,
           'VALIDATION',
           `${settings.fileName} at ${restoredFrom.slice(0, 12)}`,
         );
         return persist(
+          ctx,
           repository,
           current,
           next,
@@ -879,7 +520,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     async gc() {
       return writeLock.run(async () => {
-        const { git: repository } = loaded();
+        const { git: repository } = loaded(ctx);
         const before = await repository.countObjects();
         await repository.collectGarbage();
         const after = await repository.countObjects();
@@ -888,20 +529,8 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     },
 
     onChange(listener) {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
+      return listeners.add(listener);
     },
   };
   return store;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
