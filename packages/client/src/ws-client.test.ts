@@ -67,6 +67,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((entry) => entry.stop(1000, 'test over')));
 });
 
+// Calls, batches and notifications sent.
 describe('createWsClient', () => {
   it('sends the token as a bearer header and resolves calls with their results', async () => {
     const server = await startServer();
@@ -188,7 +189,10 @@ describe('createWsClient', () => {
       params: { fire: 'and forget' },
     });
   });
+});
 
+// Server notifications and unreadable frames.
+describe('createWsClient', () => {
   it('emits server notifications generically and per method, and stops after unsubscribe', async () => {
     const server = await startServer();
     const ws = client(server);
@@ -248,7 +252,10 @@ describe('createWsClient', () => {
     expect(errors[1]).toBeInstanceOf(RpcCallError);
     expect(errors[1]).toMatchObject({ code: -32000, message: 'Message rate limit exceeded' });
   });
+});
 
+// Authentication, reconnects and closing.
+describe('createWsClient', () => {
   it('rejects connect with UNAUTHORIZED on close 4001 and never reconnects', async () => {
     const server = await startServer();
     const ws = client(server, { token: 'wrong-token' });
@@ -393,7 +400,10 @@ describe('createWsClient', () => {
     expect(server.upgrades).toHaveLength(1);
     expect(ws.state).toBe('closed');
   });
+});
 
+// Calls before connect, bad arguments, typing.
+describe('createWsClient', () => {
   it('rejects calls made before connect with NOT_CONNECTED', async () => {
     const server = await startServer();
     const ws = client(server);

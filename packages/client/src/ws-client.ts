@@ -1,22 +1,11 @@
-import NodeWebSocket from 'ws';
-import { ClientError, RPC_ERROR_CODES, RpcCallError } from './errors.js';
+import { ClientError, RpcCallError } from './errors.js';
 import { backoffDelay } from './internal/backoff.js';
 import { Emitter } from './internal/emitter.js';
 import { buildRequest, checkRequest, classify, type JsonRpcId, serialise } from './internal/json-rpc.js';
-import {
-  readBoolean,
-  readCount,
-  readDuration,
-  readEnum,
-  readFunction,
-  readHeaders,
-  readLogger,
-  readOptionalString,
-  readUrl,
-  redactUrl,
-  requireRecord,
-} from './internal/options.js';
-import { type ClientLogger, type ProblemFields, silentLogger } from './logger.js';
+import { redactUrl } from './internal/options.js';
+import { decodeFrame, describeProblem } from './internal/ws-receive.js';
+import { readSettings, type Settings } from './internal/ws-settings.js';
+import type { ClientLogger } from './logger.js';
 import type {
   AgentdNotifications,
   BatchEntry,
@@ -225,54 +214,6 @@ interface InFlight {
 interface Waiter {
   ready(socket: WebSocketLike): void;
   fail(error: Error): void;
-}
-
-interface Settings {
-  url: URL;
-  headers: Record<string, string>;
-  requestTimeoutMs: number;
-  connectTimeoutMs: number;
-  probeMethod: string | null;
-  reconnect: Required<ReconnectOptions>;
-  WebSocket: WebSocketConstructor;
-  logger: ClientLogger;
-  random: () => number;
-}
-
-function readSettings(input: unknown): Settings {
-  const options = requireRecord(input, 'options');
-  const url = readUrl(options.url, 'url', ['ws:', 'wss:']);
-  const token = readOptionalString(options.token, 'token');
-  const tokenLocation = readEnum(options.tokenLocation, 'tokenLocation', ['header', 'query'], 'header');
-  const headers = readHeaders(options.headers, 'headers');
-  if (token !== undefined) {
-    if (tokenLocation === 'query') url.searchParams.set('token', token);
-    else headers.Authorization = `Bearer ${token}`;
-  }
-  let reconnectInput: Record<string, unknown> = {};
-  if (typeof options.reconnect === 'boolean') reconnectInput = { enabled: options.reconnect };
-  else if (options.reconnect !== undefined) reconnectInput = requireRecord(options.reconnect, 'reconnect');
-  const reconnect = {
-    enabled: readBoolean(reconnectInput.enabled, 'reconnect.enabled', true),
-    initialDelayMs: readDuration(reconnectInput.initialDelayMs, 'reconnect.initialDelayMs', 250),
-    maxDelayMs: readDuration(reconnectInput.maxDelayMs, 'reconnect.maxDelayMs', 10_000),
-    maxAttempts: readCount(reconnectInput.maxAttempts, 'reconnect.maxAttempts', Number.POSITIVE_INFINITY),
-  };
-  let probeMethod: string | null = 'system.ping';
-  if (options.probeMethod === null) probeMethod = null;
-  else if (options.probeMethod !== undefined)
-    probeMethod = readOptionalString(options.probeMethod, 'probeMethod')!;
-  return {
-    url,
-    headers,
-    requestTimeoutMs: readDuration(options.requestTimeoutMs, 'requestTimeoutMs', 30_000),
-    connectTimeoutMs: readDuration(options.connectTimeoutMs, 'connectTimeoutMs', 10_000),
-    probeMethod,
-    reconnect,
-    WebSocket: readFunction<WebSocketConstructor>(options.WebSocket, 'WebSocket', NodeWebSocket),
-    logger: readLogger<ClientLogger>(options.logger, 'logger', silentLogger),
-    random: readFunction<() => number>(options.random, 'random', Math.random),
-  };
 }
 
 function describe(error: unknown): string {
@@ -735,25 +676,12 @@ class WsConnection implements WsClient {
   // Receiving
 
   private handleFrame(data: unknown): void {
-    if (typeof data !== 'string') {
-      this.reportError(
-        new ClientError('BAD_RESPONSE', 'received a binary frame; agentd sends text frames only'),
-      );
+    const decoded = decodeFrame(data);
+    if (decoded instanceof ClientError) {
+      this.reportError(decoded);
       return;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch (error) {
-      this.reportError(
-        new ClientError('BAD_RESPONSE', 'received a frame that is not JSON', {
-          cause: error,
-          data: data.slice(0, 200),
-        }),
-      );
-      return;
-    }
-    for (const item of Array.isArray(parsed) ? parsed : [parsed]) this.handleMessage(item);
+    for (const item of decoded) this.handleMessage(item);
   }
 
   private handleMessage(value: unknown): void {
@@ -821,35 +749,4 @@ class WsConnection implements WsClient {
  */
 export function createWsClient(options: WsClientOptions): WsClient {
   return new WsConnection(options);
-}
-
-/**
- * Classifies an error that reached no caller, with advice for the log line: an
- * unmatched JSON-RPC error (id null) or a frame the client could not read.
- */
-function describeProblem(error: ClientError | RpcCallError): Pick<ProblemFields, 'errorKind' | 'hint'> {
-  if (error instanceof ClientError) {
-    return {
-      errorKind: 'validation',
-      hint: 'the server sent a frame that is not JSON-RPC 2.0 text; check that the url points at the agentd gateway',
-    };
-  }
-  switch (error.code) {
-    case RPC_ERROR_CODES.RATE_LIMITED:
-      return {
-        errorKind: 'resource',
-        hint: 'the server rate-limited this connection; send fewer messages or raise gateway.wsMessageRateLimit on the daemon',
-      };
-    case RPC_ERROR_CODES.PARSE_ERROR:
-    case RPC_ERROR_CODES.INVALID_REQUEST:
-      return {
-        errorKind: 'validation',
-        hint: 'the server could not read a message (too large, bad batch or bad JSON); the affected call ends by its timeout',
-      };
-    default:
-      return {
-        errorKind: 'dependency',
-        hint: 'the server answered with an error no call was waiting for; see err for its code and message',
-      };
-  }
 }
