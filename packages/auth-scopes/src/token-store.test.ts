@@ -249,7 +249,9 @@ describe('createTokenStore', () => {
       expect(store.authenticate(created.token)?.tokenId).toBe('late');
     });
   });
+});
 
+describe('createTokenStore', () => {
   describe('revoke', () => {
     it('takes effect at once, persists, and tells listeners', async () => {
       const persisted: TokenConfig[][] = [];

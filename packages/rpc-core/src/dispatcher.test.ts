@@ -199,7 +199,9 @@ describe('createDispatcher', () => {
       });
     });
   });
+});
 
+describe('createDispatcher', () => {
   describe('limits', () => {
     it('rejects a message longer than maxMessageBytes before parsing it', async () => {
       const dispatcher = setup({ maxMessageBytes: 100 });
@@ -300,7 +302,9 @@ describe('createDispatcher', () => {
       });
     });
   });
+});
 
+describe('createDispatcher', () => {
   describe('errors', () => {
     it('answers a call without the required scope with -32603 naming the scope', async () => {
       expect(await call('{"jsonrpc":"2.0","method":"admin.secret","id":1}')).toEqual({

@@ -54,6 +54,7 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+// Messages, limits, rate limiting and heartbeats.
 describe('createWebSocketTransport', () => {
   it('answers requests, batches and notifications over a real socket', async () => {
     const { client } = await start();
@@ -179,7 +180,10 @@ describe('createWebSocketTransport', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(socket.received).toEqual([]);
   });
+});
 
+// Authentication, targeted notifications, liveness, logging and close.
+describe('createWebSocketTransport', () => {
   it('accepts the upgrade and then closes with 4001 when authentication fails', async () => {
     const { client, transport, logger } = await start();
     const socket = await client('wrong-token');
