@@ -231,80 +231,16 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const settings = parseWith(handlerOptionsSchema, rest, 'webhook handler options');
   const presets = resolvePresets(settings.presets, logger);
   const mappings: WebhookPreset[] = [...settings.mappings, ...presets];
-  const secrets = settings.secret === undefined ? [] : [settings.secret].flat();
-  const verifier: Verifier | undefined =
-    secrets.length > 0
-      ? createVerifier({
-          ...settings.hmac,
-          secret: secrets,
-          extraHeaderNames: presets.flatMap((preset) =>
-            preset.signatureHeaderName ? [preset.signatureHeaderName] : [],
-          ),
-          now,
-        })
-      : undefined;
+  const verifier = buildVerifier(settings, presets, now);
   const prefix = `${settings.basePath}/`;
-  const matchers: Matcher[] = mappings.map((mapping) => ({
-    mapping,
-    all: !mapping.match,
-    path: mapping.match?.path === undefined ? undefined : normalizeHookPath(mapping.match.path),
-    source: mapping.match?.source,
-  }));
   // Mapped 200 answers name the mapping; both forms are fixed per mapping, so they are serialised once.
-  const mappedOk = new Map<WebhookMapping, OkAnswer>();
-  for (const mapping of mappings) {
-    mappedOk.set(mapping, okAnswer({ received: true, mapping: mapping.id }));
-  }
+  const mappedOk = new Map<WebhookMapping, OkAnswer>(
+    mappings.map((mapping) => [mapping, okAnswer({ received: true, mapping: mapping.id })]),
+  );
   // With the default logger and no onOutcome nobody reads the outcome, so it is not built.
   const reporting = onOutcome !== undefined || logger !== noopLogger;
 
-  /** The same first-match rule as {@link findMapping}, over the pre-normalised paths. */
-  const match = (path: string, source: string | undefined): WebhookPreset | undefined => {
-    for (const matcher of matchers) {
-      if (matcher.all) return matcher.mapping;
-      if (matcher.path !== undefined && matcher.path !== path) continue;
-      if (matcher.source !== undefined && matcher.source !== source) continue;
-      return matcher.mapping;
-    }
-    return undefined;
-  };
-
-  const report = (outcome: WebhookOutcome): void => {
-    const fields = {
-      endpoint: outcome.endpoint,
-      outcome: outcome.outcome,
-      reason: outcome.reason,
-      status: outcome.status,
-      mapping: outcome.mappingId,
-      deliveryId: outcome.deliveryId,
-      hookPath: outcome.path,
-      bodyBytes: outcome.bodyBytes,
-      durationMs: outcome.durationMs,
-    };
-    if (outcome.outcome === 'accepted' || outcome.outcome === 'duplicate') {
-      logger.info(
-        fields,
-        outcome.outcome === 'duplicate' ? 'webhook duplicate acknowledged' : 'webhook accepted',
-      );
-    } else if (outcome.outcome === 'failed') {
-      logger.error(
-        { ...fields, hint: 'see the preceding error line of the webhook callback', errorKind: 'internal' },
-        'webhook failed',
-      );
-    } else {
-      logger.warn({ ...fields, ...rejectionHint(outcome.reason) }, 'webhook rejected');
-    }
-    if (onOutcome) {
-      try {
-        onOutcome(outcome);
-      } catch (error) {
-        logger.error(
-          { err: error, hint: 'the onOutcome callback must not throw', errorKind: 'internal' },
-          'webhook outcome callback threw',
-        );
-      }
-    }
-  };
+  const match = mappingMatcher(mappings);
 
   const answer = (
     state: RequestState,
@@ -316,7 +252,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     text?: string,
   ): PreparedResponse => {
     if (reporting) {
-      report({
+      reportOutcome(logger, onOutcome, {
         endpoint: state.endpoint,
         outcome,
         reason,
@@ -404,26 +340,13 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
 
     const headers = headerMap(headerSource);
     const query = queryMap(state.queryStart < 0 ? '' : state.url.slice(state.queryStart + 1));
-    const source =
-      payload !== null &&
-      typeof payload === 'object' &&
-      typeof (payload as { source?: unknown }).source === 'string'
-        ? (payload as { source: string }).source
-        : undefined;
+    const source = payloadSource(payload);
 
     let mapping: WebhookPreset | undefined;
     if (endpoint === 'strict') {
-      if (!isPlainStrictPayload(payload)) {
-        const checked = strictPayloadSchema.safeParse(payload);
-        if (!checked.success) {
-          return answer(
-            state,
-            422,
-            { error: 'Invalid payload', issues: checked.error.issues.map(publicIssue) },
-            'rejected',
-            'invalid_payload',
-          );
-        }
+      const issues = strictPayloadIssues(payload);
+      if (issues) {
+        return answer(state, 422, { error: 'Invalid payload', issues }, 'rejected', 'invalid_payload');
       }
       mapping = match(state.path, source) ?? STRICT_DEFAULT_MAPPING;
     } else {
@@ -614,6 +537,15 @@ function isPlainStrictPayload(payload: unknown): boolean {
   );
 }
 
+/** Why a payload is not a strict event, in the public issue shape; undefined when it is one. */
+function strictPayloadIssues(
+  payload: unknown,
+): Array<{ path: PropertyKey[]; code: string; message: string }> | undefined {
+  if (isPlainStrictPayload(payload)) return undefined;
+  const checked = strictPayloadSchema.safeParse(payload);
+  return checked.success ? undefined : checked.error.issues.map(publicIssue);
+}
+
 function isDuplicate(result: unknown): boolean {
   return (result as WebhookEventResult)?.duplicate === true;
 }
@@ -677,4 +609,95 @@ function rejectionHint(reason: WebhookOutcome['reason']): { hint: string; errorK
     default:
       return { hint: 'the sender must fix the request', errorKind: 'validation' };
   }
+}
+
+/** Logs an outcome at its level and hands it to `onOutcome` (whose throw is logged, never passed on). */
+function reportOutcome(
+  logger: WebhookLogger,
+  onOutcome: ((outcome: WebhookOutcome) => void) | undefined,
+  outcome: WebhookOutcome,
+): void {
+  const fields = {
+    endpoint: outcome.endpoint,
+    outcome: outcome.outcome,
+    reason: outcome.reason,
+    status: outcome.status,
+    mapping: outcome.mappingId,
+    deliveryId: outcome.deliveryId,
+    hookPath: outcome.path,
+    bodyBytes: outcome.bodyBytes,
+    durationMs: outcome.durationMs,
+  };
+  if (outcome.outcome === 'accepted' || outcome.outcome === 'duplicate') {
+    logger.info(
+      fields,
+      outcome.outcome === 'duplicate' ? 'webhook duplicate acknowledged' : 'webhook accepted',
+    );
+  } else if (outcome.outcome === 'failed') {
+    logger.error(
+      { ...fields, hint: 'see the preceding error line of the webhook callback', errorKind: 'internal' },
+      'webhook failed',
+    );
+  } else {
+    logger.warn({ ...fields, ...rejectionHint(outcome.reason) }, 'webhook rejected');
+  }
+  if (onOutcome) {
+    try {
+      onOutcome(outcome);
+    } catch (error) {
+      logger.error(
+        { err: error, hint: 'the onOutcome callback must not throw', errorKind: 'internal' },
+        'webhook outcome callback threw',
+      );
+    }
+  }
+}
+
+/** The first-match rule of {@link findMapping}, over paths normalised once. */
+function mappingMatcher(
+  mappings: readonly WebhookPreset[],
+): (path: string, source: string | undefined) => WebhookPreset | undefined {
+  const matchers: Matcher[] = mappings.map((mapping) => ({
+    mapping,
+    all: !mapping.match,
+    path: mapping.match?.path === undefined ? undefined : normalizeHookPath(mapping.match.path),
+    source: mapping.match?.source,
+  }));
+  return (path, source) => {
+    for (const matcher of matchers) {
+      if (matcher.all) return matcher.mapping;
+      if (matcher.path !== undefined && matcher.path !== path) continue;
+      if (matcher.source !== undefined && matcher.source !== source) continue;
+      return matcher.mapping;
+    }
+    return undefined;
+  };
+}
+
+/** The payload's `source` field, when it is a string. */
+function payloadSource(payload: unknown): string | undefined {
+  return payload !== null &&
+    typeof payload === 'object' &&
+    typeof (payload as { source?: unknown }).source === 'string'
+    ? (payload as { source: string }).source
+    : undefined;
+}
+
+/** The HMAC verifier of the configured secrets (and the presets' signature headers); none without a secret. */
+function buildVerifier(
+  settings: z.output<typeof handlerOptionsSchema>,
+  presets: readonly WebhookPreset[],
+  now: () => number,
+): Verifier | undefined {
+  const secrets = settings.secret === undefined ? [] : [settings.secret].flat();
+  return secrets.length > 0
+    ? createVerifier({
+        ...settings.hmac,
+        secret: secrets,
+        extraHeaderNames: presets.flatMap((preset) =>
+          preset.signatureHeaderName ? [preset.signatureHeaderName] : [],
+        ),
+        now,
+      })
+    : undefined;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { WebhookActionPlan } from './action.js';
 import { WebhookError } from './errors.js';
 import type { WebhookOutcome } from './handler.js';
+import { OutcomeCounters } from './internal/outcome-counters.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 
@@ -250,95 +251,18 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
       'Invalid webhook store options: db: expected a database handle',
     );
   }
-  const pending = new Map<string, number>();
-  let flushTimer: NodeJS.Timeout | undefined;
-  let flushing: Promise<void> | undefined;
   let closed = false;
+  const counters = new OutcomeCounters(db, logger, settings.counterFlushMs);
 
   const ensureOpen = () => {
     if (closed) throw new WebhookError('STORE_CLOSED', 'The webhook store is closed');
-  };
-
-  const flushCounters = async (): Promise<void> => {
-    await flushing;
-    if (pending.size === 0) return;
-    const entries = [...pending.entries()];
-    pending.clear();
-    flushing = db
-      .transaction(async (tx) => {
-        for (const [key, count] of entries) {
-          const [day, endpoint, outcome, reason, mappingId] = JSON.parse(key) as string[];
-          await tx.execute(
-            `INSERT INTO webhook_counters (day, endpoint, outcome, reason, mapping_id, count) VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT (day, endpoint, outcome, reason, mapping_id) DO UPDATE SET count = count + excluded.count`,
-            [day ?? '', endpoint ?? '', outcome ?? '', reason ?? '', mappingId ?? '', count],
-          );
-        }
-      })
-      .catch((error: unknown) => {
-        // Put the counts back so the next flush retries them.
-        for (const [key, count] of entries) pending.set(key, (pending.get(key) ?? 0) + count);
-        logger.warn(
-          { err: error, hint: 'webhook counters are retried on the next flush', errorKind: 'resource' },
-          'writing webhook counters failed',
-        );
-      })
-      .finally(() => {
-        flushing = undefined;
-      });
-    await flushing;
   };
 
   return {
     async accept(request) {
       ensureOpen();
       const at = now();
-      return db.transaction(async (tx): Promise<AcceptResult> => {
-        if (request.deliveryId !== undefined) {
-          const seen = await tx.execute('SELECT received_at FROM webhook_deliveries WHERE delivery_id = ?', [
-            request.deliveryId,
-          ]);
-          const receivedAt = Number(seen.rows[0]?.received_at ?? Number.NaN);
-          if (Number.isFinite(receivedAt) && at - receivedAt < settings.idempotencyWindowMs) {
-            return { duplicate: true };
-          }
-          await tx.execute(
-            `INSERT INTO webhook_deliveries (delivery_id, mapping_id, received_at) VALUES (?, ?, ?)
-             ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at`,
-            [request.deliveryId, request.mappingId, at],
-          );
-        }
-        const plan = request.plan;
-        if (plan.action === 'agent') {
-          const inserted = await tx.execute(
-            `INSERT INTO webhook_agent_queue (endpoint, mapping_id, delivery_id, created_at, status, next_attempt_at,
-               agent_id, session_key, message, model, timeout_ms, deliver, channel, recipient)
-             VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-            [
-              request.endpoint,
-              request.mappingId,
-              request.deliveryId ?? null,
-              at,
-              at,
-              plan.agentId ?? null,
-              plan.sessionKey,
-              plan.message,
-              plan.model ?? null,
-              plan.timeoutMs ?? null,
-              plan.deliver ? 1 : 0,
-              plan.channel ?? null,
-              plan.to ?? null,
-            ],
-          );
-          return { duplicate: false, jobId: Number(inserted.rows[0]?.id), wakeId: undefined };
-        }
-        if (request.recordWake === false) return { duplicate: false, jobId: undefined, wakeId: undefined };
-        const inserted = await tx.execute(
-          `INSERT INTO webhook_wakes (mapping_id, delivery_id, mode, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-          [request.mappingId, request.deliveryId ?? null, plan.mode, plan.text, at],
-        );
-        return { duplicate: false, jobId: undefined, wakeId: Number(inserted.rows[0]?.id) };
-      });
+      return db.transaction((tx) => acceptIn(tx, request, at, settings.idempotencyWindowMs));
     },
 
     async claimNextJob() {
@@ -463,29 +387,14 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
 
     recordOutcome(outcome) {
       if (closed) return;
-      const day = new Date(now()).toISOString().slice(0, 10);
-      const key = JSON.stringify([
-        day,
-        outcome.endpoint,
-        outcome.outcome,
-        outcome.reason,
-        outcome.mappingId ?? '',
-      ]);
-      pending.set(key, (pending.get(key) ?? 0) + 1);
-      if (!flushTimer) {
-        flushTimer = setTimeout(() => {
-          flushTimer = undefined;
-          void flushCounters();
-        }, settings.counterFlushMs);
-        flushTimer.unref();
-      }
+      counters.record(outcome, now());
     },
 
-    flushCounters,
+    flushCounters: () => counters.flush(),
 
     async counters(sinceDay) {
       ensureOpen();
-      await flushCounters();
+      await counters.flush();
       const result = await db.execute(
         `SELECT day, endpoint, outcome, reason, mapping_id, count FROM webhook_counters
          WHERE day >= ? ORDER BY day, endpoint, outcome, reason, mapping_id`,
@@ -522,12 +431,63 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
 
     async close() {
       if (closed) return;
-      if (flushTimer) clearTimeout(flushTimer);
-      flushTimer = undefined;
-      await flushCounters();
+      await counters.close();
       closed = true;
     },
   };
+}
+
+/** Claims the delivery id and queues the job or records the wake, inside one transaction. */
+async function acceptIn(
+  tx: WebhookQueryable,
+  request: AcceptRequest,
+  at: number,
+  idempotencyWindowMs: number,
+): Promise<AcceptResult> {
+  if (request.deliveryId !== undefined) {
+    const seen = await tx.execute('SELECT received_at FROM webhook_deliveries WHERE delivery_id = ?', [
+      request.deliveryId,
+    ]);
+    const receivedAt = Number(seen.rows[0]?.received_at ?? Number.NaN);
+    if (Number.isFinite(receivedAt) && at - receivedAt < idempotencyWindowMs) {
+      return { duplicate: true };
+    }
+    await tx.execute(
+      `INSERT INTO webhook_deliveries (delivery_id, mapping_id, received_at) VALUES (?, ?, ?)
+       ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at`,
+      [request.deliveryId, request.mappingId, at],
+    );
+  }
+  const plan = request.plan;
+  if (plan.action === 'agent') {
+    const inserted = await tx.execute(
+      `INSERT INTO webhook_agent_queue (endpoint, mapping_id, delivery_id, created_at, status, next_attempt_at,
+         agent_id, session_key, message, model, timeout_ms, deliver, channel, recipient)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      [
+        request.endpoint,
+        request.mappingId,
+        request.deliveryId ?? null,
+        at,
+        at,
+        plan.agentId ?? null,
+        plan.sessionKey,
+        plan.message,
+        plan.model ?? null,
+        plan.timeoutMs ?? null,
+        plan.deliver ? 1 : 0,
+        plan.channel ?? null,
+        plan.to ?? null,
+      ],
+    );
+    return { duplicate: false, jobId: Number(inserted.rows[0]?.id), wakeId: undefined };
+  }
+  if (request.recordWake === false) return { duplicate: false, jobId: undefined, wakeId: undefined };
+  const inserted = await tx.execute(
+    `INSERT INTO webhook_wakes (mapping_id, delivery_id, mode, text, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+    [request.mappingId, request.deliveryId ?? null, plan.mode, plan.text, at],
+  );
+  return { duplicate: false, jobId: undefined, wakeId: Number(inserted.rows[0]?.id) };
 }
 
 function optionalString(value: unknown): string | undefined {
