@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
-import type { DispatchConnection, Dispatcher } from './dispatcher.js';
-import { createNotification } from './envelope.js';
+import type { Dispatcher } from './dispatcher.js';
 import { RpcCoreError, RpcError } from './errors.js';
 import { oversizeFailure, settleWithin } from './internal/limits.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { failure } from './internal/wire.js';
+import { type Connection, Connections } from './internal/ws-connections.js';
 import { noopLogger, type RpcLogger } from './logger.js';
 import type { Identity } from './method.js';
 
@@ -99,18 +99,6 @@ export interface WebSocketTransport {
   close(): Promise<void>;
 }
 
-interface Connection {
-  socket: WebSocket;
-  identity: Identity;
-  connectionId: string;
-  controller: AbortController;
-  openedAt: number;
-  alive: boolean;
-  limiter: RateLimiter | undefined;
-  closed: Promise<void>;
-  dispatchConnection: DispatchConnection;
-}
-
 const optionsSchema = z.object({
   dispatcher: z.custom<Dispatcher>(
     (value) => typeof (value as { handle?: unknown } | null)?.handle === 'function',
@@ -148,7 +136,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   const maxPayloadBytes = parsed.maxPayloadBytes ?? maxMessageBytes * 4;
 
   const server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: maxPayloadBytes });
-  const connections = new Set<Connection>();
+  const connections = new Connections({ heartbeatMs, pingIntervalMs, logger, now });
+  const send = (connection: Connection, text: string): boolean => connections.send(connection, text);
   const pendingUpgrades = new Set<Promise<void>>();
   // A counter, not a set of promises: the hot path should allocate nothing per message.
   let inFlight = 0;
@@ -163,8 +152,6 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   };
   const whenIdle = (): Promise<void> =>
     inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
-  let heartbeatTimer: NodeJS.Timeout | undefined;
-  let pingTimer: NodeJS.Timeout | undefined;
   let closing = false;
   let closePromise: Promise<void> | undefined;
 
@@ -172,54 +159,6 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   const binaryText = JSON.stringify(
     failure(null, RpcError.parseError('Parse error: binary frames are not accepted').toJSON()),
   );
-
-  function send(connection: Connection, text: string): boolean {
-    if (connection.socket.readyState !== WebSocket.OPEN) return false;
-    connection.socket.send(text, (error) => {
-      if (error) {
-        logger.debug({ connectionId: connection.connectionId, err: error }, 'websocket send failed');
-      }
-    });
-    return true;
-  }
-
-  function startTimers(): void {
-    if (heartbeatMs > 0 && heartbeatTimer === undefined) {
-      heartbeatTimer = setInterval(() => broadcast('heartbeat', { ts: now() }), heartbeatMs);
-      heartbeatTimer.unref();
-    }
-    if (pingIntervalMs > 0 && pingTimer === undefined) {
-      pingTimer = setInterval(checkPeers, pingIntervalMs);
-      pingTimer.unref();
-    }
-  }
-
-  function stopTimers(): void {
-    clearInterval(heartbeatTimer);
-    clearInterval(pingTimer);
-    heartbeatTimer = undefined;
-    pingTimer = undefined;
-  }
-
-  function checkPeers(): void {
-    for (const connection of connections) {
-      if (!connection.alive) {
-        logger.warn(
-          {
-            connectionId: connection.connectionId,
-            clientId: connection.identity.clientId,
-            errorKind: 'network',
-            hint: 'The peer did not answer the previous ping; its connection was terminated.',
-          },
-          'websocket peer unresponsive',
-        );
-        connection.socket.terminate();
-        continue;
-      }
-      connection.alive = false;
-      connection.socket.ping();
-    }
-  }
 
   function onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
     if (connection.limiter && !connection.limiter.tryAcquire()) {
@@ -280,7 +219,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
       dispatchConnection: { identity, connectionId, transport: 'ws', signal: controller.signal },
     };
     connections.add(connection);
-    startTimers();
+    connections.startTimers();
     logger.info(
       { connectionId, clientId: identity.clientId, activeConnections: connections.size },
       'websocket connected',
@@ -304,7 +243,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     socket.on('close', (code, reason) => {
       connections.delete(connection);
       controller.abort(new RpcCoreError('TRANSPORT_CLOSED', 'WebSocket connection closed'));
-      if (connections.size === 0) stopTimers();
+      if (connections.size === 0) connections.stopTimers();
       logger.info(
         {
           connectionId,
@@ -373,38 +312,6 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     pendingUpgrades.add(task);
   }
 
-  function sendToAll(text: string, predicate: (connection: Connection) => boolean): number {
-    let sent = 0;
-    for (const connection of connections) {
-      if (predicate(connection) && send(connection, text)) sent += 1;
-    }
-    return sent;
-  }
-
-  function notify(clientId: string, method: string, params?: unknown): number {
-    const text = JSON.stringify(createNotification(method, params));
-    return sendToAll(text, (connection) => connection.identity.clientId === clientId);
-  }
-
-  function broadcast(method: string, params?: unknown): number {
-    return sendToAll(JSON.stringify(createNotification(method, params)), () => true);
-  }
-
-  function closeWhere(
-    predicate: (identity: Identity) => boolean,
-    code = 4001,
-    reason = 'Unauthorized',
-  ): number {
-    let closed = 0;
-    for (const connection of connections) {
-      if (connection.socket.readyState === WebSocket.OPEN && predicate(connection.identity)) {
-        connection.socket.close(code, reason);
-        closed += 1;
-      }
-    }
-    return closed;
-  }
-
   async function shutdown(): Promise<void> {
     const started = now();
     const deadline = started + shutdownTimeoutMs;
@@ -423,7 +330,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
         'websocket shutdown timed out',
       );
     }
-    stopTimers();
+    connections.stopTimers();
     const open = [...connections];
     for (const connection of open) connection.socket.close(1001, shutdownReason);
     const acknowledged = await settleWithin(
@@ -448,9 +355,9 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
 
   return {
     handleUpgrade,
-    notify,
-    broadcast,
-    closeWhere,
+    notify: (clientId, method, params) => connections.notify(clientId, method, params),
+    broadcast: (method, params) => connections.broadcast(method, params),
+    closeWhere: (predicate, code, reason) => connections.closeWhere(predicate, code, reason),
     get connectionCount() {
       return connections.size;
     },
