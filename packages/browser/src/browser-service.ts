@@ -3,24 +3,20 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type BrowserContext,
-  chromium,
-  type Page,
-  type Request,
-  errors as playwrightErrors,
-} from 'playwright-core';
+import { type BrowserContext, chromium } from 'playwright-core';
 import { BrowserError } from './errors.js';
-import { type ActAction, type ActParams, checkActParams, performAction } from './internal/actions.js';
+import type { ActAction, ActParams } from './internal/actions.js';
 import { type AddressPolicy, createAddressPolicy } from './internal/address-policy.js';
-import { type ConsoleEntry, ConsoleBuffer, consoleLevel } from './internal/console-buffer.js';
+import type { ConsoleEntry } from './internal/console-buffer.js';
 import { findExecutable, installHint } from './internal/executable.js';
-import { BLOCKED_HEADER, type GuardProxy, startGuardProxy } from './internal/guard-proxy.js';
+import { startGuardProxy } from './internal/guard-proxy.js';
 import { findProcesses, isAlive, killTree, parentPid } from './internal/processes.js';
+import { createPageCalls } from './internal/page-calls.js';
 import { launchSettingsChanged, parseOptions } from './internal/settings.js';
-import { boundSnapshot, boundSnapshotText, type SnapshotNode } from './internal/snapshot.js';
+import { firstLine, type PageContext, registerPage, runOnSession, type Session } from './internal/session.js';
+import type { SnapshotNode } from './internal/snapshot.js';
 import { type BrowserLogger, noopLogger } from './logger.js';
-import type { BrowserServiceOptions } from './options.js';
+import type { BrowserSection, BrowserServiceOptions, ResolveHost } from './options.js';
 
 /** Per-call options every operation accepts. */
 export interface CallOptions {
@@ -132,26 +128,6 @@ export interface BrowserService {
   applyConfig(section: BrowserServiceOptions): Promise<{ relaunched: boolean }>;
 }
 
-interface Tab {
-  id: string;
-  page: Page;
-  console: ConsoleBuffer;
-}
-
-interface Session {
-  context: BrowserContext;
-  /** The profile the browser was launched with (the configured one may have changed since). */
-  profileDir: string;
-  pid: number | undefined;
-  proxy: GuardProxy | undefined;
-  tabs: Map<string, Tab>;
-  byPage: WeakMap<Page, Tab>;
-  focused: string | undefined;
-  ended: boolean;
-  stopping: boolean;
-  probing: Promise<void> | undefined;
-}
-
 // Headless flags a locked-down machine (root, no GPU, no network beyond what is allowed) needs.
 // The background-networking set keeps Chromium from calling home on a closed network.
 const HEADLESS_ARGS = [
@@ -166,13 +142,6 @@ const HEADLESS_ARGS = [
   '--disable-dev-shm-usage',
 ];
 
-function firstLine(message: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: Playwright colours its call logs with ANSI escapes.
-  return (message.split('\n')[0] ?? '').replace(/\u001b\[[0-9;]*m/g, '').trim();
-}
-
-const closedPattern = /has been closed|Target closed|Browser closed|browser has disconnected/i;
-
 /**
  * Creates the browser service. Nothing is launched until a call needs the browser.
  *
@@ -186,12 +155,8 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   // Without a data dir the profile lives in a temp dir this service owns and removes.
   const ownedBase = config.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'agentd-browser-')) : undefined;
   const base = config.dataDir ?? (ownedBase as string);
-  const profileDirOf = (section: typeof config) =>
-    resolve(isAbsolute(section.profileDir) ? section.profileDir : join(base, section.profileDir));
-  const policyOf = (section: typeof config): AddressPolicy | undefined =>
-    section.allowPrivateNetwork
-      ? undefined
-      : createAddressPolicy({ allowedHosts: section.allowedHosts, resolveHost: options.resolveHost });
+  const profileDirOf = (section: BrowserSection) => profileDirIn(base, section);
+  const policyOf = (section: BrowserSection) => addressPolicyFor(section, options.resolveHost);
   let profileDir = profileDirOf(config);
   let policy = policyOf(config);
 
@@ -240,42 +205,6 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
     void current.proxy?.close();
   };
 
-  const registerPage = (current: Session, page: Page): Tab => {
-    const known = current.byPage.get(page);
-    if (known) return known;
-    const tab: Tab = {
-      id: randomId(),
-      page,
-      console: new ConsoleBuffer(config.maxConsoleEntries, config.maxTextLength),
-    };
-    current.tabs.set(tab.id, tab);
-    current.byPage.set(page, tab);
-    page.on('console', (message) =>
-      tab.console.push({ level: consoleLevel(message.type()), text: message.text(), timestamp: now() }),
-    );
-    page.on('pageerror', (error) =>
-      tab.console.push({
-        level: 'error',
-        text: `Uncaught ${error.name}: ${error.message}`,
-        timestamp: now(),
-      }),
-    );
-    page.on('popup', (popup) => {
-      current.focused = registerPage(current, popup).id;
-    });
-    page.on('close', () => {
-      current.tabs.delete(tab.id);
-      if (current.focused === tab.id) current.focused = [...current.tabs.keys()].at(-1);
-    });
-    page.on('crash', () =>
-      logger.warn(
-        { errorKind: 'dependency', hint: 'the tab renderer crashed; close the tab and open a new one' },
-        'browser tab crashed',
-      ),
-    );
-    return tab;
-  };
-
   const launch = async (): Promise<Session> => {
     await pendingSweep;
     const began = now();
@@ -322,9 +251,9 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
       stopping: false,
       probing: undefined,
     };
-    context.on('page', (page) => void registerPage(current, page));
+    context.on('page', (page) => void registerPage(pages, current, page));
     context.on('close', () => endSession(current, current.stopping ? 'stopped' : 'crashed'));
-    for (const page of context.pages()) registerPage(current, page);
+    for (const page of context.pages()) registerPage(pages, current, page);
     current.focused = [...current.tabs.keys()][0];
     logger.info(
       { durationMs: now() - began, pid, step: 'launch', success: true },
@@ -349,25 +278,6 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
         launching = undefined;
       });
     return launching;
-  };
-
-  const focusedTab = async (current: Session): Promise<Tab> => {
-    const focused = current.focused === undefined ? undefined : current.tabs.get(current.focused);
-    if (focused) return focused;
-    const last = [...current.tabs.values()].at(-1);
-    if (last) {
-      current.focused = last.id;
-      return last;
-    }
-    const tab = registerPage(current, await current.context.newPage());
-    current.focused = tab.id;
-    return tab;
-  };
-
-  const findTab = (current: Session | undefined, tabId: string): Tab => {
-    const tab = current?.tabs.get(tabId);
-    if (!tab) throw new BrowserError('TAB_NOT_FOUND', `Tab not found: ${tabId}`, { data: { tabId } });
-    return tab;
   };
 
   // A call that outlived its deadline may mean the browser hangs: one cheap CDP round trip
@@ -395,175 +305,9 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
     });
   };
 
-  const translate = (error: unknown, operation: string, current: Session | undefined, timeoutMs: number) => {
-    if (error instanceof BrowserError) return error;
-    const message = firstLine(String((error as Error)?.message ?? error));
-    if (error instanceof playwrightErrors.TimeoutError) {
-      return new BrowserError('TIMEOUT', `${operation} timed out after ${timeoutMs} ms: ${message}`, {
-        cause: error,
-        data: { operation, timeoutMs },
-      });
-    }
-    if (current?.ended || closedPattern.test(message)) {
-      if (current?.stopping) {
-        return new BrowserError('CLOSED', `${operation}: the browser was stopped during the call`, {
-          cause: error,
-        });
-      }
-      if (current?.ended || current?.context.browser()?.isConnected() === false) {
-        return new BrowserError(
-          'BROWSER_CRASHED',
-          `${operation}: the browser process exited during the call; the next call starts a new one`,
-          { cause: error },
-        );
-      }
-      return new BrowserError('ACTION_FAILED', `${operation}: the tab was closed during the call`, {
-        cause: error,
-      });
-    }
-    const netError = /net::(ERR_[A-Z_]+)/.exec(message)?.[1];
-    if (netError !== undefined) {
-      return new BrowserError('NAVIGATION_FAILED', `${operation} failed: ${netError}`, {
-        cause: error,
-        data: { netError },
-      });
-    }
-    return new BrowserError('ACTION_FAILED', `${operation} failed: ${message}`, { cause: error });
-  };
-
   /** Runs `work` on a live session within the call's deadline, abortable by the caller. */
-  const run = async <T>(
-    operation: string,
-    call: CallOptions | undefined,
-    work: (current: Session, timeoutMs: number) => Promise<T>,
-  ): Promise<T> => {
-    const timeoutMs = call?.timeoutMs ?? config.timeoutMs;
-    const signal = call?.signal;
-    if (signal?.aborted) throw new BrowserError('ABORTED', `${operation} was aborted`);
-    const current = await ensureSession();
-    return new Promise<T>((resolvePromise, reject) => {
-      let settled = false;
-      const finish = (settle: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        settle();
-      };
-      const timer = setTimeout(() => {
-        finish(() =>
-          reject(
-            new BrowserError('TIMEOUT', `${operation} timed out after ${timeoutMs} ms`, {
-              data: { operation, timeoutMs },
-            }),
-          ),
-        );
-        probe(current);
-      }, timeoutMs);
-      const onAbort = () => finish(() => reject(new BrowserError('ABORTED', `${operation} was aborted`)));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      work(current, timeoutMs).then(
-        (value) => finish(() => resolvePromise(value)),
-        (error: unknown) => finish(() => reject(translate(error, operation, current, timeoutMs))),
-      );
-    });
-  };
-
-  const checkUrl = async (raw: string, field = 'url'): Promise<URL> => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new BrowserError('INVALID_URL', `${field}: not an absolute URL`, { data: { field } });
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new BrowserError(
-        'INVALID_URL',
-        `${field}: only http and https URLs may be opened, not ${url.protocol}`,
-        {
-          data: { field, scheme: url.protocol.replace(/:$/, '') },
-        },
-      );
-    }
-    if (policy) {
-      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-      const decision = await policy.check(url.hostname, port);
-      if (!decision.allowed) {
-        if (decision.unresolved) {
-          throw new BrowserError(
-            'NAVIGATION_FAILED',
-            `navigate failed: ERR_NAME_NOT_RESOLVED (${url.hostname})`,
-            {
-              data: { netError: 'ERR_NAME_NOT_RESOLVED', host: url.hostname },
-            },
-          );
-        }
-        throw blocked(url.hostname, decision.reason, field);
-      }
-    }
-    return url;
-  };
-
-  const blocked = (host: string, reason: string, field = 'url') =>
-    new BrowserError(
-      'NAVIGATION_BLOCKED',
-      `${field}: navigation blocked: ${reason} (set browser.allowPrivateNetwork or list the host in browser.allowedHosts to allow it)`,
-      { data: { field, host, reason } },
-    );
-
-  const goto = async (
-    current: Session,
-    tab: Tab,
-    url: URL,
-    waitUntil: 'load' | 'domcontentloaded' | 'commit',
-    timeoutMs: number,
-  ): Promise<NavigateResult> => {
-    const began = now();
-    let response: Awaited<ReturnType<Page['goto']>>;
-    // The hop that failed names the block that stopped this navigation; "the latest block"
-    // alone can be a late retry of an earlier navigation's blocked request.
-    let failedHop: URL | undefined;
-    const onRequestFailed = (request: Request): void => {
-      if (request.isNavigationRequest() && request.frame() === tab.page.mainFrame()) {
-        failedHop = new URL(request.url());
-      }
-    };
-    tab.page.on('requestfailed', onRequestFailed);
-    try {
-      response = await tab.page.goto(url.href, { timeout: timeoutMs, waitUntil });
-    } catch (error) {
-      if (/net::ERR_/.test(String((error as Error)?.message))) {
-        // Chromium commits its error page a moment after reporting the failure; waiting for
-        // it keeps that late commit from cutting off the caller's next navigation.
-        await tab.page
-          .waitForURL((target) => target.protocol === 'chrome-error:', { timeout: 1000, waitUntil: 'commit' })
-          .catch(() => undefined);
-      }
-      const hopPort = failedHop
-        ? Number(failedHop.port) || (failedHop.protocol === 'https:' ? 443 : 80)
-        : undefined;
-      const record = failedHop
-        ? (current.proxy?.lastBlock(failedHop.hostname.replace(/^\[|\]$/g, ''), hopPort) ??
-          current.proxy?.latestBlockSince(began))
-        : current.proxy?.latestBlockSince(began);
-      if (record && /ERR_TUNNEL_CONNECTION_FAILED|ERR_BLOCKED/.test(String((error as Error)?.message))) {
-        throw blocked(record.host, record.reason);
-      }
-      throw error;
-    } finally {
-      tab.page.off('requestfailed', onRequestFailed);
-    }
-    const refusal = response?.headers()[BLOCKED_HEADER];
-    if (refusal !== undefined && current.proxy) {
-      throw blocked(new URL(response?.url() ?? url.href).hostname, decodeURIComponent(refusal));
-    }
-    return {
-      tabId: tab.id,
-      url: tab.page.url(),
-      title: await titleOf(tab.page),
-      status: response?.status() ?? null,
-    };
-  };
+  const run: PageContext['run'] = (operation, call, work) =>
+    runOnSession({ defaultTimeoutMs: config.timeoutMs, ensureSession, probe }, operation, call, work);
 
   const stop = async (): Promise<{ stopped: true }> => {
     if (stopping) {
@@ -587,36 +331,22 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
     return { stopped: true };
   };
 
-  function snapshot(params?: { format?: 'tree' | undefined }, call?: CallOptions): Promise<SnapshotResult>;
-  function snapshot(params: { format: 'text' }, call?: CallOptions): Promise<SnapshotTextResult>;
-  function snapshot(
-    params?: { format?: 'tree' | 'text' | undefined },
-    call?: CallOptions,
-  ): Promise<SnapshotResult | SnapshotTextResult>;
-  function snapshot(
-    params: { format?: 'tree' | 'text' | undefined } = {},
-    call?: CallOptions,
-  ): Promise<SnapshotResult | SnapshotTextResult> {
-    return run('snapshot', call, async (current, timeoutMs) => {
-      const tab = await focusedTab(current);
-      const head = { tabId: tab.id, url: tab.page.url(), title: await titleOf(tab.page) };
-      if (params.format === 'text') {
-        const yaml = await tab.page.ariaSnapshot({ mode: 'ai', timeout: timeoutMs });
-        return {
-          ...head,
-          ...boundSnapshotText(yaml, {
-            maxLines: config.maxSnapshotNodes,
-            maxLineLength: config.maxTextLength,
-          }),
-        };
-      }
-      const tree = await tab.page.ariaSnapshotJSON({ mode: 'ai', timeout: timeoutMs });
-      return {
-        ...head,
-        ...boundSnapshot(tree, { maxNodes: config.maxSnapshotNodes, maxTextLength: config.maxTextLength }),
-      };
-    });
-  }
+  const pages: PageContext = {
+    get config() {
+      return config;
+    },
+    get policy() {
+      return policy;
+    },
+    get session() {
+      return session;
+    },
+    now,
+    randomId,
+    logger,
+    run,
+  };
+  const pageCalls = createPageCalls(pages);
 
   return {
     get profileDir() {
@@ -645,126 +375,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
 
     stop,
 
-    async navigate(params, call) {
-      const url = await checkUrl(params.url);
-      return run('navigate', call, async (current, timeoutMs) => {
-        const tab = await focusedTab(current);
-        return goto(current, tab, url, params.waitUntil ?? 'load', timeoutMs);
-      });
-    },
-
-    snapshot,
-
-    screenshot(params = {}, call) {
-      return run('screenshot', call, async (current, timeoutMs) => {
-        const tab = await focusedTab(current);
-        const png = await tab.page.screenshot({
-          type: 'png',
-          fullPage: params.fullPage ?? false,
-          timeout: timeoutMs,
-        });
-        return { data: png.toString('base64') };
-      });
-    },
-
-    pdf(call) {
-      return run('pdf', call, async (current) => {
-        const tab = await focusedTab(current);
-        const pdf = await tab.page.pdf({ printBackground: true });
-        return { data: pdf.toString('base64') };
-      });
-    },
-
-    async act(params, call) {
-      checkActParams(params);
-      return run(`act ${params.action}`, call, async (current, timeoutMs) => {
-        const tab = await focusedTab(current);
-        if (params.ref !== undefined && (await tab.page.getByRef(params.ref).count()) === 0) {
-          throw new BrowserError(
-            'REF_NOT_FOUND',
-            `ref: ${params.ref} names no element of the latest snapshot of this tab; take a new snapshot`,
-            { data: { field: 'ref', ref: params.ref } },
-          );
-        }
-        const before = new Set(current.tabs.keys());
-        const extra = await performAction(tab.page, params, timeoutMs);
-        const opened = [...current.tabs.keys()].filter((id) => !before.has(id));
-        const focused = await focusedTab(current);
-        return {
-          ok: true as const,
-          action: params.action,
-          tabId: tab.id,
-          url: focused.page.url(),
-          title: await titleOf(focused.page),
-          ...(opened.length > 0 ? { openedTabIds: opened } : {}),
-          ...extra,
-        };
-      });
-    },
-
-    async tabs(call) {
-      if (!session || session.ended) return { tabs: [] };
-      return run('tabs', call, async (current) => {
-        const tabs: TabInfo[] = [];
-        for (const tab of current.tabs.values()) {
-          tabs.push({
-            id: tab.id,
-            url: tab.page.url(),
-            title: await titleOf(tab.page),
-            focused: tab.id === current.focused,
-          });
-        }
-        return { tabs };
-      });
-    },
-
-    async open(params = {}, call) {
-      const url = params.url === undefined ? undefined : await checkUrl(params.url);
-      return run('open', call, async (current, timeoutMs) => {
-        const tab = registerPage(current, await current.context.newPage());
-        const previous = current.focused;
-        current.focused = tab.id;
-        if (url) {
-          try {
-            await goto(current, tab, url, 'load', timeoutMs);
-          } catch (error) {
-            // A tab whose first navigation failed would be an orphan the caller never learnt the id of.
-            current.focused = previous;
-            await tab.page.close().catch(() => undefined);
-            throw error;
-          }
-        }
-        return { tabId: tab.id };
-      });
-    },
-
-    async focus(params, call) {
-      findTab(session, params.tabId);
-      return run('focus', call, async (current) => {
-        const tab = findTab(current, params.tabId);
-        await tab.page.bringToFront();
-        current.focused = tab.id;
-        return { focused: true as const, tabId: tab.id };
-      });
-    },
-
-    async close(params, call) {
-      findTab(session, params.tabId);
-      return run('close', call, async (current) => {
-        const tab = findTab(current, params.tabId);
-        await tab.page.close();
-        current.tabs.delete(tab.id);
-        if (current.focused === tab.id) current.focused = [...current.tabs.keys()].at(-1);
-        return { closed: true as const, tabId: tab.id };
-      });
-    },
-
-    async console() {
-      const current = session;
-      const tab = current?.focused === undefined ? undefined : current.tabs.get(current.focused);
-      if (!tab) return { entries: [], dropped: 0 };
-      return { ...tab.console.read(), tabId: tab.id };
-    },
+    ...pageCalls,
 
     async shutdown() {
       shutDown = true;
@@ -786,7 +397,17 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
   };
 }
 
-async function titleOf(page: Page): Promise<string> {
-  // A page in the middle of navigating has no document to ask; an empty title is the truth then.
-  return page.title().catch(() => '');
+/** The section's profile directory, relative ones under `base`. */
+function profileDirIn(base: string, section: BrowserSection): string {
+  return resolve(isAbsolute(section.profileDir) ? section.profileDir : join(base, section.profileDir));
+}
+
+/** The network policy of the section; none when private networks are allowed. */
+function addressPolicyFor(
+  section: BrowserSection,
+  resolveHost: ResolveHost | undefined,
+): AddressPolicy | undefined {
+  return section.allowPrivateNetwork
+    ? undefined
+    : createAddressPolicy({ allowedHosts: section.allowedHosts, resolveHost });
 }
