@@ -1,0 +1,74 @@
+import type { ZodType } from 'zod';
+
+/** Who started a turn; decides the session kind (`main`, `hook`, `cron`, `graph`, `subagent`). */
+export type TurnOrigin = 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
+
+/** Token counts of a turn, as the contract's `tokensUsed`. */
+export interface TokensUsed {
+  input: number;
+  output: number;
+  total: number;
+}
+
+/** One agent turn to run. */
+export interface AgentTurnRequest {
+  /** Agent to run; the runtime's default agent when absent. */
+  agentId?: string;
+  /** The user message of the turn. */
+  message: string;
+  /** Session to continue; a new one of the origin's kind when absent. */
+  sessionKey?: string;
+  /** Model override for this turn. */
+  model?: string;
+  /** Longest the turn may take, in ms. */
+  timeoutMs?: number;
+  /** Cancels the turn when aborted. */
+  signal?: AbortSignal;
+  /** Who started the turn. @default 'rpc' */
+  origin?: TurnOrigin;
+}
+
+/** What one agent turn produced. */
+export interface AgentTurnResult {
+  response: string;
+  tokensUsed: TokensUsed;
+  /** The contract's `finishReason` (`stop`, `length`, `error`, `timeout`, `cancelled`, ...). */
+  finishReason: string;
+  sessionKey: string;
+}
+
+/**
+ * Runs agent turns: what webhooks, cron, graph nodes and the heartbeat call. The agent
+ * runtime implements it; other packages take it by injection and need no runtime dependency.
+ */
+export interface AgentTurnRunner {
+  runTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
+}
+
+/** What a tool handler learns about the turn that called it. */
+export interface ToolContext {
+  /** Agent running the turn. */
+  agentId: string;
+  /** Session the turn belongs to (string form). */
+  sessionKey: string;
+  /** Aborted when the turn is cancelled or times out; long tools should stop then. */
+  signal: AbortSignal;
+  /** Trace id of the turn, for the tool's own logs. */
+  traceId?: string | undefined;
+}
+
+/**
+ * A tool the model may call. Packages (memory, browser, graph, ...) provide tools; the
+ * daemon registers them with the agent runtime. `params` is converted to JSON Schema for
+ * the model and validates the model's input before `handler` runs.
+ */
+export interface AgentTool<P = unknown> {
+  /** Unique name, snake_case or dotted, e.g. `memory_search`. */
+  name: string;
+  /** What the tool does, for the model. */
+  description: string;
+  /** Zod schema of the tool input. */
+  params: ZodType<P>;
+  /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
+  handler(params: P, context: ToolContext): Promise<unknown>;
+}

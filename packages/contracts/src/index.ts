@@ -1,0 +1,11 @@
+export type {
+  AgentTool,
+  AgentTurnRequest,
+  AgentTurnResult,
+  AgentTurnRunner,
+  TokensUsed,
+  ToolContext,
+  TurnOrigin,
+} from './agent.js';
+export type { EventSink } from './events.js';
+export type { ErrorKind, Logger, ProblemFields } from './logger.js';
