@@ -1,25 +1,7 @@
+import type { AgentTurnRunner } from '@agentd/contracts';
 import { createEchoExecutor, type NodeExecutor } from '@agentd/graph-engine';
 
-/**
- * The agent runtime's turn runner (owned by @agentd/agent-runtime), declared structurally so
- * the daemon composes graphs with whichever runtime it is given.
- */
-export interface AgentTurnRunner {
-  runTurn(request: {
-    agentId?: string;
-    message: string;
-    sessionKey?: string;
-    model?: string;
-    timeoutMs?: number;
-    signal?: AbortSignal;
-    origin?: 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
-  }): Promise<{
-    response: string;
-    tokensUsed: { input: number; output: number; total: number };
-    finishReason: string;
-    sessionKey: string;
-  }>;
-}
+export type { AgentTurnRunner } from '@agentd/contracts';
 
 /** Finish reasons that mean the turn produced no usable answer. */
 const failedFinishReasons = new Set(['error', 'timeout', 'cancelled']);

@@ -95,7 +95,7 @@ export async function openMemoryService(options: {
   return {
     store,
     autoRecall,
-    tools: createMemoryTools(store) as AgentTool[],
+    tools: createMemoryTools(store),
     applyConfig: async (next) => {
       const resolved = await resolve(next);
       const sameEmbedder = JSON.stringify(resolved.embedder) === JSON.stringify(section.embedder);

@@ -1,16 +1,12 @@
+import type { Logger } from '@agentd/contracts';
 import { checkServedWindows, type ProvidersSection } from '@agentd/agent-runtime';
 import type { ObsEvidence } from '@agentd/obs-reports';
-
-/** The logger this module needs (pino-compatible). */
-interface PostureLogger {
-  info(object: Record<string, unknown>, message: string): void;
-  warn(object: Record<string, unknown>, message: string): void;
-}
 
 /** Options of {@link createPostureRecorder}. */
 export interface PostureRecorderOptions {
   evidence: Pick<ObsEvidence, 'record'>;
-  logger: PostureLogger;
+  /** Where posture findings are logged (info, and warn with `hint` and `errorKind`). */
+  logger: Pick<Logger, 'info' | 'warn'>;
   /** The fetch used to ask local model servers. @default globalThis.fetch */
   fetch?: typeof fetch;
 }

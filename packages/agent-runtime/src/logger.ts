@@ -1,15 +1,13 @@
+import type { Logger } from '@agentd/contracts';
+
 /**
- * The subset of a pino logger this package calls. Declared here so the package does not
- * depend on pino. Warn and error lines always carry `hint` and `errorKind`.
+ * The logger this package takes: agentd's shared pino-compatible `Logger` from
+ * `@agentd/contracts` (warn and error demand `hint` and `errorKind`). A pino logger
+ * or an `@agentd/logging` module logger satisfies it.
  */
-export interface AgentRuntimeLogger {
-  debug(fields: Record<string, unknown>, message?: string): void;
-  info(fields: Record<string, unknown>, message?: string): void;
-  warn(fields: Record<string, unknown> & { hint: string; errorKind: string }, message?: string): void;
-  error(fields: Record<string, unknown> & { hint: string; errorKind: string }, message?: string): void;
-}
+export type AgentRuntimeLogger = Logger;
 
 const ignore = (): void => {};
 
 /** A logger that drops everything; the default when none is injected. */
-export const noopLogger: AgentRuntimeLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export const noopLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ErrorKind } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
@@ -2296,7 +2297,7 @@ function safeUrl(url: string): string {
   }
 }
 
-function providerErrorKind(error: unknown): string {
+function providerErrorKind(error: unknown): ErrorKind {
   if (error instanceof AgentRuntimeError) {
     if (error.code === 'PROVIDER_AUTH') return 'auth';
     if (error.code === 'PROVIDER_TIMEOUT') return 'timeout';

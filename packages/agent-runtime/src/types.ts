@@ -1,42 +1,13 @@
-import type { z } from 'zod';
+import type { EventSink, TokensUsed, TurnOrigin } from '@agentd/contracts';
 
-/** What a tool handler learns about the turn that called it. */
-export interface ToolContext {
-  /** Agent running the turn. */
-  agentId: string;
-  /** Session the turn belongs to (string form). */
-  sessionKey: string;
-  /** Aborted when the turn is cancelled or times out; long tools should stop then. */
-  signal: AbortSignal;
-  /** Trace id of the turn, for the tool's own logs. */
-  traceId?: string;
-}
-
-/**
- * A tool the model may call. Packages (memory, browser, workspace, ...) provide tools;
- * the daemon registers them with the runtime. `params` is converted to JSON Schema for
- * the model and validates the model's input before `handler` runs.
- */
-export interface AgentTool<P = unknown> {
-  /** Unique name, snake_case or dotted, e.g. `memory_search`. */
-  name: string;
-  /** What the tool does, for the model. */
-  description: string;
-  /** Zod schema of the tool input. */
-  params: z.ZodType<P>;
-  /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
-  handler(params: P, context: ToolContext): Promise<unknown>;
-}
-
-/** Who started a turn; decides the session kind (`main`, `hook`, `cron`, `graph`, `subagent`). */
-export type TurnOrigin = 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
-
-/** Token counts of a turn, as the contract's `tokensUsed`. */
-export interface TokensUsed {
-  input: number;
-  output: number;
-  total: number;
-}
+export type {
+  AgentTool,
+  AgentTurnRunner,
+  EventSink,
+  TokensUsed,
+  ToolContext,
+  TurnOrigin,
+} from '@agentd/contracts';
 
 /**
  * Why a turn ended, for observability (`outcome.endReason`): `completed`,
@@ -117,24 +88,6 @@ export interface TurnResult {
   steps: number;
   /** Trace id the evidence records carry. */
   traceId: string;
-}
-
-/** Runs agent turns; used by webhooks, cron, graph and heartbeat. */
-export interface AgentTurnRunner {
-  runTurn(request: {
-    agentId?: string;
-    message: string;
-    sessionKey?: string;
-    model?: string;
-    timeoutMs?: number;
-    signal?: AbortSignal;
-    origin?: TurnOrigin;
-  }): Promise<{ response: string; tokensUsed: TokensUsed; finishReason: string; sessionKey: string }>;
-}
-
-/** The daemon's in-process event bus. Payloads are counts, ids and closed enums, never message bodies. */
-export interface EventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
 }
 
 /** An event sink that drops everything; the default. */

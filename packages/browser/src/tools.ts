@@ -1,22 +1,9 @@
+import type { AgentTool, ToolContext } from '@agentd/contracts';
 import type { z } from 'zod';
 import type { BrowserService } from './browser-service.js';
 import { browserParamSchemas } from './params.js';
 
-/** What the agent runtime passes to a tool call (declared here, owned by the runtime). */
-export interface ToolContext {
-  agentId: string;
-  sessionKey: string;
-  signal: AbortSignal;
-  traceId?: string;
-}
-
-/** A tool an agent can call (declared here, owned by the runtime). */
-export interface AgentTool<P = unknown> {
-  name: string;
-  description: string;
-  params: z.ZodType<P>;
-  handler(params: P, context: ToolContext): Promise<unknown>;
-}
+export type { AgentTool, ToolContext } from '@agentd/contracts';
 
 function tool<S extends z.ZodType>(
   name: string,
@@ -24,7 +11,7 @@ function tool<S extends z.ZodType>(
   params: S,
   handler: (params: z.output<S>, context: ToolContext) => Promise<unknown>,
 ): AgentTool {
-  return { name, description, params, handler } as AgentTool;
+  return { name, description, params, handler };
 }
 
 /**

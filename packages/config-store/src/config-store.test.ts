@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type ConfigStoreLogger,
-  createConfigStore,
-  type ErrorKind,
-  type ProblemFields,
-} from './config-store.js';
+import { type ConfigStoreLogger, createConfigStore } from './config-store.js';
 import { ConfigStoreError } from './errors.js';
 import { credentialSchema } from './secret-refs.js';
 
@@ -696,43 +691,5 @@ describe('ConfigStore.load', () => {
     expect(warnings).toEqual([
       expect.objectContaining({ file, errorKind: 'config', hint: expect.stringContaining('written back') }),
     ]);
-  });
-});
-
-describe('ConfigStoreLogger', () => {
-  it('demands hint and errorKind on warn and error, and the error under err', () => {
-    const levels: string[] = [];
-    const ignore = () => undefined;
-    const logger: ConfigStoreLogger = {
-      debug: ignore,
-      info: ignore,
-      warn: () => levels.push('warn'),
-      error: () => levels.push('error'),
-    };
-    // @ts-expect-error warn without hint and errorKind does not compile
-    logger.warn({ file: 'config.yaml' }, 'degraded');
-    // @ts-expect-error error without errorKind does not compile
-    logger.error({ hint: 'retry later' }, 'failed');
-    // @ts-expect-error errorKind outside the contract's list does not compile
-    logger.warn({ hint: 'free disk space', errorKind: 'disk' }, 'bad kind');
-    // @ts-expect-error the error goes under err, never error
-    logger.error({ hint: 'check the file', errorKind: 'resource', error: new Error('x') }, 'failed');
-    const problem: ProblemFields = { hint: 'check the file', errorKind: 'resource', err: new Error('boom') };
-    logger.error(problem, 'failed');
-    expect(levels).toEqual(['warn', 'error', 'warn', 'error', 'error']);
-  });
-
-  it('accepts a logger whose warn and error themselves require hint and errorKind', () => {
-    type Strict = Record<string, unknown> & { hint: string; errorKind: ErrorKind };
-    const seen: string[] = [];
-    const strict = {
-      debug: (_fields: Record<string, unknown>) => undefined,
-      info: (_fields: Record<string, unknown>) => undefined,
-      warn: (fields: Strict) => seen.push(`${fields.errorKind}: ${fields.hint}`),
-      error: (fields: Strict) => seen.push(`${fields.errorKind}: ${fields.hint}`),
-    };
-    const logger: ConfigStoreLogger = strict;
-    logger.warn({ hint: 'edit the file instead of deleting it', errorKind: 'config' });
-    expect(seen).toEqual(['config: edit the file instead of deleting it']);
   });
 });

@@ -1,3 +1,4 @@
+import type { Logger } from '@agentd/contracts';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { type ConfigIssue, ConfigStoreError } from './errors.js';
@@ -34,42 +35,12 @@ export interface ConfigSectionDefinition<Schema extends z.ZodType = z.ZodType> {
 }
 
 /**
- * How a warning or error is classified in the log. The contract's closed list;
- * declared here rather than imported so the package stays free of @agentd/logging.
+ * The store's logger: agentd's shared pino-compatible `Logger` from `@agentd/contracts`;
+ * it logs listener failures and recorded hand edits.
  */
-export type ErrorKind =
-  | 'config'
-  | 'network'
-  | 'auth'
-  | 'validation'
-  | 'timeout'
-  | 'resource'
-  | 'dependency'
-  | 'internal'
-  | 'platform';
+export type ConfigStoreLogger = Logger;
 
-/**
- * Fields of a warn or error line. The contract demands an operator `hint` and an
- * `errorKind` on every such line, and the error itself under `err` (never `error`),
- * so the type refuses lines that lack them.
- */
-export type ProblemFields = { hint: string; errorKind: ErrorKind; err?: unknown } & Record<
-  string,
-  unknown
-> & {
-    /** Refused: the contract puts the error under `err`. */
-    error?: never;
-  };
-
-/** Pino-compatible logger subset; the store logs listener failures and recorded hand edits. */
-export interface ConfigStoreLogger {
-  debug(object: Record<string, unknown>, message?: string): void;
-  info(object: Record<string, unknown>, message?: string): void;
-  /** Something degraded but the store went on; `hint` and `errorKind` are required. */
-  warn(object: ProblemFields, message?: string): void;
-  /** An operation failed; `hint` and `errorKind` are required. */
-  error(object: ProblemFields, message?: string): void;
-}
+export type { ErrorKind, ProblemFields } from '@agentd/contracts';
 
 /** Name and email recorded as author and committer of config commits. */
 export interface ConfigCommitAuthor {

@@ -1,37 +1,12 @@
-/** Where a turn came from; the agent runtime uses it for session kinds and reports. */
-export type TurnOrigin = 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
+import type { EventSink } from '@agentd/contracts';
 
-/** One agent turn to run (the shape agreed with @agentd/agent-runtime). */
-export interface AgentTurnRequest {
-  agentId?: string;
-  message: string;
-  sessionKey?: string;
-  model?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  origin?: TurnOrigin;
-}
-
-/** What one agent turn produced. */
-export interface AgentTurnResult {
-  response: string;
-  tokensUsed: { input: number; output: number; total: number };
-  finishReason: string;
-  sessionKey: string;
-}
-
-/**
- * Runs agent turns. Declared here (structurally) so this package does not depend on the
- * agent runtime; the daemon passes the runtime's runner.
- */
-export interface AgentTurnRunner {
-  runTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
-}
-
-/** Receives internal events; payloads are counts, ids and closed enums, never message bodies. */
-export interface EventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
-}
+export type {
+  AgentTurnRequest,
+  AgentTurnResult,
+  AgentTurnRunner,
+  EventSink,
+  TurnOrigin,
+} from '@agentd/contracts';
 
 /** An event sink that drops everything; the default. */
 export const noopEventSink: EventSink = { emit: () => {} };

@@ -1,10 +1,11 @@
+import type { EventSink } from '@agentd/contracts';
+
 /**
- * Where the service reports internal events. The daemon passes its in-process bus; the
- * default drops them. Payloads carry counts, ids and closed enums, never prompts or outputs.
+ * Where the service reports internal events (`EventSink` from `@agentd/contracts`). The
+ * daemon passes its in-process bus; the default drops them. Payloads carry counts, ids and
+ * closed enums, never prompts or outputs.
  */
-export interface EventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
-}
+export type { EventSink } from '@agentd/contracts';
 
 /** A sink that drops every event. */
 export const noopEventSink: EventSink = { emit: () => undefined };

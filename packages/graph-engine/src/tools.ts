@@ -1,3 +1,4 @@
+import type { AgentTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import { graphDefinitionSchema, type GraphLimits } from './definition.js';
 import { GraphError } from './errors.js';
@@ -6,21 +7,11 @@ import { type RawInput, unwrapRawInput, withRawFallback } from './raw-input.js';
 import { entityIdPattern } from './graph-types.js';
 import type { GraphService } from './service.js';
 
-/** What the agent runtime hands a tool call (the agentd `ToolContext`). */
-export interface GraphToolContext {
-  agentId: string;
-  sessionKey: string;
-  signal: AbortSignal;
-  traceId?: string | undefined;
-}
+/** What the agent runtime hands a tool call (`ToolContext` from `@agentd/contracts`). */
+export type GraphToolContext = ToolContext;
 
-/** An agent tool in the agentd `AgentTool` shape. */
-export interface GraphAgentTool<P = unknown> {
-  name: string;
-  description: string;
-  params: z.ZodType<P>;
-  handler(params: P, context: GraphToolContext): Promise<unknown>;
-}
+/** An agent tool (`AgentTool` from `@agentd/contracts`). */
+export type GraphAgentTool<P = unknown> = AgentTool<P>;
 
 /**
  * The agent-to-agent policy: may the calling agent run a turn as the target agent? A node
@@ -130,7 +121,7 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
     },
   };
 
-  return [defineTool as GraphAgentTool, executeTool as GraphAgentTool];
+  return [defineTool, executeTool];
 }
 
 function waitFor<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | undefined> {

@@ -1,5 +1,8 @@
+import type { ErrorKind, ProblemFields as ContractProblemFields } from '@agentd/contracts';
 import { z } from 'zod';
 import type { LevelName } from './levels.js';
+
+export type { ErrorKind } from '@agentd/contracts';
 
 /** The `errorKind` values the contract allows on warn, error and fatal lines. */
 export const ERROR_KINDS = [
@@ -12,13 +15,10 @@ export const ERROR_KINDS = [
   'dependency',
   'internal',
   'platform',
-] as const;
+] as const satisfies readonly ErrorKind[];
 
 /** Zod schema of {@link ErrorKind}. */
 export const errorKindSchema = z.enum(ERROR_KINDS);
-
-/** How an error or warning is classified in the log (contract: "Log error classification"). */
-export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 /**
  * The contract's canonical log field dictionary. Every field is optional and typed;
@@ -101,8 +101,11 @@ export interface LogFields {
   [field: string]: unknown;
 }
 
-/** Fields of a warn, error or fatal line: `hint` and `errorKind` are mandatory. */
-export type ProblemFields = LogFields & { hint: string; errorKind: ErrorKind };
+/**
+ * Fields of a warn, error or fatal line: the contract's `ProblemFields` (`hint` and
+ * `errorKind` mandatory, the error under `err`) typed with the {@link LogFields} dictionary.
+ */
+export type ProblemFields = LogFields & ContractProblemFields;
 
 /**
  * The typed logger every agentd module receives. warn, error and fatal demand

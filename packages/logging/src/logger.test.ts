@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { ErrorKind as ContractErrorKind, Logger as ContractLogger } from '@agentd/contracts';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { LoggingError } from './errors.js';
-import type { AgentdLogger, Logger } from './fields.js';
+import { type AgentdLogger, ERROR_KINDS, type Logger } from './fields.js';
 import { captureLines, temporaryDirectory } from './internal/test-support.js';
 import { createLogger } from './logger.js';
 import { noopLogger } from './noop-logger.js';
@@ -300,5 +301,22 @@ describe('Logger', () => {
     expect(accept(root)).toBeDefined();
     expect(accept(root.module('agent'))).toBeDefined();
     expect(accept(noopLogger)).toBe(noopLogger);
+  });
+});
+
+describe('@agentd/contracts Logger', () => {
+  it('is satisfied by pino, the root logger, module loggers and noopLogger, so packages take them as is', () => {
+    const { root, output } = setup();
+    const accept = (logger: ContractLogger): ContractLogger => logger;
+    accept(pino({ level: 'silent' }));
+    accept(root);
+    accept(noopLogger);
+    accept(root.module('agent')).warn(problem, 'through the contract');
+    expect(output.lines[0]).toMatchObject({ module: 'agent', msg: 'through the contract', ...problem });
+  });
+
+  it('shares the error kinds: ERROR_KINDS lists exactly the contract ErrorKind', () => {
+    expectTypeOf<(typeof ERROR_KINDS)[number]>().toEqualTypeOf<ContractErrorKind>();
+    expect(new Set(ERROR_KINDS).size).toBe(ERROR_KINDS.length);
   });
 });

@@ -1,41 +1,26 @@
-/** The `errorKind` values of the contract, required with `hint` on every warn and error line. */
-export type MemoryErrorKind =
-  | 'config'
-  | 'network'
-  | 'auth'
-  | 'validation'
-  | 'timeout'
-  | 'resource'
-  | 'dependency'
-  | 'internal'
-  | 'platform';
+import type { ErrorKind, EventSink, Logger, ProblemFields } from '@agentd/contracts';
 
-/** Fields every warn and error line carries, as the contract's log classification demands. */
-export type MemoryProblemFields = Record<string, unknown> & { hint: string; errorKind: MemoryErrorKind };
+export type { EventSink } from '@agentd/contracts';
+
+/** The `errorKind` values of the contract (`ErrorKind` from `@agentd/contracts`). */
+export type MemoryErrorKind = ErrorKind;
+
+/** Fields every warn and error line carries (`ProblemFields` from `@agentd/contracts`). */
+export type MemoryProblemFields = ProblemFields;
 
 /**
- * The subset of a pino logger this package calls, declared here so the package
- * does not depend on pino; a pino instance (or a child) satisfies it.
+ * The logger this package takes: agentd's shared pino-compatible `Logger` from
+ * `@agentd/contracts`; a pino instance (or a child) satisfies it.
  */
-export interface MemoryLogger {
-  debug(fields: Record<string, unknown>, message?: string): void;
-  info(fields: Record<string, unknown>, message?: string): void;
-  warn(fields: MemoryProblemFields, message?: string): void;
-  error(fields: MemoryProblemFields, message?: string): void;
-}
+export type MemoryLogger = Logger;
 
 const ignore = (): void => {};
 
 /** A logger that drops everything; the default when none is injected. */
-export const noopLogger: MemoryLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export const noopLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
 
 /**
- * Receives the contract's internal events (`memory:recalled`, `memory:reranked`,
- * `memory:consolidated`). Payloads hold counts, ids and closed enums, never memory content.
+ * An event sink that drops everything; the default when none is injected. The store
+ * reports `memory:recalled`, `memory:reranked` and `memory:consolidated`.
  */
-export interface EventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
-}
-
-/** An event sink that drops everything; the default when none is injected. */
 export const noopEventSink: EventSink = { emit: ignore };

@@ -1,21 +1,8 @@
+import type { AgentTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import type { MemoryStore } from './memory-store.js';
 
-/** What a tool handler learns about the turn calling it (declared here as agreed across packages). */
-export interface ToolContext {
-  agentId: string;
-  sessionKey: string;
-  signal: AbortSignal;
-  traceId?: string;
-}
-
-/** A tool an agent can call (the agent runtime's structural shape). */
-export interface AgentTool<P = unknown> {
-  name: string;
-  description: string;
-  params: z.ZodType<P>;
-  handler(params: P, context: ToolContext): Promise<unknown>;
-}
+export type { AgentTool, ToolContext } from '@agentd/contracts';
 
 /** Options of {@link createMemoryTools}. */
 export interface MemoryToolsOptions {

@@ -1,3 +1,4 @@
+import type { EventSink } from '@agentd/contracts';
 import type { Database, WriteBatcher } from '@agentd/storage';
 import {
   channelActivitySchema,
@@ -13,10 +14,7 @@ import { enumToken, idToken, type ScrubbedValue, scrubPayload } from './internal
 import { noopLogger, type ObsLogger } from './logger.js';
 import { MIGRATION_PACKAGE, obsReportsMigrations } from './migrations.js';
 
-/** Receives internal events; the same structural interface every package takes. */
-export interface EventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
-}
+export type { EventSink } from '@agentd/contracts';
 
 /** One stored diagnostic event or health-signal row (what `obs.diagnostics` returns). */
 export interface DiagnosticEvent {

@@ -1,41 +1,15 @@
-/**
- * How a warning or error is classified in the log: the contract's closed list,
- * declared here so the package stays free of @agentd/logging.
- */
-export type ErrorKind =
-  | 'config'
-  | 'network'
-  | 'auth'
-  | 'validation'
-  | 'timeout'
-  | 'resource'
-  | 'dependency'
-  | 'internal'
-  | 'platform';
+import type { Logger } from '@agentd/contracts';
+
+export type { ErrorKind, ProblemFields } from '@agentd/contracts';
 
 /**
- * Fields of a warn or error line: the contract demands an operator `hint` and an
- * `errorKind` on every such line, and the error itself under `err`.
+ * The logger this package takes: agentd's shared pino-compatible `Logger` from
+ * `@agentd/contracts` (warn and error demand `hint` and `errorKind`). A pino logger
+ * or an `@agentd/logging` module logger satisfies it.
  */
-export type ProblemFields = { hint: string; errorKind: ErrorKind; err?: unknown } & Record<
-  string,
-  unknown
-> & {
-    /** Refused: the contract puts the error under `err`. */
-    error?: never;
-  };
-
-/** The subset of a pino logger this package calls; a pino logger or an @agentd/logging module logger fits. */
-export interface ObsLogger {
-  debug(fields: Record<string, unknown>, message?: string): void;
-  info(fields: Record<string, unknown>, message?: string): void;
-  /** Something degraded but the report or the write went on; `hint` and `errorKind` are required. */
-  warn(fields: ProblemFields, message?: string): void;
-  /** An operation failed; `hint` and `errorKind` are required. */
-  error(fields: ProblemFields, message?: string): void;
-}
+export type ObsLogger = Logger;
 
 const ignore = (): void => {};
 
 /** A logger that drops everything; the default when none is injected. */
-export const noopLogger: ObsLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export const noopLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };

@@ -1,45 +1,15 @@
-/**
- * How a warning or error is classified in the log. The contract's closed list;
- * declared here rather than imported so the package stays free of @agentd/logging.
- */
-export type ErrorKind =
-  | 'config'
-  | 'network'
-  | 'auth'
-  | 'validation'
-  | 'timeout'
-  | 'resource'
-  | 'dependency'
-  | 'internal'
-  | 'platform';
+import type { Logger } from '@agentd/contracts';
+
+export type { ErrorKind, ProblemFields } from '@agentd/contracts';
 
 /**
- * Fields of a warn or error line. The contract demands an operator `hint` and an
- * `errorKind` on every such line, and the error itself under `err` (never `error`),
- * so the type refuses lines that lack them.
+ * The logger this package takes: agentd's shared pino-compatible `Logger` from
+ * `@agentd/contracts` (warn and error demand `hint` and `errorKind`). A pino logger
+ * or an `@agentd/logging` module logger satisfies it.
  */
-export type ProblemFields = { hint: string; errorKind: ErrorKind; err?: unknown } & Record<
-  string,
-  unknown
-> & {
-    /** Refused: the contract puts the error under `err`. */
-    error?: never;
-  };
-
-/**
- * The subset of a pino logger this package calls. Declared here so the package
- * does not depend on pino; a pino instance (or a child of one) satisfies it.
- */
-export interface StorageLogger {
-  debug(fields: Record<string, unknown>, message?: string): void;
-  info(fields: Record<string, unknown>, message?: string): void;
-  /** Something degraded but the operation went on; `hint` and `errorKind` are required. */
-  warn(fields: ProblemFields, message?: string): void;
-  /** An operation failed; `hint` and `errorKind` are required. */
-  error(fields: ProblemFields, message?: string): void;
-}
+export type StorageLogger = Logger;
 
 const ignore = (): void => {};
 
 /** A logger that drops everything; the default when none is injected. */
-export const noopLogger: StorageLogger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
+export const noopLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };

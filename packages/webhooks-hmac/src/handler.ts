@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorKind } from '@agentd/contracts';
 import { z } from 'zod';
 import { planWebhookAction, type WebhookActionPlan } from './action.js';
 import { DEFAULT_MAX_BODY_BYTES, strictPayloadSchema } from './config.js';
@@ -583,7 +584,7 @@ function publicIssue(issue: z.core.$ZodIssue): { path: PropertyKey[]; code: stri
   return { path: issue.path, code: issue.code, message: issue.message };
 }
 
-function rejectionHint(reason: WebhookOutcome['reason']): { hint: string; errorKind: string } {
+function rejectionHint(reason: WebhookOutcome['reason']): { hint: string; errorKind: ErrorKind } {
   switch (reason) {
     case 'no_secret':
       return { hint: 'set webhooks.token to accept strict webhooks', errorKind: 'config' };

@@ -1,29 +1,11 @@
+import type { AgentTurnRunner } from '@agentd/contracts';
 import { z } from 'zod';
 import { WebhookError } from './errors.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 import type { AgentJob, WebhookStore } from './store.js';
 
-/**
- * The agent runtime's turn runner (agentd's shared `AgentTurnRunner` shape), declared
- * here so the package needs no runtime dependency.
- */
-export interface AgentTurnRunner {
-  runTurn(request: {
-    agentId?: string;
-    message: string;
-    sessionKey?: string;
-    model?: string;
-    timeoutMs?: number;
-    signal?: AbortSignal;
-    origin?: 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
-  }): Promise<{
-    response: string;
-    tokensUsed: { input: number; output: number; total: number };
-    finishReason: string;
-    sessionKey: string;
-  }>;
-}
+export type { AgentTurnRunner } from '@agentd/contracts';
 
 /** Sends an agent's answer to a channel, for mappings with `deliver: true`. */
 export type HookResponseDeliverer = (delivery: {
