@@ -1,31 +1,17 @@
+import { REDACTED, REDACTED_FIELDS } from '@agentd/logging';
 import { isSecretRef } from './secret-refs.js';
 import { isPlainObject } from './internal/values.js';
 
-/** The text that replaces a redacted credential value. */
-export const REDACTED = '[REDACTED]';
+export { REDACTED } from '@agentd/logging';
 
 /**
- * Field names whose values are credentials: the interface contract's list
- * plus `tokenHash` and `authToken`. Matching ignores case.
+ * Field names whose values are credentials in config: `@agentd/logging`'s
+ * `REDACTED_FIELDS` (the one key list, the interface contract's) plus two names
+ * only config holds, `tokenHash` (stored token hashes) and `authToken` (URL query
+ * credentials). Matching ignores case.
  */
 export const CREDENTIAL_FIELD_NAMES: readonly string[] = Object.freeze([
-  'apiKey',
-  'token',
-  'password',
-  'secret',
-  'authorization',
-  'accessToken',
-  'refreshToken',
-  'botToken',
-  'privateKey',
-  'credential',
-  'credentials',
-  'key',
-  'passphrase',
-  'connectionString',
-  'accessKey',
-  'cookie',
-  'webhookSecret',
+  ...REDACTED_FIELDS,
   'tokenHash',
   'authToken',
 ]);
