@@ -72,3 +72,15 @@ export interface AgentTool<P = unknown> {
   /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
   handler(params: P, context: ToolContext): Promise<unknown>;
 }
+
+/**
+ * The heartbeat as a webhook `wake` action sees it: `wakeNow` runs a beat at once
+ * (coalesced with other wakes), `queueForNextBeat` hands text to the next scheduled beat.
+ * The cron package provides it; the webhooks package calls it.
+ */
+export interface WakeTarget {
+  /** Runs a heartbeat now; `text`, when given, is included in that beat's message. */
+  wakeNow(text?: string): void;
+  /** Queues `text` for the next heartbeat, whenever it runs. */
+  queueForNextBeat(text: string): void;
+}

@@ -6,6 +6,7 @@ export type {
   TokensUsed,
   ToolContext,
   TurnOrigin,
+  WakeTarget,
 } from './agent.js';
 export type { EventSink } from './events.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';

@@ -1,13 +1,7 @@
+import type { WakeTarget } from '@agentd/contracts';
 import type { PendingWake, WebhookStore } from './store.js';
 
-/**
- * The heartbeat service as the `wake` action sees it: wake now (optionally with a text
- * for the beat), or hand a text to the next scheduled beat.
- */
-export interface WakeTarget {
-  wakeNow(text?: string): void;
-  queueForNextBeat(text: string): void;
-}
+export type { WakeTarget } from '@agentd/contracts';
 
 /**
  * Hands every wake recorded while no {@link WakeTarget} existed to `target`, oldest
