@@ -1,10 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { EventSink } from '@agentd/contracts';
 import type { EvidenceLogger } from './logger.js';
 
 /** Receives internal events (the daemon's wrapped sink: evidence store first, then the embedder's). */
-export interface AuditEventSink {
-  emit(event: string, payload: Record<string, unknown>): void;
-}
+export type AuditEventSink = EventSink;
 
 /** What an audit row is about (the closed `kind` enum of `obs.audit.query`). */
 export type AuditKind =
