@@ -107,26 +107,38 @@ export type {
   ModelUsage,
   ProviderType,
 } from './provider.js';
+export type {
+  AgentsApi,
+  AgentUpdateResult,
+  AgentView,
+  OperationModels,
+} from './agent-registry.js';
+export type { BillingApi } from './billing-service.js';
+export type { ModelView, ProviderView } from './model-resolver.js';
+export { type AgentRuntime, createAgentRuntime } from './runtime.js';
+export type {
+  AgentRuntimeOptions,
+  ApprovalCache,
+  ProviderFactory,
+  SessionMemory,
+  TurnRecall,
+  TurnRecallRequest,
+  TurnRecallResult,
+} from './runtime-options.js';
+export type { CompactResult } from './session-compaction.js';
+export type {
+  ResetConversationResult,
+  SessionExport,
+  SessionsApi,
+} from './session-service.js';
 export {
-  type AgentRuntime,
-  type AgentRuntimeOptions,
-  type AgentUpdateResult,
-  type AgentView,
-  type ApprovalCache,
-  type CompactResult,
-  createAgentRuntime,
-  DEFAULT_SESSION_KEY,
-  type ModelView,
-  type OperationModels,
-  type ProviderFactory,
-  type ProviderView,
-  type ResetConversationResult,
-  type SessionExport,
-  type SessionMemory,
-  type TurnRecall,
-  type TurnRecallRequest,
-  type TurnRecallResult,
-} from './runtime.js';
+  MAX_TOOL_RESULT_CHARS,
+  type ToolGate,
+  type ToolGateCall,
+  type ToolGateResult,
+  type ToolGateVerdict,
+} from './tool-gates.js';
+export { DEFAULT_SESSION_KEY } from './turn-loop.js';
 export {
   checkServedWindows,
   isLocalEndpoint,

@@ -1,0 +1,338 @@
+import { z } from 'zod';
+import type { AgentRegistry } from './agent-registry.js';
+import { addUsage } from './billing-service.js';
+import { DEFAULT_AGENT_ID, entityIdSchema } from './config.js';
+import { planBudget, selectHistory } from './context.js';
+import { AgentRuntimeError } from './errors.js';
+import type { ContextBudget } from '@agentd/evidence';
+import { toModelMessage } from './internal/messages.js';
+import { parseOptions } from './internal/options.js';
+import type { TurnInput, TurnSetup, TurnState } from './internal/turn-state.js';
+import { TurnTimers } from './internal/turn-timers.js';
+import type { ModelResolver } from './model-resolver.js';
+import type { ModelFinishReason, ModelToolCall } from './provider.js';
+import type { RuntimeContext } from './runtime-context.js';
+import { sessionKeySchema } from './session-key.js';
+import type { NewMessage } from './session-store.js';
+import { estimateMessageTokens } from './tokens.js';
+import type { ToolRunner } from './tool-runner.js';
+import { prepareTurn } from './turn-prepare.js';
+import { recordTurn } from './turn-record.js';
+import type { TurnOrigin, TurnRequest, TurnResult } from './types.js';
+
+/** Session key used when a turn names none. */
+export const DEFAULT_SESSION_KEY = 'default:webchat:anonymous';
+
+const turnRequestSchema = z.object({
+  agentId: entityIdSchema.optional(),
+  message: z.string().min(1).max(1_000_000),
+  sessionKey: sessionKeySchema.optional(),
+  model: z.string().min(1).max(200).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  origin: z.enum(['rpc', 'hook', 'cron', 'graph', 'heartbeat', 'subagent']).optional(),
+  channelType: z.string().min(1).max(64).optional(),
+  traceId: z.string().min(1).max(128).optional(),
+  synthetic: z.boolean().optional(),
+  allowedTools: z.array(z.string().min(1)).optional(),
+});
+
+/** The turn loop: runs turns, serialised per session, and knows which are in flight. */
+export interface TurnLoop {
+  /** Runs one turn (serialised per session, parallel across sessions). */
+  runTurn(request: TurnRequest): Promise<TurnResult>;
+  /** Turns running now. */
+  inFlight(): number;
+  /** Refuses later turns with `CLOSED` and waits for the running ones. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the turn loop. A turn: resolve session, agent and model; assemble the context
+ * (system prompt, recalled memories, the history that fits, the message); then up to
+ * `maxSteps` model calls, every tool call going through the tool runner; then record it.
+ */
+export function createTurnLoop(
+  ctx: RuntimeContext,
+  agents: AgentRegistry,
+  models: ModelResolver,
+  tools: ToolRunner,
+): TurnLoop {
+  const turnsInFlight = new Set<Promise<unknown>>();
+  let closed = false;
+
+  async function runTurn(request: TurnRequest): Promise<TurnResult> {
+    if (closed) throw new AgentRuntimeError('CLOSED', 'The agent runtime is closed');
+    const input: TurnInput = parseOptions(turnRequestSchema, request, 'runTurn');
+    const sessionKey = input.sessionKey ?? DEFAULT_SESSION_KEY;
+    // Refuse early when the named agent is unknown or suspended, before queueing behind other turns.
+    if (input.agentId) {
+      const agent = agents.find(input.agentId);
+      if (agent?.suspended) throw agents.suspendedError(input.agentId);
+    }
+    const turn = ctx.locks.run(sessionKey, () => turnLocked(request, input, sessionKey));
+    turnsInFlight.add(turn);
+    void turn.then(
+      () => turnsInFlight.delete(turn),
+      () => turnsInFlight.delete(turn),
+    );
+    return turn;
+  }
+
+  async function turnLocked(request: TurnRequest, input: TurnInput, sessionKey: string): Promise<TurnResult> {
+    const startedAt = ctx.now();
+    const traceId = input.traceId ?? ctx.randomId();
+    const origin: TurnOrigin = input.origin ?? 'rpc';
+    const session = ctx.cache.get(sessionKey)?.session ?? (await ctx.store.get(sessionKey));
+    if (session && input.agentId && input.agentId !== session.agentId) {
+      throw new AgentRuntimeError(
+        'SESSION_AGENT_MISMATCH',
+        `Session ${sessionKey} belongs to agent ${session.agentId}, not ${input.agentId}`,
+        { data: { sessionKey, agentId: session.agentId } },
+      );
+    }
+    const agentId = session?.agentId ?? input.agentId ?? DEFAULT_AGENT_ID;
+    const agent = agents.find(agentId);
+    if (!agent) {
+      if (session) {
+        throw new AgentRuntimeError(
+          'AGENT_DELETED',
+          `Agent deleted: ${agentId}; session ${sessionKey} keeps its history but takes no new turns`,
+          { data: { agentId, sessionKey } },
+        );
+      }
+      throw new AgentRuntimeError('AGENT_NOT_FOUND', `Agent not found: ${agentId}`, { data: { agentId } });
+    }
+    if (agent.suspended) throw agents.suspendedError(agentId);
+
+    const resolved = models.resolve(agent, input.model);
+    const provider = await models.provider(resolved);
+    const { running } = ctx;
+    running.set(agentId, (running.get(agentId) ?? 0) + 1);
+    try {
+      return await executeTurn({
+        request,
+        input,
+        sessionKey,
+        session,
+        agentId,
+        agent,
+        resolved,
+        provider,
+        traceId,
+        origin,
+        startedAt,
+      });
+    } finally {
+      const left = (running.get(agentId) ?? 1) - 1;
+      if (left <= 0) running.delete(agentId);
+      else running.set(agentId, left);
+    }
+  }
+
+  async function executeTurn(setup: TurnSetup): Promise<TurnResult> {
+    const { agent, input } = setup;
+    const timers = new TurnTimers(
+      input.timeoutMs ?? agent.timeouts.turnMs,
+      agent.timeouts.stallMs,
+      setup.request.signal,
+    );
+    let state: TurnState;
+    try {
+      state = await prepareTurn(ctx, tools, setup, timers.signal);
+    } catch (error) {
+      timers.dispose();
+      throw error;
+    }
+    try {
+      await runSteps(ctx, tools, state, timers);
+    } catch (error) {
+      timers.clearStall();
+      if (!timers.stopCause) state.failure = error;
+    } finally {
+      timers.dispose();
+    }
+    return recordTurn(ctx, state, timers.stopCause);
+  }
+
+  return {
+    runTurn,
+    inFlight() {
+      let total = 0;
+      for (const count of ctx.running.values()) total += count;
+      return total;
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...turnsInFlight]);
+    },
+  };
+}
+
+/** Adds a message of this turn to what is stored and to the tail every later step sends. */
+function addToTail(state: TurnState, message: NewMessage): void {
+  state.turnMessages.push(message);
+  state.tail.push(toModelMessage(message));
+  state.tailTokens += message.tokens;
+}
+
+/** Up to `maxSteps` model calls; a step with tool calls runs them and goes on, one without ends the turn. */
+async function runSteps(
+  ctx: RuntimeContext,
+  tools: ToolRunner,
+  state: TurnState,
+  timers: TurnTimers,
+): Promise<void> {
+  const { agent } = state;
+  for (let step = 1; step <= agent.maxSteps; step++) {
+    const plan = planBudget({
+      windowTokens: state.window.windowTokens,
+      systemTokens: state.systemTokens,
+      freshTailTokens: state.tailTokens,
+      maxOutputTokens: state.maxOutputTokens,
+      minOutputTokens: agent.contextBudget.minOutputTokens,
+    });
+    if (state.historyTokens > plan.historyBudget) {
+      ({ kept: state.history, tokens: state.historyTokens } = selectHistory(
+        [...state.history].reverse(),
+        plan.historyBudget,
+      ));
+    }
+    const budget: ContextBudget = {
+      ...state.window,
+      systemTokens: state.systemTokens,
+      freshTailTokens: state.tailTokens,
+      budgetedHistoryTokens: state.historyTokens,
+      keptCount: state.history.length,
+      assembledInputTokens: state.systemTokens + state.tailTokens + state.historyTokens,
+      outputHeadroom: plan.outputHeadroom,
+      verdict: plan.verdict,
+      ...(state.recallEvidence ? { recallTokens: state.recallEvidence.injectedTokens } : {}),
+    };
+    state.trajectory.push({ ...state.base, ts: ctx.now(), type: 'context_budget', step, budget });
+    if (plan.verdict === 'exhausted') {
+      state.endReason = 'context_exhausted';
+      state.finishReason = 'length';
+      return;
+    }
+
+    state.steps = step;
+    const { text, calls, finish } = await streamStep(ctx, state, step, plan.outputHeadroom, timers);
+    const assistant: NewMessage = {
+      role: 'assistant',
+      content: text,
+      ...(calls.length > 0 ? { toolCalls: calls } : {}),
+      tokens: 0,
+    };
+    assistant.tokens = estimateMessageTokens(toModelMessage(assistant));
+    addToTail(state, assistant);
+
+    if (calls.length > 0) {
+      // Every call gets its result, even at the step limit, so the stored history stays valid.
+      await runCalls(tools, state, calls, step, timers.signal);
+      if (timers.stopCause) return;
+      if (step === agent.maxSteps) {
+        state.endReason = 'max_steps';
+        state.finishReason = 'tool_calls';
+        state.response = state.lastText;
+      }
+      continue;
+    }
+
+    state.response = text || state.lastText;
+    if (finish === 'length') {
+      state.endReason = 'output_starved';
+      state.finishReason = 'length';
+    } else if (finish === 'content_filter') {
+      state.finishReason = 'content_filter';
+    } else if (finish === 'error') {
+      state.endReason = 'error';
+      state.finishReason = 'error';
+    } else {
+      state.finishReason = 'stop';
+    }
+    return;
+  }
+}
+
+/** One model call, streamed: text deltas and tool calls go to `onEvent` as they arrive. */
+async function streamStep(
+  ctx: RuntimeContext,
+  state: TurnState,
+  step: number,
+  outputHeadroom: number,
+  timers: TurnTimers,
+): Promise<{ text: string; calls: ModelToolCall[]; finish: ModelFinishReason }> {
+  const { request, resolved } = state;
+  let text = '';
+  state.streaming = '';
+  const calls: ModelToolCall[] = [];
+  let finish: ModelFinishReason = 'other';
+  timers.armStall();
+  for await (const event of state.provider.stream({
+    model: resolved.model,
+    system: state.system,
+    messages: [...state.history.map(toModelMessage), ...state.tail],
+    tools: state.offered,
+    maxOutputTokens: outputHeadroom,
+    signal: timers.signal,
+    purpose: 'chat',
+  })) {
+    timers.armStall();
+    if (event.type === 'text-delta') {
+      text += event.text;
+      state.streaming = text;
+      request.onEvent?.({ type: 'delta', text: event.text, step });
+    } else if (event.type === 'tool-call') {
+      calls.push({ toolCallId: event.toolCallId, toolName: event.toolName, input: event.input });
+      request.onEvent?.({
+        type: 'tool-call',
+        toolName: event.toolName,
+        toolCallId: event.toolCallId,
+        step,
+      });
+    } else {
+      finish = event.finishReason;
+      addUsage(state.usage, event.usage);
+      ctx.traceCache(state.base, resolved, step, event.usage);
+    }
+  }
+  timers.clearStall();
+  state.streaming = '';
+  if (text) state.lastText = text;
+  return { text, calls, finish };
+}
+
+/** Runs a step's tool calls one after another through the tool runner. */
+async function runCalls(
+  tools: ToolRunner,
+  state: TurnState,
+  calls: ModelToolCall[],
+  step: number,
+  signal: AbortSignal,
+): Promise<void> {
+  for (const call of calls) {
+    const outcome = await tools.run({
+      agent: state.agent,
+      agentId: state.agentId,
+      allowedTools: state.input.allowedTools,
+      sessionKey: state.sessionKey,
+      traceId: state.traceId,
+      call,
+      step,
+      seq: ++state.toolSeq,
+      signal,
+    });
+    if (outcome.ok) state.toolOk++;
+    else state.toolFailed++;
+    state.trajectory.push(outcome.record);
+    addToTail(state, outcome.message);
+    state.request.onEvent?.({
+      type: 'tool-result',
+      toolName: call.toolName,
+      toolCallId: call.toolCallId,
+      ok: outcome.ok,
+      durationMs: (outcome.record as { durationMs: number }).durationMs,
+      step,
+    });
+  }
+}

@@ -1,0 +1,144 @@
+import { planBudget, resolveContextWindow } from './context.js';
+import { EVIDENCE_SCHEMA_VERSION } from '@agentd/evidence';
+import type { TurnSetup, TurnState } from './internal/turn-state.js';
+import { emptyUsage } from './provider.js';
+import type { RuntimeContext } from './runtime-context.js';
+import type { TurnRecall } from './runtime-options.js';
+import type { NewMessage } from './session-store.js';
+import { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
+import type { ToolRunner } from './tool-runner.js';
+import { collectHistory } from './turn-history.js';
+import { fitRecallBlock, recallBeforeTurn } from './turn-recall.js';
+
+/** Builds the turn's state: window, offered tools, system prompt, recalled memories, history. */
+export async function prepareTurn(
+  ctx: RuntimeContext,
+  tools: ToolRunner,
+  setup: TurnSetup,
+  signal: AbortSignal,
+): Promise<TurnState> {
+  const { agent, resolved, session, input } = setup;
+  const window = resolveContextWindow({
+    rawContextWindowTokens: resolved.contextWindow,
+    capabilityClass: resolved.entry.capabilities.capabilityClass,
+    effectiveContextCapSmall: ctx.config.contextEngine.budget.effectiveContextCapSmall,
+    effectiveContextCapNano: ctx.config.contextEngine.budget.effectiveContextCapNano,
+    agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
+  });
+  const offered = tools.offered(agent, input.allowedTools);
+  let system = agent.systemPrompt;
+  if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
+  const userMessage: NewMessage = {
+    role: 'user',
+    content: input.message,
+    tokens: estimateMessageTokens({ role: 'user', content: input.message }),
+  };
+  const base = {
+    v: EVIDENCE_SCHEMA_VERSION,
+    sessionKey: setup.sessionKey,
+    traceId: setup.traceId,
+    agentId: setup.agentId,
+  } as const;
+  const state: TurnState = {
+    ...setup,
+    base,
+    trajectory: [
+      {
+        ...base,
+        ts: setup.startedAt,
+        type: 'turn_start',
+        origin: setup.origin,
+        provider: resolved.providerId,
+        model: resolved.model,
+      },
+    ],
+    window,
+    offered,
+    system,
+    systemTokens: estimateTokens(system) + estimateToolTokens(offered),
+    maxOutputTokens: Math.min(agent.maxOutputTokens ?? resolved.maxOutputTokens, resolved.maxOutputTokens),
+    turnMessages: [userMessage],
+    tail: [{ role: 'user', content: input.message }],
+    tailTokens: userMessage.tokens,
+    recallEvidence: undefined,
+    history: [],
+    historyTokens: 0,
+    cached: undefined,
+    usage: emptyUsage(),
+    steps: 0,
+    response: '',
+    finishReason: 'stop',
+    endReason: 'completed',
+    toolOk: 0,
+    toolFailed: 0,
+    toolSeq: 0,
+    failure: undefined,
+    lastText: '',
+    streaming: '',
+  };
+  const { recall } = ctx.settings;
+  if (recall && agent.memory.autoRecall) await addRecall(ctx, state, recall, signal);
+  await addHistory(ctx, state);
+  return state;
+}
+
+/**
+ * Recalled memories join the system side, but only in room history would otherwise get:
+ * they never squeeze the system prompt, the message or the output headroom.
+ */
+async function addRecall(
+  ctx: RuntimeContext,
+  state: TurnState,
+  recall: TurnRecall,
+  signal: AbortSignal,
+): Promise<void> {
+  const { agent } = state;
+  const recalled = await recallBeforeTurn(recall, ctx.logger, {
+    agent,
+    agentId: state.agentId,
+    sessionKey: state.sessionKey,
+    traceId: state.traceId,
+    message: state.input.message,
+    signal,
+  });
+  state.recallEvidence = recalled.evidence;
+  if (!recalled.context) return;
+  const room = planBudget({
+    windowTokens: state.window.windowTokens,
+    systemTokens: state.systemTokens,
+    freshTailTokens: state.tailTokens,
+    maxOutputTokens: state.maxOutputTokens,
+    minOutputTokens: agent.contextBudget.minOutputTokens,
+  }).historyBudget;
+  const block = fitRecallBlock(recalled.context, room);
+  if (!block) return;
+  state.system += `\n\n${block}`;
+  const withBlock = estimateTokens(state.system) + estimateToolTokens(state.offered);
+  recalled.evidence.injectedTokens = withBlock - state.systemTokens;
+  state.systemTokens = withBlock;
+}
+
+/** History: the newest messages that fit the first step's budget (later steps only trim). */
+async function addHistory(ctx: RuntimeContext, state: TurnState): Promise<void> {
+  const { agent, session, sessionKey } = state;
+  const firstPlan = planBudget({
+    windowTokens: state.window.windowTokens,
+    systemTokens: state.systemTokens,
+    freshTailTokens: state.tailTokens,
+    maxOutputTokens: state.maxOutputTokens,
+    minOutputTokens: agent.contextBudget.minOutputTokens,
+  });
+  if (!session) return;
+  const cached = ctx.cache.get(sessionKey) ?? { session, messages: [], fromSeq: session.nextSeq };
+  state.cached = cached;
+  if (firstPlan.historyBudget <= 0 || agent.contextBudget.maxHistoryMessages <= 0) return;
+  const { kept, tokens } = await collectHistory(
+    ctx,
+    session,
+    cached,
+    firstPlan.historyBudget,
+    agent.contextBudget.maxHistoryMessages,
+  );
+  state.history = kept;
+  state.historyTokens = tokens;
+}
