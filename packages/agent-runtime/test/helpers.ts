@@ -2,9 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
+import { z } from 'zod';
 import {
   type AgentRuntime,
   type AgentRuntimeLogger,
+  type AgentTool,
   type AgentRuntimeOptions,
   createAgentRuntime,
   SESSION_INDEX_DIR,
@@ -74,3 +76,21 @@ export function recordingLogger(): AgentRuntimeLogger & {
   };
   return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
+
+/** A tool that adds two numbers. */
+export const addTool: AgentTool<{ a: number; b: number }> = {
+  name: 'add',
+  description: 'Adds two numbers',
+  params: z.object({ a: z.number(), b: z.number() }),
+  handler: async ({ a, b }) => ({ sum: a + b }),
+};
+
+/** A tool whose handler always throws. */
+export const failingTool: AgentTool<{ reason: string }> = {
+  name: 'explode',
+  description: 'Always fails',
+  params: z.object({ reason: z.string() }),
+  handler: async ({ reason }) => {
+    throw new Error(`exploded: ${reason}`);
+  },
+};

@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startRuntime, type TestRuntime } from '../test/helpers.js';
+
+let t: TestRuntime | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('AgentRuntime.sessions', () => {
+  it('reports status, lists, exports and searches sessions', async () => {
+    t = await startRuntime();
+    await t.runtime.runTurn({ message: 'tell me about pineapples', sessionKey: 'fruit' });
+    await t.runtime.runTurn({ message: 'and bicycles', sessionKey: 'wheels', origin: 'cron' });
+    const status = await t.runtime.sessions.status('fruit');
+    expect(status).toMatchObject({
+      sessionKey: 'fruit',
+      agentId: 'default',
+      model: 'offline',
+      provider: 'offline',
+      stepsExecuted: 1,
+      stepLimit: 8,
+      messageCount: 2,
+    });
+    expect(await t.runtime.sessions.list({ kind: 'cron' })).toEqual([
+      expect.objectContaining({ sessionKey: 'wheels', kind: 'cron' }),
+    ]);
+    expect((await t.runtime.sessions.list()).map((row) => row.sessionKey).sort()).toEqual([
+      'fruit',
+      'wheels',
+    ]);
+    const exported = await t.runtime.sessions.export('fruit');
+    expect(exported).toMatchObject({
+      sessionKey: 'fruit',
+      messageCount: 2,
+      metadata: { agentId: 'default', channelType: 'webchat' },
+    });
+    expect(exported.messages).toHaveLength(2);
+    const hits = await t.runtime.sessions.search('pineapples');
+    expect(hits).toEqual([
+      expect.objectContaining({
+        sessionKey: 'fruit',
+        agentId: 'default',
+        channelType: 'webchat',
+        snippet: expect.stringContaining('[pineapples]'),
+      }),
+    ]);
+    expect(await t.runtime.sessions.search('   ')).toEqual([]);
+    await expect(t.runtime.sessions.status('missing')).rejects.toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+      message: 'Session not found: missing',
+    });
+  });
+
+  it('resets messages but keeps the session, and deletes sessions returning the transcript', async () => {
+    const cleared: string[] = [];
+    t = await startRuntime({
+      approvals: {
+        clearSession: (key) => {
+          cleared.push(key);
+          return 1;
+        },
+      },
+    });
+    await t.runtime.runTurn({ message: 'one', sessionKey: 'r' });
+    expect(await t.runtime.sessions.reset('r')).toEqual({
+      sessionKey: 'r',
+      reset: true,
+      previousMessageCount: 2,
+    });
+    expect(cleared).toEqual(['r']);
+    expect((await t.runtime.sessions.history('r')).messages).toEqual([]);
+    expect(await t.runtime.sessions.search('one')).toEqual([]);
+    const status = await t.runtime.sessions.status('r');
+    expect(status.turns).toBe(1);
+    await t.runtime.runTurn({ message: 'two', sessionKey: 'r' });
+    expect((await t.runtime.sessions.history('r')).messages[0]?.seq).toBe(3);
+
+    const deleted = await t.runtime.sessions.delete('r');
+    expect(deleted).toMatchObject({
+      sessionKey: 'r',
+      deleted: true,
+      transcript: { sessionKey: 'r', messageCount: 2 },
+    });
+    await expect(t.runtime.sessions.history('r')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await expect(t.runtime.sessions.delete('r')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+  });
+
+  it('resets a conversation with counts only and memory deletion when asked', async () => {
+    const deletions: unknown[] = [];
+    t = await startRuntime({
+      memory: {
+        deleteBySession: async (input) => {
+          deletions.push(input);
+          return 3;
+        },
+      },
+    });
+    await t.runtime.runTurn({ message: 'one', sessionKey: 'rc' });
+    await t.runtime.runTurn({ message: 'two', sessionKey: 'rc' });
+    expect(await t.runtime.sessions.resetConversation('rc')).toEqual({
+      sessionKey: 'rc',
+      lcdRowsDeleted: 4,
+      sessionMessagesCleared: 4,
+      runtimeSessionDestroyed: true,
+    });
+    expect(await t.runtime.sessions.resetConversation('rc', { memory: true, purgeDerived: true })).toEqual({
+      sessionKey: 'rc',
+      lcdRowsDeleted: 0,
+      sessionMessagesCleared: 0,
+      memoriesDeleted: 3,
+      runtimeSessionDestroyed: true,
+    });
+    expect(deletions).toEqual([{ agentId: 'default', sessionKey: 'rc', purgeDerived: true }]);
+    expect(await t.runtime.sessions.resetConversation('never-existed')).toMatchObject({
+      lcdRowsDeleted: 0,
+      sessionMessagesCleared: 0,
+    });
+  });
+
+  it('reports a failed memory deletion as zero and keeps the transcript reset', async () => {
+    t = await startRuntime({
+      memory: { deleteBySession: async () => Promise.reject(new Error('memory down')) },
+    });
+    await t.runtime.runTurn({ message: 'one', sessionKey: 'mf' });
+    expect(await t.runtime.sessions.resetConversation('mf', { memory: true })).toMatchObject({
+      sessionMessagesCleared: 2,
+      memoriesDeleted: 0,
+    });
+  });
+});

@@ -1,0 +1,97 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  addTool,
+  failingTool,
+  readSessionIndex,
+  readTrajectory,
+  startRuntime,
+  type TestRuntime,
+} from '../test/helpers.js';
+import type { OfflineScript } from './offline-provider.js';
+import type { ModelRequest } from './provider.js';
+
+let t: TestRuntime | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('createAgentRuntime', () => {
+  it('runs allowed tools, feeds results back and records trajectory evidence', async () => {
+    t = await startRuntime({
+      tools: [addTool],
+      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
+    });
+    const result = await t.runtime.runTurn({
+      agentId: 'calc',
+      message: '/tool add {"a":2,"b":3}',
+      sessionKey: 'c',
+    });
+    expect(result.steps).toBe(2);
+    expect(result.response).toContain('{"sum":5}');
+    const { messages } = await t.runtime.sessions.history('c');
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(messages[1]?.toolCalls?.[0]).toMatchObject({ toolName: 'add', input: { a: 2, b: 3 } });
+    expect(messages[2]).toMatchObject({ toolName: 'add', content: '{"sum":5}' });
+
+    const trajectory = readTrajectory(t.dir, 'c');
+    expect(trajectory.map((record) => record.type)).toEqual([
+      'turn_start',
+      'context_budget',
+      'tool_call',
+      'context_budget',
+      'turn_end',
+    ]);
+    const call = trajectory.find((record) => record.type === 'tool_call');
+    expect(call).toMatchObject({ toolName: 'add', ok: true, resultBytes: 9 });
+    expect(JSON.stringify(trajectory)).not.toContain('"sum"');
+  });
+
+  it('refuses denylisted, unknown and badly-called tools with error results the model sees', async () => {
+    const requests: ModelRequest[] = [];
+    const script: OfflineScript = (request, { call }) => {
+      requests.push(request);
+      if (call === 0) {
+        return {
+          toolCalls: [
+            { toolName: 'add', input: { a: 1, b: 1 } },
+            { toolName: 'nope', input: {} },
+            { toolName: 'explode', input: { reason: 7 } },
+            { toolName: 'explode', input: { reason: 'why' } },
+          ],
+        };
+      }
+      return { text: 'done' };
+    };
+    t = await startRuntime({
+      tools: [addTool, failingTool],
+      offline: { script },
+      agents: { toolDenylist: ['add'], entries: { a: { name: 'A', tools: ['*'] } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'tools' });
+    expect(result.endReason).toBe('completed_with_tool_errors');
+    expect(result.finishReason).toBe('stop');
+    // The denied tool is not even offered ('*' also allows the built-in offload_read).
+    expect(requests[0]?.tools.map((tool) => tool.name)).toEqual(['offload_read', 'explode']);
+    const kinds = readTrajectory(t.dir, 'tools')
+      .filter((record) => record.type === 'tool_call')
+      .map((record) => (record.type === 'tool_call' ? [record.toolName, record.ok, record.errorKind] : []));
+    expect(kinds).toEqual([
+      ['add', false, 'denied'],
+      ['nope', false, 'unknown_tool'],
+      ['explode', false, 'invalid_input'],
+      ['explode', false, 'tool_error'],
+    ]);
+    const toolMessages = requests[1]?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(toolMessages).toHaveLength(4);
+    expect(toolMessages.every((message) => message.role === 'tool' && message.isError)).toBe(true);
+    expect(toolMessages[3]?.content).toContain('exploded: why');
+    const [index] = readSessionIndex(t.dir);
+    expect(index?.toolCalls).toEqual({ ok: 0, failed: 4 });
+    expect(index?.outcome).toEqual({
+      endReason: 'completed_with_tool_errors',
+      degraded: true,
+      severity: 'warning',
+    });
+  });
+});

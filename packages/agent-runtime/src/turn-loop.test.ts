@@ -1,0 +1,183 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  addTool,
+  readSessionIndex,
+  readTrajectory,
+  startRuntime,
+  type TestRuntime,
+} from '../test/helpers.js';
+import type { OfflineScript } from './offline-provider.js';
+
+let t: TestRuntime | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('createAgentRuntime', () => {
+  it('runs a turn through the offline provider and returns the contract result', async () => {
+    t = await startRuntime();
+    const result = await t.runtime.runTurn({ message: 'hello agent', sessionKey: 't1:webchat:u1' });
+    expect(result.response).toContain('[offline]');
+    expect(result.response).toContain('hello agent');
+    expect(result.finishReason).toBe('stop');
+    expect(result.endReason).toBe('completed');
+    expect(result.sessionKey).toBe('t1:webchat:u1');
+    expect(result.tokensUsed.input).toBeGreaterThan(0);
+    expect(result.tokensUsed.output).toBeGreaterThan(0);
+    expect(result.tokensUsed.total).toBe(result.tokensUsed.input + result.tokensUsed.output);
+  });
+
+  it('creates the session implicitly and persists both messages in order', async () => {
+    t = await startRuntime();
+    await t.runtime.runTurn({ message: 'first', sessionKey: 's' });
+    await t.runtime.runTurn({ message: 'second', sessionKey: 's' });
+    const { messages } = await t.runtime.sessions.history('s');
+    expect(messages.map((message) => [message.seq, message.role])).toEqual([
+      [1, 'user'],
+      [2, 'assistant'],
+      [3, 'user'],
+      [4, 'assistant'],
+    ]);
+    expect(messages[2]?.content).toBe('second');
+  });
+
+  it('stops at max steps and still answers every tool call', async () => {
+    t = await startRuntime({
+      tools: [addTool],
+      offline: { script: () => ({ toolCalls: [{ toolName: 'add', input: { a: 1, b: 2 } }] }) },
+      agents: { entries: { loop: { name: 'Loop', tools: ['add'], maxSteps: 3 } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'loop', message: 'loop', sessionKey: 'l' });
+    expect(result.steps).toBe(3);
+    expect(result.endReason).toBe('max_steps');
+    expect(result.finishReason).toBe('tool_calls');
+    const { messages } = await t.runtime.sessions.history('l');
+    expect(messages.filter((message) => message.role === 'tool')).toHaveLength(3);
+  });
+
+  it('ends a turn that cannot fit the window as context_exhausted and records the budget', async () => {
+    let calls = 0;
+    t = await startRuntime({
+      offline: {
+        script: () => {
+          calls++;
+          return { text: 'never' };
+        },
+      },
+      agents: { entries: { big: { name: 'Big', systemPrompt: 'x'.repeat(40_000) } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'big', message: 'hi', sessionKey: 'big' });
+    expect(calls).toBe(0);
+    expect(result.endReason).toBe('context_exhausted');
+    expect(result.finishReason).toBe('length');
+    expect(result.response).toBe('');
+    const budget = readTrajectory(t.dir, 'big').find((record) => record.type === 'context_budget');
+    expect(budget?.type === 'context_budget' && budget.budget).toMatchObject({
+      windowTokens: 8192,
+      rawContextWindowTokens: 8192,
+      windowCapSource: 'none',
+      systemTokens: 10_000,
+      verdict: 'exhausted',
+    });
+    expect(readSessionIndex(t.dir)[0]?.outcome.endReason).toBe('context_exhausted');
+  });
+
+  it('reports a reply cut at the output limit as output_starved', async () => {
+    t = await startRuntime({
+      offline: { script: () => ({ text: 'word '.repeat(500) }) },
+      agents: { entries: { short: { name: 'Short', maxOutputTokens: 300 } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'short', message: 'talk', sessionKey: 'o' });
+    expect(result.endReason).toBe('output_starved');
+    expect(result.finishReason).toBe('length');
+    expect(result.response.length).toBe(1200);
+  });
+
+  it('ends a stalled model as timeout and keeps the partial reply', async () => {
+    t = await startRuntime({
+      offline: { script: () => ({ text: 'partial answer', delayMs: 5000 }) },
+      agents: { entries: { slow: { name: 'Slow', timeouts: { stallMs: 50 } } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'slow', message: 'hurry', sessionKey: 'slow' });
+    expect(result.endReason).toBe('timeout');
+    expect(result.finishReason).toBe('timeout');
+    expect(readSessionIndex(t.dir)[0]?.outcome).toMatchObject({ endReason: 'timeout', degraded: true });
+  });
+
+  it('ends a turn at its makespan and stores what was streamed before', async () => {
+    t = await startRuntime({
+      offline: {
+        chunkDelayMs: 30,
+        script: () => ({ text: 'one two three four five six seven eight nine ten' }),
+      },
+    });
+    const result = await t.runtime.runTurn({ message: 'go', sessionKey: 'mk', timeoutMs: 100 });
+    expect(result.endReason).toBe('timeout');
+    expect(result.response.length).toBeGreaterThan(0);
+    expect(result.response.length).toBeLessThan('one two three four five six seven eight nine ten'.length);
+    const { messages } = await t.runtime.sessions.history('mk');
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(messages[1]?.content).toBe(result.response);
+  });
+
+  it('cancels a turn when its signal aborts', async () => {
+    t = await startRuntime({ offline: { script: () => ({ text: 'late', delayMs: 5000 }) } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const result = await t.runtime.runTurn({
+      message: 'go',
+      sessionKey: 'cancel',
+      signal: controller.signal,
+    });
+    expect(result.finishReason).toBe('cancelled');
+    expect(result.endReason).toBe('cancelled');
+  });
+
+  it('streams deltas and tool progress through onEvent', async () => {
+    t = await startRuntime({
+      tools: [addTool],
+      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
+    });
+    const events: string[] = [];
+    const result = await t.runtime.runTurn({
+      agentId: 'calc',
+      message: '/tool add {"a":1,"b":1}',
+      sessionKey: 'stream',
+      onEvent: (event) => events.push(event.type === 'delta' ? `delta:${event.text}` : event.type),
+    });
+    expect(events.slice(0, 2)).toEqual(['tool-call', 'tool-result']);
+    const text = events
+      .filter((event) => event.startsWith('delta:'))
+      .map((event) => event.slice(6))
+      .join('');
+    expect(text).toBe(result.response);
+    expect(events.filter((event) => event.startsWith('delta:')).length).toBeGreaterThan(2);
+  });
+
+  it('serialises turns of one session and runs different sessions in parallel', async () => {
+    let active = 0;
+    let peak = 0;
+    const script: OfflineScript = async () => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      active--;
+      return { text: 'done' };
+    };
+    t = await startRuntime({ offline: { script } });
+    await Promise.all([1, 2, 3].map((n) => t?.runtime.runTurn({ message: `m${n}`, sessionKey: 'same' })));
+    expect(peak).toBe(1);
+    const { messages } = await t.runtime.sessions.history('same');
+    expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
+      'm1',
+      'm2',
+      'm3',
+    ]);
+    expect(messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+
+    peak = 0;
+    await Promise.all([1, 2, 3].map((n) => t?.runtime.runTurn({ message: 'x', sessionKey: `other-${n}` })));
+    expect(peak).toBe(3);
+  });
+});
