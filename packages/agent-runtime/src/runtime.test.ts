@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { addTool, failingTool, startRuntime, type TestRuntime } from '../test/helpers.js';
+import type { OfflineScript } from './offline-provider.js';
+
+let t: TestRuntime | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('createAgentRuntime wiring', () => {
+  it('registers tools beside the built-in offload_read and refuses a taken or bad name', async () => {
+    t = await startRuntime({ tools: [addTool] });
+    expect(t.runtime.toolNames()).toEqual(['add', 'offload_read']);
+    t.runtime.registerTools([failingTool]);
+    expect(t.runtime.toolNames()).toEqual(['add', 'explode', 'offload_read']);
+    expect(() => t?.runtime.registerTools([addTool])).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        message: 'registerTools: tool already registered: add',
+      }),
+    );
+    expect(() => t?.runtime.registerTools([{ ...addTool, name: 'no spaces' }])).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+    expect(() =>
+      t?.runtime.registerTools([{ ...addTool, name: 'weird', params: z.custom<{ a: number; b: number }>() }]),
+    ).not.toThrow();
+  });
+
+  it('applies a new agents, providers and contextEngine config to the next turn', async () => {
+    t = await startRuntime();
+    expect(t.runtime.agents.list()).toEqual(['default']);
+    t.runtime.applyConfig({
+      providers: { entries: { local: { type: 'offline', models: ['small'] } } },
+      agents: { entries: { helper: { name: 'Helper', provider: 'local' } } },
+    });
+    expect(t.runtime.agents.list()).toEqual(['default', 'helper']);
+    const result = await t.runtime.runTurn({ agentId: 'helper', message: 'hi', sessionKey: 'ac' });
+    expect(result.finishReason).toBe('stop');
+    expect(await t.runtime.sessions.status('ac')).toMatchObject({ provider: 'local', model: 'small' });
+    expect(() =>
+      t?.runtime.applyConfig({ contextEngine: { budget: { effectiveContextCapSmall: -1 } } }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        message: expect.stringContaining('applyConfig.contextEngine'),
+      }),
+    );
+  });
+
+  it('counts turns in flight and, once closed, waits for them and refuses new ones', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const script: OfflineScript = async () => {
+      await gate;
+      return { text: 'late' };
+    };
+    t = await startRuntime({ offline: { script } });
+    const running = t.runtime.runTurn({ message: 'wait', sessionKey: 'cl' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(t.runtime.inFlight).toBe(1);
+    const closing = t.runtime.close();
+    await expect(t.runtime.runTurn({ message: 'later', sessionKey: 'cl2' })).rejects.toMatchObject({
+      code: 'CLOSED',
+    });
+    release();
+    await closing;
+    expect((await running).response).toBe('late');
+    expect(t.runtime.inFlight).toBe(0);
+  });
+});
