@@ -86,6 +86,12 @@ export type ToolPolicy = (
 
 const ALLOW: ToolGateVerdict = { allow: true };
 
+/** The ids of a call, in the order the `tool:breaker` and `offload:written` events carry them. */
+function callIds(call: ToolGateCall) {
+  const { sessionKey, agentId, traceId, toolName, toolCallId, seq } = call;
+  return { sessionKey, agentId, traceId, toolName, toolCallId, seq };
+}
+
 function deny(errorKind: string, message: string): ToolGateVerdict {
   return { allow: false, errorKind, message };
 }
@@ -128,18 +134,8 @@ export function inputGate(): ToolGate {
 /** The per-session circuit breaker: refuses a tool that keeps failing, records the outcomes of runs. */
 export function breakerGate(ctx: RuntimeContext): ToolGate {
   const emit = (call: ToolGateCall, event: ToolBreakerEvent, consecutiveFailures: number): void => {
-    const { sessionKey, agentId, traceId, toolName, toolCallId, seq } = call;
-    ctx.events.emit('tool:breaker', {
-      sessionKey,
-      agentId,
-      traceId,
-      toolName,
-      toolCallId,
-      seq,
-      event,
-      consecutiveFailures,
-      ts: ctx.now(),
-    });
+    ctx.events.emit('tool:breaker', { ...callIds(call), event, consecutiveFailures, ts: ctx.now() });
+    const { agentId, traceId, toolName } = call;
     const fields = { agentId, traceId, toolName, consecutiveFailures };
     if (event === 'opened') {
       ctx.logger.warn(
@@ -232,12 +228,7 @@ export function offloadGate(ctx: RuntimeContext, allowed: ToolPolicy): ToolGate 
         );
       }
       ctx.events.emit('offload:written', {
-        sessionKey,
-        agentId,
-        traceId,
-        toolName,
-        toolCallId,
-        seq,
+        ...callIds(call),
         bytes: offload.bytes,
         diskPathRel: offload.diskPathRel,
         resultDigest: digest(text),
