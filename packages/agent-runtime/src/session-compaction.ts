@@ -20,6 +20,11 @@ export interface CompactResult {
   reason?: string;
 }
 
+/**
+ * Replaces a session's older history with a summary by the agent's compaction model: the
+ * last two user exchanges stay verbatim, the call is billed and cache-traced under a trace
+ * id of its own. Run it under the session's lock.
+ */
 export async function compactSession(
   ctx: RuntimeContext,
   agents: AgentRegistry,
