@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
 import { AgentRuntimeError } from './errors.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('AgentRuntime.agents', () => {
   it('has a built-in default agent and creates, updates and deletes others, persisting patches', async () => {

@@ -1,11 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('AgentRuntime.agents', () => {
   it('lists models without keys and resolves a secret reference only when a turn needs it', async () => {

@@ -1,13 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addTool, failingTool, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, addTool, failingTool, startRuntime, type TestRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime wiring', () => {
   it('registers tools beside the built-in offload_read and refuses a taken or bad name', async () => {

@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('AgentRuntime.sessions', () => {
   it('compacts old history into a summary that replaces it in later context', async () => {

@@ -1,11 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('AgentRuntime.sessions', () => {
   it('reports status, lists, exports and searches sessions', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Database } from '@agentd/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addTool, readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { addTool, closeStarted, readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
 import { agentDefinitionSchema } from './config.js';
 import { digest } from '@agentd/evidence';
 import { createRuntimeContext } from './runtime-context.js';
@@ -16,8 +16,7 @@ import type { AgentTool } from './types.js';
 let t: TestRuntime | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
-  await t?.close();
-  t = undefined;
+  await closeStarted();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -60,6 +59,18 @@ function logging(name: string, log: string[]): ToolGate {
   };
 }
 
+/** The add tool, noting each run of its handler in `log`. */
+function loggedAdd(log: string[]): AgentTool {
+  const tool: AgentTool<{ a: number; b: number }> = {
+    ...addTool,
+    handler: async ({ a, b }) => {
+      log.push('handler');
+      return { sum: a + b };
+    },
+  };
+  return tool as AgentTool;
+}
+
 describe('tool gate chain', () => {
   it('orders the built-in gates around the added ones, offload last', () => {
     const tools = runner([addTool], [logging('audit', []), logging('approval', [])]);
@@ -75,18 +86,7 @@ describe('tool gate chain', () => {
 
   it('runs the before parts in order, then the handler, then the after parts in order', async () => {
     const log: string[] = [];
-    const tracked: AgentTool<{ a: number; b: number }> = {
-      ...addTool,
-      handler: async (params) => {
-        log.push('handler');
-        return addTool.handler(params, {
-          agentId: 'calc',
-          sessionKey: 'g',
-          signal: new AbortController().signal,
-        });
-      },
-    };
-    const tools = runner([tracked as AgentTool], [logging('first', log), logging('second', log)]);
+    const tools = runner([loggedAdd(log)], [logging('first', log), logging('second', log)]);
     const outcome = await tools.run(call('add', { a: 2, b: 3 }));
     expect(outcome.ok).toBe(true);
     expect(outcome.message.content).toBe('{"sum":5}');
@@ -101,14 +101,6 @@ describe('tool gate chain', () => {
 
   it('stops at the first deny: no later before part, no handler, the denial is the result', async () => {
     const log: string[] = [];
-    let handled = 0;
-    const counted: AgentTool<{ a: number; b: number }> = {
-      ...addTool,
-      handler: async () => {
-        handled++;
-        return { sum: 0 };
-      },
-    };
     const denyAll: ToolGate = {
       name: 'approval',
       before: (gateCall) => {
@@ -116,9 +108,8 @@ describe('tool gate chain', () => {
         return { allow: false, errorKind: 'approval_denied', message: `${gateCall.toolName} needs approval` };
       },
     };
-    const tools = runner([counted as AgentTool], [logging('first', log), denyAll, logging('third', log)]);
+    const tools = runner([loggedAdd(log)], [logging('first', log), denyAll, logging('third', log)]);
     const outcome = await tools.run(call('add', { a: 1, b: 1 }));
-    expect(handled).toBe(0);
     expect(outcome.ok).toBe(false);
     expect(outcome.message).toMatchObject({ isError: true, content: '{"error":"add needs approval"}' });
     expect(outcome.record).toMatchObject({
@@ -127,7 +118,7 @@ describe('tool gate chain', () => {
       errorKind: 'approval_denied',
       errorPreview: 'add needs approval',
     });
-    // Every after part still sees the result, told that the handler did not run.
+    // No handler run; every after part still sees the result, told that the handler did not run.
     expect(log).toEqual([
       'before:first:add',
       'before:approval:add',

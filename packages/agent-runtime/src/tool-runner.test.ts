@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   addTool,
+  closeStarted,
   failingTool,
   readSessionIndex,
   readTrajectory,
@@ -11,10 +12,7 @@ import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('runs allowed tools, feeds results back and records trajectory evidence', async () => {

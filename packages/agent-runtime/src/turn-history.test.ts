@@ -1,13 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { closeStarted, readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 import { createAgentRuntime } from './runtime.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('sends the stored history to the model on the next turn', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   addTool,
+  closeStarted,
   readSessionIndex,
   readTrajectory,
   startRuntime,
@@ -9,10 +10,7 @@ import {
 import type { OfflineScript } from './offline-provider.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('runs a turn through the offline provider and returns the contract result', async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  closeStarted,
   readSessionIndex,
   readTrajectory,
   recordingLogger,
@@ -9,10 +10,7 @@ import {
 import type { ModelRequest } from './provider.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime recall', () => {
   const recalledRecord = {

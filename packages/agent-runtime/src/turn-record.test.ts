@@ -1,12 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSessionIndex, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
+import {
+  closeStarted,
+  readSessionIndex,
+  recordingLogger,
+  startRuntime,
+  type TestRuntime,
+} from '../test/helpers.js';
 import { AgentRuntimeError } from './errors.js';
 
 let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('writes one session-index row per turn with outcome, cost, tokens and duration', async () => {

@@ -33,16 +33,30 @@ export async function startRuntime(
   const db = await openDatabase({ dataDir: dir });
   const runtime = createAgentRuntime({ db, dataDir: dir, ...options });
   await runtime.start();
-  return {
+  let closing: Promise<void> | undefined;
+  const started: TestRuntime = {
     runtime,
     db,
     dir,
-    close: async () => {
-      await runtime.close();
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
+    // Closing twice (a test, then closeStarted) closes once.
+    close: () => {
+      closing ??= (async () => {
+        await runtime.close();
+        await db.close();
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return closing;
     },
   };
+  open.push(started);
+  return started;
+}
+
+const open: TestRuntime[] = [];
+
+/** Closes every runtime `startRuntime` started and not yet closed here; for `afterEach(closeStarted)`. */
+export async function closeStarted(): Promise<void> {
+  for (const started of open.splice(0)) await started.close();
 }
 
 /** Every session-index record written under `dir`, validated by the exported schema. */
