@@ -2,18 +2,18 @@ import { createHash } from 'node:crypto';
 import type { ContextBudget, SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
 import {
-  bool,
-  bump,
-  count,
-  num,
-  obj,
-  ratio,
-  sortedObject,
-  str,
-  strings,
-  topKey,
-  usd,
-} from './internal/values.js';
+  breakerEntries,
+  costAndTiming,
+  coverageBlock,
+  learningBlock,
+  offloadEntries,
+  orchestrateEntry,
+  outcomeOf,
+  recallBlock,
+  toolActivity,
+  voiceBlock,
+} from './internal/incident-blocks.js';
+import { bool, count, sortedObject, str, topKey } from './internal/values.js';
 
 /** Version of the report shapes. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -159,8 +159,6 @@ export interface ReportReference {
   value: string;
 }
 
-const SEVERITY_RANK = { info: 0, warning: 1, error: 2 } as const;
-
 const NEXT_STEPS: Record<string, string[]> = {
   session_not_found: [
     'check the reference: obs.trace.search finds trace ids of the last two days',
@@ -251,90 +249,15 @@ export function buildIncidentReport(
   options: IncidentReportOptions = {},
 ): IncidentReport {
   const depth = options.depth ?? 'summary';
+  const caps = CAPS[depth];
   const { index } = evidence;
   const trajectory = evidence.trajectory.records;
   const last = index.at(-1);
   const turnEnds = trajectory.filter((record) => record.type === 'turn_end');
+  const outcome = outcomeOf(index, turnEnds);
+  const { cost, timing } = costAndTiming(index, turnEnds);
+  const tools = toolActivity(trajectory, evidence.diagnostics);
 
-  // Outcome: the last degraded turn names the cause; severity is the worst seen.
-  const outcomes =
-    index.length > 0
-      ? index.map((record) => record.outcome)
-      : turnEnds.map((record) => ({
-          endReason: record.endReason,
-          degraded: record.endReason !== 'completed' && record.endReason !== 'cancelled',
-          severity: 'info' as const,
-        }));
-  const lastDegraded = [...outcomes].reverse().find((outcome) => outcome.degraded);
-  const severity = outcomes.reduce<'info' | 'warning' | 'error'>(
-    (worst, outcome) => (SEVERITY_RANK[outcome.severity] > SEVERITY_RANK[worst] ? outcome.severity : worst),
-    'info',
-  );
-  const outcome = {
-    endReason: lastDegraded?.endReason ?? outcomes.at(-1)?.endReason ?? 'unknown',
-    degraded: lastDegraded !== undefined,
-    severity,
-  };
-
-  // Cost and timing come from the session index (one line per turn), else from turn_end records.
-  const turns =
-    index.length > 0
-      ? index.map((record) => ({
-          costUsd: record.costUsd,
-          tokens: record.tokens,
-          durationMs: record.durationMs,
-        }))
-      : turnEnds.map((record) => ({
-          costUsd: record.costUsd,
-          tokens: record.tokens,
-          durationMs: record.durationMs,
-        }));
-  const input = turns.reduce((sum, turn) => sum + turn.tokens.input, 0);
-  const cacheRead = turns.reduce((sum, turn) => sum + turn.tokens.cacheRead, 0);
-  const cost = {
-    costUsd: usd(turns.reduce((sum, turn) => sum + turn.costUsd, 0)),
-    totalTokens: turns.reduce((sum, turn) => sum + turn.tokens.total, 0),
-    cacheReadRatio: ratio(cacheRead, input),
-  };
-  const timing = {
-    durationMs: Math.round(turns.reduce((sum, turn) => sum + turn.durationMs, 0)),
-    turnCount: turns.length,
-  };
-
-  // Tool stats and failures from the trajectory (provenance only).
-  const perTool = new Map<string, { ok: number; failed: number; kinds: Map<string, number> }>();
-  // Failed calls with their session-wide seq; the error text is fingerprinted only for those kept.
-  const failedCalls: Array<{ seq: number; record: Extract<TrajectoryRecord, { type: 'tool_call' }> }> = [];
-  let callSeq = 0;
-  // Tool call id (per turn trace) to the session-wide seq, for breaker rows that name their call;
-  // built only when the session has breaker rows (a long trajectory would pay for nothing).
-  const breakerCalls = new Set<string>();
-  for (const row of evidence.diagnostics) {
-    if (row.category === 'tool:breaker' && typeof row.data.toolCallId === 'string')
-      breakerCalls.add(`${str(row.data, 'traceId')}\u0000${row.data.toolCallId}`);
-  }
-  const seqOfCall = new Map<string, number>();
-  for (const record of trajectory) {
-    if (record.type !== 'tool_call') continue;
-    callSeq += 1;
-    if (breakerCalls.size > 0) {
-      const call = `${record.traceId}\u0000${record.toolCallId}`;
-      if (breakerCalls.has(call)) seqOfCall.set(call, callSeq);
-    }
-    const entry = perTool.get(record.toolName) ?? { ok: 0, failed: 0, kinds: new Map<string, number>() };
-    perTool.set(record.toolName, entry);
-    if (record.ok) {
-      entry.ok += 1;
-      continue;
-    }
-    entry.failed += 1;
-    const kind = record.errorKind ?? 'tool_error';
-    bump(entry.kinds, kind);
-    // Session-wide order, so seq is unique across turns (the record's seq restarts per turn).
-    failedCalls.push({ seq: callSeq, record });
-  }
-  failedCalls.reverse();
-  const caps = CAPS[depth];
   const truncations: Truncation[] = [];
   const cap = <T>(field: string, items: T[], max: number): T[] => {
     if (items.length <= max) return items;
@@ -342,7 +265,7 @@ export function buildIncidentReport(
     return items.slice(0, max);
   };
 
-  const toolEntries = [...perTool.entries()].sort(
+  const toolEntries = [...tools.perTool.entries()].sort(
     ([nameA, a], [nameB, b]) =>
       b.failed - a.failed || b.ok + b.failed - (a.ok + a.failed) || compare(nameA, nameB),
   );
@@ -354,7 +277,7 @@ export function buildIncidentReport(
       ]),
     ),
   );
-  const failures: IncidentReport['failures'] = cap('failures', failedCalls, caps.failures).map(
+  const failures: IncidentReport['failures'] = cap('failures', tools.failedCalls, caps.failures).map(
     ({ seq, record }) => ({
       seq,
       toolName: record.toolName,
@@ -366,27 +289,29 @@ export function buildIncidentReport(
   );
 
   const rows = (category: string) => evidence.diagnostics.filter((row) => row.category === category);
-  const breakerAll = rows('tool:breaker')
-    .map((row) => ({
-      // The runtime's seq restarts per turn; the call's session-wide seq matches failures[].seq.
-      seq:
-        seqOfCall.get(`${str(row.data, 'traceId')}\u0000${str(row.data, 'toolCallId')}`) ??
-        count(row.data, 'seq'),
-      event: str(row.data, 'event') ?? 'opened',
-      toolName: str(row.data, 'toolName') ?? 'unknown',
-    }))
-    .reverse();
-  const breakerTimeline = cap('breakerTimeline', breakerAll, caps.breakerTimeline);
-  const offloadRows = rows('offload:written').map((row) => {
-    const diskPathRel = str(row.data, 'diskPathRel') ?? 'unknown';
-    return {
-      diskPathRel,
-      bytes: count(row.data, 'bytes'),
-      resolved: bool(row.data, 'resolved', true) && !evidence.offloadsMissing?.has(diskPathRel),
-    };
-  });
+  const breakerTimeline = cap(
+    'breakerTimeline',
+    breakerEntries(rows('tool:breaker'), tools.seqOfCall),
+    caps.breakerTimeline,
+  );
+  const offloadRows = offloadEntries(rows('offload:written'), evidence.offloadsMissing);
   const offloads = cap('offloads', [...offloadRows].reverse(), caps.offloads);
 
+  // contextBudget: only for context_exhausted sessions with budget records; the last one wins.
+  const lastBudget = trajectory.filter((record) => record.type === 'context_budget').at(-1);
+  const contextBudget =
+    outcome.endReason === 'context_exhausted' && lastBudget ? lastBudget.budget : undefined;
+  const recall = recallBlock(index, rows('memory:recalled'), rows('memory:reranked'));
+  const voiceRow = rows('voice:turn').at(-1);
+  const learningRow = rows('learning:observed').at(-1);
+  const runs = rows('orchestrate:run_summary');
+  const orchestrate =
+    runs.length > 0
+      ? cap('orchestrate', runs.map((row) => orchestrateEntry(row.data)).reverse(), caps.orchestrate)
+      : undefined;
+  const wake = evidence.cronWakes.at(-1);
+
+  // Built in the contract's key order, so the JSON is stable; the cause and summary come last.
   const report: IncidentReport = {
     schemaVersion: REPORT_SCHEMA_VERSION,
     sessionKey: evidence.sessionKey,
@@ -400,106 +325,28 @@ export function buildIncidentReport(
     failures,
     breakerTimeline,
     offloads,
+    ...(contextBudget ? { contextBudget } : {}),
+    ...(recall ? { recall } : {}),
+    ...(voiceRow ? { voice: voiceBlock(voiceRow.data) } : {}),
+    ...(learningRow ? { learning: learningBlock(learningRow.data) } : {}),
+    ...(orchestrate ? { orchestrate } : {}),
+    ...(wake
+      ? {
+          cronWakeGate: {
+            jobId: wake.jobId,
+            wake: true,
+            durationMs: wake.gateDurationMs,
+            toolCalls: wake.toolCalls,
+            estTurnsSaved: 0,
+          },
+        }
+      : {}),
     summary: '',
     likelyRootCause: rootCause('healthy', ''),
     suggestedNextSteps: [],
     truncations,
+    coverage: coverageBlock(evidence, tools.perTool, offloadRows),
   };
-
-  // contextBudget: only for context_exhausted sessions with budget records; the last one wins.
-  const budgets = trajectory.filter((record) => record.type === 'context_budget');
-  const lastBudget = budgets.at(-1);
-  if (outcome.endReason === 'context_exhausted' && lastBudget) report.contextBudget = lastBudget.budget;
-
-  const recall = recallBlock(evidence.index, rows('memory:recalled'), rows('memory:reranked'));
-  if (recall) report.recall = recall;
-
-  const voiceRow = rows('voice:turn').at(-1);
-  if (voiceRow) {
-    const data = voiceRow.data;
-    const keyless = bool(data, 'keyless');
-    const failed = str(data, 'outcome') === 'failed';
-    report.voice = {
-      provider: str(data, 'provider') ?? 'unknown',
-      keyless,
-      ...(str(data, 'model') ? { model: str(data, 'model') as string } : {}),
-      ...(typeof data.durationMs === 'number' ? { durationMs: num(data, 'durationMs') } : {}),
-      // A keyless turn costs nothing; a keyed turn's cost is not attributed here.
-      ...(keyless ? { costUsd: 0 } : {}),
-      ...(str(data, 'source') ? { source: str(data, 'source') as string } : {}),
-      outcome: failed ? 'failed' : 'ok',
-      ...(failed && str(data, 'errorKind') ? { errorKind: str(data, 'errorKind') as string } : {}),
-    };
-  }
-
-  const learningRow = rows('learning:observed').at(-1);
-  if (learningRow) {
-    const data = learningRow.data;
-    const optionalCount = (key: string) => (typeof data[key] === 'number' ? { [key]: count(data, key) } : {});
-    report.learning = {
-      outcomeResolved: bool(data, 'outcomeResolved'),
-      ...(str(data, 'outcome') ? { outcome: str(data, 'outcome') as string } : {}),
-      sources: [...new Set(strings(data, 'sources'))].sort(),
-      skillsUsed: count(data, 'skillsUsed'),
-      skillFailures: count(data, 'skillFailures'),
-      synthesisAbstained: bool(data, 'synthesisAbstained'),
-      ...optionalCount('skillsPromoted'),
-      ...optionalCount('skillsDemoted'),
-      ...optionalCount('failuresAttributed'),
-    };
-  }
-
-  const runs = rows('orchestrate:run_summary');
-  if (runs.length > 0) {
-    const entries = runs.map((row) => {
-      const data = row.data;
-      const exitCode = num(data, 'exitCode', -1);
-      const refs = obj(data, 'resultRefs');
-      const savings = obj(data, 'savings');
-      const calls = Array.isArray(data.toolCalls) ? data.toolCalls : [];
-      return {
-        runId: str(data, 'runId') ?? 'unknown',
-        ...(str(data, 'leaseId') ? { leaseId: str(data, 'leaseId') as string } : {}),
-        outcome: exitCode === 0 ? ('success' as const) : ('failure' as const),
-        durationMs: count(data, 'durationMs'),
-        exitCode,
-        ...(exitCode !== 0 ? { failureClass: str(data, 'failureClass') ?? 'nonzero_exit' } : {}),
-        toolCalls: calls.flatMap((call) =>
-          typeof call === 'object' && call !== null && !Array.isArray(call)
-            ? [
-                {
-                  tool: str(call, 'tool') ?? 'unknown',
-                  capability: str(call, 'capability') ?? 'unknown',
-                  decision: str(call, 'decision') ?? 'unknown',
-                  count: count(call, 'count'),
-                },
-              ]
-            : [],
-        ),
-        resultRefs: { count: count(refs, 'count'), bytes: count(refs, 'bytes') },
-        ...(typeof savings.estSavedTokens === 'number'
-          ? {
-              savings: {
-                estSavedTokens: count(savings, 'estSavedTokens'),
-                savedRatio: num(savings, 'savedRatio'),
-              },
-            }
-          : {}),
-      };
-    });
-    report.orchestrate = cap('orchestrate', entries.reverse(), caps.orchestrate);
-  }
-
-  const wake = evidence.cronWakes.at(-1);
-  if (wake) {
-    report.cronWakeGate = {
-      jobId: wake.jobId,
-      wake: true,
-      durationMs: wake.gateDurationMs,
-      toolCalls: wake.toolCalls,
-      estTurnsSaved: 0,
-    };
-  }
 
   report.likelyRootCause = rankRootCause(report, evidence);
   report.suggestedNextSteps = [...report.likelyRootCause.suggestedNextSteps];
@@ -507,91 +354,8 @@ export function buildIncidentReport(
     report.suggestedNextSteps.push('the trajectory file is missing; tool evidence is incomplete');
   report.summary = summarize(report);
 
-  // Rule 4: the session-index rollup is a subset of the trajectory.
-  const rollupOk = index.reduce((sum, record) => sum + record.toolCalls.ok, 0);
-  const rollupFailed = index.reduce((sum, record) => sum + record.toolCalls.failed, 0);
-  const trajOk = [...perTool.values()].reduce((sum, entry) => sum + entry.ok, 0);
-  const trajFailed = [...perTool.values()].reduce((sum, entry) => sum + entry.failed, 0);
-  const divergent = rollupOk !== trajOk || rollupFailed !== trajFailed;
-  report.coverage = {
-    trajectory: { found: evidence.trajectory.found, records: trajectory.length },
-    rollup: { present: index.length > 0 },
-    offloads: {
-      pointersResolved: offloadRows.filter((row) => row.resolved).length,
-      pointersTotal: offloadRows.length,
-    },
-    sources: { session: 'agentd.db#agent_messages', trajectory: evidence.trajectory.file },
-    toolStats: {
-      reconciled: rollupOk <= trajOk && rollupFailed <= trajFailed,
-      rollupSource: 'session-index',
-      // The rollup is per session, not per tool: a divergence is reported under `*`.
-      divergentTools: index.length > 0 && divergent ? ['*'] : [],
-    },
-  };
-
   if (depth === 'summary') boundToSummary(report);
-  return orderReport(report);
-}
-
-/** One recall observation, from a session-index line or a `memory:recalled` row. */
-interface RecallSeen {
-  ts: number;
-  finalCount: number;
-  lanes: string[];
-  crossUserCount: number;
-}
-
-/**
- * The `recall` block: the runtime's automatic recalls (the `recall` of session-index lines)
- * and `memory:recalled` rows that name the session, in time order; the reranker is available
- * when its latest observation (a `memory:reranked` row or a reranked recall) did not fall back.
- */
-function recallBlock(
-  index: SessionIndexRecord[],
-  recalledRows: DiagnosticEvent[],
-  rerankedRows: DiagnosticEvent[],
-): IncidentReport['recall'] | undefined {
-  const seen: RecallSeen[] = [];
-  const rerankers: Array<{ ts: number; available: boolean }> = [];
-  for (const record of index) {
-    if (!record.recall) continue;
-    seen.push({
-      ts: record.ts,
-      finalCount: record.recall.finalCount,
-      lanes: [...record.recall.lanes],
-      crossUserCount: 0,
-    });
-    if (record.recall.reranked || record.recall.rerankFellBack)
-      rerankers.push({ ts: record.ts, available: record.recall.reranked && !record.recall.rerankFellBack });
-  }
-  for (const row of recalledRows) {
-    seen.push({
-      ts: row.ts,
-      finalCount: count(row.data, 'finalCount'),
-      lanes: strings(row.data, 'lanes'),
-      crossUserCount: count(row.data, 'crossUserCount'),
-    });
-  }
-  for (const row of rerankedRows) rerankers.push({ ts: row.ts, available: !bool(row.data, 'fellBack') });
-  if (seen.length === 0) return undefined;
-  // Stable sort: at equal times the session-index line comes before the event rows.
-  seen.sort((a, b) => a.ts - b.ts);
-  rerankers.sort((a, b) => a.ts - b.ts);
-  const last = seen.at(-1) as RecallSeen;
-  const crossUser = seen.filter((entry) => entry.crossUserCount > 0);
-  return {
-    recalls: seen.length,
-    zeroHits: seen.filter((entry) => entry.finalCount === 0).length,
-    lastLanes: last.lanes,
-    lastFinalCount: last.finalCount,
-    rerankerAvailable: rerankers.at(-1)?.available ?? false,
-    ...(crossUser.length > 0
-      ? {
-          crossUserRecalls: crossUser.length,
-          lastCrossUserCount: (crossUser.at(-1) as RecallSeen).crossUserCount,
-        }
-      : {}),
-  };
+  return report;
 }
 
 function rankRootCause(report: IncidentReport, evidence: SessionEvidence): RootCause {
@@ -729,36 +493,4 @@ function note(report: IncidentReport, field: string, dropped: number): void {
         : ((report as unknown as Record<string, unknown[]>)[field]?.length ?? 0) - dropped;
     report.truncations.push({ field, kept, dropped });
   }
-}
-
-/** Rebuilds the object in the contract's key order, so JSON is stable whatever the build order. */
-function orderReport(report: IncidentReport): IncidentReport {
-  const order: Array<keyof IncidentReport> = [
-    'schemaVersion',
-    'sessionKey',
-    'traceId',
-    'agentId',
-    'channel',
-    'outcome',
-    'cost',
-    'timing',
-    'toolStats',
-    'failures',
-    'breakerTimeline',
-    'offloads',
-    'contextBudget',
-    'recall',
-    'voice',
-    'learning',
-    'orchestrate',
-    'cronWakeGate',
-    'summary',
-    'likelyRootCause',
-    'suggestedNextSteps',
-    'truncations',
-    'coverage',
-  ];
-  const out: Record<string, unknown> = {};
-  for (const key of order) if (report[key] !== undefined) out[key] = report[key];
-  return out as unknown as IncidentReport;
 }
