@@ -13,7 +13,7 @@ import {
   toolActivity,
   voiceBlock,
 } from './internal/incident-blocks.js';
-import { bool, count, sortedObject, str, topKey } from './internal/values.js';
+import { bool, compare, count, sortedObject, str, topKey } from './internal/values.js';
 
 /** Version of the report shapes. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -196,10 +196,6 @@ function rootCause(code: string, detail: string): RootCause {
 /** `sha256:` and 16 hex digits: the fingerprint that stands in for untrusted text. */
 function fingerprint(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The report for a reference that resolves to no session: the `session_not_found` marker. */

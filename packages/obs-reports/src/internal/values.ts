@@ -45,11 +45,14 @@ export const ratio = (part: number, whole: number): number =>
 /** Rounds US dollars to 6 decimals so sums are stable across runs. */
 export const usd = (value: number): number => Math.round(value * 1_000_000) / 1_000_000;
 
+/** Code-unit order of two strings (locale-free, so sorted output is the same on every machine). */
+export const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The most frequent key of a count map; ties go to the alphabetically first. */
 export function topKey(counts: Map<string, number>): string | null {
   let best: string | null = null;
   let bestCount = 0;
-  for (const [key, value] of [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [key, value] of [...counts.entries()].sort(([a], [b]) => compare(a, b))) {
     if (value > bestCount) {
       best = key;
       bestCount = value;
@@ -65,5 +68,5 @@ export const bump = (counts: Map<string, number>, key: string, by = 1): void => 
 
 /** A map with sorted keys as a plain object (stable JSON). */
 export function sortedObject<V>(map: Map<string, V>): Record<string, V> {
-  return Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries([...map.entries()].sort(([a], [b]) => compare(a, b)));
 }
