@@ -142,7 +142,9 @@ describe('createObsEvidence', () => {
     ]);
     expect(rows[0]).not.toHaveProperty('agentId');
   });
+});
 
+describe('createObsEvidence', () => {
   describe('audit', () => {
     beforeEach(() => {
       const rows = [
@@ -219,7 +221,9 @@ describe('createObsEvidence', () => {
     expect(clamped).toHaveLength(1000);
     expect(clamped.at(-1)?.refs.seq).toBe(5);
   });
+});
 
+describe('createObsEvidence', () => {
   it('upserts channel activity: counters add, lastActiveAt keeps the latest, type follows the last write', async () => {
     evidence.recordChannelActivity({
       channelId: 'tg-1',
