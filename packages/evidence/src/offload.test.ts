@@ -1,17 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { offloadFileName, offloadSessionDir, writeOffload } from './offload.js';
 import { trajectoryFileName } from './records.js';
+import { makeTempDir, removeTempDir } from './testing.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'evidence-offload-'));
+  dir = makeTempDir('evidence-offload-');
 });
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeTempDir(dir));
 
 describe('offloadSessionDir', () => {
   it('is the stem of the session trajectory file', () => {

@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSessionIndexDay, readTrajectory, validateTrajectoryLine } from './readers.js';
@@ -11,7 +10,7 @@ import {
   trajectoryFileName,
   trajectoryRecordSchema,
 } from './records.js';
-import { indexRecord, turnRecords, writeTurn } from './testing.js';
+import { indexRecord, makeTempDir, removeTempDir, turnRecords, writeTurn } from './testing.js';
 import { EvidenceWriter } from './writer.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -19,12 +18,10 @@ const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-files-'));
+  dir = makeTempDir('obs-files-');
 });
 
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeTempDir(dir));
 
 const jsonOf = (value: unknown) => JSON.stringify(value);
 

@@ -1,20 +1,11 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SESSION_INDEX_DIR, TRAJECTORY_DIR } from './records.js';
 import { sweepEvidence } from './sweep.js';
 import { OFFLOAD_DIR } from './offload.js';
+import { makeTempDir, removeTempDir } from './testing.js';
 
 const DAY_MS = 86_400_000;
 // Real file times: the age rule reads mtimes, so the clock is the real one shifted by whole days.
@@ -24,14 +15,12 @@ const day = (offset: number) => new Date(NOW + offset * DAY_MS).toISOString().sl
 let dataDir: string;
 
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'evidence-sweep-'));
+  dataDir = makeTempDir('evidence-sweep-');
   for (const sub of [SESSION_INDEX_DIR, TRAJECTORY_DIR, OFFLOAD_DIR])
     mkdirSync(join(dataDir, sub), { recursive: true });
 });
 
-afterEach(() => {
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterEach(() => removeTempDir(dataDir));
 
 /** Writes a file under the data dir, last modified `ageDays` ago. */
 function file(relative: string, text: string, ageDays = 0): string {
@@ -145,13 +134,13 @@ describe('sweepEvidence', () => {
   });
 
   it('is an empty sweep when the obs directory does not exist', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'evidence-sweep-empty-'));
+    const empty = makeTempDir('evidence-sweep-empty-');
     try {
       const result = await sweepEvidence({ dataDir: empty });
       expect(result).toEqual({ deleted: [], compressed: [], renumbered: [], removedDirs: [], errors: [] });
       expect(existsSync(join(empty, 'obs'))).toBe(false);
     } finally {
-      rmSync(empty, { recursive: true, force: true });
+      removeTempDir(empty);
     }
   });
 });

@@ -1,8 +1,12 @@
 /**
  * Sample evidence for tests of this package and of its readers' users (`@agentd/evidence/testing`):
- * one turn's trajectory and session-index lines as the agent runtime writes them. Not part of
- * the main entry point.
+ * one turn's trajectory and session-index lines as the agent runtime writes them, and the
+ * temporary data directories they are written to. Not part of the main entry point.
  */
+import type { Logger } from '@agentd/contracts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type SessionIndexRecord,
   TRAJECTORY_DIR,
@@ -11,6 +15,27 @@ import {
 } from './records.js';
 import type { EVIDENCE_SCHEMAS } from './event-schemas.js';
 import type { EvidenceWriter } from './writer.js';
+
+/** A fresh directory under the OS temp dir, named `prefix` and a random suffix. */
+export const makeTempDir = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix));
+
+/** Removes a directory made by {@link makeTempDir}, with everything in it. */
+export const removeTempDir = (path: string): void => rmSync(path, { recursive: true, force: true });
+
+/** A logger that keeps the fields of every warning (other levels are dropped), for assertions. */
+export function warningLogger(): { logger: Logger; warnings: Array<Record<string, unknown>> } {
+  const warnings: Array<Record<string, unknown>> = [];
+  const ignore = () => undefined;
+  const logger: Logger = {
+    warn: (fields) => {
+      warnings.push(fields);
+    },
+    info: ignore,
+    debug: ignore,
+    error: ignore,
+  };
+  return { logger, warnings };
+}
 
 /** The fields every trajectory line of a turn shares. */
 const base = (sessionKey: string, turn: number) => ({

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,44 +10,23 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
 } from './records.js';
+import { makeTempDir, removeTempDir, indexRecord as sampleIndexRecord, warningLogger } from './testing.js';
 import { EvidenceWriter } from './writer.js';
 import { sweepEvidence } from './sweep.js';
-import type { EvidenceLogger } from './logger.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'evidence-'));
+  dir = makeTempDir('evidence-');
 });
 
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeTempDir(dir));
 
+/** A session-index line of one session whose trace id names the turn. */
 function indexRecord(turn: number, ts = T0 + turn): SessionIndexRecord {
-  return {
-    v: 1,
-    ts,
-    traceId: `trace-${turn}`,
-    sessionKey: 'web:chat-1:main',
-    agentId: 'helper',
-    channelType: 'webchat',
-    origin: 'channel',
-    kind: 'main',
-    provider: 'offline',
-    model: 'echo',
-    outcome: { endReason: 'completed', degraded: false, severity: 'info' },
-    finishReason: 'stop',
-    costUsd: 0,
-    tokens: { input: 10, output: 5, total: 15, cacheRead: 0, cacheWrite: 0 },
-    durationMs: 20,
-    steps: 1,
-    toolCalls: { ok: 0, failed: 0 },
-    synthetic: false,
-    trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName('web:chat-1:main')}`,
-  };
+  return { ...sampleIndexRecord('web:chat-1:main', turn, ts, 0), traceId: `trace-${turn}` };
 }
 
 function toolCalls(sessionKey: string, turn: number, count: number): TrajectoryRecord[] {
@@ -83,17 +61,6 @@ function streamLines(path: string): string[] {
   }
   if (names.includes(base)) texts.push(readFileSync(path, 'utf8'));
   return texts.join('').split('\n').filter(Boolean);
-}
-
-function recordingLogger() {
-  const warnings: Array<Record<string, unknown>> = [];
-  const logger = {
-    warn: (fields: Record<string, unknown>) => warnings.push(fields),
-    info: () => undefined,
-    debug: () => undefined,
-    error: () => undefined,
-  } as unknown as EvidenceLogger;
-  return { logger, warnings };
 }
 
 describe('EvidenceWriter', () => {
@@ -143,7 +110,7 @@ describe('EvidenceWriter', () => {
     const sessionKey = 'web:chat-1:main';
     const batch = toolCalls(sessionKey, 1, 4);
     const batchBytes = Buffer.byteLength(`${batch.map((record) => JSON.stringify(record)).join('\n')}\n`);
-    const { logger, warnings } = recordingLogger();
+    const { logger, warnings } = warningLogger();
     const writer = new EvidenceWriter(dir, logger, {
       rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
       trajectorySoftCapBytes: batchBytes * 2,
@@ -181,7 +148,7 @@ describe('EvidenceWriter', () => {
     const swept = await sweepEvidence({ dataDir: dir, rotation: { maxFiles: 10, maxAgeDays: 0 } });
     expect(swept.compressed).toHaveLength(2);
 
-    const { logger, warnings } = recordingLogger();
+    const { logger, warnings } = warningLogger();
     const second = new EvidenceWriter(dir, logger, options);
     for (let turn = 4; turn <= 6; turn++) await second.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
     const lines = streamLines(join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
