@@ -1,37 +1,27 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INVALID_EVIDENCE_CATEGORY } from '@agentd/evidence';
-import { producedPayloads } from '@agentd/evidence/testing';
-import { createObsEvidence, type ObsEvidence } from './evidence-store.js';
+import { makeTempDir, producedPayloads, removeTempDir, warningLogger } from '@agentd/evidence/testing';
+import { closeObsEvidence, openObsEvidence } from '../test/obs-evidence.js';
+import type { ObsEvidence } from './evidence-store.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
 let dir: string;
 let db: Database;
 let evidence: ObsEvidence;
-const warnings: Array<Record<string, unknown>> = [];
+let warnings: Array<Record<string, unknown>>;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-schemas-'));
-  db = await openDatabase({ dataDir: dir });
-  warnings.length = 0;
-  const logger = {
-    warn: (fields: Record<string, unknown>) => warnings.push(fields),
-    info: () => undefined,
-    error: () => undefined,
-    debug: () => undefined,
-  };
-  evidence = createObsEvidence({ db, now: () => T0, logger: logger as never });
-  await evidence.start();
+  dir = makeTempDir('obs-schemas-');
+  const recording = warningLogger();
+  warnings = recording.warnings;
+  ({ db, evidence } = await openObsEvidence(dir, { now: () => T0, logger: recording.logger }));
 });
 
 afterEach(async () => {
-  await evidence.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeObsEvidence({ db, evidence });
+  removeTempDir(dir);
 });
 
 const PRODUCED = producedPayloads(T0);

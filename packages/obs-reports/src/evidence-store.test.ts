@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
+import { makeTempDir, removeTempDir } from '@agentd/evidence/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeObsEvidence, openObsEvidence } from '../test/obs-evidence.js';
 import { auditQuerySchema, createObsEvidence, type ObsEvidence } from './evidence-store.js';
 
 // Every character class the id filter accepts, so only the key name can keep it out.
@@ -14,16 +15,13 @@ let db: Database;
 let evidence: ObsEvidence;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-evidence-'));
-  db = await openDatabase({ dataDir: dir });
-  evidence = createObsEvidence({ db, now: () => T0 });
-  await evidence.start();
+  dir = makeTempDir('obs-evidence-');
+  ({ db, evidence } = await openObsEvidence(dir, { now: () => T0 }));
 });
 
 afterEach(async () => {
-  await evidence.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeObsEvidence({ db, evidence });
+  removeTempDir(dir);
 });
 
 function filesUnder(root: string): string[] {
@@ -108,8 +106,7 @@ describe('createObsEvidence', () => {
     expect(stored).toHaveLength(2);
     for (const row of stored) expect(row.text).not.toContain('PLANTED');
 
-    await evidence.close();
-    await db.close();
+    await closeObsEvidence({ db, evidence });
     const files = filesUnder(dir);
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) expect(readFileSync(file).includes('PLANTED')).toBe(false);

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   EvidenceWriter,
@@ -10,11 +9,12 @@ import {
   sweepEvidence,
   TRAJECTORY_DIR,
 } from '@agentd/evidence';
-import { indexRecord, writeTurn } from '@agentd/evidence/testing';
-import { type Database, openDatabase } from '@agentd/storage';
+import { indexRecord, makeTempDir, removeTempDir, writeTurn } from '@agentd/evidence/testing';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionTables } from '../test/session-tables.js';
-import { createObsEvidence, type ObsEvidence } from './evidence-store.js';
+import { closeObsEvidence, openObsEvidence } from '../test/obs-evidence.js';
+import type { ObsEvidence } from './evidence-store.js';
 import { createObsService, type ObsService } from './obs-service.js';
 
 const DAY_MS = 86_400_000;
@@ -23,12 +23,10 @@ const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'obs-files-'));
+  dir = makeTempDir('obs-files-');
 });
 
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeTempDir(dir));
 
 const jsonOf = (value: unknown) => JSON.stringify(value);
 
@@ -38,16 +36,11 @@ describe('createObsService', () => {
   let service: ObsService;
 
   beforeEach(async () => {
-    db = await openDatabase({ dataDir: dir });
-    evidence = createObsEvidence({ db, now: () => T0 + 3 * DAY_MS });
-    await evidence.start();
+    ({ db, evidence } = await openObsEvidence(dir, { now: () => T0 + 3 * DAY_MS }));
     service = createObsService({ db, dataDir: dir, evidence, now: () => T0 + 3 * DAY_MS });
   });
 
-  afterEach(async () => {
-    await evidence.close();
-    await db.close();
-  });
+  afterEach(() => closeObsEvidence({ db, evidence }));
 
   it('explain reads the turns whose trajectory lines were lost on later days', async () => {
     const writer = new EvidenceWriter(dir);
@@ -126,15 +119,10 @@ describe('readTrajectory and readSessionIndex over rotated files', () => {
   const NOW = T0 + 3 * DAY_MS;
 
   beforeEach(async () => {
-    db = await openDatabase({ dataDir: dir });
-    evidence = createObsEvidence({ db, now: () => NOW });
-    await evidence.start();
+    ({ db, evidence } = await openObsEvidence(dir, { now: () => NOW }));
   });
 
-  afterEach(async () => {
-    await evidence.close();
-    await db.close();
-  });
+  afterEach(() => closeObsEvidence({ db, evidence }));
 
   /** The same turns into `dataDir` through `writer`: 12 sessions over four UTC days. */
   async function writeCorpus(writer: EvidenceWriter): Promise<void> {

@@ -1,4 +1,5 @@
 import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
+import { indexRecord as sampleIndexRecord } from '@agentd/evidence/testing';
 import type { DiagnosticEvent } from '../src/evidence-store.js';
 import type { FleetEvidence } from '../src/fleet-report.js';
 import type { SessionEvidence } from '../src/incident-report.js';
@@ -10,6 +11,7 @@ export const PLANTED_OUTPUT = 'RAW TOOL OUTPUT: the customer ledger says 4111 11
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 type EndReason = SessionIndexRecord['outcome']['endReason'];
 
+/** One turn's session-index line: the shared sample line with the cost, timing and outcome the goldens pin. */
 export function indexRecord(
   sessionKey: string,
   turn: number,
@@ -18,27 +20,12 @@ export function indexRecord(
 ): SessionIndexRecord {
   const degraded = endReason !== 'completed' && endReason !== 'cancelled';
   return {
-    v: 1,
-    ts: T0 + turn * 1000,
-    traceId: `trace-${sessionKey}-${turn}`,
-    messageId: `${sessionKey}#${turn * 2 - 1}`,
-    sessionKey,
-    agentId: 'helper',
+    ...sampleIndexRecord(sessionKey, turn, T0 + turn * 1000, 0),
     channelType: 'web',
-    chatId: 'web',
-    origin: 'rpc',
-    kind: 'main',
-    provider: 'openai',
-    model: 'gpt-4o-mini',
     outcome: { endReason, degraded, severity: degraded ? 'warning' : 'info' },
-    finishReason: 'stop',
     costUsd: 0.0012,
     tokens: { input: 1000, output: 200, total: 1200, cacheRead: 250, cacheWrite: 0 },
     durationMs: 1500,
-    steps: 2,
-    toolCalls: { ok: 0, failed: 0 },
-    synthetic: false,
-    trajectoryFile: `obs/trajectories/${sessionKey}.jsonl`,
     ...extra,
   };
 }
