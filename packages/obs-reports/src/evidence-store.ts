@@ -182,8 +182,14 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     logger: options.logger ?? noopLogger,
   });
   const { flush } = writes;
-
   // Every read waits for the queued rows first, so a caller reads what it just recorded.
+  const read =
+    <A extends unknown[], R>(query: (db: Database, ...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      await flush();
+      return query(db, ...args);
+    };
+
   return {
     async start() {
       await db.migrate(MIGRATION_PACKAGE, obsReportsMigrations);
@@ -195,34 +201,13 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
     recordChannelActivity: writes.recordChannelActivity,
     recordDelivery: writes.recordDelivery,
     flush,
-    async diagnostics(query = {}) {
-      await flush();
-      return queryDiagnostics(db, query);
-    },
-    async diagnosticsIn(window) {
-      await flush();
-      return queryDiagnosticsIn(db, window);
-    },
-    async audit(query = {}) {
-      await flush();
-      return queryAudit(db, query);
-    },
-    async channels() {
-      await flush();
-      return queryChannels(db);
-    },
-    async deliveries(query) {
-      await flush();
-      return queryDeliveries(db, query);
-    },
-    async deliveryStats() {
-      await flush();
-      return queryDeliveryStats(db);
-    },
-    async reset(table) {
-      await flush();
-      return resetTable(db, table, billingTable);
-    },
+    diagnostics: read(queryDiagnostics),
+    diagnosticsIn: read(queryDiagnosticsIn),
+    audit: read(queryAudit),
+    channels: read(queryChannels),
+    deliveries: read(queryDeliveries),
+    deliveryStats: read(queryDeliveryStats),
+    reset: read((database, table: ObsResetTable) => resetTable(database, table, billingTable)),
     close: writes.close,
   };
 }

@@ -47,7 +47,7 @@ function toDiagnostic(row: DiagnosticRow): DiagnosticEvent {
 /** Diagnostic events newest first, with per-category counts over the same window. */
 export async function queryDiagnostics(
   db: Database,
-  query: DiagnosticsQuery,
+  query: DiagnosticsQuery = {},
 ): Promise<{ events: DiagnosticEvent[]; counts: Record<string, number> }> {
   const since = query.sinceMs ?? 0;
   const rows = await db.query<DiagnosticRow>(
@@ -82,18 +82,15 @@ export async function queryDiagnosticsIn(
 }
 
 /** Audit rows newest first. */
-export async function queryAudit(db: Database, query: AuditQuery): Promise<AuditRow[]> {
-  const rows = await db.query<{
-    id: number;
-    ts: number;
-    kind: string;
-    classification: string;
-    outcome: string;
-    severity: string;
-    agent_id: string | null;
-    session_key: string | null;
-    refs: string;
-  }>(
+export async function queryAudit(db: Database, query: AuditQuery = {}): Promise<AuditRow[]> {
+  // The audit columns that keep their name in AuditRow, and the three that change on the way out.
+  const rows = await db.query<
+    Pick<AuditRow, 'id' | 'ts' | 'kind' | 'classification' | 'outcome' | 'severity'> & {
+      agent_id: string | null;
+      session_key: string | null;
+      refs: string;
+    }
+  >(
     `SELECT id, ts, kind, classification, outcome, severity, agent_id, session_key, refs FROM obs_audit
       WHERE ts >= ? AND ts < ?
         AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR session_key = ?)
