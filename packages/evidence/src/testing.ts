@@ -45,8 +45,17 @@ const base = (sessionKey: string, turn: number) => ({
   agentId: 'helper',
 });
 
-/** One turn's trajectory lines: turn_start, a budget, `calls` tool calls (the second fails), turn_end. */
-export function turnRecords(sessionKey: string, turn: number, ts: number, calls = 3): TrajectoryRecord[] {
+/**
+ * One turn's trajectory lines: turn_start, a budget, `calls` tool calls, turn_end. Call `i`
+ * fails when `fails(i)` says so (by default only the second).
+ */
+export function turnRecords(
+  sessionKey: string,
+  turn: number,
+  ts: number,
+  calls = 3,
+  fails: (i: number) => boolean = (i) => i === 1,
+): TrajectoryRecord[] {
   const b = base(sessionKey, turn);
   const tools: TrajectoryRecord[] = Array.from({ length: calls }, (_, i) => ({
     ...b,
@@ -56,13 +65,13 @@ export function turnRecords(sessionKey: string, turn: number, ts: number, calls 
     step: 1,
     toolName: ['search', 'fetch', 'shell'][i % 3] as string,
     toolCallId: `call-${turn}-${i}`,
-    ok: i !== 1,
+    ok: !fails(i),
     durationMs: 12.5 + i,
-    ...(i === 1 ? { errorKind: 'timeout', errorPreview: 'upstream 503' } : {}),
+    ...(fails(i) ? { errorKind: 'timeout', errorPreview: 'upstream 503' } : {}),
     resultBytes: 100 + i,
     resultDigest: `sha256:${String(turn * 100 + i).padStart(16, '0')}`,
   }));
-  const failed = calls > 1 ? 1 : 0;
+  const failed = Array.from({ length: calls }, (_, i) => i).filter(fails).length;
   return [
     { ...b, ts, type: 'turn_start', origin: 'channel', provider: 'offline', model: 'echo' },
     {
@@ -99,9 +108,19 @@ export function turnRecords(sessionKey: string, turn: number, ts: number, calls 
   ];
 }
 
-/** The session-index line of a turn built by {@link turnRecords} (`calls` > 1: one failed call). */
-export function indexRecord(sessionKey: string, turn: number, ts: number, calls = 3): SessionIndexRecord {
-  const failed = calls > 1 ? 1 : 0;
+/**
+ * The session-index line of a turn built by {@link turnRecords}: `calls` tool calls of which
+ * the second failed, or the turn's own `{ ok, failed }` counts.
+ */
+export function indexRecord(
+  sessionKey: string,
+  turn: number,
+  ts: number,
+  calls: number | { ok: number; failed: number } = 3,
+): SessionIndexRecord {
+  const toolCalls =
+    typeof calls === 'number' ? { ok: calls - (calls > 1 ? 1 : 0), failed: calls > 1 ? 1 : 0 } : calls;
+  const failed = toolCalls.failed;
   return {
     v: 1,
     ts,
@@ -124,7 +143,7 @@ export function indexRecord(sessionKey: string, turn: number, ts: number, calls 
     tokens: { input: 500, output: 60, total: 560, cacheRead: 100, cacheWrite: 0 },
     durationMs: 100,
     steps: 2,
-    toolCalls: { ok: calls - failed, failed },
+    toolCalls,
     synthetic: false,
     trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName(sessionKey)}`,
   };

@@ -11,8 +11,10 @@
  *    their trajectories are read too), against the same bare read of the same files.
  * 3. The serialized size of the summary-depth report against SUMMARY_REPORT_BYTES.
  *
- * Evidence files are written with @agentd/evidence's file names and validated against its
- * record schemas before the run, so the readers see exactly what the runtime writes.
+ * Evidence files hold the sample turns of @agentd/evidence/testing (the tests' turns, here with
+ * 37 tool calls a turn in the big session), written with @agentd/evidence's file names and
+ * validated against its record schemas before the run, so the readers see exactly what the
+ * runtime writes.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -31,6 +33,7 @@ import {
   INVALID_EVIDENCE_CATEGORY,
 } from '@agentd/evidence';
 import { type Database, openDatabase } from '@agentd/storage';
+import { indexRecord, turnRecords } from '@agentd/evidence/testing';
 import { printFigure } from '../../../tooling/bench/harness.js';
 import { createSessionTables } from '../test/session-tables.js';
 import {
@@ -51,92 +54,9 @@ const RECORDS_PER_TURN = 40;
 const SESSIONS = 10_000;
 const BIG_SESSION = 'telegram:chat-4242:main';
 
-type ToolCall = Extract<TrajectoryRecord, { type: 'tool_call' }>;
-
-function indexRecord(sessionKey: string, ts: number, turn: number, tools: { ok: number; failed: number }) {
-  const endReason = tools.failed > 0 ? 'completed_with_tool_errors' : 'completed';
-  const record: SessionIndexRecord = {
-    v: 1,
-    ts,
-    traceId: `trace-${sessionKey}-${turn}`,
-    messageId: `${sessionKey}#${turn * 2 - 1}`,
-    sessionKey,
-    agentId: `agent-${turn % 5}`,
-    channelType: 'telegram',
-    chatId: sessionKey.split(':')[1] ?? 'web',
-    origin: 'channel',
-    kind: 'main',
-    provider: 'openai',
-    model: 'gpt-4o-mini',
-    outcome: { endReason, degraded: tools.failed > 0, severity: tools.failed > 0 ? 'warning' : 'info' },
-    finishReason: 'stop',
-    costUsd: 0.0012,
-    tokens: { input: 1800, output: 240, total: 2040, cacheRead: 600, cacheWrite: 0 },
-    durationMs: 2100,
-    steps: 3,
-    toolCalls: tools,
-    synthetic: false,
-    trajectoryFile: `${TRAJECTORY_DIR}/${trajectoryFileName(sessionKey)}`,
-  };
-  return record;
-}
-
-/** One turn: turn_start, a context budget, `calls` tool calls (every 9th failing), turn_end. */
-function turn(sessionKey: string, ts: number, turnNo: number, calls: number): TrajectoryRecord[] {
-  const base = { v: 1 as const, sessionKey, traceId: `trace-${sessionKey}-${turnNo}`, agentId: 'helper' };
-  const toolCalls: ToolCall[] = Array.from({ length: calls }, (_, i) => {
-    const ok = (turnNo + i) % 9 !== 0;
-    return {
-      ...base,
-      ts: ts + 10 + i,
-      type: 'tool_call',
-      seq: i + 1,
-      step: 1 + Math.floor(i / 4),
-      toolName: ['search', 'fetch', 'read_file', 'calendar', 'shell'][i % 5] as string,
-      toolCallId: `call-${turnNo}-${i}`,
-      ok,
-      durationMs: 15 + (i % 40),
-      ...(ok ? {} : { errorKind: i % 2 === 0 ? 'timeout' : 'tool_error', errorPreview: 'upstream 503' }),
-      resultBytes: 1024 + i,
-      resultDigest: `sha256:${(turnNo * 1000 + i).toString(16).padStart(16, '0')}`,
-    };
-  });
-  const failed = toolCalls.filter((call) => !call.ok).length;
-  return [
-    { ...base, ts, type: 'turn_start', origin: 'channel', provider: 'openai', model: 'gpt-4o-mini' },
-    {
-      ...base,
-      ts: ts + 5,
-      type: 'context_budget',
-      step: 1,
-      budget: {
-        windowTokens: 128_000,
-        rawContextWindowTokens: 128_000,
-        windowCapSource: 'served',
-        systemTokens: 900,
-        freshTailTokens: 6000,
-        budgetedHistoryTokens: 4000,
-        keptCount: 12,
-        assembledInputTokens: 10_900,
-        outputHeadroom: 4096,
-        verdict: 'fits',
-      },
-    },
-    ...toolCalls,
-    {
-      ...base,
-      ts: ts + 100,
-      type: 'turn_end',
-      endReason: failed > 0 ? 'completed_with_tool_errors' : 'completed',
-      finishReason: 'stop',
-      steps: 3,
-      durationMs: 2100,
-      tokens: { input: 1800, output: 240, total: 2040, cacheRead: 600, cacheWrite: 0 },
-      costUsd: 0.0012,
-      toolCalls: { ok: calls - failed, failed },
-    },
-  ];
-}
+/** One turn of the shared sample evidence with `calls` tool calls, every 9th failing. */
+const turn = (sessionKey: string, ts: number, turnNo: number, calls: number) =>
+  turnRecords(sessionKey, turnNo, ts, calls, (i) => (turnNo + i) % 9 === 0);
 
 /** Evidence files laid out as the runtime lays them out, validated against its schemas. */
 class EvidenceDir {
@@ -170,10 +90,10 @@ function addBigSession(dir: EvidenceDir): void {
   for (let t = 1; t <= turns; t++) {
     // Spread over the last 20 hours, one turn every few minutes.
     const ts = NOW - 20 * HOUR_MS + t * 4 * 60_000;
-    const turnRecords = turn(BIG_SESSION, ts, t, RECORDS_PER_TURN - 3);
-    records.push(...turnRecords);
-    const end = turnRecords.at(-1) as Extract<TrajectoryRecord, { type: 'turn_end' }>;
-    dir.addIndex(indexRecord(BIG_SESSION, ts + 100, t, end.toolCalls));
+    const turnLines = turn(BIG_SESSION, ts, t, RECORDS_PER_TURN - 3);
+    records.push(...turnLines);
+    const end = turnLines.at(-1) as Extract<TrajectoryRecord, { type: 'turn_end' }>;
+    dir.addIndex(indexRecord(BIG_SESSION, t, ts + 100, end.toolCalls));
   }
   dir.trajectories.set(BIG_SESSION, records);
 }
@@ -186,9 +106,9 @@ function addFleet(dir: EvidenceDir): void {
       const records = turn(sessionKey, ts - 100, 1, 3);
       const end = records.at(-1) as Extract<TrajectoryRecord, { type: 'turn_end' }>;
       dir.trajectories.set(sessionKey, records);
-      dir.addIndex(indexRecord(sessionKey, ts, 1, end.toolCalls));
+      dir.addIndex(indexRecord(sessionKey, 1, ts, end.toolCalls));
     } else {
-      dir.addIndex(indexRecord(sessionKey, ts, 1, { ok: 0, failed: 0 }));
+      dir.addIndex(indexRecord(sessionKey, 1, ts, { ok: 0, failed: 0 }));
     }
   }
 }
