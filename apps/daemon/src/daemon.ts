@@ -48,7 +48,12 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import { type Database, openDatabase } from '@agentd/storage';
-import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
+import {
+  createWebhookService,
+  type HookResponseDeliverer,
+  type WakeTarget,
+  type WebhookService,
+} from '@agentd/webhooks-hmac';
 import {
   createCronService,
   createHeartbeatService,
@@ -57,9 +62,14 @@ import {
 } from '@agentd/cron-wakegate';
 import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
-import { createConfigAudit, createSecurityAudit, openCacheTrace, runAsActor } from '@agentd/evidence';
+import {
+  createConfigAudit,
+  createSecurityAudit,
+  openCacheTrace,
+  runAsActor,
+  webhookAuditEvent,
+} from '@agentd/evidence';
 import { browserMethods } from './methods/browser.js';
-import { type DaemonHooks, startHooks } from './hooks.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
 import { createPostureRecorder } from './posture.js';
@@ -375,16 +385,28 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     logger: logger.module('browser'),
   });
 
-  const hooks: DaemonHooks = await startHooks({
+  const hooks: WebhookService = await createWebhookService({
     db,
-    logger: logger.module('webhooks'),
-    env,
-    now,
     section: config.webhooks,
-    agentTurnRunner: agentRunner,
+    resolveSecrets: (fields) => resolveSecretRefs(fields, (name) => env[name]),
+    runner: agentRunner,
     wakeTarget: options.wakeTarget ?? heartbeat,
     deliver: options.deliverHookResponse,
-    audit: securityAudit,
+    onOutcome: (outcome, context) => {
+      const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
+      if (event) securityAudit.emit(event);
+    },
+    // Refusing to serve unverified hooks is a security decision.
+    onRefused: (refusal) =>
+      securityAudit.emit({
+        kind: 'webhook',
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'low',
+        ...refusal,
+      }),
+    logger: logger.module('webhooks'),
+    now,
   });
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.

@@ -84,5 +84,14 @@ export {
   type WebhookStore,
   type WebhookStoreOptions,
 } from './store.js';
+export {
+  createWebhookService,
+  type WebhookOutcomeContext,
+  type WebhookRefusal,
+  type WebhookSecretFields,
+  type WebhookService,
+  type WebhookServiceDatabase,
+  type WebhookServiceOptions,
+} from './service.js';
 export { renderTemplate, resolveTemplateExpression, type TemplateContext } from './template.js';
 export { deliverPendingWakes, type WakeTarget } from './wake.js';
