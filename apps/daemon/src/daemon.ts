@@ -60,6 +60,7 @@ import {
   type HeartbeatService,
   summarizeWakeGateFires,
 } from '@agentd/cron-wakegate';
+import { createMemoryService, type MemoryService } from '@agentd/memory-store';
 import { createObsEvidence, createObsService } from '@agentd/obs-reports';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import {
@@ -92,7 +93,6 @@ import { systemMethods } from './methods/system.js';
 import { tokenMethods } from './methods/tokens.js';
 import { plaintextTokenGuard } from './token-policy.js';
 import { memoryMethods } from './methods/memory.js';
-import { type MemoryService, openMemoryService } from './memory.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link startDaemon}. */
@@ -260,7 +260,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     now,
   });
   configStore.onChange(configAudit.onChange);
-  const memory = await openMemoryService({ db, section: config.memory, env, logger, events });
+  // The memory store, recall and agent tools; undefined with `memory.enabled: false`.
+  const memory: MemoryService | undefined = config.memory.enabled
+    ? await createMemoryService({
+        database: db,
+        section: config.memory,
+        resolveSecrets: (section) => resolveSecretRefs(section, (name) => env[name]),
+        logger: logger.module('memory'),
+        events,
+      })
+    : undefined;
 
   // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
   const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>

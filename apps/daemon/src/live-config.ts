@@ -5,7 +5,7 @@ import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
-import type { MemoryService } from './memory.js';
+import type { MemoryService } from '@agentd/memory-store';
 
 /** Applies one section of a committed config to the service that owns it. */
 export type SectionApplier = (next: DaemonConfig, previous: DaemonConfig) => void | Promise<void>;

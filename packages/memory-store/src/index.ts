@@ -32,6 +32,12 @@ export { createMemoryStore, type MemoryStore, type MemoryStoreSettings } from '.
 export { MIGRATION_PACKAGE, memoryMigrations } from './migrations.js';
 export { type MemorySection, type MemoryStoreOptions, memorySectionSchema } from './options.js';
 export { createHttpReranker, type HttpRerankerOptions, type Reranker } from './reranker.js';
+export {
+  createEmbedderFromConfig,
+  createMemoryService,
+  type MemoryService,
+  type MemoryServiceOptions,
+} from './service.js';
 export { type AgentTool, createMemoryTools, type MemoryToolsOptions, type ToolContext } from './tools.js';
 export type {
   EntryKind,
