@@ -3,7 +3,12 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
-import { type AgentRuntime, createAgentRuntime, sweepEvidence } from '@agentd/agent-runtime';
+import {
+  type AgentRuntime,
+  createAgentRuntime,
+  createServedWindowMonitor,
+  sweepEvidence,
+} from '@agentd/agent-runtime';
 import {
   createTokenStore,
   ensureBootstrapToken,
@@ -73,7 +78,6 @@ import {
 import { browserMethods } from './methods/browser.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
-import { createPostureRecorder } from './posture.js';
 import { createChatStreamHandler } from './chat-stream.js';
 import { agentMethods } from './methods/agent.js';
 import { agentsMethods } from './methods/agents.js';
@@ -239,7 +243,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const obsEvidence = createObsEvidence({ db, now, logger: logger.module('obs') });
   await obsEvidence.start();
   // The standing config posture (fleet rule 7): checked after start and on every providers change.
-  const posture = createPostureRecorder({ evidence: obsEvidence, logger: logger.module('obs') });
+  const posture = createServedWindowMonitor({
+    record: (found) => obsEvidence.record('config_posture', { ...found }),
+    logger: logger.module('obs'),
+  });
   const outerEvents = options.events;
   const events: EventSink = {
     emit: (event, payload) => {

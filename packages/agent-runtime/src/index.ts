@@ -140,6 +140,11 @@ export {
 } from './tool-gates.js';
 export { DEFAULT_SESSION_KEY } from './turn-loop.js';
 export {
+  createServedWindowMonitor,
+  type ServedWindowMonitor,
+  type ServedWindowMonitorOptions,
+} from './served-context.js';
+export {
   checkServedWindows,
   isLocalEndpoint,
   probeServedWindows,
