@@ -27,6 +27,7 @@ import {
   resolveSecretRefs,
 } from '@agentd/config-store';
 import {
+  type AgentTurnRunner,
   createGraphService,
   createGraphTools,
   type EventSink,
@@ -82,7 +83,7 @@ import { createChatStreamHandler } from './chat-stream.js';
 import { agentMethods } from './methods/agent.js';
 import { agentsMethods } from './methods/agents.js';
 import { configMethods } from './methods/config.js';
-import { type AgentTurnRunner, resolveGraphExecutor } from './graph-runner.js';
+import { resolveGraphExecutor } from './graph-runner.js';
 import { cronMethods } from './methods/cron.js';
 import { heartbeatMethods } from './methods/heartbeat.js';
 import { schedulerMethods } from './methods/scheduler.js';

@@ -1,6 +1,6 @@
-import type { NodeRequest } from '@agentd/graph-engine';
+import type { AgentTurnRunner, NodeRequest } from '@agentd/graph-engine';
 import { describe, expect, it } from 'vitest';
-import { type AgentTurnRunner, createRunnerExecutor, resolveGraphExecutor } from './graph-runner.js';
+import { resolveGraphExecutor } from './graph-runner.js';
 
 const request = (overrides: Partial<NodeRequest> = {}): NodeRequest => ({
   runId: 'r1',
@@ -29,33 +29,6 @@ function fakeRunner(finishReason = 'stop') {
   };
   return { runner, turns };
 }
-
-describe('createRunnerExecutor', () => {
-  it('runs a node as one graph-origin agent turn in its own session', async () => {
-    const { runner, turns } = fakeRunner();
-    const signal = new AbortController().signal;
-    expect(await createRunnerExecutor(runner).run(request({ signal }))).toBe('answer to write a haiku');
-    expect(turns).toEqual([
-      {
-        agentId: 'writer',
-        message: 'write a haiku',
-        sessionKey: 'graph:r1:n1',
-        timeoutMs: 1000,
-        signal,
-        origin: 'graph',
-      },
-    ]);
-  });
-
-  it('fails the attempt when the turn ends in error, timeout or cancellation', async () => {
-    for (const reason of ['error', 'timeout', 'cancelled']) {
-      await expect(createRunnerExecutor(fakeRunner(reason).runner).run(request())).rejects.toThrow(reason);
-    }
-    await expect(createRunnerExecutor(fakeRunner('length').runner).run(request())).resolves.toContain(
-      'answer',
-    );
-  });
-});
 
 describe('resolveGraphExecutor', () => {
   it('prefers an injected executor, then the echo executor, then the runner', async () => {

@@ -1,34 +1,5 @@
 import type { AgentTurnRunner } from '@agentd/contracts';
-import { createEchoExecutor, type NodeExecutor } from '@agentd/graph-engine';
-
-export type { AgentTurnRunner } from '@agentd/contracts';
-
-/** Finish reasons that mean the turn produced no usable answer. */
-const failedFinishReasons = new Set(['error', 'timeout', 'cancelled']);
-
-/**
- * Runs each graph node as one agent turn: the rendered prompt is the message, the session is
- * `graph:<runId>:<nodeId>` (so `session.list {kind: graph}` finds it), and a turn that ends
- * in error, timeout or cancellation fails the attempt (the engine may retry it).
- */
-export function createRunnerExecutor(runner: AgentTurnRunner): NodeExecutor {
-  return {
-    async run(request) {
-      const result = await runner.runTurn({
-        ...(request.agentId === undefined ? {} : { agentId: request.agentId }),
-        message: request.prompt,
-        sessionKey: `graph:${request.runId}:${request.nodeId}`,
-        timeoutMs: request.timeoutMs,
-        signal: request.signal,
-        origin: 'graph',
-      });
-      if (failedFinishReasons.has(result.finishReason)) {
-        throw new Error(`agent turn ended with finishReason '${result.finishReason}'`);
-      }
-      return result.response;
-    },
-  };
-}
+import { createEchoExecutor, createRunnerExecutor, type NodeExecutor } from '@agentd/graph-engine';
 
 /** Where the graph executor of a daemon comes from, in order of precedence. */
 export interface GraphExecutorSources {
