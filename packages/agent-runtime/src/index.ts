@@ -139,6 +139,7 @@ export {
   type ToolGateVerdict,
 } from './tool-gates.js';
 export { DEFAULT_SESSION_KEY } from './turn-loop.js';
+export { agentCapabilityClass, type CapabilityClassSource } from './capability-class.js';
 export {
   createServedWindowMonitor,
   type ServedWindowMonitor,

@@ -538,3 +538,54 @@ describe('Dispatcher.process', () => {
     ]);
   });
 });
+
+describe('Dispatcher.invoke', () => {
+  const stream = defineMethod({
+    name: 'chat.stream',
+    scope: 'admin',
+    params: z.object({ message: z.string().min(1) }).strict(),
+    handler: (params, context) => {
+      if (params.message === 'boom') throw new Error('secret detail');
+      return { echoed: params.message, method: context.method, transport: context.transport };
+    },
+  });
+
+  it('runs an unregistered method through the scope check, params schema and wrap of dispatched calls', async () => {
+    const wrapped: string[] = [];
+    const dispatcher = setup({
+      wrap: (context, run) => {
+        wrapped.push(context.method);
+        return run();
+      },
+    });
+    expect(dispatcher.registry.get('chat.stream')).toBeUndefined();
+    await expect(dispatcher.invoke(stream, { message: 'hi' }, connection(adminIdentity))).resolves.toEqual({
+      echoed: 'hi',
+      method: 'chat.stream',
+      transport: 'memory',
+    });
+    expect(wrapped).toEqual(['chat.stream']);
+    await expect(dispatcher.invoke(stream, { message: 'hi' }, connection())).rejects.toMatchObject({
+      code: ErrorCodes.InternalError,
+      message: "Insufficient scope: requires 'admin'",
+    });
+    await expect(dispatcher.invoke(stream, { message: '' }, connection(adminIdentity))).rejects.toMatchObject(
+      {
+        code: ErrorCodes.InvalidParams,
+        data: { issues: [expect.objectContaining({ path: ['message'] })] },
+      },
+    );
+  });
+
+  it('rejects a thrown non-RpcError as -32603 without its message, and logs it', async () => {
+    const logger = recordingLogger();
+    const dispatcher = setup({ logger });
+    const failure = await dispatcher
+      .invoke(stream, { message: 'boom' }, connection(adminIdentity))
+      .catch((e) => e);
+    expect(failure).toMatchObject({ code: ErrorCodes.InternalError, message: 'Internal error' });
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({ level: 'error', message: 'rpc handler failed' }),
+    );
+  });
+});

@@ -101,6 +101,13 @@ export interface Dispatcher {
     message: unknown,
     connection: DispatchConnection,
   ): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
+  /**
+   * Runs one method definition, registered or not, for a transport that is no JSON-RPC
+   * envelope (a server-sent event stream): the same scope check, params validation, `wrap`
+   * and failure logging as a dispatched call. Resolves to the handler's result; rejects with
+   * an {@link RpcError}, a thrown non-RpcError becoming `-32603` (logged, never sent as is).
+   */
+  invoke(method: AnyMethod, params: unknown, connection: DispatchConnection): Promise<unknown>;
   /** Serialises a response; a result that cannot be serialised becomes `-32603` for its id. */
   serialize(response: JsonRpcResponse | JsonRpcResponse[]): string;
   /** The registry served. */
@@ -328,7 +335,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const dispatch = async (message: unknown, connection: DispatchConnection) =>
     dispatchAny(message, connection);
 
-  return { handle, process, dispatch, serialize, registry, maxBatchSize, maxMessageBytes };
+  const invoke = async (method: AnyMethod, params: unknown, connection: DispatchConnection) => {
+    try {
+      return await runMethod(method, undefined, params, connection);
+    } catch (error) {
+      throw error instanceof RpcError ? error : RpcError.internal();
+    }
+  };
+
+  return { handle, process, dispatch, invoke, serialize, registry, maxBatchSize, maxMessageBytes };
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
