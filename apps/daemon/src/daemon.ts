@@ -1,103 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
+import { sweepEvidence } from '@agentd/agent-runtime';
+import { ensureBootstrapToken } from '@agentd/auth-scopes';
+import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
+import type { AgentTurnRunner, EventSink, NodeExecutor } from '@agentd/graph-engine';
 import {
-  type AgentRuntime,
-  createAgentRuntime,
-  createServedWindowMonitor,
-  sweepEvidence,
-} from '@agentd/agent-runtime';
-import {
-  createTokenStore,
-  ensureBootstrapToken,
-  extractBearer,
-  hasScope,
-  SlidingWindowLimiter,
-  type Identity,
-  type Scope,
-  type TokenConfig,
-  type TokenStore,
-} from '@agentd/auth-scopes';
-import {
-  type ConfigStore,
-  type ConfigStoreLogger,
-  createConfigStore,
-  resolveSecretRefs,
-} from '@agentd/config-store';
-import {
-  type AgentTurnRunner,
-  createGraphService,
-  createGraphTools,
-  type EventSink,
-  type GraphService,
-  type NodeExecutor,
-} from '@agentd/graph-engine';
-import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
-import {
+  type AgentdLogger,
   createLogger,
   resolveDaemonLogOptions,
   type RootLogger,
-  runWithTrace,
   sweepLogs,
 } from '@agentd/logging';
-import {
-  type Authorize,
-  createDispatcher,
-  createHttpRpcHandler,
-  createWebSocketTransport,
-  MethodRegistry,
-  rpcDiscoverMethod,
-  type Dispatcher,
-  type MethodDefinition,
-  type WebSocketTransport,
-} from '@agentd/rpc-core';
-import { type Database, openDatabase } from '@agentd/storage';
-import {
-  createWebhookService,
-  type HookResponseDeliverer,
-  type WakeTarget,
-  type WebhookService,
-} from '@agentd/webhooks-hmac';
-import {
-  createCronService,
-  createHeartbeatService,
-  type HeartbeatService,
-  summarizeWakeGateFires,
-} from '@agentd/cron-wakegate';
-import { createMemoryService, type MemoryService } from '@agentd/memory-store';
-import { createObsEvidence, createObsService } from '@agentd/obs-reports';
+import type { MemoryService } from '@agentd/memory-store';
+import { MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
+import type { HeartbeatService } from '@agentd/cron-wakegate';
+import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
+import { runAsActor } from '@agentd/evidence';
 import { configSections, type DaemonConfig } from './config-schema.js';
-import {
-  createConfigAudit,
-  createSecurityAudit,
-  openCacheTrace,
-  runAsActor,
-  webhookAuditEvent,
-} from '@agentd/evidence';
-import { browserMethods } from './methods/browser.js';
+import { gatewayBuilder } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
+import { createLifecycle, type Lifecycle } from './lifecycle.js';
 import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
-import { createChatStreamHandler } from './chat-stream.js';
-import { agentMethods } from './methods/agent.js';
-import { agentsMethods } from './methods/agents.js';
-import { configMethods } from './methods/config.js';
-import { resolveGraphExecutor } from './graph-runner.js';
-import { cronMethods } from './methods/cron.js';
-import { heartbeatMethods } from './methods/heartbeat.js';
-import { schedulerMethods } from './methods/scheduler.js';
-import { daemonMethods } from './methods/daemon.js';
-import { gatewayMethods } from './methods/gateway.js';
-import { graphMethods } from './methods/graph.js';
-import { modelsMethods } from './methods/models.js';
-import { obsMethods } from './methods/obs.js';
-import { obsBillingMethods } from './methods/obs-billing.js';
-import { sessionMethods } from './methods/session.js';
-import { systemMethods } from './methods/system.js';
-import { tokenMethods } from './methods/tokens.js';
-import { plaintextTokenGuard } from './token-policy.js';
-import { memoryMethods } from './methods/memory.js';
+import { builtInMethods } from './methods/index.js';
+import { type DaemonServices, startServices } from './services.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link startDaemon}. */
@@ -165,21 +93,23 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-interface Gateway {
-  dispatcher: Dispatcher;
-  ws: WebSocketTransport;
-  http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/** The config store and the root logger, opened before any service. */
+interface Foundation {
+  configStore: ConfigStore<DaemonConfig>;
+  logger: RootLogger;
+  log: AgentdLogger;
+  logDir: string;
 }
 
-/** Starts the daemon: config, logging, storage, tokens, methods, HTTP + WebSocket server. */
-export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {
-  const now = options.now ?? Date.now;
-  const startedAt = now();
-  const env = options.env ?? process.env;
-  const print = options.print ?? ((line: string) => console.log(line));
-  const dataDir = resolve(options.dataDir ?? env.AGENTD_DATA_DIR ?? './data');
-  mkdirSync(dataDir, { recursive: true });
-
+/**
+ * Loads the config, sweeps rotated logs and evidence files (before anything writes them)
+ * and opens the root logger the config asks for.
+ */
+async function openFoundation(
+  dataDir: string,
+  now: () => number,
+  options: DaemonOptions,
+): Promise<Foundation> {
   // The config decides the log levels, so the config store's logger is attached once the logger exists.
   const configLog = forwardingLogger();
   const configStore: ConfigStore<DaemonConfig> = createConfigStore({
@@ -188,7 +118,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     logger: configLog,
   });
   await configStore.load();
-  let config = readConfig(configStore);
+  const config = readConfig(configStore);
 
   const logOptions = resolveDaemonLogOptions({
     dataDir,
@@ -235,207 +165,71 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       'evidence sweep failed',
     );
   }
+  return { configStore, logger, log, logDir: logOptions.sweep.dir };
+}
 
-  // Checked before the database opens: a bad AGENTD_GRAPH_EXECUTOR fails the start cleanly.
-  resolveGraphExecutor({ executor: options.graphExecutor, env });
-  const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
-  const db: Database = await openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') });
-  // Observability: every package's events go to the durable evidence writer, then to the embedder's sink.
-  const obsEvidence = createObsEvidence({ db, now, logger: logger.module('obs') });
-  await obsEvidence.start();
-  // The standing config posture (fleet rule 7): checked after start and on every providers change.
-  const posture = createServedWindowMonitor({
-    record: (found) => obsEvidence.record('config_posture', { ...found }),
-    logger: logger.module('obs'),
-  });
-  const outerEvents = options.events;
-  const events: EventSink = {
-    emit: (event, payload) => {
-      obsEvidence.sink.emit(event, payload);
-      outerEvents?.emit(event, payload);
-    },
-  };
-  // Security decisions become audit:event rows; config changes also go to logs/config-audit.jsonl.
-  const securityAudit = createSecurityAudit({ events, logger: log });
-  const configAudit = createConfigAudit({
-    logDir: logOptions.sweep.dir,
-    maxSizeBytes: options.configAuditMaxBytes,
-    maxFiles: config.observability.logRotation.maxFiles,
-    compress: config.observability.logRotation.compressAged,
-    audit: securityAudit,
-    sections: configStore.sections,
-    logger: log,
-    now,
-  });
-  configStore.onChange(configAudit.onChange);
-  // The memory store, recall and agent tools; undefined with `memory.enabled: false`.
-  const memory: MemoryService | undefined = config.memory.enabled
-    ? await createMemoryService({
-        database: db,
-        section: config.memory,
-        resolveSecrets: (section) => resolveSecretRefs(section, (name) => env[name]),
-        logger: logger.module('memory'),
-        events,
-      })
-    : undefined;
+/** Starts the daemon: config, logging, storage, tokens, methods, HTTP + WebSocket server. */
+export async function startDaemon(options: DaemonOptions = {}): Promise<RunningDaemon> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const env = options.env ?? process.env;
+  const print = options.print ?? ((line: string) => console.log(line));
+  const dataDir = resolve(options.dataDir ?? env.AGENTD_DATA_DIR ?? './data');
+  mkdirSync(dataDir, { recursive: true });
 
-  // Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values.
-  const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
-    resolveSecretRefs(list, (name) => env[name]);
-  const tokens: TokenStore = createTokenStore({
-    tokens: await resolveTokens(config.gateway.tokens),
-    now,
-    persist: async (next) => {
-      // Entries already in config.yaml are written back as they are there (a reference stays a
-      // reference); only tokens created through the API are added, as hashes.
-      const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
-      await configStore.patch({
-        gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
-      });
-    },
-    logger: logger.module('auth'),
-  });
+  const { configStore, logger, log, logDir } = await openFoundation(dataDir, now, options);
+  // Every service below is added to this one list: started in order, stopped in reverse (by
+  // stop, and by a start that fails part way, so an embedder that catches the error is not
+  // left with open files, timers and the database).
+  const lifecycle = createLifecycle({ logger: log });
+  try {
+    return await serve({
+      options,
+      now,
+      startedAt,
+      env,
+      print,
+      dataDir,
+      configStore,
+      logger,
+      log,
+      logDir,
+      lifecycle,
+    });
+  } catch (error) {
+    await lifecycle.stop().catch(() => undefined);
+    await logger.close();
+    throw error;
+  }
+}
 
-  // Prompt-cache figures of every model call (no prompt text) go to a rotating logs/cache-trace.jsonl.
-  const cacheTrace = await openCacheTrace({
-    dataDir,
-    logDir: logOptions.sweep.dir,
-    tracing: config.daemon.logging.tracing,
-    logRotation: config.observability.logRotation,
-    now,
-    logger: log,
-  });
-  // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
-  const agentRuntime: AgentRuntime = createAgentRuntime({
-    ...(cacheTrace ? { cacheTrace } : {}),
-    // The evidence files roll by the same policy the start-up sweep applies.
-    evidenceRotation: config.observability.logRotation,
-    db,
-    dataDir,
-    agents: config.agents,
-    providers: config.providers,
-    contextEngine: config.contextEngine,
-    resolveSecret: (name) => env[name],
-    persistAgents: async (entries) => {
-      await configStore.patch(
-        { agents: { entries } },
-        { message: `agents: update ${Object.keys(entries).join(', ')}` },
-      );
-    },
-    logger: logger.module('agent'),
-    now,
-    // session.delete / reset_conversation drop the session's memories by the contract's rules.
-    ...(memory
-      ? {
-          memory: {
-            deleteBySession: async (input: { agentId: string; sessionKey: string; purgeDerived: boolean }) =>
-              (await memory.store.deleteBySession(input)).memoriesDeleted,
-          },
-          // Agents with memory.autoRecall get their memories recalled before each turn.
-          recall: memory.autoRecall,
-        }
-      : {}),
-    events,
-  });
-  await agentRuntime.start();
-  // Graph nodes, queued webhook turns and (later) cron jobs run as turns of this runtime,
-  // unless an embedder passes its own runner.
-  const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
-  // Scheduling: jobs and heartbeats run their turns through the same runner.
-  const cron = createCronService({
-    db,
-    runner: agentRunner,
-    workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
-    ...config.cron,
-    wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
-    now,
-    logger: logger.module('scheduler'),
-    events,
-  });
-  const heartbeat = createHeartbeatService({
-    db,
-    runner: agentRunner,
-    settings: config.heartbeat,
-    persistSettings: async (patch) => {
-      await configStore.patch({ heartbeat: patch });
-    },
-    now,
-    logger: logger.module('scheduler'),
-    events,
-  });
-  await cron.start();
-  await heartbeat.start();
-  const graphExecutor = resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env });
+/** What {@link serve} runs on: the foundation plus the resolved start options. */
+interface ServeContext extends Foundation {
+  options: DaemonOptions;
+  now: () => number;
+  startedAt: number;
+  env: NodeJS.ProcessEnv;
+  print: (line: string) => void;
+  dataDir: string;
+  lifecycle: Lifecycle;
+}
 
-  const graph: GraphService = createGraphService({
-    db,
-    runsDir: join(dataDir, 'graph-runs'),
-    executor: graphExecutor,
-    // pipeline:authored carries the authoring agent's capability class (pipelineAuthoringGate).
-    capabilityClassOf: (agentId) => capabilityClassOf(agentRuntime, agentId),
-    events,
-    limits: config.graph,
-    defaultConcurrency: config.graph.defaultConcurrency,
-    maxConcurrency: config.graph.maxConcurrency,
-    defaultNodeTimeoutMs: config.graph.defaultNodeTimeoutMs,
-    retryDelayMs: config.graph.retryDelayMs,
-    memoryRuns: config.graph.memoryRuns,
-    logger: logger.module('graph'),
-    now,
-  });
-  await graph.start();
-  const obsService = createObsService({
-    db,
-    dataDir,
-    evidence: obsEvidence,
-    cronWakeGate: (window) => summarizeWakeGateFires(db, window),
-    // The runtime writes the evidence in this process: its roll counts spare the readers disk checks.
-    evidenceRolls: agentRuntime.evidenceRolls,
-    now,
-  });
-
-  // Nothing is launched until a browser.* call needs it; the profile lives in the data dir.
-  const browser: BrowserService = createBrowserService({
-    ...config.browser,
-    dataDir,
-    now,
-    logger: logger.module('browser'),
-  });
-
-  const hooks: WebhookService = await createWebhookService({
-    db,
-    section: config.webhooks,
-    resolveSecrets: (fields) => resolveSecretRefs(fields, (name) => env[name]),
-    runner: agentRunner,
-    wakeTarget: options.wakeTarget ?? heartbeat,
-    deliver: options.deliverHookResponse,
-    onOutcome: (outcome, context) => {
-      const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
-      if (event) securityAudit.emit(event);
-    },
-    // Refusing to serve unverified hooks is a security decision.
-    onRefused: (refusal) =>
-      securityAudit.emit({
-        kind: 'webhook',
-        classification: 'denied',
-        outcome: 'failure',
-        severity: 'low',
-        ...refusal,
-      }),
-    logger: logger.module('webhooks'),
-    now,
-  });
-
-  // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([
-    ...createBrowserTools(browser),
-    ...createGraphTools({ service: graph }),
-    ...(memory?.tools ?? []),
-  ]);
+/**
+ * Starts the services, the methods and the gateway, then listens; every step joins the
+ * lifecycle so `stop` (or the caller, when a step fails) closes them in reverse.
+ */
+async function serve(context: ServeContext): Promise<RunningDaemon> {
+  const { options, now, env, dataDir, configStore, logger, log, logDir, lifecycle } = context;
+  let config = readConfig(configStore);
+  const services: DaemonServices = await startServices(
+    { options, config, configStore, dataDir, logDir, env, now, logger, log },
+    lifecycle,
+  );
+  const { tokens, heartbeat, agentRuntime, posture, hooks, configAudit, resolveTokens } = services;
 
   let restarting: Promise<void> | undefined;
   const control = {
-    startedAt,
+    startedAt: context.startedAt,
     configPaths: () => [configStore.filePath],
     sections: () => configStore.sections,
     scheduleRestart: () => {
@@ -457,122 +251,25 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
 
   const registry = new MethodRegistry();
   for (const method of [
-    ...systemMethods({ now }),
-    ...gatewayMethods({ control, now, audit: securityAudit }),
-    ...daemonMethods({ logger, audit: securityAudit }),
-    ...configMethods({
-      store: configStore,
-      checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
-      audit: configAudit,
-    }),
-    ...tokenMethods({ tokens, audit: securityAudit }),
-    ...graphMethods({ graph, limits: config.graph, maxConcurrency: config.graph.maxConcurrency }),
-    ...browserMethods({ browser }),
-    ...agentMethods({ runtime: agentRuntime }),
-    ...agentsMethods({ runtime: agentRuntime }),
-    ...modelsMethods({ runtime: agentRuntime }),
-    ...sessionMethods({ runtime: agentRuntime }),
-    ...obsBillingMethods({ runtime: agentRuntime }),
-    ...obsMethods({
-      service: obsService,
-      evidence: obsEvidence,
-      db,
-      contextEngine: config.contextEngine,
-      now,
-      audit: securityAudit,
-    }),
-    ...memoryMethods({ store: memory?.store }),
-    ...cronMethods({ cron }),
-    ...schedulerMethods({ heartbeat }),
-    ...heartbeatMethods({ heartbeat }),
+    ...builtInMethods({ services, control, configStore, config, logger, now }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);
   }
   registry.register(rpcDiscoverMethod(registry, { title: 'agentd', version: VERSION }));
 
-  // Denied authentications and scope checks are security audit events (obs.audit.query);
-  // they carry the transport and the token id (as `caller`), never the presented secret.
-  const audit = securityAudit.emit;
-  const authenticateVia = (transport: 'ws' | 'http', allowQuery: boolean) => {
-    return (req: IncomingMessage): Identity | null => {
-      const presented = extractBearer(req, { allowQuery });
-      const identity = tokens.authenticate(presented);
-      if (!identity) {
-        audit({
-          kind: 'auth',
-          classification: 'denied',
-          outcome: 'failure',
-          severity: presented ? 'medium' : 'low',
-          transport,
-          reason: presented ? 'invalid_token' : 'missing_token',
-        });
-      }
-      return identity;
-    };
-  };
-  const authenticateWs = authenticateVia('ws', true);
-  const authenticateHttp = authenticateVia('http', false);
-  const authorizeScope: Authorize = (identity, scope) => {
-    const allowed = hasScope(identity.scopes as readonly Scope[], scope);
-    if (!allowed) {
-      audit({
-        kind: 'scope',
-        classification: 'denied',
-        outcome: 'failure',
-        severity: 'medium',
-        caller: identity.tokenId,
-        requiredScope: scope,
-      });
-    }
-    return allowed;
-  };
-
-  const buildGateway = (cfg: DaemonConfig): Gateway => {
-    const dispatcher = createDispatcher({
-      registry,
-      authorize: authorizeScope,
-      logger: logger.module('gateway'),
-      maxBatchSize: cfg.gateway.maxBatchSize,
-      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
-      wrap: (ctx, run) =>
-        runWithTrace(
-          {
-            traceId: ctx.traceId,
-            connectionId: ctx.connectionId,
-            clientId: ctx.clientId,
-            method: ctx.method,
-            requestId: ctx.requestId,
-          },
-          // Admin calls carry their caller, so config they persist (tokens, agents) is attributed.
-          registry.get(ctx.method)?.scope === 'admin'
-            ? () => runAsActor({ method: ctx.method, tokenId: ctx.identity.tokenId }, run)
-            : run,
-        ),
-    });
-    const { maxMessages, windowMs } = cfg.gateway.wsMessageRateLimit;
-    const ws = createWebSocketTransport({
-      dispatcher,
-      authenticate: authenticateWs,
-      heartbeatMs: cfg.gateway.wsHeartbeatMs,
-      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
-      logger: logger.module('gateway'),
-      // maxMessages 0 turns the limiter off (benchmarks, trusted local clients).
-      ...(maxMessages > 0
-        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxMessages, windowMs }) }
-        : {}),
-    });
-    const http = createHttpRpcHandler({
-      dispatcher,
-      authenticate: authenticateHttp,
-      logger: logger.module('gateway'),
-      maxBodyBytes: cfg.gateway.wsMaxMessageBytes,
-    });
-    return { dispatcher, ws, http };
-  };
-
+  // One dispatcher per gateway: /ws, /rpc and /api/chat/stream authenticate, check scopes
+  // (denials are audit events) and map errors the same way.
+  const buildGateway = gatewayBuilder({
+    registry,
+    tokens,
+    runtime: agentRuntime,
+    audit: services.securityAudit,
+    logger,
+  });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
+  lifecycle.add('gateway', () => gateway.ws.close());
   tokens.onRevoke((tokenId) => {
     gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
   });
@@ -587,10 +284,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     resolveTokens,
     heartbeat,
     agentRuntime,
-    browser,
-    graph,
-    cron,
-    memory,
+    browser: services.browser,
+    graph: services.graph,
+    cron: services.cron,
+    memory: services.memory,
     renewGateway: () => gateway.renew(),
     checkPosture: (providers) => void posture.check(providers),
     webhooks: hooks,
@@ -600,13 +297,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     return liveConfig.apply(cfg, change.changedSections);
   });
 
-  const chatStream = createChatStreamHandler({
-    runtime: agentRuntime,
-    authenticate: authenticateWs,
-    authorize: (identity) => hasScope(identity.scopes as readonly Scope[], 'rpc'),
-    logger: logger.module('gateway'),
-  });
-
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/rpc') {
@@ -614,7 +304,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       return;
     }
     if (path === '/api/chat/stream') {
-      chatStream(req, res);
+      void gateway.current.chatStream(req, res);
       return;
     }
     if (path === '/health' && req.method === 'GET') {
@@ -636,52 +326,44 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     gateway.ws.handleUpgrade(req, socket, head);
   });
 
-  // Everything opened above, closed in dependency order (by stop, and by a start that cannot listen).
-  const closeServices = async (): Promise<void> => {
-    await graph.close();
-    await browser.shutdown();
-    await hooks.close();
-    await agentRuntime.close();
-    await cacheTrace?.close();
-    await memory?.close();
-    await heartbeat.close();
-    await cron.close();
-    await posture.idle();
-    await obsEvidence.close();
-    await db.close();
-    await configAudit.close();
-  };
-
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;
-  try {
-    port = await listen(server, host, port);
-  } catch (error) {
-    // An embedder (or test) that catches this must not be left with open files, timers and the database.
-    log.error(
-      {
-        err: error,
-        hint: 'another process may hold the address; choose gateway.host/gateway.port or --port',
-        errorKind: 'resource',
-      },
-      'cannot listen',
-    );
-    await gateway.ws.close();
-    await closeServices();
-    await logger.close();
-    throw error;
-  }
+  port = await lifecycle.start(
+    'listener',
+    () =>
+      listen(server, host, port).catch((error: unknown) => {
+        log.error(
+          {
+            err: error,
+            hint: 'another process may hold the address; choose gateway.host/gateway.port or --port',
+            errorKind: 'resource',
+          },
+          'cannot listen',
+        );
+        throw error;
+      }),
+    // In-flight requests finish while the sockets are closed with 1001.
+    () => Promise.all([closeServer(server), gateway.ws.close()]),
+  );
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
   await runAsActor({ method: 'bootstrap' }, () =>
-    ensureBootstrapToken({ store: tokens, env, print, logger: logger.module('auth') }),
+    ensureBootstrapToken({ store: tokens, env, print: context.print, logger: logger.module('auth') }),
   );
   // Not awaited: asking local model servers must not hold up the start.
   void posture.check(config.providers);
   const pidFile = join(dataDir, 'agentd.pid');
-  writeFileSync(pidFile, `${process.pid}\n`);
+  await lifecycle.start(
+    'pid file',
+    () => writeFileSync(pidFile, `${process.pid}\n`),
+    () => rmSync(pidFile, { force: true }),
+  );
 
   log.info(
-    { startupDurationMs: now() - startedAt, instanceId: randomUUID(), configName: configStore.filePath },
+    {
+      startupDurationMs: now() - context.startedAt,
+      instanceId: randomUUID(),
+      configName: configStore.filePath,
+    },
     `agentd listening on http://${host}:${port}`,
   );
 
@@ -719,11 +401,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       const began = now();
       log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
       await restarting?.catch(() => undefined);
-      const closing = closeServer(server);
-      await gateway.ws.close();
-      await closing;
-      await closeServices();
-      rmSync(pidFile, { force: true });
+      await lifecycle.stop();
       log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
       await logger.close();
     })();
@@ -745,7 +423,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     },
     dataDir,
     logger,
-    memory,
+    memory: services.memory,
     heartbeat,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
@@ -755,31 +433,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
     restart,
     stop,
   };
-}
-
-const capabilityClasses = new Set<string>(['frontier', 'mid', 'small', 'nano']);
-
-/** The capability class of an agent's model (or else its provider's), `unknown` when none is set. */
-function capabilityClassOf(
-  runtime: AgentRuntime,
-  agentId: string,
-): 'frontier' | 'mid' | 'small' | 'nano' | 'unknown' {
-  let agent: { provider: string; model?: string | undefined };
-  try {
-    agent = runtime.agents.get(agentId);
-  } catch {
-    return 'unknown';
-  }
-  const { providers, models } = runtime.models();
-  const provider = providers.find((entry) => entry.id === agent.provider);
-  const model = models.find(
-    (entry) =>
-      entry.provider === agent.provider && entry.model === (agent.model ?? provider?.models[0]?.model),
-  );
-  const found = model?.capabilityClass ?? provider?.capabilityClass;
-  return found !== undefined && capabilityClasses.has(found)
-    ? (found as 'frontier' | 'mid' | 'small' | 'nano')
-    : 'unknown';
 }
 
 /** A config-store logger that drops lines until the real one is attached. */

@@ -12,7 +12,9 @@ export interface GatewayGeneration {
  * The gateway as the server sees it: `ws` and `http` route to the newest generation, while
  * notifications, `closeWhere` and `close` reach every generation that still holds sockets.
  */
-export interface GatewayPool {
+export interface GatewayPool<G extends GatewayGeneration = GatewayGeneration> {
+  /** The newest generation (what new connections and requests get). */
+  readonly current: G;
   readonly ws: WebSocketTransport;
   http(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /**
@@ -25,10 +27,10 @@ export interface GatewayPool {
 }
 
 /** Creates the pool with a first generation from `build`; `build` is called again by `renew` and `replace`. */
-export function createGatewayPool(build: () => GatewayGeneration): GatewayPool {
+export function createGatewayPool<G extends GatewayGeneration>(build: () => G): GatewayPool<G> {
   let current = build();
   // Older generations still serving sockets opened before a renew.
-  let retiring: GatewayGeneration[] = [];
+  let retiring: G[] = [];
   const all = (): GatewayGeneration[] => [current, ...retiring];
   const sum = (count: (generation: GatewayGeneration) => number): number =>
     all().reduce((total, generation) => total + count(generation), 0);
@@ -56,6 +58,9 @@ export function createGatewayPool(build: () => GatewayGeneration): GatewayPool {
     },
   };
   return {
+    get current() {
+      return current;
+    },
     ws,
     http: (req, res) => current.http(req, res),
     renew() {

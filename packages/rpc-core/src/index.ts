@@ -62,5 +62,7 @@ export type {
   OpenRpcMethod,
 } from './openrpc.js';
 export { rpcDiscoverMethod, toOpenRpc } from './openrpc.js';
+export type { SseRpcHandler, SseRpcHandlerOptions } from './sse-handler.js';
+export { createSseRpcHandler } from './sse-handler.js';
 export type { SseEvent, SseWriter, SseWriterOptions } from './sse-writer.js';
 export { createSseWriter } from './sse-writer.js';

@@ -1,0 +1,140 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AgentRuntime } from '@agentd/agent-runtime';
+import {
+  extractBearer,
+  hasScope,
+  type Identity,
+  type Scope,
+  SlidingWindowLimiter,
+  type TokenStore,
+} from '@agentd/auth-scopes';
+import { type RootLogger, runWithTrace } from '@agentd/logging';
+import {
+  type Authorize,
+  createDispatcher,
+  createHttpRpcHandler,
+  createSseRpcHandler,
+  createWebSocketTransport,
+  type Dispatcher,
+  type MethodRegistry,
+  type WebSocketTransport,
+} from '@agentd/rpc-core';
+import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import type { DaemonConfig } from './config-schema.js';
+import { chatStreamMethod } from './methods/chat-stream.js';
+
+/** The request paths of one gateway configuration; `gateway.restart` builds a new one. */
+export interface Gateway {
+  dispatcher: Dispatcher;
+  ws: WebSocketTransport;
+  /** `POST /rpc` */
+  http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** `GET /api/chat/stream` */
+  chatStream: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+}
+
+/** What every gateway is built from. */
+export interface GatewayDeps {
+  registry: MethodRegistry;
+  tokens: TokenStore;
+  runtime: AgentRuntime;
+  /** Denied authentications and scope checks become security audit events. */
+  audit: SecurityAudit;
+  logger: RootLogger;
+}
+
+/**
+ * Returns the builder of the daemon's gateway: one dispatcher (scope check with audit, trace
+ * context, admin calls attributed to their token) behind the WebSocket, `POST /rpc` and the
+ * chat stream, so all three authenticate, authorise and map errors the same way.
+ */
+export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gateway {
+  const { registry, tokens, logger } = deps;
+  const audit = deps.audit.emit;
+  // Denials carry the transport and the token id (as `caller`), never the presented secret.
+  const authenticateVia = (transport: 'ws' | 'http', allowQuery: boolean) => {
+    return (req: IncomingMessage): Identity | null => {
+      const presented = extractBearer(req, { allowQuery });
+      const identity = tokens.authenticate(presented);
+      if (!identity) {
+        audit({
+          kind: 'auth',
+          classification: 'denied',
+          outcome: 'failure',
+          severity: presented ? 'medium' : 'low',
+          transport,
+          reason: presented ? 'invalid_token' : 'missing_token',
+        });
+      }
+      return identity;
+    };
+  };
+  const authenticateWs = authenticateVia('ws', true);
+  const authenticateHttp = authenticateVia('http', false);
+  // EventSource cannot set headers, so the stream also takes `?token=`.
+  const authenticateStream = authenticateVia('http', true);
+  const authorizeScope: Authorize = (identity, scope) => {
+    const allowed = hasScope(identity.scopes as readonly Scope[], scope);
+    if (!allowed) {
+      audit({
+        kind: 'scope',
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'medium',
+        caller: identity.tokenId,
+        requiredScope: scope,
+      });
+    }
+    return allowed;
+  };
+
+  return (cfg) => {
+    const gatewayLog = logger.module('gateway');
+    const dispatcher = createDispatcher({
+      registry,
+      authorize: authorizeScope,
+      logger: gatewayLog,
+      maxBatchSize: cfg.gateway.maxBatchSize,
+      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      wrap: (ctx, run) =>
+        runWithTrace(
+          {
+            traceId: ctx.traceId,
+            connectionId: ctx.connectionId,
+            clientId: ctx.clientId,
+            method: ctx.method,
+            requestId: ctx.requestId,
+          },
+          // Admin calls carry their caller, so config they persist (tokens, agents) is attributed.
+          registry.get(ctx.method)?.scope === 'admin'
+            ? () => runAsActor({ method: ctx.method, tokenId: ctx.identity.tokenId }, run)
+            : run,
+        ),
+    });
+    const { maxMessages, windowMs } = cfg.gateway.wsMessageRateLimit;
+    const ws = createWebSocketTransport({
+      dispatcher,
+      authenticate: authenticateWs,
+      heartbeatMs: cfg.gateway.wsHeartbeatMs,
+      maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      logger: gatewayLog,
+      // maxMessages 0 turns the limiter off (benchmarks, trusted local clients).
+      ...(maxMessages > 0
+        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxMessages, windowMs }) }
+        : {}),
+    });
+    const http = createHttpRpcHandler({
+      dispatcher,
+      authenticate: authenticateHttp,
+      logger: gatewayLog,
+      maxBodyBytes: cfg.gateway.wsMaxMessageBytes,
+    });
+    const chatStream = createSseRpcHandler({
+      dispatcher,
+      authenticate: authenticateStream,
+      method: (open) => chatStreamMethod({ runtime: deps.runtime }, open),
+      logger: gatewayLog,
+    });
+    return { dispatcher, ws, http, chatStream };
+  };
+}

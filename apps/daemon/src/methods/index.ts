@@ -1,0 +1,71 @@
+import type { ConfigStore } from '@agentd/config-store';
+import type { RootLogger } from '@agentd/logging';
+import type { AnyMethod } from '@agentd/rpc-core';
+import type { DaemonConfig } from '../config-schema.js';
+import type { DaemonServices } from '../services.js';
+import { plaintextTokenGuard } from '../token-policy.js';
+import { agentMethods } from './agent.js';
+import { agentsMethods } from './agents.js';
+import { browserMethods } from './browser.js';
+import { configMethods } from './config.js';
+import { cronMethods } from './cron.js';
+import { daemonMethods } from './daemon.js';
+import { type GatewayControl, gatewayMethods } from './gateway.js';
+import { graphMethods } from './graph.js';
+import { heartbeatMethods } from './heartbeat.js';
+import { memoryMethods } from './memory.js';
+import { modelsMethods } from './models.js';
+import { obsMethods } from './obs.js';
+import { obsBillingMethods } from './obs-billing.js';
+import { schedulerMethods } from './scheduler.js';
+import { sessionMethods } from './session.js';
+import { systemMethods } from './system.js';
+import { tokenMethods } from './tokens.js';
+
+/** Every built-in JSON-RPC method of the daemon (`rpc.discover` is added by the caller). */
+export function builtInMethods(deps: {
+  services: DaemonServices;
+  control: GatewayControl;
+  configStore: ConfigStore<DaemonConfig>;
+  /** The config at start (graph limits are read once). */
+  config: DaemonConfig;
+  logger: RootLogger;
+  now: () => number;
+}): AnyMethod[] {
+  const { services, configStore, config, now } = deps;
+  const { securityAudit: audit, agentRuntime: runtime, heartbeat } = services;
+  return [
+    ...systemMethods({ now }),
+    ...gatewayMethods({ control: deps.control, now, audit }),
+    ...daemonMethods({ logger: deps.logger, audit }),
+    ...configMethods({
+      store: configStore,
+      checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
+      audit: services.configAudit,
+    }),
+    ...tokenMethods({ tokens: services.tokens, audit }),
+    ...graphMethods({
+      graph: services.graph,
+      limits: config.graph,
+      maxConcurrency: config.graph.maxConcurrency,
+    }),
+    ...browserMethods({ browser: services.browser }),
+    ...agentMethods({ runtime }),
+    ...agentsMethods({ runtime }),
+    ...modelsMethods({ runtime }),
+    ...sessionMethods({ runtime }),
+    ...obsBillingMethods({ runtime }),
+    ...obsMethods({
+      service: services.obsService,
+      evidence: services.obsEvidence,
+      db: services.db,
+      contextEngine: config.contextEngine,
+      now,
+      audit,
+    }),
+    ...memoryMethods({ store: services.memory?.store }),
+    ...cronMethods({ cron: services.cron }),
+    ...schedulerMethods({ heartbeat }),
+    ...heartbeatMethods({ heartbeat }),
+  ];
+}
