@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { sweepEvidence } from '@agentd/agent-runtime';
@@ -20,7 +20,7 @@ import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { runAsActor } from '@agentd/evidence';
 import { configSections, type DaemonConfig } from './config-schema.js';
-import { gatewayBuilder } from './gateway.js';
+import { createDaemonServer, gatewayBuilder } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
 import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
@@ -297,34 +297,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     return liveConfig.apply(cfg, change.changedSections);
   });
 
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path === '/rpc') {
-      void gateway.http(req, res);
-      return;
-    }
-    if (path === '/api/chat/stream') {
-      void gateway.current.chatStream(req, res);
-      return;
-    }
-    if (path === '/health' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      return;
-    }
-    if (path !== undefined && hooks.matches(path)) {
-      void hooks.handle(req, res);
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
-  });
-  server.on('upgrade', (req, socket, head) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path !== '/ws') {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-      return;
-    }
-    gateway.ws.handleUpgrade(req, socket, head);
-  });
+  const server = createDaemonServer({ gateway, hooks });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;

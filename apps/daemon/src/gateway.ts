@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AgentRuntime } from '@agentd/agent-runtime';
 import {
   extractBearer,
@@ -19,7 +19,9 @@ import {
   type MethodRegistry,
   type WebSocketTransport,
 } from '@agentd/rpc-core';
+import type { WebhookService } from '@agentd/webhooks-hmac';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
 
@@ -137,4 +139,45 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
     });
     return { dispatcher, ws, http, chatStream };
   };
+}
+
+/**
+ * The daemon's HTTP server: `/rpc`, `/api/chat/stream` and the `/ws` upgrade go to the newest
+ * gateway generation (changed limits and `gateway.restart` build one), `/health` answers, hook
+ * paths go to the webhooks.
+ */
+export function createDaemonServer(routes: {
+  gateway: GatewayPool<Gateway>;
+  hooks: Pick<WebhookService, 'matches' | 'handle'>;
+}): Server {
+  const { gateway, hooks } = routes;
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === '/rpc') {
+      void gateway.http(req, res);
+      return;
+    }
+    if (path === '/api/chat/stream') {
+      void gateway.current.chatStream(req, res);
+      return;
+    }
+    if (path === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path !== undefined && hooks.matches(path)) {
+      void hooks.handle(req, res);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    gateway.ws.handleUpgrade(req, socket, head);
+  });
+  return server;
 }

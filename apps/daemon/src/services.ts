@@ -31,6 +31,7 @@ import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac
 import {
   type ConfigAudit,
   createConfigAudit,
+  type CacheTraceStream,
   createSecurityAudit,
   openCacheTrace,
   type SecurityAudit,
@@ -81,6 +82,11 @@ export interface DaemonServices {
  * start (or a stop) closes what was opened, in reverse.
  */
 export async function startServices(context: ServiceContext, lifecycle: Lifecycle): Promise<DaemonServices> {
+  return startAgents(context, lifecycle, await startStores(context, lifecycle));
+}
+
+/** Opens the config audit, the database, the evidence store, memory, tokens and the cache trace. */
+async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promise<Stores> {
   const { options, config, configStore, dataDir, env, now, logger, log } = context;
   // Checked before the database opens: a bad AGENTD_GRAPH_EXECUTOR fails the start cleanly.
   resolveGraphExecutor({ executor: options.graphExecutor, env });
@@ -186,6 +192,37 @@ export async function startServices(context: ServiceContext, lifecycle: Lifecycl
       }),
     (trace) => trace?.close(),
   );
+  return {
+    events,
+    securityAudit,
+    configAudit,
+    db,
+    obsEvidence,
+    posture,
+    memory,
+    tokens,
+    resolveTokens,
+    cacheTrace,
+  };
+}
+
+/** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
+type Stores = Omit<
+  DaemonServices,
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+> & {
+  events: EventSink;
+  cacheTrace: CacheTraceStream | undefined;
+};
+
+/** Starts the agent runtime and everything that runs turns or serves agents, over `stores`. */
+async function startAgents(
+  context: ServiceContext,
+  lifecycle: Lifecycle,
+  stores: Stores,
+): Promise<DaemonServices> {
+  const { options, config, configStore, dataDir, env, now, logger } = context;
+  const { events, db, memory, obsEvidence, securityAudit, cacheTrace } = stores;
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime = await lifecycle.start(
     'agent runtime',
@@ -348,15 +385,9 @@ export async function startServices(context: ServiceContext, lifecycle: Lifecycl
     ...(memory?.tools ?? []),
   ]);
 
+  const { events: _events, cacheTrace: _cacheTrace, ...rest } = stores;
   return {
-    db,
-    obsEvidence,
-    posture,
-    securityAudit,
-    configAudit,
-    memory,
-    tokens,
-    resolveTokens,
+    ...rest,
     agentRuntime,
     cron,
     heartbeat,
