@@ -140,6 +140,7 @@ export {
 } from './tool-gates.js';
 export { DEFAULT_SESSION_KEY } from './turn-loop.js';
 export { agentCapabilityClass, type CapabilityClassSource } from './capability-class.js';
+export { type AgentContextDag, contextDagByAgent } from './session-stats.js';
 export {
   createServedWindowMonitor,
   type ServedWindowMonitor,

@@ -1,7 +1,7 @@
 export { AuthScopesError } from './errors.js';
 export type { AuthScopesErrorCode, AuthScopesErrorOptions } from './errors.js';
 export type { AuthScopesLogger, ErrorKind, ProblemFields } from './logger.js';
-export { hasScope, scopeError, scopeSchema } from './scopes.js';
+export { hasScope, isLastAdminToken, scopeError, scopeSchema } from './scopes.js';
 export type { MethodScope, Scope } from './scopes.js';
 export { generateTokenSecret, hashToken, TOKEN_HASH_PREFIX, TOKEN_SECRET_PREFIX } from './token-secret.js';
 export { gatewayTokensSchema, tokenConfigSchema, tokenIdSchema } from './token-config.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AuthScopesError } from './errors.js';
-import { hasScope, type Scope, scopeError } from './scopes.js';
+import { hasScope, isLastAdminToken, type Scope, scopeError } from './scopes.js';
 
 describe('hasScope', () => {
   const cases: Array<[Scope[], Scope, boolean]> = [
@@ -34,5 +34,24 @@ describe('scopeError', () => {
 
   it('names rpc when rpc is required', () => {
     expect(scopeError('rpc').message).toBe("Insufficient scope: requires 'rpc'");
+  });
+});
+
+describe('isLastAdminToken', () => {
+  const tokens = [
+    { id: 'root', scopes: ['*'] },
+    { id: 'ops', scopes: ['admin'] },
+    { id: 'app', scopes: ['rpc'] },
+  ];
+
+  it('is true only for the one remaining token with admin or * scope', () => {
+    expect(isLastAdminToken(tokens, 'root')).toBe(false);
+    expect(isLastAdminToken(tokens.slice(1), 'ops')).toBe(true);
+    expect(isLastAdminToken([tokens[0]!, tokens[2]!], 'root')).toBe(true);
+  });
+
+  it('is false for an rpc token and for an unknown id', () => {
+    expect(isLastAdminToken(tokens.slice(1), 'app')).toBe(false);
+    expect(isLastAdminToken(tokens.slice(1), 'ghost')).toBe(false);
   });
 });

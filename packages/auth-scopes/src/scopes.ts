@@ -41,3 +41,21 @@ export function scopeError(required: Scope): AuthScopesError {
     data: { required },
   });
 }
+
+/**
+ * Whether `id` names the only token that can call admin methods (`admin` or `*`) among
+ * `tokens`: revoking it would lock every admin out until a restart mints a new one.
+ * False when `id` is unknown or not an admin token.
+ */
+export function isLastAdminToken(
+  tokens: ReadonlyArray<{ id: string; scopes: readonly string[] }>,
+  id: string,
+): boolean {
+  const isAdmin = (scopes: readonly string[]) => hasScope(scopes as readonly Scope[], 'admin');
+  const target = tokens.find((token) => token.id === id);
+  return (
+    target !== undefined &&
+    isAdmin(target.scopes) &&
+    tokens.filter((token) => isAdmin(token.scopes)).length === 1
+  );
+}

@@ -9,6 +9,7 @@ import {
   type ObsService,
   traceSearchParamsSchema,
 } from '@agentd/obs-reports';
+import { contextDagByAgent } from '@agentd/agent-runtime';
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
@@ -151,30 +152,7 @@ export function obsMethods(deps: {
       scope: 'admin',
       description: 'Session and compaction counts per agent from the session store.',
       params: agentFilter,
-      handler: async ({ agentId }) => {
-        const rows = await db.query<{
-          agent_id: string;
-          sessions: number;
-          messages: number;
-          compacted: number;
-          summary_tokens: number;
-        }>(
-          `SELECT agent_id, COUNT(*) AS sessions, SUM(message_count) AS messages,
-                  SUM(CASE WHEN compacted_before_seq > 0 THEN 1 ELSE 0 END) AS compacted,
-                  SUM(summary_tokens) AS summary_tokens
-             FROM agent_sessions WHERE (? IS NULL OR agent_id = ?) GROUP BY agent_id ORDER BY agent_id`,
-          [agentId ?? null, agentId ?? null],
-        );
-        return {
-          agents: rows.map((row) => ({
-            agentId: row.agent_id,
-            nodes: { sessions: row.sessions, messages: row.messages ?? 0 },
-            // One summary level per compacted session: the store keeps a single rolling summary.
-            maxDepth: row.compacted > 0 ? 1 : 0,
-            compactions: { compactedSessions: row.compacted, summaryTokens: row.summary_tokens ?? 0 },
-          })),
-        };
-      },
+      handler: async ({ agentId }) => ({ agents: await contextDagByAgent(db, agentId) }),
     }),
     defineMethod({
       name: 'obs.context.pipeline',

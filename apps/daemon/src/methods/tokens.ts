@@ -1,4 +1,4 @@
-import { AuthScopesError, type TokenStore } from '@agentd/auth-scopes';
+import { AuthScopesError, isLastAdminToken, type TokenStore } from '@agentd/auth-scopes';
 import { defineMethod, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '@agentd/evidence';
@@ -93,11 +93,7 @@ export function tokenMethods(deps: {
       handler: async ({ id, force }, context) => {
         const all = deps.tokens.list();
         const target = all.find((token) => token.id === id);
-        const isAdmin = (scopes: readonly string[]) => scopes.includes('*') || scopes.includes('admin');
-        const lastAdmin =
-          target !== undefined &&
-          isAdmin(target.scopes) &&
-          all.filter((token) => isAdmin(token.scopes)).length === 1;
+        const lastAdmin = isLastAdminToken(all, id);
         const refs = {
           action: 'token_revoke',
           caller: context.identity.tokenId,
