@@ -2,44 +2,34 @@ import type { AgentTurnRunner, NodeRequest } from '@agentd/graph-engine';
 import { describe, expect, it } from 'vitest';
 import { resolveGraphExecutor } from './graph-runner.js';
 
-const request = (overrides: Partial<NodeRequest> = {}): NodeRequest => ({
+/** One node of run r1 whose rendered prompt is `write a haiku`. */
+const request = {
   runId: 'r1',
   graphId: 'g1',
   nodeId: 'n1',
   agentId: 'writer',
   prompt: 'write a haiku',
-  attempt: 1,
-  timeoutMs: 1000,
-  signal: new AbortController().signal,
-  ...overrides,
-});
+} as NodeRequest;
 
-function fakeRunner(finishReason = 'stop') {
-  const turns: Array<Parameters<AgentTurnRunner['runTurn']>[0]> = [];
-  const runner: AgentTurnRunner = {
-    runTurn: async (turn) => {
-      turns.push(turn);
-      return {
-        response: `answer to ${turn.message}`,
-        tokensUsed: { input: 1, output: 2, total: 3 },
-        finishReason,
-        sessionKey: turn.sessionKey ?? '',
-      };
-    },
-  };
-  return { runner, turns };
-}
+/** Answers every turn with `answer to <message>`. */
+const runner: AgentTurnRunner = {
+  runTurn: async (turn) => ({
+    response: `answer to ${turn.message}`,
+    tokensUsed: { input: 1, output: 2, total: 3 },
+    finishReason: 'stop',
+    sessionKey: turn.sessionKey ?? '',
+  }),
+};
 
 describe('resolveGraphExecutor', () => {
   it('prefers an injected executor, then the echo executor, then the runner', async () => {
     const injected = { run: async () => 'injected' };
-    const { runner } = fakeRunner();
     expect(resolveGraphExecutor({ executor: injected, runner, env: { AGENTD_GRAPH_EXECUTOR: 'echo' } })).toBe(
       injected,
     );
     const echo = resolveGraphExecutor({ runner, env: { AGENTD_GRAPH_EXECUTOR: 'echo' } });
-    expect(await echo?.run(request())).toBe('write a haiku');
-    expect(await resolveGraphExecutor({ runner, env: {} })?.run(request())).toBe('answer to write a haiku');
+    expect(await echo?.run(request)).toBe('write a haiku');
+    expect(await resolveGraphExecutor({ runner, env: {} })?.run(request)).toBe('answer to write a haiku');
     expect(resolveGraphExecutor({ env: {} })).toBeUndefined();
   });
 

@@ -58,4 +58,21 @@ describe('createLifecycle', () => {
     expect(events).toEqual(['stop last', 'stop first']);
     expect(logged).toEqual(['broken']);
   });
+
+  it('starts a service and closes it on stop, also when its start failed part way', async () => {
+    const events: string[] = [];
+    const fake = (name: string, fails = false) => ({
+      start: async () => {
+        events.push(`start ${name}`);
+        if (fails) throw new Error(`${name} failed`);
+      },
+      close: async () => void events.push(`close ${name}`),
+    });
+    const lifecycle = createLifecycle({ logger: quiet });
+    const cron = await lifecycle.service('cron', () => fake('cron'));
+    expect(typeof cron.close).toBe('function');
+    await expect(lifecycle.service('graph', () => fake('graph', true))).rejects.toThrow('graph failed');
+    await lifecycle.stop();
+    expect(events).toEqual(['start cron', 'start graph', 'close graph', 'close cron']);
+  });
 });

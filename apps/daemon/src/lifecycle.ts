@@ -10,6 +10,14 @@ export interface Lifecycle {
    * must clean up after itself); the caller then calls {@link Lifecycle.stop}.
    */
   start<T>(name: string, start: () => T | Promise<T>, stop?: (service: T) => unknown): Promise<T>;
+  /**
+   * Creates a service with `start()` and `close()`, starts it and stops it with `close()`; the
+   * close is on the list before the start runs, so a start that fails part way is closed too.
+   */
+  service<T extends { start(): Promise<unknown>; close(): Promise<unknown> }>(
+    name: string,
+    create: () => T,
+  ): Promise<T>;
   /** Remembers how to stop something already running (opened before the lifecycle could own it). */
   add(name: string, stop: () => unknown): void;
   /**
@@ -51,6 +59,12 @@ export function createLifecycle(options: { logger: LifecycleLogger }): Lifecycle
     async start(name, start, stop) {
       const service = await start();
       if (stop) entries.push({ name, stop: () => stop(service) });
+      return service;
+    },
+    async service(name, create) {
+      const service = create();
+      entries.push({ name, stop: () => service.close() });
+      await service.start();
       return service;
     },
     add(name, stop) {

@@ -127,14 +127,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     () => openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') }),
     (database) => database.close(),
   );
-  const obsEvidence = await lifecycle.start(
-    'evidence',
-    async () => {
-      const evidence = createObsEvidence({ db, now, logger: logger.module('obs') });
-      await evidence.start();
-      return evidence;
-    },
-    (evidence) => evidence.close(),
+  const obsEvidence = await lifecycle.service('evidence', () =>
+    createObsEvidence({ db, now, logger: logger.module('obs') }),
   );
   evidenceSink = obsEvidence.sink;
   // The standing config posture (fleet rule 7): checked after start and on every providers change.
@@ -224,113 +218,89 @@ async function startAgents(
   const { options, config, configStore, dataDir, env, now, logger } = context;
   const { events, db, memory, obsEvidence, securityAudit, cacheTrace } = stores;
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
-  const agentRuntime = await lifecycle.start(
-    'agent runtime',
-    async () => {
-      const runtime = createAgentRuntime({
-        ...(cacheTrace ? { cacheTrace } : {}),
-        // The evidence files roll by the same policy the start-up sweep applies.
-        evidenceRotation: config.observability.logRotation,
-        db,
-        dataDir,
-        agents: config.agents,
-        providers: config.providers,
-        contextEngine: config.contextEngine,
-        resolveSecret: (name) => env[name],
-        persistAgents: async (entries) => {
-          await configStore.patch(
-            { agents: { entries } },
-            { message: `agents: update ${Object.keys(entries).join(', ')}` },
-          );
-        },
-        logger: logger.module('agent'),
-        now,
-        // session.delete / reset_conversation drop the session's memories by the contract's rules.
-        ...(memory
-          ? {
-              memory: {
-                deleteBySession: async (input: {
-                  agentId: string;
-                  sessionKey: string;
-                  purgeDerived: boolean;
-                }) => (await memory.store.deleteBySession(input)).memoriesDeleted,
-              },
-              // Agents with memory.autoRecall get their memories recalled before each turn.
-              recall: memory.autoRecall,
-            }
-          : {}),
-        events,
-      });
-      await runtime.start();
-      return runtime;
-    },
-    (runtime) => runtime.close(),
+  const agentRuntime = await lifecycle.service('agent runtime', () =>
+    createAgentRuntime({
+      ...(cacheTrace ? { cacheTrace } : {}),
+      // The evidence files roll by the same policy the start-up sweep applies.
+      evidenceRotation: config.observability.logRotation,
+      db,
+      dataDir,
+      agents: config.agents,
+      providers: config.providers,
+      contextEngine: config.contextEngine,
+      resolveSecret: (name) => env[name],
+      persistAgents: async (entries) => {
+        await configStore.patch(
+          { agents: { entries } },
+          { message: `agents: update ${Object.keys(entries).join(', ')}` },
+        );
+      },
+      logger: logger.module('agent'),
+      now,
+      // session.delete / reset_conversation drop the session's memories by the contract's rules.
+      ...(memory
+        ? {
+            memory: {
+              deleteBySession: async (input: {
+                agentId: string;
+                sessionKey: string;
+                purgeDerived: boolean;
+              }) => (await memory.store.deleteBySession(input)).memoriesDeleted,
+            },
+            // Agents with memory.autoRecall get their memories recalled before each turn.
+            recall: memory.autoRecall,
+          }
+        : {}),
+      events,
+    }),
   );
   // Graph nodes, queued webhook turns and cron jobs run as turns of this runtime,
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
   // Scheduling: jobs and heartbeats run their turns through the same runner.
-  const cron = await lifecycle.start(
-    'cron',
-    async () => {
-      const service = createCronService({
-        db,
-        runner: agentRunner,
-        workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
-        ...config.cron,
-        wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
-        now,
-        logger: logger.module('scheduler'),
-        events,
-      });
-      await service.start();
-      return service;
-    },
-    (service) => service.close(),
+  const cron = await lifecycle.service('cron', () =>
+    createCronService({
+      db,
+      runner: agentRunner,
+      workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
+      ...config.cron,
+      wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
+      now,
+      logger: logger.module('scheduler'),
+      events,
+    }),
   );
-  const heartbeat = await lifecycle.start(
-    'heartbeat',
-    async () => {
-      const service = createHeartbeatService({
-        db,
-        runner: agentRunner,
-        settings: config.heartbeat,
-        persistSettings: async (patch) => {
-          await configStore.patch({ heartbeat: patch });
-        },
-        now,
-        logger: logger.module('scheduler'),
-        events,
-      });
-      await service.start();
-      return service;
-    },
-    (service) => service.close(),
+  const heartbeat = await lifecycle.service('heartbeat', () =>
+    createHeartbeatService({
+      db,
+      runner: agentRunner,
+      settings: config.heartbeat,
+      persistSettings: async (patch) => {
+        await configStore.patch({ heartbeat: patch });
+      },
+      now,
+      logger: logger.module('scheduler'),
+      events,
+    }),
   );
 
-  const graph = await lifecycle.start(
-    'graph',
-    async () => {
-      const service = createGraphService({
-        db,
-        runsDir: join(dataDir, 'graph-runs'),
-        executor: resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env }),
-        // pipeline:authored carries the authoring agent's capability class (pipelineAuthoringGate).
-        capabilityClassOf: (agentId) => agentCapabilityClass(agentRuntime, agentId),
-        events,
-        limits: config.graph,
-        defaultConcurrency: config.graph.defaultConcurrency,
-        maxConcurrency: config.graph.maxConcurrency,
-        defaultNodeTimeoutMs: config.graph.defaultNodeTimeoutMs,
-        retryDelayMs: config.graph.retryDelayMs,
-        memoryRuns: config.graph.memoryRuns,
-        logger: logger.module('graph'),
-        now,
-      });
-      await service.start();
-      return service;
-    },
-    (service) => service.close(),
+  const graph = await lifecycle.service('graph', () =>
+    createGraphService({
+      db,
+      runsDir: join(dataDir, 'graph-runs'),
+      executor: resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env }),
+      // pipeline:authored carries the authoring agent's capability class (pipelineAuthoringGate).
+      capabilityClassOf: (agentId) => agentCapabilityClass(agentRuntime, agentId),
+      events,
+      limits: config.graph,
+      defaultConcurrency: config.graph.defaultConcurrency,
+      maxConcurrency: config.graph.maxConcurrency,
+      defaultNodeTimeoutMs: config.graph.defaultNodeTimeoutMs,
+      retryDelayMs: config.graph.retryDelayMs,
+      memoryRuns: config.graph.memoryRuns,
+      logger: logger.module('graph'),
+      now,
+    }),
   );
   const obsService = createObsService({
     db,
