@@ -6,7 +6,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { sweepEvidence } from '@agentd/agent-runtime';
 import { ensureBootstrapToken } from '@agentd/auth-scopes';
 import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
-import type { AgentTurnRunner, EventSink, NodeExecutor } from '@agentd/graph-engine';
+import type { AgentTurnRunner, EventSink } from '@agentd/contracts';
+import type { NodeExecutor } from '@agentd/graph-engine';
 import {
   type AgentdLogger,
   createLogger,

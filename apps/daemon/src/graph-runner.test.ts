@@ -1,4 +1,5 @@
-import type { AgentTurnRunner, NodeRequest } from '@agentd/graph-engine';
+import type { AgentTurnRunner } from '@agentd/contracts';
+import type { NodeRequest } from '@agentd/graph-engine';
 import { describe, expect, it } from 'vitest';
 import { resolveGraphExecutor } from './graph-runner.js';
 

@@ -16,8 +16,8 @@ import {
   type HeartbeatService,
   summarizeWakeGateFires,
 } from '@agentd/cron-wakegate';
+import type { AgentTurnRunner } from '@agentd/contracts';
 import {
-  type AgentTurnRunner,
   createGraphService,
   createGraphTools,
   type EventSink,

@@ -1,5 +1,5 @@
+import type { Logger } from '@agentd/contracts';
 import type { ProvidersSection } from './config.js';
-import type { AgentRuntimeLogger } from './logger.js';
 import { checkServedWindows, type ServedWindowPosture } from './served-window.js';
 
 /** Options of {@link createServedWindowMonitor}. */
@@ -7,7 +7,7 @@ export interface ServedWindowMonitorOptions {
   /** Receives each finished check (the daemon writes it as the `config_posture` health row). */
   record(posture: ServedWindowPosture): void;
   /** Warns when a model is served below its configured window, and when a check fails. */
-  logger: Pick<AgentRuntimeLogger, 'warn'>;
+  logger: Pick<Logger, 'warn'>;
   /** The fetch used to ask local model servers. @default globalThis.fetch */
   fetch?: typeof fetch;
 }

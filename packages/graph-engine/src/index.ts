@@ -18,7 +18,7 @@ export {
   nodeIdPattern,
 } from './definition.js';
 export { createEchoExecutor, type EchoExecutorOptions } from './echo-executor.js';
-export { type AgentTurnRunner, createRunnerExecutor } from './runner-executor.js';
+export { createRunnerExecutor } from './runner-executor.js';
 export {
   GraphError,
   type GraphErrorCode,

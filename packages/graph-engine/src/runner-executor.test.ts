@@ -1,6 +1,7 @@
 import type { NodeRequest } from './execute.js';
 import { describe, expect, it } from 'vitest';
-import { type AgentTurnRunner, createRunnerExecutor } from './runner-executor.js';
+import type { AgentTurnRunner } from '@agentd/contracts';
+import { createRunnerExecutor } from './runner-executor.js';
 
 const request = (overrides: Partial<NodeRequest> = {}): NodeRequest => ({
   runId: 'r1',

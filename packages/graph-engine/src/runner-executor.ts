@@ -1,8 +1,6 @@
 import type { AgentTurnRunner } from '@agentd/contracts';
 import type { NodeExecutor } from './execute.js';
 
-export type { AgentTurnRunner } from '@agentd/contracts';
-
 /** Finish reasons that mean the turn produced no usable answer. */
 const failedFinishReasons = new Set(['error', 'timeout', 'cancelled']);
 
