@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every code an {@link AuthScopesError} can carry.
  *
@@ -18,13 +20,11 @@ export type AuthScopesErrorCode =
   | 'PERSIST_FAILED'
   | 'INSUFFICIENT_SCOPE';
 
-/** Options accepted by the {@link AuthScopesError} constructor. */
-export interface AuthScopesErrorOptions {
-  /** The underlying error, when this one wraps another. */
-  cause?: unknown;
-  /** Structured details safe to log (never a secret). */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link AuthScopesError} constructor. `data`: structured details safe to log
+ * (never a secret).
+ */
+export type AuthScopesErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; branch on `code`, not on the message. */
 export class AuthScopesError extends Error {

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link BrowserError} can carry.
  *
@@ -33,13 +35,10 @@ export type BrowserErrorCode =
   | 'BROWSER_CRASHED'
   | 'CLOSED';
 
-/** Options accepted by the {@link BrowserError} constructor. */
-export interface BrowserErrorOptions {
-  /** The underlying error (usually one thrown by Playwright). */
-  cause?: unknown;
-  /** Structured detail for callers and logs. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link BrowserError} constructor. `data`: structured detail for callers and logs.
+ */
+export type BrowserErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class BrowserError extends Error {

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Codes of {@link ClientError}: failures that happened on this side of the wire.
  *
@@ -22,13 +24,11 @@ export type ClientErrorCode =
   | 'INVALID_OPTIONS'
   | 'INVALID_ARGUMENT';
 
-/** Extra fields accepted by the error constructors. */
-export interface ClientErrorOptions {
-  /** The underlying error, if any. */
-  cause?: unknown;
-  /** Structured details (close code, HTTP status, the JSON-RPC error object...). */
-  data?: unknown;
-}
+/**
+ * Options accepted by the {@link ClientError} constructor. `data`: structured details (close code,
+ * HTTP status, the JSON-RPC error object...).
+ */
+export type ClientErrorOptions = AgentdErrorOptions<unknown>;
 
 /**
  * A local failure of the client: the request never got a JSON-RPC answer.

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Machine-readable reasons a config-store operation failed.
  *
@@ -34,13 +36,11 @@ export interface ConfigIssue {
   code?: string;
 }
 
-/** Options accepted by {@link ConfigStoreError}. */
-export interface ConfigStoreErrorOptions {
-  /** The underlying error, kept for logs. */
-  cause?: unknown;
-  /** Structured details (for example `issues`); safe to send to a client, never holds secret values. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link ConfigStoreError} constructor. `data`: structured details (for
+ * example `issues`); safe to send to a client, never holds secret values.
+ */
+export type ConfigStoreErrorOptions = AgentdErrorOptions;
 
 /** The single error class thrown by this package; switch on `code`. */
 export class ConfigStoreError extends Error {

@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import type {
+  AgentdErrorOptions,
   AgentTool,
   AgentTurnRequest,
   AgentTurnResult,
@@ -74,6 +75,18 @@ describe('ErrorKind', () => {
     expectTypeOf<'dependency'>().toExtend<ErrorKind>();
     expectTypeOf<'disk'>().not.toExtend<ErrorKind>();
     expectTypeOf<string>().not.toExtend<ErrorKind>();
+  });
+});
+
+describe('AgentdErrorOptions', () => {
+  it('takes an optional cause and optional record data, and lets a package narrow data', () => {
+    expectTypeOf<{}>().toExtend<AgentdErrorOptions>();
+    expectTypeOf<{ cause: Error; data: { id: string } }>().toExtend<AgentdErrorOptions>();
+    expectTypeOf<{ data: string }>().not.toExtend<AgentdErrorOptions>();
+    expectTypeOf<{ data: string }>().toExtend<AgentdErrorOptions<unknown>>();
+    expectTypeOf<AgentdErrorOptions<{ issues?: string[] }>['data']>().toEqualTypeOf<
+      { issues?: string[] } | undefined
+    >();
   });
 });
 

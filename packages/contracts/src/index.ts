@@ -8,5 +8,6 @@ export type {
   TurnOrigin,
   WakeTarget,
 } from './agent.js';
+export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link CronWakegateError} can carry.
  *
@@ -26,13 +28,13 @@ export interface FieldIssue {
   message: string;
 }
 
-/** Options accepted by the {@link CronWakegateError} constructor. */
-export interface CronWakegateErrorOptions {
-  /** The underlying error. */
-  cause?: unknown;
-  /** Structured detail: `issues` for validation codes, `name` for job codes. */
-  data?: { issues?: FieldIssue[] } & Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link CronWakegateError} constructor. `data`: structured detail: `issues`
+ * for validation codes, `name` for job codes.
+ */
+export type CronWakegateErrorOptions = AgentdErrorOptions<
+  { issues?: FieldIssue[] } & Record<string, unknown>
+>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class CronWakegateError extends Error {

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link GraphError} can carry.
  *
@@ -42,13 +44,11 @@ export interface GraphIssue {
   message: string;
 }
 
-/** Options accepted by the {@link GraphError} constructor. */
-export interface GraphErrorOptions {
-  /** The underlying error. */
-  cause?: unknown;
-  /** Structured detail: `issues` for validation failures, ids for lookups. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link GraphError} constructor. `data`: structured detail: `issues` for
+ * validation failures, ids for lookups.
+ */
+export type GraphErrorOptions = AgentdErrorOptions;
 
 /** The one error class of this package; switch on `code`, not on the message. */
 export class GraphError extends Error {

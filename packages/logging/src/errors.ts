@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /** Codes carried by {@link LoggingError}. */
 export type LoggingErrorCode =
   | 'INVALID_OPTIONS'
@@ -19,11 +21,7 @@ export class LoggingError extends Error {
   /** Extra detail about the failure. */
   readonly data: Record<string, unknown> | undefined;
 
-  constructor(
-    code: LoggingErrorCode,
-    message: string,
-    options: { cause?: unknown; data?: Record<string, unknown> } = {},
-  ) {
+  constructor(code: LoggingErrorCode, message: string, options: AgentdErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'LoggingError';
     this.code = code;

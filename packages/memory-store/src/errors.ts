@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link MemoryStoreError} can carry.
  *
@@ -20,13 +22,11 @@ export type MemoryStoreErrorCode =
   | 'RERANKER_FAILED'
   | 'CLOSED';
 
-/** Options accepted by the {@link MemoryStoreError} constructor. */
-export interface MemoryStoreErrorOptions {
-  /** The underlying error. */
-  cause?: unknown;
-  /** Structured detail for logs; never holds keys or memory content. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link MemoryStoreError} constructor. `data`: structured detail for logs;
+ * never holds keys or memory content.
+ */
+export type MemoryStoreErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class MemoryStoreError extends Error {

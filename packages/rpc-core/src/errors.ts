@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Numeric JSON-RPC error codes used on the wire.
  *
@@ -33,13 +35,11 @@ export interface ParamIssue {
   message: string;
 }
 
-/** Options accepted by the {@link RpcError} constructor. */
-export interface RpcErrorOptions {
-  /** Extra structured detail sent to the client as `error.data`. */
-  data?: unknown;
-  /** The underlying error; kept for logs, never serialised. */
-  cause?: unknown;
-}
+/**
+ * Options accepted by the {@link RpcError} constructor. `data`: extra structured detail sent to
+ * the client as `error.data`; `cause` is kept for logs, never serialised.
+ */
+export type RpcErrorOptions = AgentdErrorOptions<unknown>;
 
 /**
  * An error meant for the client: a numeric JSON-RPC `code`, a `message` and
@@ -136,13 +136,10 @@ export type RpcCoreErrorCode =
   | 'TRANSPORT_CLOSED'
   | 'TIMEOUT';
 
-/** Options accepted by the {@link RpcCoreError} constructor. */
-export interface RpcCoreErrorOptions {
-  /** The underlying error, when this one wraps another. */
-  cause?: unknown;
-  /** Structured details safe to log. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link RpcCoreError} constructor. `data`: structured details safe to log.
+ */
+export type RpcCoreErrorOptions = AgentdErrorOptions;
 
 /**
  * The local error of this package: misuse, closed transports, timeouts. It is

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link StorageError} can carry.
  *
@@ -30,13 +32,11 @@ export type StorageErrorCode =
   | 'SQL_ERROR'
   | 'DRIVER_ERROR';
 
-/** Options accepted by the {@link StorageError} constructor. */
-export interface StorageErrorOptions {
-  /** The underlying error (a libsql error, or what a migration threw). */
-  cause?: unknown;
-  /** Structured detail for logs, such as the SQLite code or the versions involved. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link StorageError} constructor. `data`: structured detail for logs, such
+ * as the SQLite code or the versions involved.
+ */
+export type StorageErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class StorageError extends Error {

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /**
  * Every `code` a {@link WebhookError} can carry.
  *
@@ -7,13 +9,11 @@
  */
 export type WebhookErrorCode = 'INVALID_OPTIONS' | 'INVALID_CONFIG' | 'STORE_CLOSED';
 
-/** Options accepted by the {@link WebhookError} constructor. */
-export interface WebhookErrorOptions {
-  /** The underlying error, for example a zod error. */
-  cause?: unknown;
-  /** Structured detail (for example zod `issues`); never holds a secret or a request body. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options accepted by the {@link WebhookError} constructor. `data`: structured detail (for example zod
+ * `issues`); never holds a secret or a request body.
+ */
+export type WebhookErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class WebhookError extends Error {
