@@ -29,29 +29,15 @@ function dig(value: unknown, depth: number): Record<string, unknown> {
 
 const problem = { hint: 'h', errorKind: 'auth' } as const;
 
+/** The field names of the contract (Authentication, item 8), in the contract's order. */
+const CONTRACT_FIELD_NAMES = (
+  'apiKey token password secret authorization accessToken refreshToken botToken privateKey ' +
+  'credential credentials key passphrase connectionString accessKey cookie webhookSecret'
+).split(' ');
+
 describe('REDACTED_FIELDS', () => {
   it('lists exactly the contract field names', () => {
-    expect([...REDACTED_FIELDS].sort()).toEqual(
-      [
-        'apiKey',
-        'token',
-        'password',
-        'secret',
-        'authorization',
-        'accessToken',
-        'refreshToken',
-        'botToken',
-        'privateKey',
-        'credential',
-        'credentials',
-        'key',
-        'passphrase',
-        'connectionString',
-        'accessKey',
-        'cookie',
-        'webhookSecret',
-      ].sort(),
-    );
+    expect([...REDACTED_FIELDS].sort()).toEqual(CONTRACT_FIELD_NAMES.sort());
   });
 });
 
