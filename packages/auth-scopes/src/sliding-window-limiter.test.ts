@@ -1,26 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { manualClock } from './internal/test-support.js';
 import { SlidingWindowLimiter } from './sliding-window-limiter.js';
-
-function clock(start = 0) {
-  let time = start;
-  return {
-    now: () => time,
-    set: (value: number) => {
-      time = value;
-    },
-  };
-}
 
 describe('SlidingWindowLimiter', () => {
   it('allows maxEvents in a window and refuses the next one', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 3, windowMs: 1000, now: time.now });
     expect([limiter.tryAcquire(), limiter.tryAcquire(), limiter.tryAcquire()]).toEqual([true, true, true]);
     expect(limiter.tryAcquire()).toBe(false);
   });
 
   it('refuses a burst straddling a fixed-bucket edge that a bucketed counter would let through', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 5, windowMs: 1000, now: time.now });
     time.set(999);
     for (let index = 0; index < 5; index += 1) expect(limiter.tryAcquire()).toBe(true);
@@ -36,7 +27,7 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('frees slots one by one as each event leaves the window', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 3, windowMs: 100, now: time.now });
     for (const at of [0, 30, 60]) {
       time.set(at);
@@ -54,7 +45,7 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('never admits more than maxEvents in any window over a long irregular run', () => {
-    const time = clock();
+    const time = manualClock();
     const maxEvents = 7;
     const windowMs = 50;
     const limiter = new SlidingWindowLimiter({ maxEvents, windowMs, now: time.now });
@@ -77,7 +68,7 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('does not count refused events against the window', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 1, windowMs: 100, now: time.now });
     expect(limiter.tryAcquire()).toBe(true);
     for (let at = 1; at < 100; at += 1) {
@@ -89,7 +80,7 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('reports how long until the next event fits', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 2, windowMs: 1000, now: time.now });
     expect(limiter.retryAfterMs()).toBe(0);
     limiter.tryAcquire();
@@ -102,7 +93,7 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('forgets everything on reset', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 2, windowMs: 1000, now: time.now });
     limiter.tryAcquire();
     limiter.tryAcquire();

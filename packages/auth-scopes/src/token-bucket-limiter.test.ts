@@ -1,26 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { manualClock } from './internal/test-support.js';
 import { TokenBucketLimiter } from './token-bucket-limiter.js';
-
-function clock(start = 0) {
-  let time = start;
-  return {
-    now: () => time,
-    set: (value: number) => {
-      time = value;
-    },
-  };
-}
 
 describe('TokenBucketLimiter', () => {
   it('allows a burst of capacity and then refuses', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 5, refillPerSecond: 5 / 60, now: time.now });
     for (let index = 0; index < 5; index += 1) expect(limiter.tryAcquire()).toBe(true);
     expect(limiter.tryAcquire()).toBe(false);
   });
 
   it('refills at the configured rate, exactly on the boundary despite floating point', () => {
-    const time = clock();
+    const time = manualClock();
     // env.set: five writes per minute, one token every 12 seconds.
     const limiter = new TokenBucketLimiter({ capacity: 5, refillPerSecond: 5 / 60, now: time.now });
     for (let index = 0; index < 5; index += 1) limiter.tryAcquire();
@@ -36,7 +27,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('counts a token as refilled when polling accumulates floating-point error', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 0.1, now: time.now });
     expect(limiter.tryAcquire()).toBe(true);
     // Ten refills of 0.1 sum to 0.9999999999999999 in binary floating point.
@@ -50,7 +41,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('never holds more than capacity however long it idles', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 3, refillPerSecond: 10, now: time.now });
     time.set(3_600_000);
     expect(limiter.available()).toBe(3);
@@ -59,7 +50,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('charges a cost and refuses without charging when short', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1, now: time.now });
     expect(limiter.tryAcquire(7)).toBe(true);
     expect(limiter.tryAcquire(4)).toBe(false);
@@ -68,7 +59,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('tells how long until a cost fits', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 0.5, now: time.now });
     expect(limiter.retryAfterMs()).toBe(0);
     limiter.tryAcquire(2);
@@ -82,7 +73,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('ignores a clock that steps backwards', () => {
-    const time = clock(10_000);
+    const time = manualClock(10_000);
     const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 1, now: time.now });
     limiter.tryAcquire();
     time.set(5_000);
@@ -94,7 +85,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('refills completely on reset', () => {
-    const time = clock();
+    const time = manualClock();
     const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 1, now: time.now });
     limiter.tryAcquire(2);
     limiter.reset();
