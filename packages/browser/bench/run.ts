@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
 import { type BrowserService, createBrowserService } from '../src/index.js';
-import { findExecutable } from '../src/internal/executable.js';
+import { findExecutable, HEADLESS_ARGS } from '../src/internal/executable.js';
 import { findProcesses } from '../src/internal/processes.js';
 
 const page = `<!doctype html><title>Bench</title><h1>Bench</h1>
@@ -28,23 +28,12 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address() as AddressInfo;
 const url = `http://127.0.0.1:${port}/`;
 const executablePath = findExecutable(undefined);
-const args = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 
 async function launchBare(profileDir: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath,
     headless: true,
-    args,
+    args: HEADLESS_ARGS,
     viewport: { width: 1280, height: 720 },
     handleSIGHUP: false,
     handleSIGINT: false,

@@ -1,17 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSite, type TestSite } from '../test/pages.js';
+import { rejection, startSite, type TestSite } from '../test/pages.js';
 import { type BrowserService, createBrowserService } from './browser-service.js';
-import { BrowserError } from './errors.js';
-
-async function rejection(promise: Promise<unknown>): Promise<BrowserError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof BrowserError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('BrowserService.applyConfig', () => {
   let site: TestSite;

@@ -2,21 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { pngSize, startSite, type TestSite } from '../test/pages.js';
+import { pngSize, rejection, startSite, type TestSite } from '../test/pages.js';
 import { type BrowserService, createBrowserService } from './browser-service.js';
-import { BrowserError } from './errors.js';
 import { findProcesses, isAlive } from './internal/processes.js';
 import type { SnapshotNode } from './internal/snapshot.js';
-
-async function rejection(promise: Promise<unknown>): Promise<BrowserError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof BrowserError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 function flatten(nodes: SnapshotNode[]): SnapshotNode[] {
   return nodes.flatMap((node) => [node, ...flatten(node.children ?? [])]);

@@ -8,7 +8,7 @@ import { BrowserError } from './errors.js';
 import type { ActAction, ActParams } from './internal/actions.js';
 import { type AddressPolicy, createAddressPolicy } from './internal/address-policy.js';
 import type { ConsoleEntry } from './internal/console-buffer.js';
-import { findExecutable, installHint } from './internal/executable.js';
+import { findExecutable, HEADLESS_ARGS, installHint } from './internal/executable.js';
 import { startGuardProxy } from './internal/guard-proxy.js';
 import { findProcesses, isAlive, killTree, parentPid } from './internal/processes.js';
 import { createPageCalls } from './internal/page-calls.js';
@@ -127,20 +127,6 @@ export interface BrowserService {
    */
   applyConfig(section: BrowserServiceOptions): Promise<{ relaunched: boolean }>;
 }
-
-// Headless flags a locked-down machine (root, no GPU, no network beyond what is allowed) needs.
-// The background-networking set keeps Chromium from calling home on a closed network.
-const HEADLESS_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 
 /**
  * Creates the browser service. Nothing is launched until a call needs the browser.

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BrowserError } from '../src/errors.js';
 
 /** A local web server for the browser tests, counting the requests it saw. */
 export interface TestSite {
@@ -129,4 +130,15 @@ function expectPng(bytes: Buffer): void {
   if (!bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
     throw new Error('not a PNG');
   }
+}
+
+/** Awaits a call that must fail with a {@link BrowserError} and returns that error; any other outcome throws. */
+export async function rejection(promise: Promise<unknown>): Promise<BrowserError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof BrowserError) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
 }

@@ -19,6 +19,21 @@ const candidatePaths: Record<string, string[]> = {
 
 const candidateNames = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome', 'chrome'];
 
+// Headless flags a locked-down machine (root, no GPU, no network beyond what is allowed) needs.
+// The background-networking set keeps Chromium from calling home on a closed network. The
+// benchmark's bare-Playwright baseline launches with the same flags.
+export const HEADLESS_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
 export const installHint =
   'Install Chromium (Debian/Ubuntu: `apt-get install -y chromium`; Fedora: `dnf install chromium`; ' +
   'macOS: `brew install --cask chromium`) or set `browser.executablePath` to a Chromium or Chrome binary.';
