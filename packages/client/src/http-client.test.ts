@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { TestServer, WireFailure } from '../test/json-rpc-server.js';
+import { rejection, TestServer, WireFailure } from '../test/json-rpc-server.js';
 import { ClientError, RpcCallError } from './errors.js';
 import { createHttpClient } from './http-client.js';
 
@@ -40,15 +40,6 @@ async function startRawServer(
   rawServers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 afterEach(async () => {

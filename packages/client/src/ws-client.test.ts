@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { TestServer, WireFailure } from '../test/json-rpc-server.js';
+import { rejection, TestServer, WireFailure } from '../test/json-rpc-server.js';
 import { ClientError, RpcCallError } from './errors.js';
 import type { MemorySearchEntry, OpenRpcDocument } from './methods.js';
 import { type CloseInfo, createWsClient, type WsClient, type WsClientOptions } from './ws-client.js';
@@ -51,15 +51,6 @@ function nextEvent<T>(target: WsClient, event: 'open' | 'close' | 'reconnecting'
       resolve(value);
     }) as never);
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 afterEach(async () => {

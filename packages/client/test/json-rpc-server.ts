@@ -191,3 +191,13 @@ export class TestServer {
     return id === undefined ? undefined : reply;
   }
 }
+
+/** Awaits a promise that must reject and returns what it rejected with; a fulfilled promise fails the test. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
