@@ -1,3 +1,4 @@
+import type { EmbeddingCacheStats, MemoryStats } from '@agentd/contracts';
 import type { RpcCallError } from './errors.js';
 
 /** Params of a method that takes none; `{}` or leaving them out are both fine. */
@@ -133,16 +134,7 @@ export interface AgentdMethods {
   };
   'memory.embeddingCache': {
     params: EmptyParams;
-    result: {
-      size: number;
-      maxEntries: number;
-      persisted: number;
-      hits: number;
-      persistedHits: number;
-      misses: number;
-      evictions: number;
-      hitRate: number;
-    };
+    result: EmbeddingCacheStats;
   };
   'memory.export': { params: { agentId?: string }; result: { entries: MemoryRecordInfo[]; count: number } };
   'memory.flush': { params: { agentId?: string }; result: { flushed: number } };
@@ -196,26 +188,8 @@ export interface MemoryRecordInfo {
   derived?: string[];
 }
 
-/** memory.stats (and memory.inspect without id). */
-export interface MemoryStatsInfo {
-  entries: number;
-  memories: number;
-  observations: number;
-  agents: number;
-  missingEmbeddings: number;
-  bytes: { database: number | null; content: number; vectors: number };
-  index: {
-    kind: 'quantized' | 'hnsw' | 'exact';
-    ready: boolean;
-    size: number;
-    scopes: number;
-    dimensions: number;
-    model: string;
-    embedderKind: 'lexical' | 'semantic';
-    rebuildMs: number | null;
-    lastError: string | null;
-  };
-}
+/** `memory.stats` (and `memory.inspect` without an id): `MemoryStats` from `@agentd/contracts`, as the store reports it. */
+export type MemoryStatsInfo = MemoryStats;
 
 /** Names of the methods in {@link AgentdMethods}. */
 export type AgentdMethodName = keyof AgentdMethods;

@@ -11,3 +11,4 @@ export type {
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';
+export type { EmbeddingCacheStats, MemoryStats } from './memory.js';

@@ -1,27 +1,11 @@
 import { createHash } from 'node:crypto';
+import type { EmbeddingCacheStats } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import type { Embedder } from './embedder.js';
 import { fromBlob, toBlob } from './internal/vectors.js';
 
-/** Counters of the embedding cache since the store opened. */
-export interface EmbeddingCacheStats {
-  /** Vectors held in memory. */
-  size: number;
-  /** Most vectors the memory layer holds. */
-  maxEntries: number;
-  /** Vectors persisted in libsql. */
-  persisted: number;
-  /** Lookups answered from memory or from libsql. */
-  hits: number;
-  /** Of `hits`, those answered from libsql. */
-  persistedHits: number;
-  /** Lookups that had to call the embedder. */
-  misses: number;
-  /** Vectors dropped from memory (least recently used) or from libsql (oldest). */
-  evictions: number;
-  /** hits / (hits + misses), 0 before the first lookup. */
-  hitRate: number;
-}
+/** Counters of the embedding cache; declared in `@agentd/contracts`, which the client shares. */
+export type { EmbeddingCacheStats } from '@agentd/contracts';
 
 /** SHA-256 of the text, hex; the cache key together with the model. */
 export function contentHash(text: string): string {

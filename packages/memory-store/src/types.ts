@@ -1,3 +1,6 @@
+/** Store statistics (memory.stats, memory.inspect without id); declared in `@agentd/contracts`, which the client shares. */
+export type { MemoryStats } from '@agentd/contracts';
+
 /** Where a memory came from: shipped with the agent, learned in conversation, or taken from outside content. */
 export type TrustLevel = 'system' | 'learned' | 'external';
 
@@ -115,33 +118,4 @@ export interface SessionDeleteResult {
   observationsDeleted: number;
   /** Observations that lost a source and kept others. */
   observationsUnlinked: number;
-}
-
-/** Store statistics (memory.stats, memory.inspect without id). */
-export interface MemoryStats {
-  entries: number;
-  memories: number;
-  observations: number;
-  agents: number;
-  /** Entries whose vector is missing or from another model. */
-  missingEmbeddings: number;
-  bytes: {
-    /** Database file size (page_count x page_size), null when the server does not say. */
-    database: number | null;
-    content: number;
-    vectors: number;
-  };
-  index: {
-    /** `quantized`: in-memory int8 SIMD scan; `hnsw`: usearch graph; `exact`: no in-process index, scans in libsql. */
-    kind: 'quantized' | 'hnsw' | 'exact';
-    /** False while the in-process index is being rebuilt from libsql (exact search answers meanwhile). */
-    ready: boolean;
-    size: number;
-    scopes: number;
-    dimensions: number;
-    model: string;
-    embedderKind: 'lexical' | 'semantic';
-    rebuildMs: number | null;
-    lastError: string | null;
-  };
 }
