@@ -1,20 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTemporaryDatabase } from './internal/test-support.js';
 import { createAutoRecall } from './auto-recall.js';
 import { createHashingEmbedder } from './embedder.js';
 import { MemoryStoreError } from './errors.js';
 import { createMemoryStore, type MemoryStore } from './memory-store.js';
 
-let dir: string;
 let db: Database;
+let removeDatabase: () => Promise<void>;
 let store: MemoryStore;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memory-apply-'));
-  db = await openDatabase({ url: `file:${join(dir, 'memory.db')}` });
+  ({ db, remove: removeDatabase } = await openTemporaryDatabase('memory-apply-'));
   store = await createMemoryStore({ database: db });
   await store.storeMany(
     Array.from({ length: 12 }, (_, index) => ({ content: `note ${index} about herons and owls` })),
@@ -23,8 +20,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await store.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await removeDatabase();
 });
 
 describe('MemoryStore.applyConfig', () => {

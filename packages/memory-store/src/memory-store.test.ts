@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTemporaryDatabase } from './internal/test-support.js';
 import { createHashingEmbedder, type Embedder } from './embedder.js';
 import { MemoryStoreError } from './errors.js';
 import type { MemoryLogger } from './logger.js';
@@ -11,19 +9,17 @@ import { MIGRATION_PACKAGE } from './migrations.js';
 import type { MemoryStoreOptions } from './options.js';
 import type { Reranker } from './reranker.js';
 
-let dir: string;
 let db: Database;
+let removeDatabase: () => Promise<void>;
 const stores: MemoryStore[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memory-store-'));
-  db = await openDatabase({ url: `file:${join(dir, 'memory.db')}` });
+  ({ db, remove: removeDatabase } = await openTemporaryDatabase('memory-store-'));
 });
 
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await removeDatabase();
 });
 
 interface Captured {

@@ -1,6 +1,11 @@
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
-import type { Embedder } from './embedder.js';
+import {
+  type Embedder,
+  hashingEmbedderOptionsSchema,
+  openAiEmbedderOptionsSchema,
+  transformersEmbedderOptionsSchema,
+} from './embedder.js';
 import type { EventSink, MemoryLogger } from './logger.js';
 import type { Reranker } from './reranker.js';
 
@@ -158,32 +163,12 @@ export interface MemoryStoreOptions {
   randomId?: (() => string) | undefined;
 }
 
+// Each provider takes exactly what its factory validates (openai without `maxBatch` and `kind`,
+// which the config does not expose), so the config cannot accept what the factory would refuse.
 const embedderSchema = z.discriminatedUnion('provider', [
-  z
-    .object({
-      provider: z.literal('hashing'),
-      dimensions: z.number().int().min(16).max(4096).default(384),
-    })
-    .strict(),
-  z
-    .object({
-      provider: z.literal('openai'),
-      baseUrl: z.string().url(),
-      model: z.string().min(1),
-      dimensions: z.number().int().min(1).max(65_536),
-      apiKey: z.string().min(1).optional(),
-      requestDimensions: z.boolean().default(false),
-      timeoutMs: z.number().int().min(1).max(600_000).default(30_000),
-    })
-    .strict(),
-  z
-    .object({
-      provider: z.literal('local'),
-      modelPath: z.string().min(1),
-      dimensions: z.number().int().min(1).max(65_536),
-      pooling: z.enum(['mean', 'cls']).default('mean'),
-    })
-    .strict(),
+  hashingEmbedderOptionsSchema.extend({ provider: z.literal('hashing') }),
+  openAiEmbedderOptionsSchema.omit({ maxBatch: true, kind: true }).extend({ provider: z.literal('openai') }),
+  transformersEmbedderOptionsSchema.extend({ provider: z.literal('local') }),
 ]);
 
 /**

@@ -1,26 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTemporaryDatabase } from './internal/test-support.js';
 import { createAutoRecall } from './auto-recall.js';
 import { createMemoryStore, type MemoryStore } from './memory-store.js';
 import { createMemoryTools, type ToolContext } from './tools.js';
 
-let dir: string;
 let db: Database;
+let removeDatabase: () => Promise<void>;
 let store: MemoryStore;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'memory-tools-'));
-  db = await openDatabase({ url: `file:${join(dir, 'memory.db')}` });
+  ({ db, remove: removeDatabase } = await openTemporaryDatabase('memory-tools-'));
   store = await createMemoryStore({ database: db });
 });
 
 afterEach(async () => {
   await store.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await removeDatabase();
 });
 
 const context = (agentId: string): ToolContext => ({

@@ -39,33 +39,26 @@ export function toRecord(row: EntryRow): MemoryRecord {
   };
 }
 
+/** The scalar filter fields and their condition; each binds the argument named after its field. */
+const FILTER_CONDITIONS = [
+  ['agentId', 'e.agent_id = :agentId'],
+  ['tenant', 'e.tenant = :tenant'],
+  ['sessionKey', 'e.session_key = :sessionKey'],
+  ['kind', 'e.kind = :kind'],
+  ['sinceMs', 'e.created_at >= :sinceMs'],
+  ['untilMs', 'e.created_at < :untilMs'],
+] as const satisfies ReadonlyArray<readonly [keyof MemoryFilter, string]>;
+
 /** SQL conditions on alias `e` with named arguments. */
 export function filterSql(filter: MemoryFilter): { where: string; args: Record<string, SqlValue> } {
   const clauses: string[] = [];
   const args: Record<string, SqlValue> = {};
-  if (filter.agentId !== undefined) {
-    clauses.push('e.agent_id = :agentId');
-    args.agentId = filter.agentId;
-  }
-  if (filter.tenant !== undefined) {
-    clauses.push('e.tenant = :tenant');
-    args.tenant = filter.tenant;
-  }
-  if (filter.sessionKey !== undefined) {
-    clauses.push('e.session_key = :sessionKey');
-    args.sessionKey = filter.sessionKey;
-  }
-  if (filter.kind !== undefined) {
-    clauses.push('e.kind = :kind');
-    args.kind = filter.kind;
-  }
-  if (filter.sinceMs !== undefined) {
-    clauses.push('e.created_at >= :sinceMs');
-    args.sinceMs = filter.sinceMs;
-  }
-  if (filter.untilMs !== undefined) {
-    clauses.push('e.created_at < :untilMs');
-    args.untilMs = filter.untilMs;
+  for (const [field, condition] of FILTER_CONDITIONS) {
+    const value = filter[field];
+    if (value !== undefined) {
+      clauses.push(condition);
+      args[field] = value;
+    }
   }
   const tags = [...new Set(filter.tags ?? [])];
   if (tags.length > 0) {
