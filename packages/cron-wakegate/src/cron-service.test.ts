@@ -35,6 +35,24 @@ async function started(overrides: Partial<CronServiceOptions> = {}): Promise<Cro
   return service;
 }
 
+/**
+ * From `startIso`, runs a `nightly` job at 02:30 in `tz` for `hours` hours of fake time and returns
+ * the service and the ISO times of the job's runs.
+ */
+async function nightlyRuns(
+  startIso: string,
+  tz: string,
+  hours: number,
+): Promise<{ cron: CronService; runTimes: string[] }> {
+  vi.setSystemTime(Date.parse(startIso));
+  const cron = await started();
+  await cron.add({ name: 'nightly', message: 'n', schedule: { kind: 'cron', expr: '30 2 * * *', tz } });
+  await vi.advanceTimersByTimeAsync(hours * 3_600_000);
+  await cron.idle();
+  const runs = await cron.runs({ jobName: 'nightly' });
+  return { cron, runTimes: runs.map((run) => new Date(run.ts).toISOString()) };
+}
+
 function fieldOf(error: unknown): string | undefined {
   if (!isCronWakegateError(error)) throw error;
   return error.data?.issues?.[0]?.path.join('.');
@@ -96,31 +114,15 @@ describe('createCronService', () => {
     });
 
     it('fires a job in the New York spring-forward gap once, at the end of the gap', async () => {
-      vi.setSystemTime(Date.parse('2024-03-10T06:00:00Z')); // 01:00 EST
-      const cron = await started();
-      await cron.add({
-        name: 'nightly',
-        message: 'n',
-        schedule: { kind: 'cron', expr: '30 2 * * *', tz: 'America/New_York' },
-      });
-      await vi.advanceTimersByTimeAsync(3 * 3_600_000);
-      await cron.idle();
-      const runs = await cron.runs({ jobName: 'nightly' });
-      expect(runs.map((run) => new Date(run.ts).toISOString())).toEqual(['2024-03-10T07:00:00.000Z']);
+      // 01:00 EST
+      const { runTimes } = await nightlyRuns('2024-03-10T06:00:00Z', 'America/New_York', 3);
+      expect(runTimes).toEqual(['2024-03-10T07:00:00.000Z']);
     });
 
     it('fires a job whose time repeats at the Berlin fall-back once', async () => {
-      vi.setSystemTime(Date.parse('2024-10-26T23:00:00Z')); // 01:00 CEST
-      const cron = await started();
-      await cron.add({
-        name: 'nightly',
-        message: 'n',
-        schedule: { kind: 'cron', expr: '30 2 * * *', tz: 'Europe/Berlin' },
-      });
-      await vi.advanceTimersByTimeAsync(4 * 3_600_000);
-      await cron.idle();
-      const runs = await cron.runs({ jobName: 'nightly' });
-      expect(runs.map((run) => new Date(run.ts).toISOString())).toEqual(['2024-10-27T00:30:00.000Z']);
+      // 01:00 CEST
+      const { cron, runTimes } = await nightlyRuns('2024-10-26T23:00:00Z', 'Europe/Berlin', 4);
+      expect(runTimes).toEqual(['2024-10-27T00:30:00.000Z']);
       expect(cron.get('nightly').nextRunAtMs).toBe(Date.parse('2024-10-28T01:30:00Z'));
     });
 

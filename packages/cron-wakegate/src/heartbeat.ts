@@ -387,18 +387,7 @@ function runBeatTurn(
 }
 
 /** The statements that record a beat, and drop the queued texts it delivered (up to seq `delivered`). */
-function beatStatements(beat: {
-  id: string;
-  ts: number;
-  agentId: string;
-  sources: string[];
-  status: 'ok' | 'error';
-  durationMs: number;
-  queuedTexts: number;
-  summary: string | undefined;
-  error: string | undefined;
-  delivered: number | undefined;
-}): Statement[] {
+function beatStatements(beat: HeartbeatBeat & { delivered: number | undefined }): Statement[] {
   return [
     {
       sql: `INSERT INTO heartbeat_beats (id, ts, agent_id, sources, status, duration_ms, queued_texts, summary, error)

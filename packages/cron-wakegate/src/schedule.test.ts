@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isCronWakegateError } from './errors.js';
-import { nextFireAfter, resolveSchedule, type ScheduleInput } from './schedule.js';
+import { nextFireAfter, type ResolvedSchedule, resolveSchedule, type ScheduleInput } from './schedule.js';
 
 const NOW = Date.parse('2026-01-15T12:00:00Z');
 
@@ -15,6 +15,18 @@ function issuePath(input: ScheduleInput): string {
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/** The next `count` fire times after `fromIso`, each found from the one before, as ISO strings. */
+function firesAfter(schedule: ResolvedSchedule, fromIso: string, count: number): Array<string | undefined> {
+  const fires: Array<string | undefined> = [];
+  let at = Date.parse(fromIso);
+  for (let i = 0; i < count; i++) {
+    const next = nextFireAfter(schedule, at)!;
+    fires.push(iso(next));
+    at = next;
+  }
+  return fires;
+}
 
 describe('resolveSchedule', () => {
   it('names schedule.expr for a bad expression, a missing one and one that never fires', () => {
@@ -66,13 +78,7 @@ describe('nextFireAfter', () => {
       { kind: 'cron', expr: '30 2 * * *', tz: 'America/New_York' },
       { now: NOW },
     );
-    const fires: Array<string | undefined> = [];
-    let at = Date.parse('2024-03-09T12:00:00Z');
-    for (let i = 0; i < 3; i++) {
-      const next = nextFireAfter(schedule, at)!;
-      fires.push(iso(next));
-      at = next;
-    }
+    const fires = firesAfter(schedule, '2024-03-09T12:00:00Z', 3);
     // 2024-03-10 02:30 does not exist in New York: the run happens at 03:00 EDT, then 02:30 EDT daily.
     expect(fires).toEqual([
       '2024-03-10T07:00:00.000Z',
@@ -83,13 +89,7 @@ describe('nextFireAfter', () => {
 
   it('runs a job whose time occurs twice at fall-back only once (Europe/Berlin)', () => {
     const schedule = resolveSchedule({ kind: 'cron', expr: '30 2 * * *', tz: 'Europe/Berlin' }, { now: NOW });
-    const fires: Array<string | undefined> = [];
-    let at = Date.parse('2024-10-26T12:00:00Z');
-    for (let i = 0; i < 3; i++) {
-      const next = nextFireAfter(schedule, at)!;
-      fires.push(iso(next));
-      at = next;
-    }
+    const fires = firesAfter(schedule, '2024-10-26T12:00:00Z', 3);
     // 02:30 happens at 00:30Z (CEST) and again at 01:30Z (CET) on 27 October; only the first runs.
     expect(fires).toEqual([
       '2024-10-27T00:30:00.000Z',
@@ -100,13 +100,7 @@ describe('nextFireAfter', () => {
 
   it('keeps an hourly job on wall-clock hours across the Berlin fall-back, running both 02:00 hours', () => {
     const schedule = resolveSchedule({ kind: 'cron', expr: '0 * * * *', tz: 'Europe/Berlin' }, { now: NOW });
-    const fires: Array<string | undefined> = [];
-    let at = Date.parse('2024-10-26T23:30:00Z');
-    for (let i = 0; i < 4; i++) {
-      const next = nextFireAfter(schedule, at)!;
-      fires.push(iso(next));
-      at = next;
-    }
+    const fires = firesAfter(schedule, '2024-10-26T23:30:00Z', 4);
     expect(fires).toEqual([
       '2024-10-27T00:00:00.000Z',
       '2024-10-27T01:00:00.000Z',
