@@ -52,46 +52,42 @@ describe('createDispatcher', () => {
       expect(await call('{"jsonrpc": "2.0", "method": "foobar"}')).toBeUndefined();
     });
 
-    it('answers a call of a non-existent method with -32601', async () => {
-      expect(await call('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')).toEqual({
-        jsonrpc: '2.0',
+    it.each([
+      {
+        case: 'a call of a non-existent method with -32601',
+        text: '{"jsonrpc": "2.0", "method": "foobar", "id": "1"}',
         error: { code: -32601, message: 'Method not found: foobar' },
         id: '1',
-      });
-    });
-
-    it('answers invalid JSON with -32700 and a null id', async () => {
-      expect(await call('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')).toEqual({
-        jsonrpc: '2.0',
+      },
+      {
+        case: 'invalid JSON with -32700 and a null id',
+        text: '{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]',
         error: { code: -32700, message: 'Parse error' },
         id: null,
-      });
+      },
+      {
+        case: 'a batch of invalid JSON with a single -32700',
+        text: `[
+        {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
+        {"jsonrpc": "2.0", "method"
+      ]`,
+        error: { code: -32700, message: 'Parse error' },
+        id: null,
+      },
+      {
+        case: 'an empty array with a single -32600 and a null id',
+        text: '[]',
+        error: { code: -32600, message: 'Invalid Request: empty batch' },
+        id: null,
+      },
+    ])('answers $case', async ({ text, error, id }) => {
+      expect(await call(text)).toEqual({ jsonrpc: '2.0', error, id });
     });
 
     it('answers an invalid request object with -32600 and a null id', async () => {
       expect(await call('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')).toMatchObject({
         jsonrpc: '2.0',
         error: { code: -32600 },
-        id: null,
-      });
-    });
-
-    it('answers a batch of invalid JSON with a single -32700', async () => {
-      const text = `[
-        {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
-        {"jsonrpc": "2.0", "method"
-      ]`;
-      expect(await call(text)).toEqual({
-        jsonrpc: '2.0',
-        error: { code: -32700, message: 'Parse error' },
-        id: null,
-      });
-    });
-
-    it('answers an empty array with a single -32600 and a null id', async () => {
-      expect(await call('[]')).toEqual({
-        jsonrpc: '2.0',
-        error: { code: -32600, message: 'Invalid Request: empty batch' },
         id: null,
       });
     });

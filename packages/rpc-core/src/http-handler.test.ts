@@ -3,17 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDispatcher } from './dispatcher.js';
 import { createHttpRpcHandler, type HttpRpcHandlerOptions } from './http-handler.js';
-import { exampleRegistry } from './internal/test-support.js';
+import { closeServer, exampleRegistry } from './internal/test-support.js';
 import { authenticateFromTokens } from './internal/ws-test-support.js';
 
 let server: Server | undefined;
 
 afterEach(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    server = undefined;
-  }
+  if (server) await closeServer(server);
+  server = undefined;
 });
 
 async function start(overrides: Partial<HttpRpcHandlerOptions> = {}): Promise<string> {

@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createDispatcher } from './dispatcher.js';
 import { RpcCoreError, RpcError } from './errors.js';
-import { exampleRegistry, rpcIdentity } from './internal/test-support.js';
+import { exampleRegistry, hangingMethod, rpcIdentity } from './internal/test-support.js';
 import { createMemoryPair } from './memory-pair.js';
-import { defineMethod } from './method.js';
 
 function pair(timeoutMs?: number) {
   const registry = exampleRegistry();
-  registry.register(
-    defineMethod({
-      name: 'hang.forever',
-      scope: 'rpc',
-      params: z.object({}),
-      handler: (_params, context) =>
-        new Promise((resolve) => context.signal.addEventListener('abort', () => resolve('aborted'))),
-    }),
-  );
+  registry.register(hangingMethod());
   return createMemoryPair({
     dispatcher: createDispatcher({ registry }),
     identity: rpcIdentity,

@@ -2,16 +2,14 @@ import { createServer, get, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RpcCoreError } from './errors.js';
+import { closeServer } from './internal/test-support.js';
 import { createSseWriter, type SseWriter, type SseWriterOptions } from './sse-writer.js';
 
 let server: Server | undefined;
 
 afterEach(async () => {
-  if (server) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    server = undefined;
-  }
+  if (server) await closeServer(server);
+  server = undefined;
 });
 
 async function start(options: SseWriterOptions, script: (writer: SseWriter) => void) {

@@ -3,7 +3,7 @@ import { connect as connectTcp } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createDispatcher } from './dispatcher.js';
-import { exampleRegistry, recordingLogger } from './internal/test-support.js';
+import { exampleRegistry, hangingMethod, recordingLogger } from './internal/test-support.js';
 import { authenticateFromTokens, connect, listen, type TestClient } from './internal/ws-test-support.js';
 import { createWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.js';
 
@@ -295,18 +295,9 @@ describe('createWebSocketTransport', () => {
   it('aborts the handler signal when the connection closes', async () => {
     const registry = exampleRegistry();
     let seen: AbortSignal | undefined;
-    const { defineMethod } = await import('./method.js');
-    const { z } = await import('zod');
     registry.register(
-      defineMethod({
-        name: 'hang.forever',
-        scope: 'rpc',
-        params: z.object({}),
-        handler: (_params, context) =>
-          new Promise((resolve) => {
-            seen = context.signal;
-            context.signal.addEventListener('abort', () => resolve('aborted'));
-          }),
+      hangingMethod((signal) => {
+        seen = signal;
       }),
     );
     const dispatcher = createDispatcher({ registry });

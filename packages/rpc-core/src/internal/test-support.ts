@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { z } from 'zod';
 import type { DispatchConnection } from '../dispatcher.js';
 import { RpcError } from '../errors.js';
@@ -55,30 +56,17 @@ export function exampleRegistry(): MethodRegistry {
       params: z.array(z.number()),
       handler: (params) => params.reduce((total, value) => total + value, 0),
     }),
-    defineMethod({
-      name: 'update',
-      scope: 'rpc',
-      params: z.array(z.number()),
-      handler: (params) => {
-        notified.push(params);
-      },
-    }),
-    defineMethod({
-      name: 'notify_hello',
-      scope: 'rpc',
-      params: z.array(z.number()),
-      handler: (params) => {
-        notified.push(params);
-      },
-    }),
-    defineMethod({
-      name: 'notify_sum',
-      scope: 'rpc',
-      params: z.array(z.number()),
-      handler: (params) => {
-        notified.push(params);
-      },
-    }),
+    // The specification's notification targets: each only records what it was sent.
+    ...['update', 'notify_hello', 'notify_sum'].map((name) =>
+      defineMethod({
+        name,
+        scope: 'rpc',
+        params: z.array(z.number()),
+        handler: (params) => {
+          notified.push(params);
+        },
+      }),
+    ),
     defineMethod({ name: 'get_data', scope: 'rpc', params: z.unknown(), handler: () => ['hello', 5] }),
     defineMethod({
       name: 'chat.echo',
@@ -134,4 +122,27 @@ export function exampleRegistry(): MethodRegistry {
     }),
   );
   return registry;
+}
+
+/**
+ * `hang.forever`: a method that never answers on its own and resolves `'aborted'` once its
+ * signal aborts. `onSignal` receives that signal when the handler starts.
+ */
+export function hangingMethod(onSignal: (signal: AbortSignal) => void = () => {}) {
+  return defineMethod({
+    name: 'hang.forever',
+    scope: 'rpc',
+    params: z.object({}),
+    handler: (_params, context) =>
+      new Promise((resolve) => {
+        onSignal(context.signal);
+        context.signal.addEventListener('abort', () => resolve('aborted'));
+      }),
+  });
+}
+
+/** Closes a test HTTP server, dropping its open connections first so `close` does not wait for them. */
+export async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
 }
