@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir, recordingLogger } from '../test/helpers.js';
-import { type Database, openDatabase, StorageError, storageSectionSchema } from './index.js';
+import { errorOf, makeTempDir, recordingLogger } from '../test/helpers.js';
+import { type Database, openDatabase, storageSectionSchema } from './index.js';
 
 let temp: ReturnType<typeof makeTempDir>;
 const open: Database[] = [];
@@ -13,16 +13,6 @@ async function openInTemp(extra: Parameters<typeof openDatabase>[0] = {}): Promi
   const db = await openDatabase({ dataDir: temp.dir, ...extra });
   open.push(db);
   return db;
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<StorageError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(StorageError);
-    return error as StorageError;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeEach(() => {

@@ -1,20 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../test/helpers.js';
+import { errorOf, makeTempDir } from '../test/helpers.js';
 import { type Database, type Migration, openDatabase, StorageError } from './index.js';
 
 let temp: ReturnType<typeof makeTempDir>;
 let db: Database;
 let clock: number;
-
-async function errorOf(promise: Promise<unknown>): Promise<StorageError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(StorageError);
-    return error as StorageError;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function tableNames(database: Database): Promise<string[]> {
   const rows = await database.query<{ name: string }>(

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StorageLogger } from '../src/index.js';
+import { expect } from 'vitest';
+import { StorageError, type StorageLogger } from '../src/index.js';
 
 /** A fresh temporary directory and a function that removes it. */
 export function makeTempDir(prefix = 'agentd-storage-'): { dir: string; remove: () => void } {
@@ -25,4 +26,15 @@ export function recordingLogger(): StorageLogger & { entries: LogEntry[] } {
       entries.push({ level, fields, message });
     };
   return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** Awaits a call that must reject with a {@link StorageError} and returns that error. */
+export async function errorOf(promise: Promise<unknown>): Promise<StorageError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(StorageError);
+    return error as StorageError;
+  }
+  throw new Error('expected a rejection');
 }
