@@ -68,20 +68,14 @@ describe('createWebhookStore', () => {
 
   it('answers duplicate for a delivery id seen within 24 hours and queues nothing', async () => {
     const store = createWebhookStore({ db, now });
-    await store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'same', plan: agentPlan });
+    const deliverSame = () =>
+      store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'same', plan: agentPlan });
+    await deliverSame();
     clock += 23 * 60 * 60 * 1000;
-    expect(
-      await store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'same', plan: agentPlan }),
-    ).toEqual({
-      duplicate: true,
-    });
+    expect(await deliverSame()).toEqual({ duplicate: true });
     expect((await store.queueStats()).queued).toBe(1);
     clock += 2 * 60 * 60 * 1000;
-    expect(
-      await store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'same', plan: agentPlan }),
-    ).toMatchObject({
-      duplicate: false,
-    });
+    expect(await deliverSame()).toMatchObject({ duplicate: false });
     expect((await store.queueStats()).queued).toBe(2);
     await store.close();
   });
