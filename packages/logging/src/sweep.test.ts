@@ -12,7 +12,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LoggingError } from './errors.js';
 import { temporaryDirectory } from './internal/test-support.js';
-import { sweepLogs } from './sweep.js';
+import { type SweepOptions, type SweepResult, sweepLogs } from './sweep.js';
 
 const NOW = Date.parse('2025-06-30T12:00:00Z');
 const DAY = 24 * 60 * 60 * 1000;
@@ -36,6 +36,11 @@ function put(name: string, content: string | Buffer, ageDays: number): string {
   return path;
 }
 
+/** Sweeps the test's log directory as of NOW with the given options. */
+function sweepAtNow(options: Omit<SweepOptions, 'dir' | 'now'> = {}): Promise<SweepResult> {
+  return sweepLogs({ dir: logs, now: () => NOW, ...options });
+}
+
 function names(): string[] {
   return readdirSync(logs).sort();
 }
@@ -46,13 +51,7 @@ describe('sweepLogs', () => {
     put('agentd.log.1.gz', gzipSync('one\n'), 1);
     put('agentd.log.2.gz', gzipSync('two\n'), 29);
     put('agentd.log.3.gz', gzipSync('three\n'), 31);
-    const result = await sweepLogs({
-      dir: logs,
-      maxFiles: 5,
-      maxAgeDays: 30,
-      compressAged: true,
-      now: () => NOW,
-    });
+    const result = await sweepAtNow({ maxFiles: 5, maxAgeDays: 30, compressAged: true });
     expect(names()).toEqual(['agentd.log', 'agentd.log.1.gz', 'agentd.log.2.gz']);
     expect(result.deleted).toEqual([{ path: join(logs, 'agentd.log.3.gz'), reason: 'age' }]);
     expect(readFileSync(live, 'utf8')).toBe('live\n');
@@ -63,13 +62,7 @@ describe('sweepLogs', () => {
     put('agentd.log', 'live', 0);
     for (let index = 1; index <= 7; index++) put(`agentd.log.${index}.gz`, gzipSync(`a${index}`), index / 10);
     for (let index = 1; index <= 3; index++) put(`cache-trace.jsonl.${index}.gz`, gzipSync(`c${index}`), 0);
-    const result = await sweepLogs({
-      dir: logs,
-      maxFiles: 4,
-      maxAgeDays: 30,
-      compressAged: false,
-      now: () => NOW,
-    });
+    const result = await sweepAtNow({ maxFiles: 4, maxAgeDays: 30, compressAged: false });
     expect(names()).toEqual([
       'agentd.log',
       'agentd.log.1.gz',
@@ -92,7 +85,7 @@ describe('sweepLogs', () => {
     put('config-audit.jsonl', 'live audit\n', 0);
     put('config-audit.jsonl.1', 'first rotated\n', 2);
     put('config-audit.jsonl.2', 'second rotated\n', 3);
-    const result = await sweepLogs({ dir: logs, now: () => NOW });
+    const result = await sweepAtNow();
     expect(names()).toEqual(['config-audit.jsonl', 'config-audit.jsonl.1.gz', 'config-audit.jsonl.2.gz']);
     expect(result.compressed).toEqual([
       join(logs, 'config-audit.jsonl.1'),
@@ -107,7 +100,7 @@ describe('sweepLogs', () => {
 
   it('leaves plain copies alone when compressAged is false and age rules off with maxAgeDays 0', async () => {
     put('agentd.log.1', 'old', 900);
-    const result = await sweepLogs({ dir: logs, maxAgeDays: 0, compressAged: false, now: () => NOW });
+    const result = await sweepAtNow({ maxAgeDays: 0, compressAged: false });
     expect(names()).toEqual(['agentd.log.1']);
     expect(result).toEqual({ deleted: [], compressed: [], kept: [join(logs, 'agentd.log.1')], errors: [] });
   });
@@ -115,7 +108,7 @@ describe('sweepLogs', () => {
   it('drops a plain copy whose gzipped twin exists', async () => {
     put('agentd.log.1', 'same', 0);
     put('agentd.log.1.gz', gzipSync('same'), 0);
-    const result = await sweepLogs({ dir: logs, now: () => NOW });
+    const result = await sweepAtNow();
     expect(names()).toEqual(['agentd.log.1.gz']);
     expect(result.deleted).toEqual([{ path: join(logs, 'agentd.log.1'), reason: 'duplicate' }]);
   });
@@ -130,7 +123,7 @@ describe('sweepLogs', () => {
     ];
     for (const name of untouched) put(name, name, 365);
     mkdirSync(join(logs, 'trajectories.1'));
-    const result = await sweepLogs({ dir: logs, maxFiles: 0, maxAgeDays: 1, now: () => NOW });
+    const result = await sweepAtNow({ maxFiles: 0, maxAgeDays: 1 });
     expect(names()).toEqual([...untouched, 'trajectories.1'].sort());
     expect(result.deleted).toEqual([]);
   });
