@@ -25,15 +25,51 @@ export interface AnnSettings {
 }
 
 /**
+ * What both index kinds share: one state per scope (agent and tenant), listed,
+ * counted and dropped the same way. `State` is what one scope holds.
+ */
+abstract class ScopedIndex<State> implements VectorIndex {
+  protected readonly states = new Map<string, State>();
+
+  abstract add(scope: string, seqs: number[], vectors: Float32Array[]): void;
+  abstract remove(scope: string, seqs: number[]): void;
+  abstract search(scopes: string[], query: Float32Array, k: number): VectorHit[];
+  /** Entries one scope holds. */
+  protected abstract countOf(state: State): number;
+
+  /** Scope keys, for a search over every agent or tenant. */
+  scopes(): string[] {
+    return [...this.states.keys()];
+  }
+
+  size(): number {
+    let total = 0;
+    for (const state of this.states.values()) total += this.countOf(state);
+    return total;
+  }
+
+  clear(scope?: string): void {
+    if (scope === undefined) this.states.clear();
+    else this.states.delete(scope);
+  }
+}
+
+/** The `k` nearest of the hits gathered from every scope searched. */
+function nearest(hits: VectorHit[], k: number): VectorHit[] {
+  hits.sort((a, b) => a.distance - b.distance);
+  return hits.slice(0, k);
+}
+
+/**
  * In-process HNSW graphs (usearch), one per agent and tenant so a recall never
  * walks another agent's memories. It holds only copies of vectors stored in
  * libsql and is rebuilt from there at start; keys are the entries' `seq`.
  */
-export class AnnIndex implements VectorIndex {
-  readonly #scopes = new Map<string, UsearchIndex>();
+export class AnnIndex extends ScopedIndex<UsearchIndex> {
   readonly #settings: AnnSettings;
 
   constructor(settings: AnnSettings) {
+    super();
     this.#settings = settings;
   }
 
@@ -62,7 +98,7 @@ export class AnnIndex implements VectorIndex {
   }
 
   remove(scope: string, seqs: number[]): void {
-    const index = this.#scopes.get(scope);
+    const index = this.states.get(scope);
     if (index === undefined || seqs.length === 0) return;
     index.remove(BigUint64Array.from(seqs, (seq) => BigInt(seq)));
   }
@@ -71,7 +107,7 @@ export class AnnIndex implements VectorIndex {
   search(scopes: string[], query: Float32Array, k: number): VectorHit[] {
     const hits: VectorHit[] = [];
     for (const scope of scopes) {
-      const index = this.#scopes.get(scope);
+      const index = this.states.get(scope);
       if (index === undefined || index.size() === 0) continue;
       const matches = index.search(query, Math.min(k, index.size()), 0);
       for (let position = 0; position < matches.keys.length; position++) {
@@ -81,28 +117,15 @@ export class AnnIndex implements VectorIndex {
         hits.push({ seq: Number(key), distance: matches.distances[position]! });
       }
     }
-    hits.sort((a, b) => a.distance - b.distance);
-    return hits.slice(0, k);
+    return nearest(hits, k);
   }
 
-  /** Scope keys, for a search over every agent or tenant. */
-  scopes(): string[] {
-    return [...this.#scopes.keys()];
-  }
-
-  size(): number {
-    let total = 0;
-    for (const index of this.#scopes.values()) total += index.size();
-    return total;
-  }
-
-  clear(scope?: string): void {
-    if (scope === undefined) this.#scopes.clear();
-    else this.#scopes.delete(scope);
+  protected countOf(index: UsearchIndex): number {
+    return index.size();
   }
 
   #scope(scope: string): UsearchIndex {
-    let index = this.#scopes.get(scope);
+    let index = this.states.get(scope);
     if (index === undefined) {
       index = new usearch.Index({
         dimensions: this.#settings.dimensions,
@@ -113,7 +136,7 @@ export class AnnIndex implements VectorIndex {
         expansion_search: this.#settings.expansionSearch,
         multi: false,
       });
-      this.#scopes.set(scope, index);
+      this.states.set(scope, index);
     }
     return index;
   }
@@ -140,19 +163,19 @@ function quantize(vector: Float32Array, into: Int8Array, offset: number): void {
  * insert is a copy and a start-up rebuild is a read of libsql. One packed
  * array per agent and tenant; deletes move the last row into the hole.
  */
-export class QuantizedIndex implements VectorIndex {
-  readonly #scopes = new Map<string, QuantizedScope>();
+export class QuantizedIndex extends ScopedIndex<QuantizedScope> {
   readonly #dimensions: number;
 
   constructor(dimensions: number) {
+    super();
     this.#dimensions = dimensions;
   }
 
   add(scope: string, seqs: number[], vectors: Float32Array[]): void {
-    let state = this.#scopes.get(scope);
+    let state = this.states.get(scope);
     if (state === undefined) {
       state = { codes: new Int8Array(1024 * this.#dimensions), seqs: [], slots: new Map() };
-      this.#scopes.set(scope, state);
+      this.states.set(scope, state);
     }
     const d = this.#dimensions;
     seqs.forEach((seq, position) => {
@@ -172,7 +195,7 @@ export class QuantizedIndex implements VectorIndex {
   }
 
   remove(scope: string, seqs: number[]): void {
-    const state = this.#scopes.get(scope);
+    const state = this.states.get(scope);
     if (state === undefined) return;
     const d = this.#dimensions;
     for (const seq of seqs) {
@@ -195,7 +218,7 @@ export class QuantizedIndex implements VectorIndex {
     quantize(query, probe, 0);
     const hits: VectorHit[] = [];
     for (const scope of scopes) {
-      const state = this.#scopes.get(scope);
+      const state = this.states.get(scope);
       const count = state?.seqs.length ?? 0;
       if (state === undefined || count === 0) continue;
       const dataset = state.codes.subarray(0, count * this.#dimensions);
@@ -213,22 +236,10 @@ export class QuantizedIndex implements VectorIndex {
         if (seq !== undefined) hits.push({ seq, distance: matches.distances[position]! });
       }
     }
-    hits.sort((a, b) => a.distance - b.distance);
-    return hits.slice(0, k);
+    return nearest(hits, k);
   }
 
-  scopes(): string[] {
-    return [...this.#scopes.keys()];
-  }
-
-  size(): number {
-    let total = 0;
-    for (const state of this.#scopes.values()) total += state.seqs.length;
-    return total;
-  }
-
-  clear(scope?: string): void {
-    if (scope === undefined) this.#scopes.clear();
-    else this.#scopes.delete(scope);
+  protected countOf(state: QuantizedScope): number {
+    return state.seqs.length;
   }
 }
