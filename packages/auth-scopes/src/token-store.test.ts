@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AuthScopesError } from './errors.js';
 import type { TokenConfig } from './token-config.js';
 import { generateTokenSecret, hashToken } from './token-secret.js';
-import { createTokenStore } from './token-store.js';
+import { createTokenStore, type TokenStoreOptions } from './token-store.js';
 
 vi.mock('node:crypto', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:crypto')>();
@@ -18,6 +18,19 @@ function configured(): TokenConfig[] {
     { id: 'cli', clientId: 'cli-client', scopes: ['rpc'], token: PLAIN },
     { id: 'ops', clientId: 'ops-client', scopes: ['admin'], tokenHash: hashToken(HASHED), createdAt: 1000 },
   ];
+}
+
+/** A store over the {@link configured} tokens that records every list it persists. */
+function persistingStore(options: Omit<TokenStoreOptions, 'tokens' | 'persist'> = {}) {
+  const persisted: TokenConfig[][] = [];
+  const store = createTokenStore({
+    tokens: configured(),
+    ...options,
+    persist: async (tokens) => {
+      persisted.push(tokens);
+    },
+  });
+  return { store, persisted };
 }
 
 function sequence(prefix: string): () => string {
@@ -107,15 +120,7 @@ describe('createTokenStore', () => {
 
   describe('create', () => {
     it('returns the secret once, keeps only its hash and lists the token as api', async () => {
-      const persisted: TokenConfig[][] = [];
-      const store = createTokenStore({
-        tokens: configured(),
-        now: () => 42_000,
-        randomId: sequence('gen'),
-        persist: async (tokens) => {
-          persisted.push(tokens);
-        },
-      });
+      const { store, persisted } = persistingStore({ now: () => 42_000, randomId: sequence('gen') });
       const created = await store.create({ scopes: ['rpc'] });
       expect(created).toEqual({
         id: 'gen1',
@@ -254,13 +259,7 @@ describe('createTokenStore', () => {
 describe('createTokenStore', () => {
   describe('revoke', () => {
     it('takes effect at once, persists, and tells listeners', async () => {
-      const persisted: TokenConfig[][] = [];
-      const store = createTokenStore({
-        tokens: configured(),
-        persist: async (tokens) => {
-          persisted.push(tokens);
-        },
-      });
+      const { store, persisted } = persistingStore();
       const revoked: Array<[string, string]> = [];
       store.onRevoke((tokenId, clientId) => revoked.push([tokenId, clientId]));
       await expect(store.revoke('cli')).resolves.toEqual({ revoked: true, id: 'cli' });
@@ -358,13 +357,7 @@ describe('createTokenStore', () => {
     });
 
     it('keeps unchanged tokens, including the source of api-created ones, without revoking them', async () => {
-      const persisted: TokenConfig[][] = [];
-      const store = createTokenStore({
-        tokens: configured(),
-        persist: async (tokens) => {
-          persisted.push(tokens);
-        },
-      });
+      const { store, persisted } = persistingStore();
       const created = await store.create({ id: 'api-made', scopes: ['rpc'] });
       const revoked = vi.fn();
       store.onRevoke(revoked);
