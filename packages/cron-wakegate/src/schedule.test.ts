@@ -73,40 +73,38 @@ describe('nextFireAfter', () => {
     expect(iso(nextFireAfter(schedule, NOW))).toBe('2026-01-16T00:00:00.000Z');
   });
 
-  it('runs a job whose time falls in the spring-forward gap once, right after the gap (America/New_York)', () => {
-    const schedule = resolveSchedule(
-      { kind: 'cron', expr: '30 2 * * *', tz: 'America/New_York' },
-      { now: NOW },
-    );
-    const fires = firesAfter(schedule, '2024-03-09T12:00:00Z', 3);
-    // 2024-03-10 02:30 does not exist in New York: the run happens at 03:00 EDT, then 02:30 EDT daily.
-    expect(fires).toEqual([
-      '2024-03-10T07:00:00.000Z',
-      '2024-03-11T06:30:00.000Z',
-      '2024-03-12T06:30:00.000Z',
-    ]);
-  });
-
-  it('runs a job whose time occurs twice at fall-back only once (Europe/Berlin)', () => {
-    const schedule = resolveSchedule({ kind: 'cron', expr: '30 2 * * *', tz: 'Europe/Berlin' }, { now: NOW });
-    const fires = firesAfter(schedule, '2024-10-26T12:00:00Z', 3);
-    // 02:30 happens at 00:30Z (CEST) and again at 01:30Z (CET) on 27 October; only the first runs.
-    expect(fires).toEqual([
-      '2024-10-27T00:30:00.000Z',
-      '2024-10-28T01:30:00.000Z',
-      '2024-10-29T01:30:00.000Z',
-    ]);
-  });
-
-  it('keeps an hourly job on wall-clock hours across the Berlin fall-back, running both 02:00 hours', () => {
-    const schedule = resolveSchedule({ kind: 'cron', expr: '0 * * * *', tz: 'Europe/Berlin' }, { now: NOW });
-    const fires = firesAfter(schedule, '2024-10-26T23:30:00Z', 4);
-    expect(fires).toEqual([
-      '2024-10-27T00:00:00.000Z',
-      '2024-10-27T01:00:00.000Z',
-      '2024-10-27T02:00:00.000Z',
-      '2024-10-27T03:00:00.000Z',
-    ]);
+  it.each([
+    {
+      // 2024-03-10 02:30 does not exist in New York: the run happens at 03:00 EDT, then 02:30 EDT daily.
+      case: 'runs a job whose time falls in the spring-forward gap once, right after the gap (America/New_York)',
+      expr: '30 2 * * *',
+      tz: 'America/New_York',
+      from: '2024-03-09T12:00:00Z',
+      fires: ['2024-03-10T07:00:00.000Z', '2024-03-11T06:30:00.000Z', '2024-03-12T06:30:00.000Z'],
+    },
+    {
+      // 02:30 happens at 00:30Z (CEST) and again at 01:30Z (CET) on 27 October; only the first runs.
+      case: 'runs a job whose time occurs twice at fall-back only once (Europe/Berlin)',
+      expr: '30 2 * * *',
+      tz: 'Europe/Berlin',
+      from: '2024-10-26T12:00:00Z',
+      fires: ['2024-10-27T00:30:00.000Z', '2024-10-28T01:30:00.000Z', '2024-10-29T01:30:00.000Z'],
+    },
+    {
+      case: 'keeps an hourly job on wall-clock hours across the Berlin fall-back, running both 02:00 hours',
+      expr: '0 * * * *',
+      tz: 'Europe/Berlin',
+      from: '2024-10-26T23:30:00Z',
+      fires: [
+        '2024-10-27T00:00:00.000Z',
+        '2024-10-27T01:00:00.000Z',
+        '2024-10-27T02:00:00.000Z',
+        '2024-10-27T03:00:00.000Z',
+      ],
+    },
+  ])('$case', ({ expr, tz, from, fires }) => {
+    const schedule = resolveSchedule({ kind: 'cron', expr, tz }, { now: NOW });
+    expect(firesAfter(schedule, from, fires.length)).toEqual(fires);
   });
 
   it('keeps an interval job on the phase of its anchor', () => {
