@@ -54,12 +54,21 @@ export interface CacheTraceSink {
 export interface CacheTraceStream extends CacheTraceSink {
   /** Path of the live file. */
   readonly filePath: string;
+  /**
+   * Applies a new `daemon.logging.tracing`, `observability.logRotation` or log directory in
+   * place (config hot-reload): roll size, copies and compression from the next record; a new
+   * directory moves the live file there between two records (no sweep runs there until the
+   * next start).
+   * @throws the logging package's `FILE_OPEN_FAILED` when the new directory is not writable
+   * (the file stays where it was).
+   */
+  applyOptions(options: CacheTraceSettings): void;
   /** Finishes pending rotations and closes the file; later records are dropped. */
   close(): Promise<void>;
 }
 
-/** Options of {@link openCacheTrace}. */
-export interface OpenCacheTraceOptions {
+/** What decides where the cache trace lives and how it rolls. */
+export interface CacheTraceSettings {
   dataDir: string;
   /** The daemon log's directory (`<data dir>/logs` by default). */
   logDir: string;
@@ -69,6 +78,31 @@ export interface OpenCacheTraceOptions {
     | undefined;
   /** `observability.logRotation`. */
   logRotation: LogRotationConfig;
+}
+
+/** The file and rotation options {@link CacheTraceSettings} ask for. */
+function cacheTraceFile(settings: CacheTraceSettings) {
+  const { tracing, logRotation } = settings;
+  const outputDir = tracing?.outputDir;
+  const dir = outputDir
+    ? isAbsolute(outputDir)
+      ? outputDir
+      : resolve(settings.dataDir, outputDir)
+    : settings.logDir;
+  return {
+    dir,
+    filePath: join(dir, CACHE_TRACE_FILE),
+    maxSizeBytes:
+      tracing?.maxSize !== undefined
+        ? parseSize(tracing.maxSize)
+        : Math.min(CACHE_TRACE_MAX_BYTES, logRotation.maxSizeBytes),
+    maxFiles: tracing?.maxFiles ?? logRotation.maxFiles,
+    compress: logRotation.compressAged,
+  };
+}
+
+/** Options of {@link openCacheTrace}. */
+export interface OpenCacheTraceOptions extends CacheTraceSettings {
   now: () => number;
   logger: EvidenceLogger;
 }
@@ -83,14 +117,8 @@ export interface OpenCacheTraceOptions {
  * cache trace (warn), since losing cache figures must not stop agents.
  */
 export async function openCacheTrace(options: OpenCacheTraceOptions): Promise<CacheTraceStream | undefined> {
-  const { tracing, logRotation, logger } = options;
-  const outputDir = tracing?.outputDir;
-  const dir = outputDir
-    ? isAbsolute(outputDir)
-      ? outputDir
-      : resolve(options.dataDir, outputDir)
-    : options.logDir;
-  const maxFiles = tracing?.maxFiles ?? logRotation.maxFiles;
+  const { logRotation, logger } = options;
+  const { dir, maxFiles, ...file } = cacheTraceFile(options);
   if (resolve(dir) !== resolve(options.logDir)) {
     await sweepLogs({
       dir,
@@ -112,15 +140,7 @@ export async function openCacheTrace(options: OpenCacheTraceOptions): Promise<Ca
   }
   let stream: RotatingFileStream;
   try {
-    stream = createRotatingFileStream({
-      filePath: join(dir, CACHE_TRACE_FILE),
-      maxSizeBytes:
-        tracing?.maxSize !== undefined
-          ? parseSize(tracing.maxSize)
-          : Math.min(CACHE_TRACE_MAX_BYTES, logRotation.maxSizeBytes),
-      maxFiles,
-      compress: logRotation.compressAged,
-    });
+    stream = createRotatingFileStream({ ...file, maxFiles });
   } catch (error) {
     logger.warn(
       {
@@ -148,7 +168,13 @@ export async function openCacheTrace(options: OpenCacheTraceOptions): Promise<Ca
     );
   });
   return {
-    filePath: stream.filePath,
+    get filePath() {
+      return stream.filePath;
+    },
+    applyOptions(settings) {
+      const { dir: _dir, ...next } = cacheTraceFile(settings);
+      stream.applyOptions(next);
+    },
     append(record: CacheTraceRecord) {
       if (stream.write(`${JSON.stringify(record)}\n`)) failing = false;
     },

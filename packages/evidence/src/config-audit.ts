@@ -122,6 +122,13 @@ export interface ConfigAudit {
   reload(load: () => Promise<void>): Promise<void>;
   /** For `configStore.onChange`: records a committed change no producer recorded itself. */
   onChange(next: unknown, change: ConfigCommit): void;
+  /**
+   * Applies new rotation settings in place (config hot-reload): `maxFiles` and `compress` at
+   * the next roll; a new `logDir` moves the live file there between two lines.
+   * @throws the logging package's `FILE_OPEN_FAILED` when the new directory is not writable
+   * (the file stays where it was).
+   */
+  applyOptions(options: { logDir?: string; maxFiles?: number; compress?: boolean }): void;
   /** Forces the file to disk, finishes pending rotations and closes it. Idempotent. */
   close(): Promise<void>;
 }
@@ -187,8 +194,17 @@ export function createConfigAudit(options: ConfigAuditOptions): ConfigAudit {
   };
 
   return {
-    filePath: stream.filePath,
+    get filePath() {
+      return stream.filePath;
+    },
     record,
+    applyOptions({ logDir, maxFiles, compress }) {
+      stream.applyOptions({
+        ...(logDir === undefined ? {} : { filePath: join(logDir, CONFIG_AUDIT_FILE) }),
+        ...(maxFiles === undefined ? {} : { maxFiles }),
+        ...(compress === undefined ? {} : { compress }),
+      });
+    },
     async track(origin, write) {
       let result: ConfigCommit;
       let returned: ReturnType<typeof write>;

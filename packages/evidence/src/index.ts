@@ -22,6 +22,7 @@ export {
   CACHE_TRACE_MAX_BYTES,
   type CacheTraceRecord,
   cacheTraceRecordSchema,
+  type CacheTraceSettings,
   type CacheTraceSink,
   type CacheTraceStream,
   type OpenCacheTraceOptions,

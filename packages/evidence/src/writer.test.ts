@@ -84,6 +84,21 @@ describe('EvidenceWriter', () => {
     expect(traces.length).toBe(8);
   });
 
+  it('applies a new rotation at the next write (applyRotation)', async () => {
+    const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
+    const writer = new EvidenceWriter(dir, undefined, { rotation: { maxSizeBytes: 100_000, maxFiles: 5 } });
+    for (let turn = 10; turn < 14; turn++) await writer.sessionIndex(indexRecord(turn));
+    const day = sessionIndexFileName(T0);
+    expect(readdirSync(join(dir, SESSION_INDEX_DIR))).toEqual([day]);
+    writer.applyRotation({ maxSizeBytes: lineBytes * 2, maxFiles: 1 });
+    for (let turn = 14; turn < 20; turn++) await writer.sessionIndex(indexRecord(turn));
+    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
+    expect(() => writer.applyRotation({ maxFiles: -1 })).toThrow();
+    // The refused policy left the applied one in force.
+    await writer.sessionIndex(indexRecord(20));
+    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
+  });
+
   it('starts a new file for each UTC day without rolling', async () => {
     const writer = new EvidenceWriter(dir, undefined, { rotation: { maxSizeBytes: 100_000, maxFiles: 2 } });
     await writer.sessionIndex(indexRecord(1, T0));

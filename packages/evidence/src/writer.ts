@@ -113,7 +113,7 @@ export const FILE_STATES_KEPT = 4096;
 export class EvidenceWriter {
   readonly #dataDir: string;
   readonly #logger: EvidenceLogger;
-  readonly #options: z.output<typeof evidenceWriterOptionsSchema>;
+  #options: z.output<typeof evidenceWriterOptionsSchema>;
   // Only files that rolled (every 10-50 MB) get an entry.
   readonly #rollCounts = new Map<string, number>();
   /** Roll counts of this writer's files (see {@link EvidenceRolls}). */
@@ -127,6 +127,19 @@ export class EvidenceWriter {
     this.#dataDir = dataDir;
     this.#logger = logger;
     this.#options = evidenceWriterOptionsSchema.parse(options);
+  }
+
+  /**
+   * Applies a new rotation policy in place (config hot-reload): the next write of each file
+   * rolls by the new `maxSizeBytes` and keeps the new `maxFiles`. Keys left out keep their value.
+   * @throws {z.ZodError} when `rotation` is invalid (the old policy stays).
+   */
+  applyRotation(rotation: { maxSizeBytes?: number | undefined; maxFiles?: number | undefined }): void {
+    const merged = {
+      maxSizeBytes: rotation.maxSizeBytes ?? this.#options.rotation.maxSizeBytes,
+      maxFiles: rotation.maxFiles ?? this.#options.rotation.maxFiles,
+    };
+    this.#options = evidenceWriterOptionsSchema.parse({ ...this.#options, rotation: merged });
   }
 
   /** Appends trajectory records of one session. */

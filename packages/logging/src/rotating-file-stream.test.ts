@@ -174,6 +174,50 @@ describe('createRotatingFileStream', () => {
   });
 });
 
+describe('RotatingFileStream.applyOptions', () => {
+  it('rolls at a new size from the next write and keeps the new number of copies', async () => {
+    const stream = open({ maxSizeBytes: 1_000_000, maxFiles: 50, compress: false });
+    for (let sequence = 0; sequence < 40; sequence++) stream.write(line(sequence));
+    await stream.whenIdle();
+    expect(existsSync(`${stream.filePath}.1`)).toBe(false);
+    stream.applyOptions({ maxSizeBytes: 256, maxFiles: 2 });
+    for (let sequence = 40; sequence < 80; sequence++) stream.write(line(sequence));
+    await stream.whenIdle();
+    const { files, contents } = readAll(stream.filePath);
+    expect(files).toEqual(['agentd.log.2', 'agentd.log.1', 'agentd.log']);
+    // Only the two newest copies stay; what is kept is in order and ends with the last line.
+    const kept = sequences(contents);
+    expect(kept.at(-1)).toBe(79);
+    expect(kept).toEqual([...kept].sort((left, right) => left - right));
+  });
+
+  it('moves to a new file between two writes without losing a line', async () => {
+    const stream = open({ maxSizeBytes: 512, compress: false });
+    const before = stream.filePath;
+    for (let sequence = 0; sequence < 30; sequence++) stream.write(line(sequence));
+    const moved = join(directory.path, 'elsewhere', 'daemon.log');
+    stream.applyOptions({ filePath: moved });
+    for (let sequence = 30; sequence < 60; sequence++) stream.write(line(sequence));
+    await stream.whenIdle();
+    expect(stream.filePath).toBe(moved);
+    const old = sequences(readAll(before).contents);
+    const now = sequences(readAll(moved).contents);
+    expect([...old, ...now]).toEqual(Array.from({ length: 60 }, (_, index) => index));
+    expect(stream.droppedLines).toBe(0);
+  });
+
+  it('keeps the old file and options when the new file cannot be opened', () => {
+    const stream = open();
+    writeFileSync(join(directory.path, 'blocker'), 'a file, not a directory');
+    expect(() =>
+      stream.applyOptions({ filePath: join(directory.path, 'blocker', 'agentd.log'), maxSizeBytes: 1 }),
+    ).toThrow(expect.objectContaining({ code: 'FILE_OPEN_FAILED' }));
+    expect(() => stream.applyOptions({ maxFiles: -1 })).toThrow(LoggingError);
+    expect(stream.write(line(1))).toBe(true);
+    expect(stream.filePath).toBe(join(directory.path, 'logs', 'agentd.log'));
+  });
+});
+
 describe('createLogger with a file destination', () => {
   it('rolls the daemon log through pino without losing a line', async () => {
     const filePath = join(directory.path, 'logs', 'agentd.log');

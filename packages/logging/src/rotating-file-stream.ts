@@ -31,6 +31,14 @@ export const rotatingFileOptionsSchema = z.object({
   compress: z.boolean().default(true),
 });
 
+// The keys of an applyOptions call, without defaults: a key left out keeps its value.
+const changedOptionsSchema = z.object({
+  filePath: z.string().min(1).optional(),
+  maxSizeBytes: z.number().int().positive().optional(),
+  maxFiles: z.number().int().min(0).optional(),
+  compress: z.boolean().optional(),
+});
+
 /** Options of {@link createRotatingFileStream} as accepted (defaults optional). */
 export type RotatingFileOptions = z.input<typeof rotatingFileOptionsSchema>;
 
@@ -52,16 +60,17 @@ const PENDING_INFIX = '.rotating-';
  * failure must not crash the daemon.
  */
 export class RotatingFileStream extends EventEmitter {
-  /** Path of the live file. */
-  readonly filePath: string;
-  readonly #maxSizeBytes: number;
-  readonly #maxFiles: number;
-  readonly #compress: boolean;
+  #filePath: string;
+  #maxSizeBytes: number;
+  #maxFiles: number;
+  #compress: boolean;
   #fd: number | undefined;
   #size: number;
   #sequence = 0;
   #jobs: Promise<void> = Promise.resolve();
   #droppedLines = 0;
+  /** Pending files queued for settling (so a file is never adopted twice after a move). */
+  readonly #queued = new Set<string>();
 
   constructor(options: RotatingFileOptions) {
     super();
@@ -71,21 +80,54 @@ export class RotatingFileStream extends EventEmitter {
         cause: parsed.error,
       });
     }
-    this.filePath = parsed.data.filePath;
+    this.#filePath = parsed.data.filePath;
     this.#maxSizeBytes = parsed.data.maxSizeBytes;
     this.#maxFiles = parsed.data.maxFiles;
     this.#compress = parsed.data.compress;
-    try {
-      mkdirSync(dirname(this.filePath), { recursive: true });
-      this.#fd = openSync(this.filePath, 'a');
-      this.#size = fstatSync(this.#fd).size;
-    } catch (error) {
-      throw new LoggingError('FILE_OPEN_FAILED', `Cannot open log file ${this.filePath}`, {
-        cause: error,
-        data: { filePath: this.filePath },
+    const opened = openLive(this.#filePath);
+    this.#fd = opened.fd;
+    this.#size = opened.size;
+    this.#adoptLeftovers();
+  }
+
+  /** Path of the live file. */
+  get filePath(): string {
+    return this.#filePath;
+  }
+
+  /**
+   * Applies new options in place (config hot-reload): a new roll size is checked at the next
+   * write (so a live file already over it rolls then), `maxFiles` and `compress` apply to the
+   * next rotation, and a new `filePath` opens that file (creating its directory) before the
+   * old one is closed, between two writes, so no line is lost or split. Rotations already
+   * started finish under the old path. Keys left out keep their value.
+   * @throws {LoggingError} `INVALID_OPTIONS`, or `FILE_OPEN_FAILED` when the new file cannot
+   * be opened (the stream then keeps writing to the old one with its old options).
+   */
+  applyOptions(options: Partial<RotatingFileOptions>): void {
+    const parsed = changedOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new LoggingError('INVALID_OPTIONS', `Invalid rotating file options: ${parsed.error.message}`, {
+        cause: parsed.error,
       });
     }
-    this.#adoptLeftovers();
+    const next = parsed.data;
+    if (next.filePath !== undefined && next.filePath !== this.#filePath && this.#fd !== undefined) {
+      const opened = openLive(next.filePath);
+      const previous = this.#fd;
+      this.#fd = opened.fd;
+      this.#size = opened.size;
+      this.#filePath = next.filePath;
+      try {
+        closeSync(previous);
+      } catch (error) {
+        this.#report(error);
+      }
+      this.#adoptLeftovers();
+    }
+    if (next.maxSizeBytes !== undefined) this.#maxSizeBytes = next.maxSizeBytes;
+    if (next.maxFiles !== undefined) this.#maxFiles = next.maxFiles;
+    if (next.compress !== undefined) this.#compress = next.compress;
   }
 
   /** Bytes in the live file. */
@@ -192,21 +234,27 @@ export class RotatingFileStream extends EventEmitter {
   }
 
   #enqueue(pending: string): void {
+    // The live path the pending file belongs to, even if the stream moves before it settles.
+    const target = this.#filePath;
+    if (this.#queued.has(pending)) return;
+    this.#queued.add(pending);
     this.#jobs = this.#jobs.then(() =>
-      this.#settle(pending).catch((error: unknown) =>
-        this.#report(
-          new LoggingError('ROTATION_FAILED', `Cannot finish rotating ${pending}`, {
-            cause: error,
-            data: { filePath: this.filePath, pending },
-          }),
-        ),
-      ),
+      this.#settle(pending, target)
+        .catch((error: unknown) =>
+          this.#report(
+            new LoggingError('ROTATION_FAILED', `Cannot finish rotating ${pending}`, {
+              cause: error,
+              data: { filePath: target, pending },
+            }),
+          ),
+        )
+        .finally(() => this.#queued.delete(pending)),
     );
   }
 
-  /** Shifts the numbered copies up by one and moves `pending` into `.1` (see {@link rollFile}). */
-  async #settle(pending: string): Promise<void> {
-    const part = await rollFile(pending, this.filePath, {
+  /** Shifts the numbered copies of `target` up by one and moves `pending` into `.1` (see {@link rollFile}). */
+  async #settle(pending: string, target: string): Promise<void> {
+    const part = await rollFile(pending, target, {
       maxFiles: this.#maxFiles,
       compress: this.#compress,
     });
@@ -241,6 +289,20 @@ export class RotatingFileStream extends EventEmitter {
     const message = error instanceof Error ? error.message : String(error);
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
     process.stderr.write(`@agentd/logging: ${message}${cause}\n`);
+  }
+}
+
+/** Opens a live file for appending (creating its directory) and measures it. */
+function openLive(filePath: string): { fd: number; size: number } {
+  try {
+    mkdirSync(dirname(filePath), { recursive: true });
+    const fd = openSync(filePath, 'a');
+    return { fd, size: fstatSync(fd).size };
+  } catch (error) {
+    throw new LoggingError('FILE_OPEN_FAILED', `Cannot open log file ${filePath}`, {
+      cause: error,
+      data: { filePath },
+    });
   }
 }
 
