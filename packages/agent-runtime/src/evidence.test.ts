@@ -21,4 +21,22 @@ describe('createAgentRuntime', () => {
       await t.close();
     }
   });
+
+  it('rolls by a rotation applied while running (applyConfig evidenceRotation)', async () => {
+    const t = await startRuntime({ now: () => T0 });
+    try {
+      await t.runtime.runTurn({ message: 'turn 0', sessionKey: 'a:web:u' });
+      expect(() => t.runtime.applyConfig({ evidenceRotation: { maxFiles: -1 } })).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+      );
+      t.runtime.applyConfig({ evidenceRotation: { maxSizeBytes: 700, maxFiles: 2 } });
+      for (let turn = 1; turn < 7; turn++)
+        await t.runtime.runTurn({ message: `turn ${turn}`, sessionKey: 'a:web:u' });
+      await t.runtime.close();
+      const day = sessionIndexFileName(T0);
+      expect(readdirSync(join(t.dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`, `${day}.2`]);
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -154,6 +154,14 @@ export interface RuntimeSettings {
   randomId: () => string;
 }
 
+/** The roll size and part count of evidence files (`observability.logRotation`; other keys ignored). */
+export const evidenceRotationSchema = z
+  .object({
+    maxSizeBytes: z.number().int().positive().optional(),
+    maxFiles: z.number().int().min(0).optional(),
+  })
+  .loose();
+
 /** The data fields of the options; the functions and services are checked by shape below. */
 const dataSchema = z.object({
   dataDir: z.string().min(1),
@@ -163,13 +171,7 @@ const dataSchema = z.object({
     budget: { effectiveContextCapSmall: 32_768, effectiveContextCapNano: 8192 },
   }),
   sessionCacheSize: z.number().int().min(0).default(64),
-  evidenceRotation: z
-    .object({
-      maxSizeBytes: z.number().int().positive().optional(),
-      maxFiles: z.number().int().min(0).optional(),
-    })
-    .loose()
-    .optional(),
+  evidenceRotation: evidenceRotationSchema.optional(),
 });
 
 const WHERE = 'createAgentRuntime';

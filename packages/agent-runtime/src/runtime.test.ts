@@ -26,6 +26,52 @@ describe('createAgentRuntime wiring', () => {
     ).not.toThrow();
   });
 
+  it('useMemory switches recall and the memory tools on and off for the next turn', async () => {
+    const asked: string[] = [];
+    const recall = {
+      recall: async (request: { message: string }) => {
+        asked.push(request.message);
+        return {
+          context: undefined,
+          entries: [],
+          record: {
+            lanes: [],
+            ftsCandidates: 0,
+            vectorCandidates: 0,
+            reranked: false,
+            rerankFellBack: false,
+            degraded: false,
+          },
+        };
+      },
+    };
+    const deleted: string[] = [];
+    const memory = {
+      deleteBySession: async (input: { sessionKey: string }) => {
+        deleted.push(input.sessionKey);
+        return 0;
+      },
+    };
+    const memoryTool = { ...addTool, name: 'memory_search' };
+    t = await startRuntime({
+      agents: { entries: { mem: { name: 'Mem', memory: { autoRecall: true } } } },
+    });
+    await t.runtime.runTurn({ agentId: 'mem', message: 'before', sessionKey: 'm1' });
+    t.runtime.useMemory({ memory, recall, tools: [memoryTool] });
+    expect(t.runtime.toolNames()).toEqual(['memory_search', 'offload_read']);
+    await t.runtime.runTurn({ agentId: 'mem', message: 'on', sessionKey: 'm1' });
+    await t.runtime.sessions.resetConversation('m1', { memory: true });
+    t.runtime.useMemory(undefined);
+    expect(t.runtime.toolNames()).toEqual(['offload_read']);
+    await t.runtime.runTurn({ agentId: 'mem', message: 'off', sessionKey: 'm2' });
+    await t.runtime.sessions.resetConversation('m2', { memory: true });
+    expect(asked).toEqual(['on']);
+    expect(deleted).toEqual(['m1']);
+    // Switching on again registers the same tool names without a clash.
+    t.runtime.useMemory({ memory, recall, tools: [memoryTool] });
+    expect(t.runtime.toolNames()).toEqual(['memory_search', 'offload_read']);
+  });
+
   it('applies a new agents, providers and contextEngine config to the next turn', async () => {
     t = await startRuntime();
     expect(t.runtime.agents.list()).toEqual(['default']);

@@ -7,7 +7,13 @@ import { parseOptions } from './internal/options.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { createModelResolver, type ModelView, type ProviderView } from './model-resolver.js';
 import { createRuntimeContext } from './runtime-context.js';
-import { type AgentRuntimeOptions, resolveRuntimeOptions } from './runtime-options.js';
+import {
+  type AgentRuntimeOptions,
+  evidenceRotationSchema,
+  resolveRuntimeOptions,
+  type SessionMemory,
+  type TurnRecall,
+} from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
 import { createToolRunner } from './tool-runner.js';
 import { createTurnLoop } from './turn-loop.js';
@@ -28,7 +34,17 @@ export interface AgentRuntime {
     agents?: z.input<typeof agentsSectionSchema>;
     providers?: z.input<typeof providersSectionSchema>;
     contextEngine?: z.input<typeof contextEngineSectionSchema>;
+    /** `observability.logRotation`: evidence files roll by it from their next write. */
+    evidenceRotation?: z.input<typeof evidenceRotationSchema>;
   }): void;
+  /**
+   * Swaps the memory the runtime works with, from the next turn (hot reload of
+   * `memory.enabled`): session deletes, automatic recall and the memory tools. The tools given
+   * by the previous call are withdrawn first; `undefined` turns memory off (no agent recalls,
+   * the tools are gone, session deletes leave memory alone).
+   * @throws {AgentRuntimeError} `INVALID_OPTIONS` for a tool name taken by another tool.
+   */
+  useMemory(memory: { memory?: SessionMemory; recall?: TurnRecall; tools?: AgentTool[] } | undefined): void;
   readonly agents: AgentsApi;
   /** Configured providers and models, without keys. */
   models(): { providers: ProviderView[]; models: ModelView[] };
@@ -55,6 +71,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const agents = createAgentRegistry(ctx, models);
   const tools = createToolRunner(ctx, ctx.settings.toolGates);
   const turns = createTurnLoop(ctx, agents, models, tools);
+  let memoryTools: string[] = [];
   return {
     async start() {
       await ctx.db.migrate(MIGRATION_PACKAGE, agentRuntimeMigrations);
@@ -82,6 +99,21 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           'applyConfig.contextEngine',
         );
       }
+      if (config.evidenceRotation !== undefined) {
+        ctx.evidence.applyRotation(
+          parseOptions(evidenceRotationSchema, config.evidenceRotation, 'applyConfig.evidenceRotation'),
+        );
+      }
+    },
+    useMemory(memory) {
+      tools.unregister(memoryTools);
+      memoryTools = [];
+      for (const tool of memory?.tools ?? []) {
+        tools.register(tool);
+        memoryTools.push(tool.name);
+      }
+      ctx.settings.memory = memory?.memory;
+      ctx.settings.recall = memory?.recall;
     },
     agents: agents.api,
     models: models.list,

@@ -46,6 +46,8 @@ export interface ToolOutcome {
 export interface ToolRunner {
   /** Adds a tool; a bad or taken name, or params without a JSON Schema, throws `INVALID_OPTIONS`. */
   register(tool: AgentTool): void;
+  /** Removes tools by name (unknown names are ignored); turns from then on neither see nor run them. */
+  unregister(names: readonly string[]): void;
   /** Names of the registered tools, sorted. */
   names(): string[];
   /** Whether an agent may call a tool in a turn. */
@@ -241,6 +243,12 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
 
   return {
     register,
+    unregister(names) {
+      for (const name of names) {
+        tools.delete(name);
+        schemas.delete(name);
+      }
+    },
     names: () => [...tools.keys()].sort(),
     allowed,
     offered,
