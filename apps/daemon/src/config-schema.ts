@@ -47,13 +47,13 @@ export const configSections = {
   },
   daemon: {
     schema: daemonLoggingSchema.default(daemonLoggingSchema.parse({})),
-    // The log file and cache-trace stream are opened at start; logLevels apply at once.
-    restartRequired: ['logging'],
+    // Levels, the log file (path, roll size, copies) and the cache trace apply in place.
+    restartRequired: [],
   },
   observability: {
     schema: observabilitySectionSchema.default(observabilitySectionSchema.parse({})),
-    // The log sweep runs at start.
-    restartRequired: ['logRotation'],
+    // The open streams take a new rotation at their next write; the age sweep runs at start.
+    restartRequired: [],
   },
   storage: {
     schema: storageSectionSchema.default(storageSectionSchema.parse({})),
@@ -86,8 +86,8 @@ export const configSections = {
   },
   memory: {
     schema: memorySectionSchema.default(memorySectionSchema.parse({})),
-    // The memory methods and agent tools are registered (or not) at start.
-    restartRequired: ['enabled'],
+    // Turning memory on opens the store; off withdraws it from methods, recall and tools.
+    restartRequired: [],
   },
   cron: {
     schema: cronSectionSchema.default(cronSectionSchema.parse({})),

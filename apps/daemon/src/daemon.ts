@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { sweepEvidence } from '@agentd/agent-runtime';
 import { ensureBootstrapToken } from '@agentd/auth-scopes';
 import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
@@ -24,7 +24,7 @@ import { configSections, type DaemonConfig } from './config-schema.js';
 import { createDaemonServer, gatewayBuilder } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
-import { createLiveConfig, registerDaemonAppliers } from './live-config.js';
+import { createLiveConfig, registerDaemonAppliers, withAbsoluteLogPath } from './live-config.js';
 import { builtInMethods } from './methods/index.js';
 import { type DaemonServices, startServices } from './services.js';
 import { VERSION } from './version.js';
@@ -77,7 +77,7 @@ export interface RunningDaemon {
   readonly wsUrl: string;
   readonly dataDir: string;
   readonly logger: RootLogger;
-  /** The memory store, recall and agent tools; undefined with `memory.enabled: false`. */
+  /** The memory store, recall and agent tools; undefined while `memory.enabled` is false. */
   readonly memory: MemoryService | undefined;
   /** The heartbeat: webhook `wake` actions call its `wakeNow` / `queueForNextBeat`. */
   readonly heartbeat: HeartbeatService;
@@ -289,6 +289,9 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,
+    dataDir,
+    configAudit,
+    cacheTrace: services.cacheTrace,
     renewGateway: () => gateway.renew(),
     checkPosture: (providers) => void posture.check(providers),
     webhooks: hooks,
@@ -397,7 +400,9 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     },
     dataDir,
     logger,
-    memory: services.memory,
+    get memory() {
+      return services.memory.current;
+    },
     heartbeat,
     notify: (clientId, method, params) => {
       if (clientId === undefined) gateway.ws.broadcast(method, params);
@@ -425,13 +430,6 @@ function forwardingLogger(): ConfigStoreLogger & { attach(target: ConfigStoreLog
 
 function readConfig(store: ConfigStore<DaemonConfig>): DaemonConfig {
   return store.current();
-}
-
-/** A relative `daemon.logging.filePath` is relative to the data dir, not to the cwd. */
-function withAbsoluteLogPath(dataDir: string, section: DaemonConfig['daemon']): DaemonConfig['daemon'] {
-  const filePath = section.logging.filePath;
-  if (!filePath || isAbsolute(filePath)) return section;
-  return { ...section, logging: { ...section.logging, filePath: join(dataDir, filePath) } };
 }
 
 function formatHost(host: string): string {

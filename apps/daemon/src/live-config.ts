@@ -3,9 +3,11 @@ import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
-import type { AgentdLogger, RootLogger } from '@agentd/logging';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
+import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
-import type { MemoryService } from '@agentd/memory-store';
+import type { MemorySwitch } from './memory-switch.js';
 
 /** Applies one section of a committed config to the service that owns it. */
 export type SectionApplier = (next: DaemonConfig, previous: DaemonConfig) => void | Promise<void>;
@@ -75,7 +77,44 @@ export interface LiveServices {
   browser: BrowserService;
   graph: GraphService;
   cron: CronService;
-  memory: MemoryService | undefined;
+  memory: MemorySwitch;
+  dataDir: string;
+  configAudit: ConfigAudit;
+  cacheTrace: CacheTraceStream | undefined;
+}
+
+/** A relative `daemon.logging.filePath` is relative to the data dir, not to the cwd. */
+export function withAbsoluteLogPath(
+  dataDir: string,
+  section: DaemonConfig['daemon'],
+): DaemonConfig['daemon'] {
+  const filePath = section.logging.filePath;
+  if (!filePath || isAbsolute(filePath)) return section;
+  return { ...section, logging: { ...section.logging, filePath: join(dataDir, filePath) } };
+}
+
+/**
+ * `daemon.logging` and `observability.logRotation` applied to the open files: the daemon log
+ * (path, roll size, copies, gzip), the config audit and the cache trace (which live in the
+ * log's directory) and the agent runtime's evidence files. The age sweep runs at start only.
+ */
+function applyLogFiles(services: LiveServices, next: DaemonConfig): void {
+  const rotation = next.observability.logRotation;
+  const { file } = resolveDaemonLogOptions({
+    dataDir: services.dataDir,
+    daemon: withAbsoluteLogPath(services.dataDir, next.daemon),
+    logRotation: rotation,
+  });
+  const logDir = dirname(file.filePath);
+  services.logger.file?.applyOptions(file);
+  services.configAudit.applyOptions({ logDir, maxFiles: rotation.maxFiles, compress: rotation.compressAged });
+  services.cacheTrace?.applyOptions({
+    dataDir: services.dataDir,
+    logDir,
+    tracing: next.daemon.logging.tracing,
+    logRotation: rotation,
+  });
+  services.agentRuntime.applyConfig({ evidenceRotation: rotation });
 }
 
 /** Gateway keys the dispatcher and transports are built with; a change builds them anew for new connections. */
@@ -88,12 +127,13 @@ const gatewayLimitKeys = [
 
 /**
  * Registers the daemon's appliers: each section goes to the service that owns it. What is
- * left out is restart-required in `configSections` (listening address, storage, log files,
- * the start-up log sweep, `memory.enabled`).
+ * left out is restart-required in `configSections` (the listening address, which
+ * `gateway.restart` re-binds, and storage).
  */
 export function registerDaemonAppliers(live: LiveConfig, services: LiveServices): void {
   const { log } = services;
   live.on(['daemon'], (next) => services.logger.resetLevels(next.daemon.logLevels));
+  live.on(['daemon', 'observability'], (next) => applyLogFiles(services, next));
   live.on(['gateway'], async (next, previous) => {
     if (
       gatewayLimitKeys.some(
@@ -139,8 +179,7 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
       wakeGate: { ...next.cron.wakeGate, path: next.cron.wakeGate.path ?? services.env.PATH },
     }),
   );
-  // Turning memory on or off is restart-required; the other keys apply while it stays on.
-  live.on(['memory'], async (next) => {
-    if (next.memory.enabled) await services.memory?.applyConfig(next.memory);
-  });
+  // On opens the store the first time (then re-configures it); off withdraws it from the
+  // memory methods, recall and the agent tools until it is on again.
+  live.on(['memory'], (next) => services.memory.apply(next.memory));
 }

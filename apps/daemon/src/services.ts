@@ -24,7 +24,7 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
-import { createMemoryService, type MemoryService } from '@agentd/memory-store';
+import { createMemoryService } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
@@ -41,6 +41,7 @@ import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
+import { createMemorySwitch, type MemorySwitch } from './memory-switch.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -64,7 +65,10 @@ export interface DaemonServices {
   posture: ServedWindowMonitor;
   securityAudit: SecurityAudit;
   configAudit: ConfigAudit;
-  memory: MemoryService | undefined;
+  /** `logs/cache-trace.jsonl`; undefined when it could not be opened at start. */
+  cacheTrace: CacheTraceStream | undefined;
+  /** The memory service while `memory.enabled` is true (opened the first time it is). */
+  memory: MemorySwitch;
   tokens: TokenStore;
   /** Token entries may name their secret as ${secret:NAME}; the store only ever sees resolved values. */
   resolveTokens(list: TokenConfig[]): Promise<TokenConfig[]>;
@@ -141,20 +145,25 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
       }),
     (monitor) => monitor.idle(),
   );
-  // The memory store, recall and agent tools; undefined with `memory.enabled: false`.
-  const memory = config.memory.enabled
-    ? await lifecycle.start(
-        'memory',
-        async () =>
+  // The memory store, recall and agent tools, opened the first time `memory.enabled` is true
+  // (now or by a later config change).
+  const memory = await lifecycle.start(
+    'memory',
+    async () => {
+      const memorySwitch = createMemorySwitch({
+        open: async (section) =>
           createMemoryService({
             database: db,
-            section: await resolveSecretRefs(config.memory, (name) => env[name]),
+            section: await resolveSecretRefs(section, (name) => env[name]),
             logger: logger.module('memory'),
             events,
           }),
-        (service) => service.close(),
-      )
-    : undefined;
+      });
+      await memorySwitch.apply(config.memory);
+      return memorySwitch;
+    },
+    (memorySwitch) => memorySwitch.close(),
+  );
 
   const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
     resolveSecretRefs(list, (name) => env[name]);
@@ -206,7 +215,6 @@ type Stores = Omit<
   'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
 > & {
   events: EventSink;
-  cacheTrace: CacheTraceStream | undefined;
 };
 
 /** Starts the agent runtime and everything that runs turns or serves agents, over `stores`. */
@@ -237,20 +245,6 @@ async function startAgents(
       },
       logger: logger.module('agent'),
       now,
-      // session.delete / reset_conversation drop the session's memories by the contract's rules.
-      ...(memory
-        ? {
-            memory: {
-              deleteBySession: async (input: {
-                agentId: string;
-                sessionKey: string;
-                purgeDerived: boolean;
-              }) => (await memory.store.deleteBySession(input)).memoriesDeleted,
-            },
-            // Agents with memory.autoRecall get their memories recalled before each turn.
-            recall: memory.autoRecall,
-          }
-        : {}),
       events,
     }),
   );
@@ -349,13 +343,23 @@ async function startAgents(
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([
-    ...createBrowserTools(browser),
-    ...createGraphTools({ service: graph }),
-    ...(memory?.tools ?? []),
-  ]);
+  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
+  // reset_conversation drop the session's memories by the contract's rules, agents with
+  // memory.autoRecall get their memories recalled before each turn, and the memory tools.
+  memory.onSwitch((service) =>
+    agentRuntime.useMemory(
+      service && {
+        memory: {
+          deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
+        },
+        recall: service.autoRecall,
+        tools: service.tools,
+      },
+    ),
+  );
 
-  const { events: _events, cacheTrace: _cacheTrace, ...rest } = stores;
+  const { events: _events, ...rest } = stores;
   return {
     ...rest,
     agentRuntime,

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -129,8 +129,93 @@ describe('config applied live', () => {
       query: 'heron river',
     });
     expect(results[0]?.content).toBe('the heron nests by the river');
+  });
+
+  it('memory.enabled: off answers the documented -32000 and withdraws the tool, on works again', async () => {
+    td = await startTestDaemon({
+      config: { agents: { entries: { worker: { name: 'Worker', tools: ['memory_search'] } } } },
+    });
+    const rpc = rpcClient(td.daemon.url);
+    await rpc.call('memory.store', { content: 'the heron nests by the river', agentId: 'worker' });
     const off = await rpc.call('config.patch', { memory: { enabled: false } });
-    expect(off).toMatchObject({ restartRequired: ['memory.enabled'] });
+    expect(off).toMatchObject({ restartRequired: [], applied: true });
+    const refused = await rpc.fail('memory.search', { query: 'heron' });
+    expect(refused).toMatchObject({
+      code: -32000,
+      message: 'Memory is disabled (memory.enabled is false in config.yaml)',
+    });
+    expect(td.daemon.memory).toBeUndefined();
+    // The next turn has no memory tool: the call is refused as an unknown tool.
+    const toolCall = { agentId: 'worker', message: '/tool memory_search {"query":"heron"}' };
+    const offTurn = await rpc.call<{ response: string }>('session.send', { key: 'a:web:off', ...toolCall });
+    expect(offTurn.response).not.toContain('memory_search returned');
+    const on = await rpc.call('config.patch', { memory: { enabled: true } });
+    expect(on).toMatchObject({ restartRequired: [], applied: true });
+    const { results } = await rpc.call<{ results: Array<{ content: string }> }>('memory.search', {
+      query: 'heron',
+    });
+    expect(results[0]?.content).toBe('the heron nests by the river');
+    const onTurn = await rpc.call<{ response: string }>('session.send', { key: 'a:web:on', ...toolCall });
+    expect(onTurn.response).toContain('memory_search returned');
+  });
+
+  it('memory.enabled: a daemon started without memory opens the store when it is switched on', async () => {
+    td = await startTestDaemon({ config: { memory: { enabled: false } } });
+    const rpc = rpcClient(td.daemon.url);
+    expect((await rpc.fail('memory.stats')).code).toBe(-32000);
+    // The catalogue does not depend on the switch.
+    const discovered = await rpc.call<{ methods: Array<{ name: string }> }>('rpc.discover');
+    expect(discovered.methods.map((method) => method.name)).toContain('memory.search');
+    const on = await rpc.call('config.patch', { memory: { enabled: true } });
+    expect(on).toMatchObject({ restartRequired: [], applied: true });
+    await rpc.call('memory.store', { content: 'kiwis sleep by day' });
+    const { results } = await rpc.call<{ results: Array<{ content: string }> }>('memory.search', {
+      query: 'kiwis',
+    });
+    expect(results.map((result) => result.content)).toEqual(['kiwis sleep by day']);
+  });
+
+  it('daemon.logging: a patched roll size rolls the log, a patched path moves it, no restart', async () => {
+    td = await startTestDaemon({ config: { daemon: { logLevels: { gateway: 'debug' } } } });
+    const rpc = rpcClient(td.daemon.url);
+    const logs = join(td.dataDir, 'logs');
+    const change = await rpc.call('config.patch', { daemon: { logging: { maxSize: 2048, maxFiles: 2 } } });
+    expect(change).toMatchObject({ changedSections: ['daemon'], restartRequired: [], applied: true });
+    for (let call = 0; call < 20; call++) await rpc.call('system.ping');
+    await td.daemon.logger.flush();
+    expect(readdirSync(logs)).toEqual(expect.arrayContaining(['agentd.log.1.gz', 'agentd.log.2.gz']));
+    expect(readdirSync(logs)).not.toContain('agentd.log.3.gz');
+    const moved = await rpc.call('config.patch', {
+      daemon: { logging: { filePath: 'other-logs/daemon.log' } },
+    });
+    expect(moved).toMatchObject({ restartRequired: [], applied: true });
+    await rpc.call('system.ping');
+    await td.daemon.logger.flush();
+    const other = join(td.dataDir, 'other-logs');
+    expect(readFileSync(join(other, 'daemon.log'), 'utf8')).toContain('"method":"system.ping"');
+    // The config audit follows the log into its directory.
+    await rpc.call('config.patch', { graph: { maxNodes: 3 } });
+    expect(readFileSync(join(other, 'config-audit.jsonl'), 'utf8')).toContain('"sections":["graph"]');
+  });
+
+  it('observability.logRotation: the evidence and cache-trace files roll by a patched policy', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    const change = await rpc.call('config.patch', {
+      observability: { logRotation: { maxSizeBytes: 700, maxFiles: 1, compressAged: false } },
+    });
+    expect(change).toMatchObject({ changedSections: ['observability'], restartRequired: [], applied: true });
+    for (let turn = 0; turn < 6; turn++) {
+      await rpc.call('session.send', { key: 'a:web:rolls', message: `turn ${turn}` });
+    }
+    await eventually(() => {
+      const index = readdirSync(join(td?.dataDir ?? '', 'obs', 'session-index'));
+      expect(index.filter((name) => /\.1$/.test(name))).toHaveLength(1);
+      expect(index.filter((name) => /\.2(\.gz)?$/.test(name))).toEqual([]);
+      const logs = readdirSync(join(td?.dataDir ?? '', 'logs'));
+      expect(logs).toContain('cache-trace.jsonl.1');
+      expect(logs).not.toContain('cache-trace.jsonl.2');
+    });
   });
 
   it('cron: a patched default time zone applies to the next job', async () => {

@@ -63,7 +63,7 @@ export function builtInMethods(deps: {
       now,
       audit,
     }),
-    ...memoryMethods({ store: services.memory?.store }),
+    ...memoryMethods({ store: () => services.memory.current?.store }),
     ...cronMethods({ cron: services.cron }),
     ...schedulerMethods({ heartbeat }),
     ...heartbeatMethods({ heartbeat }),

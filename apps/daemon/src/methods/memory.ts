@@ -27,15 +27,16 @@ async function call<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * memory.*: search and inspect [rpc]; browse, delete, embeddingCache, export,
- * flush, stats and store [admin]. With `memory.enabled: false` every method
- * answers -32000 saying so.
+ * flush, stats and store [admin]. While `memory.enabled` is false (read at each
+ * call, so a config change applies at once) every method answers -32000 saying so.
  */
-export function memoryMethods(deps: { store: MemoryStore | undefined }) {
+export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
   const store = (): MemoryStore => {
-    if (deps.store === undefined) {
+    const current = deps.store();
+    if (current === undefined) {
       throw new RpcError(-32000, 'Memory is disabled (memory.enabled is false in config.yaml)');
     }
-    return deps.store;
+    return current;
   };
   return [
     defineMethod({
