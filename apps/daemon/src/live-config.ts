@@ -7,7 +7,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
 import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
-import type { MemorySwitch } from './memory-switch.js';
+import type { MemorySwitch } from '@agentd/memory-store';
 
 /** Applies one section of a committed config to the service that owns it. */
 export type SectionApplier = (next: DaemonConfig, previous: DaemonConfig) => void | Promise<void>;

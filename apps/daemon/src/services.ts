@@ -24,7 +24,7 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
-import { createMemoryService } from '@agentd/memory-store';
+import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
@@ -41,7 +41,6 @@ import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
-import { createMemorySwitch, type MemorySwitch } from './memory-switch.js';
 
 /** What the services are started from. */
 export interface ServiceContext {

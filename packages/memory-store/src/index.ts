@@ -53,3 +53,4 @@ export type {
   StoreInput,
   TrustLevel,
 } from './types.js';
+export { createMemorySwitch, type MemorySwitch } from './memory-switch.js';

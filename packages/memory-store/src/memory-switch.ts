@@ -1,4 +1,5 @@
-import type { MemorySection, MemoryService } from '@agentd/memory-store';
+import type { MemorySection } from './options.js';
+import type { createMemoryService, MemoryService } from './service.js';
 
 /**
  * `memory.enabled` applied in place: the memory service is opened the first time memory is
@@ -18,7 +19,11 @@ export interface MemorySwitch {
   close(): Promise<void>;
 }
 
-/** Creates the switch; `open` builds the service from a section (secret references unresolved). */
+/**
+ * Creates the switch; `open` builds the service from a section (for example with
+ * {@link createMemoryService}; resolving secret references is its job). Nothing is opened
+ * until the first {@link MemorySwitch.apply} of an enabled section.
+ */
 export function createMemorySwitch(options: {
   open: (section: MemorySection) => Promise<MemoryService>;
 }): MemorySwitch {
