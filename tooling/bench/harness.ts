@@ -1,3 +1,5 @@
+import { Agent, request } from 'node:http';
+
 /**
  * The benchmark harness: every benchmark measures the project and its baseline in the
  * same run, on the same machine, and prints the ratio next to the raw figures. Nothing
@@ -89,4 +91,51 @@ export function printFigure(
   if (aim?.above !== undefined)
     verdict = value > aim.above ? ` (aim > ${aim.above}: met)` : ` (aim > ${aim.above}: missed)`;
   console.log(`  ${label.padEnd(44)} ${value.toFixed(1).padStart(9)} ${unit}${verdict}`);
+}
+
+/** Options of {@link httpPostLoad}. */
+export interface HttpPostLoadOptions {
+  port: number;
+  path: string;
+  /** The request body, sent as is on every request. */
+  body: string;
+  /** Headers besides `content-length` (which is set from the body). */
+  headers: Record<string, string>;
+  /** Keep-alive connections, each sending one request after another. */
+  connections: number;
+}
+
+/**
+ * A `runFor(ms)` that POSTs the same body to 127.0.0.1 over `connections` keep-alive
+ * connections for about `ms` and answers how many requests completed; any status but
+ * 200 fails the run.
+ */
+export function httpPostLoad(options: HttpPostLoadOptions): (ms: number) => Promise<number> {
+  const { port, path, body, connections } = options;
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const headers = { ...options.headers, 'content-length': Buffer.byteLength(body) };
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
+        );
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  return async (ms: number) => {
+    const until = performance.now() + ms;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (performance.now() < until) {
+          await once();
+          done++;
+        }
+      }),
+    );
+    return done;
+  };
 }

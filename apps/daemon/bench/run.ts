@@ -8,11 +8,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
+import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
 
 const here = import.meta.dirname;
 const TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
@@ -135,37 +134,16 @@ function wsLoad(sockets: WebSocket[]) {
 }
 
 function httpLoad(port: number, path: string, token: string | undefined) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const body = '{"jsonrpc":"2.0","method":"system.ping","id":1}';
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-  };
-  const once = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
-        );
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  return async (ms: number) => {
-    const until = performance.now() + ms;
-    let done = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (performance.now() < until) {
-          await once();
-          done++;
-        }
-      }),
-    );
-    return done;
-  };
+  return httpPostLoad({
+    port,
+    path,
+    body: '{"jsonrpc":"2.0","method":"system.ping","id":1}',
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    connections: CONNECTIONS,
+  });
 }
 
 async function main() {

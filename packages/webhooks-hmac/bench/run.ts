@@ -12,9 +12,9 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { Agent, createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
+import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
 import { createVerifier, createWebhookHandler, sign } from '../src/index.js';
 
 const SECRET = 'bench-webhook-secret-0123456789abcdef';
@@ -115,38 +115,18 @@ function withCpu(server: BenchServer, runFor: (ms: number) => Promise<number>) {
 }
 
 function httpLoad(port: number, path: string) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const headers = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(BODY),
-    'x-webhook-signature': sign({ secret: SECRET, body: BODY }),
-    'x-webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-    'x-codehost-event': 'pull_request',
-  };
-  const once = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`)),
-        );
-      });
-      req.on('error', reject);
-      req.end(BODY);
-    });
-  return async (ms: number) => {
-    const until = performance.now() + ms;
-    let done = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (performance.now() < until) {
-          await once();
-          done++;
-        }
-      }),
-    );
-    return done;
-  };
+  return httpPostLoad({
+    port,
+    path,
+    body: BODY,
+    headers: {
+      'content-type': 'application/json',
+      'x-webhook-signature': sign({ secret: SECRET, body: BODY }),
+      'x-webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'x-codehost-event': 'pull_request',
+    },
+    connections: CONNECTIONS,
+  });
 }
 
 function loop(fn: () => void) {
