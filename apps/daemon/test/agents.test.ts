@@ -385,26 +385,27 @@ describe('real providers through the daemon', () => {
       },
     });
     const rpc = rpcClient(td.daemon.url);
-    const viaOpenAi = await rpc.call('agent.execute', {
-      message: 'hello',
-      agentId: 'gpt',
-      sessionKey: 'oai-session',
-    });
-    expect(viaOpenAi).toMatchObject({
-      response: 'from openai',
-      finishReason: 'stop',
-      tokensUsed: { input: 30, output: 3, total: 33 },
-    });
-    const viaClaude = await rpc.call('agent.execute', {
-      message: 'hello',
-      agentId: 'claude',
-      sessionKey: 'ant-session',
-    });
-    expect(viaClaude).toMatchObject({
-      response: 'from claude',
-      finishReason: 'stop',
-      tokensUsed: { input: 32, output: 4 },
-    });
+    const turns = [
+      {
+        agentId: 'gpt',
+        sessionKey: 'oai-session',
+        response: 'from openai',
+        tokensUsed: { input: 30, output: 3, total: 33 },
+      },
+      {
+        agentId: 'claude',
+        sessionKey: 'ant-session',
+        response: 'from claude',
+        tokensUsed: { input: 32, output: 4 },
+      },
+    ];
+    for (const { agentId, sessionKey, response, tokensUsed } of turns) {
+      expect(await rpc.call('agent.execute', { message: 'hello', agentId, sessionKey })).toMatchObject({
+        response,
+        finishReason: 'stop',
+        tokensUsed,
+      });
+    }
 
     const models = await rpc.call('models.list');
     const text = JSON.stringify(models);

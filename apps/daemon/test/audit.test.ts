@@ -1,14 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import type { AgentTurnRunner } from '@agentd/webhooks-hmac';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, rpcClient } from './helpers.js';
+import type { DaemonOptions } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 interface AuditRow {
@@ -33,15 +32,8 @@ const CONFIG_SECRET = 'planted-config-secret-value-0123456789abcdef';
 const PLAINTEXT_TOKEN = 'planted-plaintext-token-0123456789abcdef';
 const HOOK_SECRET = 'planted-webhook-hmac-secret-0123456789abcdef';
 
-let dataDir: string | undefined;
-let daemon: RunningDaemon | undefined;
-
-afterEach(async () => {
-  await daemon?.stop();
-  daemon = undefined;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  dataDir = undefined;
-});
+const pool = daemonPool('agentd-audit-');
+afterEach(() => pool.cleanup());
 
 /** A turn runner that answers at once, so accepted webhooks run no model. */
 const quietRunner: AgentTurnRunner = {
@@ -54,17 +46,8 @@ const quietRunner: AgentTurnRunner = {
 };
 
 async function start(config?: Json, extra: Partial<DaemonOptions> = {}) {
-  dataDir = mkdtempSync(join(tmpdir(), 'agentd-audit-'));
-  if (config) writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
-  daemon = await startDaemon({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
-    print: () => undefined,
-    agentRunner: quietRunner,
-    ...extra,
-  });
+  const dataDir = pool.tempDir();
+  const daemon = await pool.start(dataDir, { config, agentRunner: quietRunner, ...extra });
   const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
   return {
     daemon,
@@ -539,7 +522,6 @@ describe('config-audit file rotation', () => {
     for (const value of values)
       await d.call('config.set', { section: 'graph', key: 'defaultConcurrency', value });
     await d.daemon.stop();
-    daemon = undefined;
 
     const logs = join(d.dataDir, 'logs');
     const copies = readdirSync(logs)
@@ -563,7 +545,6 @@ describe('config-audit file rotation', () => {
     for (const value of [1, 2, 3, 4, 5, 6])
       await d.call('config.set', { section: 'graph', key: 'defaultConcurrency', value });
     await d.daemon.stop();
-    daemon = undefined;
 
     const names = readdirSync(join(d.dataDir, 'logs')).filter((name) => name.startsWith('config-audit'));
     expect(names.sort()).toEqual(['config-audit.jsonl', 'config-audit.jsonl.1']);

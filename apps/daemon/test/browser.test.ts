@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createWsClient, RpcCallError } from '@agentd/client';
+import { createWsClient } from '@agentd/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
 
 /** Pids whose command line mentions `needle` (the browser profile dir is unique per daemon). */
 function processesMentioning(needle: string): number[] {
@@ -18,16 +18,6 @@ function processesMentioning(needle: string): number[] {
       }
     })
     .map(Number);
-}
-
-async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RpcCallError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('browser namespace', () => {
@@ -101,16 +91,16 @@ describe('browser namespace', () => {
     const client = createWsClient({ url: td.daemon.wsUrl, token: ADMIN_TOKEN });
     await client.connect();
     try {
-      const scheme = await failure(client.call('browser.navigate', { url: 'file:///etc/passwd' }));
+      const scheme = await rpcFailure(client.call('browser.navigate', { url: 'file:///etc/passwd' }));
       expect(scheme.code).toBe(-32602);
       expect(scheme.message).toContain('url');
-      const missing = await failure(client.call('browser.navigate', {}));
+      const missing = await rpcFailure(client.call('browser.navigate', {}));
       expect(missing.code).toBe(-32602);
       expect(missing.message).toContain('url');
-      const action = await failure(client.call('browser.act', { action: 'fill', selector: 'input' }));
+      const action = await rpcFailure(client.call('browser.act', { action: 'fill', selector: 'input' }));
       expect(action.code).toBe(-32602);
       expect(action.message).toContain('value');
-      const unknown = await failure(client.call('browser.focus', { tabId: 'nope' }));
+      const unknown = await rpcFailure(client.call('browser.focus', { tabId: 'nope' }));
       expect(unknown.code).toBe(-32004);
       expect(unknown.message).toBe('Tab not found: nope');
     } finally {

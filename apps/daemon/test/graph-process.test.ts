@@ -1,39 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type DaemonProcess, startDaemonProcess } from './helpers.js';
 
-const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
 const token = 'graph-process-admin-token-0123456789abcdef';
 
-/** Starts `agentd start` as a real process with the echo executor and waits until it listens. */
-function startProcess(
-  dataDir: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', cli, 'start', '--data-dir', dataDir, '--port', '0'],
-    {
-      env: { ...process.env, AGENTD_ADMIN_TOKEN: token, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
-    child.stderr?.on('data', (chunk) => {
-      err += chunk;
-      const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
-  });
+/** Starts `agentd start` as a real process (the echo executor through `env`) and waits until it listens. */
+function startProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess> {
+  return startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: token, ...env });
 }
 
 let dataDir: string;

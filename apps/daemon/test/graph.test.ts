@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHttpClient, RpcCallError } from '@agentd/client';
+import { createHttpClient } from '@agentd/client';
 import type { NodeExecutor, NodeRequest } from '@agentd/graph-engine';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
 
 let td: TestDaemon | undefined;
 afterEach(async () => {
@@ -17,15 +17,6 @@ type Call = <T = Record<string, unknown>>(method: string, params?: Record<string
 function caller(daemon: TestDaemon): Call {
   const client = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
   return (method, params) => client.call(method as 'system.ping', (params ?? {}) as never) as never;
-}
-
-async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof RpcCallError)) throw new Error(`expected an RpcCallError, got ${String(error)}`);
-  return error;
 }
 
 async function finished(call: Call, runId: string): Promise<Record<string, unknown>> {
@@ -108,7 +99,7 @@ describe('graph namespace', () => {
     expect(await call('graph.list')).toEqual({ graphs: [] });
     // Deleting the saved name leaves runs and their files alone.
     expect((await call('graph.outputs', { runId })).source).toBe('memory');
-    const missing = await failure(call('graph.load', { name: 'Weekly research' }));
+    const missing = await rpcFailure(call('graph.load', { name: 'Weekly research' }));
     expect(missing.code).toBe(-32004);
     expect(missing.message).toBe('Graph not found: Weekly research');
   });
@@ -120,7 +111,7 @@ describe('graph namespace', () => {
       events: { emit: (name, payload) => void (name === 'pipeline:authored' && events.push(payload)) },
     });
     const call = caller(td);
-    const cycle = await failure(
+    const cycle = await rpcFailure(
       call('graph.define', {
         nodes: [
           { id: 'a', prompt: 'x', dependsOn: ['b'] },
@@ -130,7 +121,7 @@ describe('graph namespace', () => {
     );
     expect(cycle.code).toBe(-32602);
     expect(cycle.message).toMatch(/^Invalid params: nodes: cycle: (a → b → a|b → a → b)$/);
-    const duplicate = await failure(
+    const duplicate = await rpcFailure(
       call('graph.define', {
         nodes: [
           { id: 'a', prompt: 'x' },
@@ -140,16 +131,16 @@ describe('graph namespace', () => {
     );
     expect(duplicate.message).toBe("Invalid params: nodes.1.id: duplicate node id 'a'");
     expect((duplicate.data as { issues: unknown[] }).issues).toHaveLength(1);
-    const dangling = await failure(
+    const dangling = await rpcFailure(
       call('graph.define', { nodes: [{ id: 'a', prompt: 'x', dependsOn: ['zz'] }] }),
     );
     expect(dangling.message).toContain('nodes.0.dependsOn.0');
-    const malformed = await failure(call('graph.define', { nodes: 'all of them' }));
+    const malformed = await rpcFailure(call('graph.define', { nodes: 'all of them' }));
     expect(malformed.code).toBe(-32602);
     expect(malformed.message).toContain('nodes');
     const { graphId } = await call<{ graphId: string }>('graph.define', pipeline);
     await call('graph.execute', { graphId });
-    const badExecute = await failure(call('graph.execute', { graphId, concurrency: 0 }));
+    const badExecute = await rpcFailure(call('graph.execute', { graphId, concurrency: 0 }));
     expect(badExecute.code).toBe(-32602);
     expect(badExecute.message).toContain('concurrency');
 
@@ -204,15 +195,15 @@ describe('graph namespace', () => {
       ['graph.deleteRun', { runId: 'r1' }, 'Run not found: r1'],
     ];
     for (const [method, params, message] of cases) {
-      const error = await failure(call(method, params));
+      const error = await rpcFailure(call(method, params));
       expect([method, error.code, error.message]).toEqual([method, -32004, message]);
     }
     const { graphId } = await call<{ graphId: string }>('graph.define', pipeline);
     const { runId } = await call<{ runId: string }>('graph.execute', { graphId });
     await finished(call, runId);
-    const node = await failure(call('graph.outputs', { runId, nodeIds: ['ghost'] }));
+    const node = await rpcFailure(call('graph.outputs', { runId, nodeIds: ['ghost'] }));
     expect([node.code, node.message]).toEqual([-32004, 'Node not found: ghost']);
-    const badId = await failure(call('graph.status', { runId: '../etc' }));
+    const badId = await rpcFailure(call('graph.status', { runId: '../etc' }));
     expect(badId.code).toBe(-32602);
   });
 
@@ -256,7 +247,7 @@ describe('graph namespace', () => {
     });
     const { runId } = await call<{ runId: string }>('graph.execute', { graphId });
     while (release.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    const refused = await failure(call('graph.deleteRun', { runId }));
+    const refused = await rpcFailure(call('graph.deleteRun', { runId }));
     expect([refused.code, refused.message]).toEqual([-32009, `Run is still running: ${runId}`]);
     expect(await call('graph.cancel', { runId })).toEqual({ runId, status: 'running', cancelled: true });
     release[0]!();
@@ -268,7 +259,7 @@ describe('graph namespace', () => {
     ]);
     expect(release).toHaveLength(1);
     expect(await call('graph.deleteRun', { runId })).toEqual({ deleted: true, runId });
-    expect((await failure(call('graph.status', { runId }))).code).toBe(-32004);
+    expect((await rpcFailure(call('graph.status', { runId }))).code).toBe(-32004);
     expect(() => readFileSync(join(td!.dataDir, 'graph-runs', runId, 'first.txt'))).toThrow();
   });
 

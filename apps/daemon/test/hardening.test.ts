@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpClient, RpcCallError } from '@agentd/client';
+import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, postRpc, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, postRpc, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
 
 let td: TestDaemon | undefined;
 afterEach(async () => {
@@ -12,15 +12,6 @@ afterEach(async () => {
 
 const ping = '{"jsonrpc":"2.0","method":"system.ping","id":1}';
 const OPS_SECRET = 'ops-secret-from-the-environment-0123456789';
-
-async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RpcCallError);
-  return error as RpcCallError;
-}
 
 describe('token secret references', () => {
   it('authenticates the referenced secret, never the literal reference, and keeps the reference on writes', async () => {
@@ -51,7 +42,7 @@ describe('config writes over RPC', () => {
   it('refuses plaintext tokens in gateway.tokens, naming the field', async () => {
     td = await startTestDaemon();
     const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
-    const error = await failure(
+    const error = await rpcFailure(
       admin.call('config.patch', {
         gateway: {
           tokens: [{ id: 'x', clientId: 'x', scopes: ['*'], token: 'plaintext-token-0123456789abcdef0123' }],
@@ -81,7 +72,7 @@ describe('tokens.revoke', () => {
   it('refuses to revoke the last admin token unless forced', async () => {
     td = await startTestDaemon();
     const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
-    const error = await failure(admin.call('tokens.revoke', { id: 'admin' }));
+    const error = await rpcFailure(admin.call('tokens.revoke', { id: 'admin' }));
     expect(error.code).toBe(-32602);
     expect(error.message).toContain('last token with admin scope');
     expect((await postRpc(td.daemon.url, ping)).status).toBe(200);
@@ -120,7 +111,7 @@ describe('security audit', () => {
     expect((await postRpc(td.daemon.url, ping, null)).status).toBe(401);
     const created = await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
     const app = createHttpClient({ url: td.daemon.url, token: created.token });
-    await failure(app.call('config.read', {}));
+    await rpcFailure(app.call('config.read', {}));
 
     let rows: Array<Record<string, unknown>> = [];
     for (let attempt = 0; attempt < 50 && rows.length < 3; attempt++) {

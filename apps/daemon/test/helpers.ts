@@ -1,12 +1,14 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
+import { expect } from 'vitest';
 import WebSocket from 'ws';
 import { stringify } from 'yaml';
 import { createHttpClient, RpcCallError } from '@agentd/client';
-import { type RunningDaemon, startDaemon } from '../src/index.js';
+import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
 
 /** The admin (`*`) secret every test daemon starts with. */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
@@ -15,6 +17,26 @@ export interface TestDaemon {
   daemon: RunningDaemon;
   dataDir: string;
   stop(): Promise<void>;
+}
+
+/** Options of {@link startDaemonIn}: the daemon's own, plus an initial config.yaml. */
+export type StartOptions = Partial<DaemonOptions> & { config?: Record<string, unknown> };
+
+/**
+ * Starts a real daemon on 127.0.0.1:0 in `dataDir` as {@link ADMIN_TOKEN} (`env` adds to it),
+ * writing `config` to config.yaml first when given.
+ */
+export async function startDaemonIn(dataDir: string, options: StartOptions = {}): Promise<RunningDaemon> {
+  const { config, env, ...rest } = options;
+  if (config) writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
+  return startDaemon({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+    print: () => undefined,
+    ...rest,
+  });
 }
 
 /** Starts a real daemon on 127.0.0.1:0 with a temp data dir and an optional initial config. */
@@ -28,18 +50,8 @@ export async function startTestDaemon(
     env?: NodeJS.ProcessEnv;
   } = {},
 ): Promise<TestDaemon> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'agentd-e2e-'));
-  if (options.config) writeFileSync(join(dataDir, 'config.yaml'), stringify(options.config));
-  const daemon = await startDaemon({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, ...options.env },
-    print: () => undefined,
-    ...(options.methods ? { methods: options.methods } : {}),
-    ...(options.graphExecutor ? { graphExecutor: options.graphExecutor } : {}),
-    ...(options.events ? { events: options.events } : {}),
-  });
+  const { dataDir = mkdtempSync(join(tmpdir(), 'agentd-e2e-')), ...rest } = options;
+  const daemon = await startDaemonIn(dataDir, rest);
   return {
     daemon,
     dataDir,
@@ -48,6 +60,99 @@ export async function startTestDaemon(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The daemons and temp dirs of one test file; `cleanup` (in `afterEach`) stops and removes them all. */
+export interface DaemonPool {
+  /** A fresh temp dir, removed by `cleanup`. */
+  tempDir(): string;
+  /** {@link startDaemonIn}, and the daemon is stopped by `cleanup` (stopping twice is harmless). */
+  start(dataDir: string, options?: StartOptions): Promise<RunningDaemon>;
+  /** Stops every daemon started, then removes every temp dir. */
+  cleanup(): Promise<void>;
+}
+
+/** A {@link DaemonPool} whose temp dirs are named `<prefix>XXXXXX` under the OS temp dir. */
+export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
+  const dirs: string[] = [];
+  const daemons: RunningDaemon[] = [];
+  return {
+    tempDir: () => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return dir;
+    },
+    start: async (dataDir, options) => {
+      const daemon = await startDaemonIn(dataDir, options);
+      daemons.push(daemon);
+      return daemon;
+    },
+    cleanup: async () => {
+      for (const daemon of daemons.splice(0)) await daemon.stop();
+      for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Awaits a call that must fail over RPC and answers its RpcCallError. */
+export async function rpcFailure(call: Promise<unknown>): Promise<RpcCallError> {
+  const error = await call.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(RpcCallError);
+  return error as RpcCallError;
+}
+
+/** Polls `check` every 50 ms until it answers a value (for fire-and-forget work); throws after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** `node --import tsx <src/cli.ts>`: the arguments that run the CLI from source. */
+export const cliNodeArgs = ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'cli.ts')];
+
+/** A daemon started as a real `agentd start` process. */
+export interface DaemonProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything the process has written to stdout so far. */
+  stdout(): string;
+}
+
+/**
+ * Starts `agentd start --data-dir <dataDir> --port 0` as a real process (env over this
+ * process's) and waits for its listening line.
+ */
+export function startDaemonProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, [...cliNodeArgs, 'start', '--data-dir', dataDir, '--port', '0'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    // A hang guard, not a speed check: a real process under tsx on a loaded 2-core machine is slow.
+    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
+    child.stderr?.on('data', (chunk) => {
+      err += chunk;
+      const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1], stdout: () => out });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
+  });
 }
 
 /** A raw WebSocket that collects every message and close event, for exact wire assertions. */

@@ -4,27 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/agent-runtime';
-import { createHttpClient, RpcCallError } from '@agentd/client';
+import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type RunningDaemon, startDaemon } from '../src/index.js';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
 
 let td: TestDaemon | undefined;
 afterEach(async () => {
   await td?.stop();
   td = undefined;
 });
-
-async function failure(promise: Promise<unknown>): Promise<RpcCallError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(RpcCallError);
-  return error as RpcCallError;
-}
 
 describe('memory methods', () => {
   it('stores, searches, inspects, browses, exports, deletes and flushes over the gateway', async () => {
@@ -74,7 +65,7 @@ describe('memory methods', () => {
       id: first.id,
       deleted: true,
     });
-    const missing = await failure(admin.call('memory.delete', { id: first.id }));
+    const missing = await rpcFailure(admin.call('memory.delete', { id: first.id }));
     expect(missing.code).toBe(-32004);
     expect(missing.message).toBe(`Memory entry not found: ${first.id}`);
     expect(await admin.call('memory.flush', { agentId: 'other' })).toEqual({ flushed: 1 });
@@ -89,12 +80,12 @@ describe('memory methods', () => {
     expect(await app.call('memory.search', { query: 'anything' })).toEqual({ results: [] });
     expect(await app.call('memory.inspect', {})).toMatchObject({ entries: 0 });
     for (const method of ['memory.store', 'memory.browse', 'memory.flush', 'memory.export', 'memory.stats']) {
-      expect((await failure(app.call(method, { content: 'x' }))).code).toBe(-32603);
+      expect((await rpcFailure(app.call(method, { content: 'x' }))).code).toBe(-32603);
     }
-    const invalid = await failure(admin.call('memory.search', { query: 'x', limit: 0 }));
+    const invalid = await rpcFailure(admin.call('memory.search', { query: 'x', limit: 0 }));
     expect(invalid.code).toBe(-32602);
     expect(invalid.message).toContain('limit');
-    expect((await failure(admin.call('memory.store', { content: '' }))).message).toContain('content');
+    expect((await rpcFailure(admin.call('memory.store', { content: '' }))).message).toContain('content');
   });
 });
 
@@ -243,22 +234,21 @@ describe('automatic recall before a turn', () => {
     });
     await admin.call('memory.store', { content: 'the office closes at six', agentId: 'other' });
 
-    const answer = (await admin.call('agent.execute', {
-      agentId: 'keeper',
-      message: 'what is the name of my kiwi bird?',
-      sessionKey: 'keeper:webchat:alice',
-    })) as { response: string };
+    /** Asks an agent the same question in its own webchat session. */
+    const askKiwi = async (agentId: string) =>
+      (await admin.call('agent.execute', {
+        agentId,
+        message: 'what is the name of my kiwi bird?',
+        sessionKey: `${agentId}:webchat:alice`,
+      })) as { response: string };
+    const answer = await askKiwi('keeper');
     expect(answer.response).toBe('your kiwi is called Pip');
     expect(systems[0]).toContain('Answer from memory.');
     expect(systems[0]).toContain('Relevant memories');
     expect(systems[0]).toContain('- the user keeps a pet kiwi bird named Pip');
     expect(systems[0]).not.toContain('office');
 
-    const plain = (await admin.call('agent.execute', {
-      agentId: 'forgetful',
-      message: 'what is the name of my kiwi bird?',
-      sessionKey: 'forgetful:webchat:alice',
-    })) as { response: string };
+    const plain = await askKiwi('forgetful');
     expect(plain.response).toBe('I do not know');
     expect(systems[1]).not.toContain('Pip');
 

@@ -1,44 +1,22 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cliNodeArgs, type DaemonProcess, startDaemonProcess } from './helpers.js';
 
 const run = promisify(execFile);
-const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
-const nodeArgs = ['--import', 'tsx', cli];
+const nodeArgs = cliNodeArgs;
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
+/** Starts `agentd start` as a real process (no admin token unless `env` names one). */
+function startProcess(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
+  return startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: '', ...env });
 }
 
-/** Starts `agentd start` as a real process and waits for its listening line. */
-function startProcess(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Started> {
-  const child = spawn(process.execPath, [...nodeArgs, 'start', '--data-dir', dataDir, '--port', '0'], {
-    env: { ...process.env, AGENTD_ADMIN_TOKEN: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    // A hang guard, not a speed check: a real process under tsx on a loaded 2-core machine is slow.
-    const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
-    child.stderr?.on('data', (chunk) => {
-      err += chunk;
-      const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], stdout: () => out });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
-  });
+/** `agentd call system.ping --url <url> --token <token>` as a real process. */
+function ping(url: string, token: string) {
+  return run(process.execPath, [...nodeArgs, 'call', 'system.ping', '--url', url, '--token', token]);
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -62,26 +40,10 @@ describe('agentd CLI', { timeout: 120_000 }, () => {
     const token = /agd_[A-Za-z0-9_-]+/.exec(first.stdout())?.[0];
     expect(token).toBeDefined();
 
-    const ping = await run(process.execPath, [
-      ...nodeArgs,
-      'call',
-      'system.ping',
-      '--url',
-      first.url,
-      '--token',
-      token!,
-    ]);
-    expect(JSON.parse(ping.stdout)).toMatchObject({ pong: true });
+    const pong = await ping(first.url, token!);
+    expect(JSON.parse(pong.stdout)).toMatchObject({ pong: true });
 
-    const denied = await run(process.execPath, [
-      ...nodeArgs,
-      'call',
-      'system.ping',
-      '--url',
-      first.url,
-      '--token',
-      'x',
-    ])
+    const denied = await ping(first.url, 'x')
       .then(() => 0)
       .catch((e: { code: number }) => e.code);
     expect(denied).toBe(1);
@@ -125,15 +87,7 @@ describe('agentd CLI', { timeout: 120_000 }, () => {
     // SIGHUP makes the daemon reload; allow it a moment.
     let answer: unknown;
     for (let attempt = 0; attempt < 50 && !answer; attempt++) {
-      answer = await run(process.execPath, [
-        ...nodeArgs,
-        'call',
-        'system.ping',
-        '--url',
-        started.url,
-        '--token',
-        token,
-      ])
+      answer = await ping(started.url, token)
         .then((r) => JSON.parse(r.stdout))
         .catch(() => new Promise((resolve) => setTimeout(() => resolve(undefined), 100)));
     }

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpClient, type HttpClient, RpcCallError } from '@agentd/client';
+import { createHttpClient, type HttpClient } from '@agentd/client';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/cron-wakegate';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
-import { ADMIN_TOKEN } from './helpers.js';
+import type { DaemonOptions, RunningDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure, startDaemonProcess } from './helpers.js';
 
 interface CronRun {
   ts: number;
@@ -22,34 +21,19 @@ interface CronRun {
   wakeGate?: { outcome: string; reason?: string };
 }
 
-const dirs: string[] = [];
-const daemons: RunningDaemon[] = [];
+const pool = daemonPool('agentd-sched-');
 let child: ChildProcess | undefined;
 
 afterEach(async () => {
   child?.kill('SIGKILL');
   child = undefined;
-  for (const daemon of daemons.splice(0)) await daemon.stop();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  await pool.cleanup();
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-sched-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = pool.tempDir;
 
-async function start(dataDir: string, options: Partial<DaemonOptions> = {}): Promise<RunningDaemon> {
-  const daemon = await startDaemon({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, PATH: process.env.PATH },
-    print: () => undefined,
-    ...options,
-  });
-  daemons.push(daemon);
-  return daemon;
+function start(dataDir: string, options: Partial<DaemonOptions> = {}): Promise<RunningDaemon> {
+  return pool.start(dataDir, { env: { PATH: process.env.PATH }, ...options });
 }
 
 /** A runner that answers every turn and keeps the requests. */
@@ -69,28 +53,20 @@ function recordingRunner(): AgentTurnRunner & { requests: AgentTurnRequest[] } {
   };
 }
 
-/** Polls until `check` returns a value (fires are fire-and-forget). */
-async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 async function runsOf(client: HttpClient, jobName: string): Promise<CronRun[]> {
   return ((await client.call('cron.runs', { jobName })) as { runs: CronRun[] }).runs;
 }
 
-async function failure(call: Promise<unknown>): Promise<RpcCallError> {
-  const error = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RpcCallError);
-  return error as RpcCallError;
+/** A daemon with a recording runner, an admin client and an `app` client holding an rpc-scoped token. */
+async function startWithApp() {
+  const runner = recordingRunner();
+  const dataDir = tempDir();
+  const daemon = await start(dataDir, { agentRunner: runner });
+  const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+  const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
+    token: string;
+  };
+  return { runner, dataDir, daemon, admin, app: createHttpClient({ url: daemon.url, token }) };
 }
 
 describe('cron methods', () => {
@@ -153,7 +129,7 @@ describe('cron methods', () => {
       id: created.id,
       name: 'digest',
     });
-    const gone = await failure(client.call('cron.status', { name: 'digest' }));
+    const gone = await rpcFailure(client.call('cron.status', { name: 'digest' }));
     expect([gone.code, gone.message]).toEqual([-32004, 'Job not found: digest']);
   });
 
@@ -185,23 +161,23 @@ describe('cron methods', () => {
       [{ kind: 'weekly' }, 'schedule.kind'],
     ];
     for (const [schedule, field] of cases) {
-      const error = await failure(client.call('cron.add', { name: 'x', message: 'm', schedule }));
+      const error = await rpcFailure(client.call('cron.add', { name: 'x', message: 'm', schedule }));
       expect(error.code).toBe(-32602);
       expect(error.message).toContain(field);
       expect((error.data as { issues: Array<{ path: string[] }> }).issues[0]?.path.join('.')).toBe(field);
     }
-    const noName = await failure(client.call('cron.run', { mode: 'force' }));
+    const noName = await rpcFailure(client.call('cron.run', { mode: 'force' }));
     expect([noName.code, noName.message]).toEqual([
       -32602,
       'Invalid params: name: required when mode is force',
     ]);
     await client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } });
-    const duplicate = await failure(
+    const duplicate = await rpcFailure(
       client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } }),
     );
     expect(duplicate.code).toBe(-32602);
     expect(duplicate.message).toContain('name');
-    const missing = await failure(client.call('cron.runs', { jobName: 'nope' }));
+    const missing = await rpcFailure(client.call('cron.runs', { jobName: 'nope' }));
     expect([missing.code, missing.message]).toEqual([-32004, 'Job not found: nope']);
   });
 
@@ -236,37 +212,30 @@ describe('cron methods', () => {
 
 describe('wake-gates through the gateway', () => {
   it('requires admin scope to set or change a gate, and skips in the agent workspace', async () => {
-    const runner = recordingRunner();
-    const dataDir = tempDir();
-    const daemon = await start(dataDir, { agentRunner: runner });
-    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
-    const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
-      token: string;
-    };
-    const app = createHttpClient({ url: daemon.url, token });
+    const { runner, dataDir, admin, app } = await startWithApp();
     const gate = {
       command: process.execPath,
       args: ['-e', 'console.log(JSON.stringify({ wake: false, reason: process.cwd() }))'],
     };
     const schedule = { kind: 'interval', everyMs: 3_600_000 };
 
-    const refused = await failure(
+    const refused = await rpcFailure(
       app.call('cron.add', { name: 'g', message: 'm', agentId: 'mail', schedule, wakeGate: gate }),
     );
     expect([refused.code, refused.message]).toEqual([-32603, "Insufficient scope: requires 'admin'"]);
     expect(((await app.call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
 
     await app.call('cron.add', { name: 'g', message: 'm', agentId: 'mail', schedule });
-    const change = await failure(app.call('cron.update', { name: 'g', wakeGate: gate }));
+    const change = await rpcFailure(app.call('cron.update', { name: 'g', wakeGate: gate }));
     expect([change.code, change.message]).toEqual([-32603, "Insufficient scope: requires 'admin'"]);
-    const removal = await failure(app.call('cron.update', { name: 'g', wakeGate: null }));
+    const removal = await rpcFailure(app.call('cron.update', { name: 'g', wakeGate: null }));
     expect(removal.code).toBe(-32603);
     await app.call('cron.update', { name: 'g', message: 'still allowed' });
     await admin.call('cron.update', { name: 'g', wakeGate: gate });
     expect(
       ((await app.call('cron.list')) as { jobs: Array<{ wakeGate?: unknown }> }).jobs[0]?.wakeGate,
     ).toEqual(gate);
-    const moved = await failure(app.call('cron.update', { name: 'g', agentId: 'other' }));
+    const moved = await rpcFailure(app.call('cron.update', { name: 'g', agentId: 'other' }));
     expect(moved.message).toBe("Insufficient scope: requires 'admin'");
 
     await app.call('cron.run', { name: 'g' });
@@ -290,21 +259,14 @@ describe('wake-gates through the gateway', () => {
 
 describe('heartbeat and scheduler methods', () => {
   it('updates the heartbeat into config.yaml, triggers beats and coalesces wakes', async () => {
-    const runner = recordingRunner();
-    const dataDir = tempDir();
-    const daemon = await start(dataDir, { agentRunner: runner });
-    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
-    const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
-      token: string;
-    };
-    const app = createHttpClient({ url: daemon.url, token });
+    const { runner, dataDir, daemon, admin, app } = await startWithApp();
 
     expect(await app.call('heartbeat.status')).toMatchObject({
       enabled: false,
       intervalMs: 1_800_000,
       queued: 0,
     });
-    const denied = await failure(app.call('heartbeat.trigger', {}));
+    const denied = await rpcFailure(app.call('heartbeat.trigger', {}));
     expect(denied.message).toBe("Insufficient scope: requires 'admin'");
     const status = (await admin.call('heartbeat.update', {
       enabled: true,
@@ -317,7 +279,7 @@ describe('heartbeat and scheduler methods', () => {
     expect(status.nextBeatAt).toBeGreaterThan(Date.now());
     const yaml = readFileSync(join(dataDir, 'config.yaml'), 'utf8');
     expect(yaml).toMatch(/heartbeat:\n(\s+.*\n)*\s+intervalMs: 600000/);
-    const bad = await failure(admin.call('heartbeat.update', { intervalMs: 5 }));
+    const bad = await rpcFailure(admin.call('heartbeat.update', { intervalMs: 5 }));
     expect(bad.code).toBe(-32602);
 
     expect(await admin.call('heartbeat.trigger', { reason: 'manual' })).toEqual({
@@ -355,7 +317,6 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
       schedule: { kind: 'interval', everyMs: 60_000 },
     });
     await first.stop();
-    daemons.splice(daemons.indexOf(first), 1);
 
     clock += 45 * 60_000;
     const runner = recordingRunner();
@@ -380,32 +341,10 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
     const dataDir = tempDir();
     // No backoff keeps the job on its one-second schedule even if a run errors.
     writeFileSync(join(dataDir, 'config.yaml'), 'cron:\n  retryBackoffMs: [0]\n');
-    const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
-    const launch = () =>
-      new Promise<{ process: ChildProcess; url: string }>((resolve, reject) => {
-        const proc = spawn(
-          process.execPath,
-          ['--import', 'tsx', cli, 'start', '--data-dir', dataDir, '--port', '0'],
-          {
-            env: { ...process.env, AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
-            stdio: ['ignore', 'ignore', 'pipe'],
-          },
-        );
-        let err = '';
-        const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
-        proc.stderr?.on('data', (chunk) => {
-          err += chunk;
-          const match = /agentd listening on (http:\/\/[^\s]+)/.exec(err);
-          if (match?.[1]) {
-            clearTimeout(timer);
-            resolve({ process: proc, url: match[1] });
-          }
-        });
-        proc.once('exit', (code) => reject(new Error(`daemon exited ${code}: ${err}`)));
-      });
+    const launch = () => startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN });
 
     const first = await launch();
-    child = first.process;
+    child = first.child;
     const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
     await client.call('cron.add', {
       name: 'tick',
@@ -413,15 +352,15 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
       schedule: { kind: 'interval', everyMs: 1000 },
     });
     await eventually(async () => ((await runsOf(client, 'tick')).length > 0 ? true : undefined));
-    const exited = new Promise((resolve) => first.process.once('exit', resolve));
-    first.process.kill('SIGKILL');
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
     await exited;
     const killedAt = Date.now();
     // Down long enough to miss several fires.
     await new Promise((resolve) => setTimeout(resolve, 3500));
 
     const second = await launch();
-    child = second.process;
+    child = second.child;
     const again = createHttpClient({ url: second.url, token: ADMIN_TOKEN });
     // A run is recorded when it ends, while an overlapping fire's skip is recorded at once: wait
     // for the catch-up's own record, then check it is the first fire after the restart.

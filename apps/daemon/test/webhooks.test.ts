@@ -7,9 +7,8 @@ import { createHttpClient } from '@agentd/client';
 import { openDatabase } from '@agentd/storage';
 import type { AgentTurnRunner, WakeTarget } from '@agentd/webhooks-hmac';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
-import { ADMIN_TOKEN } from './helpers.js';
+import type { DaemonOptions } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool } from './helpers.js';
 
 const run = promisify(execFile);
 const TOKEN = 'webhook-e2e-token-0123456789abcdefghij';
@@ -80,28 +79,18 @@ const baseConfig = (webhooks: Record<string, unknown>) => ({
   webhooks: { enabled: true, token: TOKEN, ...webhooks },
 });
 
+const pool = daemonPool('agentd-hooks-');
+/** The data dir of the test's daemons: a restart in the same test keeps it. */
 let dataDir: string | undefined;
-let daemon: RunningDaemon | undefined;
 
 afterEach(async () => {
-  await daemon?.stop();
-  daemon = undefined;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await pool.cleanup();
   dataDir = undefined;
 });
 
 async function start(config: Record<string, unknown> | undefined, extra: Partial<DaemonOptions> = {}) {
-  dataDir ??= mkdtempSync(join(tmpdir(), 'agentd-hooks-'));
-  if (config) writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
-  daemon = await startDaemon({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, HOOK_SECRET: TOKEN },
-    print: () => undefined,
-    ...extra,
-  });
-  return daemon;
+  dataDir ??= pool.tempDir();
+  return pool.start(dataDir, { config, env: { HOOK_SECRET: TOKEN }, ...extra });
 }
 
 const strictBody = (extra: Record<string, unknown> = {}) =>
@@ -340,7 +329,6 @@ describe('webhooks config', () => {
 
   it('refuses a token shorter than 32 characters as a config validation error', async () => {
     await expect(start(baseConfig({ token: 'short-token' }))).rejects.toThrow(/token/);
-    daemon = undefined;
   });
 });
 
@@ -362,7 +350,6 @@ describe('durability', () => {
       ).toBe(200);
     }
     await d.stop();
-    daemon = undefined;
 
     const fake = fakeRunner();
     await start(undefined, { agentRunner: fake.runner });
@@ -446,7 +433,6 @@ describe('durability', () => {
     await send(`${d.url}/hooks/count-me`, body, { 'x-webhook-signature': '0'.repeat(64) });
     await send(`${d.url}/hooks/count-me`, body);
     await d.stop();
-    daemon = undefined;
 
     const db = await openDatabase({ dataDir: dataDir! });
     const rows = await db.query<{ outcome: string; reason: string; mapping_id: string; count: number }>(
