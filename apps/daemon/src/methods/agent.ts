@@ -14,6 +14,24 @@ export function defaultSessionKey(clientId: string): string {
   return formatSessionKey({ tenantId: 'default', userId: clientId, channelId: 'rpc' });
 }
 
+/**
+ * The turn an RPC caller asks for: origin `rpc`, with the call's trace id and abort signal
+ * (the one request shape of agent.execute, session.send and the chat stream).
+ */
+export function rpcTurn(
+  context: MethodContext,
+  turn: { message: string; sessionKey: string; agentId?: string | undefined },
+): Parameters<AgentRuntime['runTurn']>[0] {
+  return {
+    message: turn.message,
+    sessionKey: turn.sessionKey,
+    origin: 'rpc',
+    traceId: context.traceId,
+    signal: context.signal,
+    ...(turn.agentId ? { agentId: turn.agentId } : {}),
+  };
+}
+
 const executeParams = z
   .object({
     message: z.string().min(1).max(1_000_000),
@@ -44,12 +62,7 @@ function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, 
         : formatSessionKey(params.sessionKey);
   return mapped(() =>
     runtime.runTurn({
-      message: params.message,
-      sessionKey,
-      origin: 'rpc',
-      traceId: context.traceId,
-      signal: context.signal,
-      ...(params.agentId ? { agentId: params.agentId } : {}),
+      ...rpcTurn(context, { message: params.message, sessionKey, agentId: params.agentId }),
       ...(params.scopes ? { allowedTools: params.scopes } : {}),
     }),
   );

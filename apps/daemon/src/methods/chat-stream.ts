@@ -1,7 +1,7 @@
 import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
 import { defineMethod, type SseWriter } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { defaultSessionKey } from './agent.js';
+import { defaultSessionKey, rpcTurn } from './agent.js';
 import { mapped } from './agent-errors.js';
 
 const queryParams = z
@@ -36,12 +36,7 @@ export function chatStreamMethod(deps: { runtime: AgentRuntime }, open: () => Ss
       let sequence = 0;
       return mapped(() =>
         deps.runtime.runTurn({
-          message,
-          sessionKey: key,
-          origin: 'rpc',
-          traceId: context.traceId,
-          signal: context.signal,
-          ...(agentId ? { agentId } : {}),
+          ...rpcTurn(context, { message, sessionKey: key, agentId }),
           onEvent: (event) => {
             sequence++;
             if (event.type === 'delta') {

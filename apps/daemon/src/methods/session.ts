@@ -1,7 +1,7 @@
 import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
 import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { defaultSessionKey } from './agent.js';
+import { defaultSessionKey, rpcTurn } from './agent.js';
 import { mapped } from './agent-errors.js';
 
 const adminKey = z.object({ session_key: sessionKeySchema }).strict();
@@ -76,16 +76,7 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: ({ key, message, agentId }, context) =>
-        mapped(() =>
-          runtime.runTurn({
-            message,
-            sessionKey: key,
-            origin: 'rpc',
-            traceId: context.traceId,
-            signal: context.signal,
-            ...(agentId ? { agentId } : {}),
-          }),
-        ),
+        mapped(() => runtime.runTurn(rpcTurn(context, { message, sessionKey: key, agentId }))),
     }),
     defineMethod({
       name: 'session.search',

@@ -10,6 +10,13 @@ const idSchema = z
   .max(64)
   .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, underscore and dash only');
 
+/** A -32602 naming the `id` field. */
+function invalidId(message: string): RpcError {
+  return RpcError.invalidParams(`Invalid params: id: ${message}`, [
+    { path: ['id'], code: 'custom', message },
+  ]);
+}
+
 /**
  * tokens.*: list (never secrets), create (secret shown once), revoke (at once, closes its sockets).
  * Creations and revocations are `audit:event`s of kind `auth` naming the token id (`subject`),
@@ -21,6 +28,9 @@ export function tokenMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
+  /** An allowed call the store failed: `low`, with why. */
+  const storeFailed = (refs: Record<string, unknown>) =>
+    audit.emit({ kind: 'auth', classification: 'allowed', outcome: 'failure', severity: 'low', ...refs });
   return [
     defineMethod({
       name: 'tokens.list',
@@ -60,21 +70,12 @@ export function tokenMethods(deps: {
           return created;
         } catch (error) {
           const exists = error instanceof AuthScopesError && error.code === 'TOKEN_EXISTS';
-          audit.emit({
-            kind: 'auth',
-            classification: 'allowed',
-            outcome: 'failure',
-            severity: 'low',
+          storeFailed({
             ...refs,
             ...(params.id ? { subject: params.id } : {}),
             reason: exists ? 'exists' : 'error',
           });
-          if (exists) {
-            const message = `token id already exists: ${params.id}`;
-            throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
-              { path: ['id'], code: 'custom', message },
-            ]);
-          }
+          if (exists) throw invalidId(`token id already exists: ${params.id}`);
           throw error;
         }
       },
@@ -110,10 +111,9 @@ export function tokenMethods(deps: {
             ...refs,
             reason: 'last_admin',
           });
-          const message = `'${id}' is the last token with admin scope; revoking it locks every admin out. Create another admin token first, or pass force: true`;
-          throw RpcError.invalidParams(`Invalid params: id: ${message}`, [
-            { path: ['id'], code: 'custom', message },
-          ]);
+          throw invalidId(
+            `'${id}' is the last token with admin scope; revoking it locks every admin out. Create another admin token first, or pass force: true`,
+          );
         }
         try {
           const revoked = await deps.tokens.revoke(id);
@@ -128,14 +128,7 @@ export function tokenMethods(deps: {
           return revoked;
         } catch (error) {
           const missing = error instanceof AuthScopesError && error.code === 'TOKEN_NOT_FOUND';
-          audit.emit({
-            kind: 'auth',
-            classification: 'allowed',
-            outcome: 'failure',
-            severity: 'low',
-            ...refs,
-            reason: missing ? 'not_found' : 'error',
-          });
+          storeFailed({ ...refs, reason: missing ? 'not_found' : 'error' });
           if (missing) throw RpcError.notFound('Token', id);
           throw error;
         }
