@@ -48,12 +48,3 @@ export function toRpcError(error: unknown): unknown {
       return error;
   }
 }
-
-/** Runs `work`, rethrowing agent-runtime errors as wire errors. */
-export async function mapped<T>(work: () => Promise<T> | T): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw toRpcError(error);
-  }
-}

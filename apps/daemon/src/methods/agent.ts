@@ -5,9 +5,10 @@ import {
   sessionKeyObjectSchema,
   sessionKeySchema,
 } from '@agentd/agent-runtime';
-import { defineMethod, type MethodContext } from '@agentd/rpc-core';
+import type { MethodContext } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { mapped } from './agent-errors.js';
+import { toRpcError } from './agent-errors.js';
+import { methodsOf } from './define.js';
 
 /** The session key of a caller that names none (decisions.md). */
 export function defaultSessionKey(clientId: string): string {
@@ -60,29 +61,26 @@ function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, 
       : typeof params.sessionKey === 'string'
         ? params.sessionKey
         : formatSessionKey(params.sessionKey);
-  return mapped(() =>
-    runtime.runTurn({
-      ...rpcTurn(context, { message: params.message, sessionKey, agentId: params.agentId }),
-      ...(params.scopes ? { allowedTools: params.scopes } : {}),
-    }),
-  );
+  return runtime.runTurn({
+    ...rpcTurn(context, { message: params.message, sessionKey, agentId: params.agentId }),
+    ...(params.scopes ? { allowedTools: params.scopes } : {}),
+  });
 }
 
 /** agent.*: execute, stream (non-streaming, as the contract says), cacheStats, getOperationModels. */
 export function agentMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
+  const { rpcMethod, adminMethod } = methodsOf(toRpcError);
   return [
-    defineMethod({
+    rpcMethod({
       name: 'agent.execute',
-      scope: 'rpc',
       description: 'Run one agent turn: the reply, token usage and finish reason.',
       params: executeParams,
       result: turnResult,
       handler: (params, context) => execute(runtime, params, context),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'agent.stream',
-      scope: 'rpc',
       description:
         'Same as agent.execute; token streaming over JSON-RPC is not offered, use GET /api/chat/stream.',
       params: executeParams,
@@ -99,19 +97,17 @@ export function agentMethods(deps: { runtime: AgentRuntime }) {
         return execute(runtime, params, context);
       },
     }),
-    defineMethod({
+    adminMethod({
       name: 'agent.cacheStats',
-      scope: 'admin',
       description: 'Prompt-cache statistics from billing: hits, misses, hit rate, cached token totals.',
       params: z.object({ agentId: entityIdSchema.optional() }).strict(),
-      handler: ({ agentId }) => mapped(() => runtime.cacheStats(agentId)),
+      handler: ({ agentId }) => runtime.cacheStats(agentId),
     }),
-    defineMethod({
+    adminMethod({
       name: 'agent.getOperationModels',
-      scope: 'admin',
       description: 'The model each operation of an agent uses (chat, compaction) and where it comes from.',
       params: z.object({ agentId: entityIdSchema }).strict(),
-      handler: ({ agentId }) => mapped(() => runtime.agents.operationModels(agentId)),
+      handler: ({ agentId }) => runtime.agents.operationModels(agentId),
     }),
   ];
 }

@@ -1,6 +1,7 @@
 import { BrowserError, type BrowserService, browserParamSchemas } from '@agentd/browser';
-import { defineMethod, ErrorCodes, RpcError } from '@agentd/rpc-core';
+import { ErrorCodes, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 // Refusals caused by what the caller sent are -32602 naming the field; an unknown tab is
 // -32004; everything the browser itself failed at is -32603 with a readable message and
@@ -27,110 +28,90 @@ function toRpcError(error: unknown): unknown {
   });
 }
 
-async function mapped<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw toRpcError(error);
-  }
-}
-
 /** browser.*: the daemon's one headless browser (launched on first use). */
 export function browserMethods(deps: { browser: BrowserService }) {
   const { browser } = deps;
   const p = browserParamSchemas;
+  const { rpcMethod } = methodsOf(toRpcError);
   return [
-    defineMethod({
+    rpcMethod({
       name: 'browser.status',
-      scope: 'rpc',
       description: 'Whether the browser runs, the focused tab URL and the number of tabs.',
       params: p.none,
       result: z.object({ running: z.boolean(), url: z.string().optional(), tabCount: z.number().optional() }),
       handler: () => browser.status(),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.start',
-      scope: 'rpc',
       description: 'Launch the headless browser; no effect when it already runs.',
       params: p.none,
-      handler: (_params, context) => mapped(() => browser.start({ signal: context.signal })),
+      handler: (_params, context) => browser.start({ signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.stop',
-      scope: 'rpc',
       description: 'Close every tab and end the browser process.',
       params: p.none,
-      handler: () => mapped(() => browser.stop()),
+      handler: () => browser.stop(),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.navigate',
-      scope: 'rpc',
       description: 'Load an http(s) URL in the focused tab; returns the final URL, title and status.',
       params: p.navigate,
-      handler: (params, context) => mapped(() => browser.navigate(params, { signal: context.signal })),
+      handler: (params, context) => browser.navigate(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.snapshot',
-      scope: 'rpc',
       description: 'Accessibility-tree snapshot of the focused tab, with refs browser.act can target.',
       params: p.snapshot,
-      handler: (params, context) => mapped(() => browser.snapshot(params, { signal: context.signal })),
+      handler: (params, context) => browser.snapshot(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.screenshot',
-      scope: 'rpc',
       description: 'PNG screenshot of the focused tab (viewport or full page), base64.',
       params: p.screenshot,
-      handler: (params, context) => mapped(() => browser.screenshot(params, { signal: context.signal })),
+      handler: (params, context) => browser.screenshot(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.pdf',
-      scope: 'rpc',
       description: 'The focused tab printed to PDF, base64.',
       params: p.none,
-      handler: (_params, context) => mapped(() => browser.pdf({ signal: context.signal })),
+      handler: (_params, context) => browser.pdf({ signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.act',
-      scope: 'rpc',
       description: 'click, type, fill, press, select, hover, scroll or wait on the focused tab.',
       params: p.act,
-      handler: (params, context) => mapped(() => browser.act(params, { signal: context.signal })),
+      handler: (params, context) => browser.act(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.tabs',
-      scope: 'rpc',
       description: 'Open tabs: id, URL, title and which one has focus.',
       params: p.none,
-      handler: (_params, context) => mapped(() => browser.tabs({ signal: context.signal })),
+      handler: (_params, context) => browser.tabs({ signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.open',
-      scope: 'rpc',
       description: 'Open a tab (blank or at a URL) and focus it.',
       params: p.open,
-      handler: (params, context) => mapped(() => browser.open(params, { signal: context.signal })),
+      handler: (params, context) => browser.open(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.focus',
-      scope: 'rpc',
       description: 'Focus a tab by id.',
       params: p.tab,
-      handler: (params, context) => mapped(() => browser.focus(params, { signal: context.signal })),
+      handler: (params, context) => browser.focus(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.close',
-      scope: 'rpc',
       description: 'Close a tab by id.',
       params: p.tab,
-      handler: (params, context) => mapped(() => browser.close(params, { signal: context.signal })),
+      handler: (params, context) => browser.close(params, { signal: context.signal }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'browser.console',
-      scope: 'rpc',
       description: 'Console messages of the focused tab: level, text, timestamp (bounded per tab).',
       params: p.none,
-      handler: () => mapped(() => browser.console()),
+      handler: () => browser.console(),
     }),
   ];
 }

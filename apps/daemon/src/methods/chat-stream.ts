@@ -1,8 +1,9 @@
 import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
-import { defineMethod, type SseWriter } from '@agentd/rpc-core';
+import type { SseWriter } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { defaultSessionKey, rpcTurn } from './agent.js';
-import { mapped } from './agent-errors.js';
+import { toRpcError } from './agent-errors.js';
+import { methodsOf } from './define.js';
 
 const queryParams = z
   .object({
@@ -21,9 +22,9 @@ const queryParams = z
  * `rpc.discover`: it is an HTTP endpoint, not a JSON-RPC method. Event format: docs/chat-stream.md.
  */
 export function chatStreamMethod(deps: { runtime: AgentRuntime }, open: () => SseWriter) {
-  return defineMethod({
+  const { rpcMethod } = methodsOf(toRpcError);
+  return rpcMethod({
     name: 'http.chatStream',
-    scope: 'rpc',
     description: 'One agent turn as server-sent events.',
     params: queryParams,
     handler: ({ message, agentId, sessionKey }, context) => {
@@ -34,34 +35,32 @@ export function chatStreamMethod(deps: { runtime: AgentRuntime }, open: () => Ss
         data: { sessionKey: key, agentId: agentId ?? null, traceId: context.traceId },
       });
       let sequence = 0;
-      return mapped(() =>
-        deps.runtime.runTurn({
-          ...rpcTurn(context, { message, sessionKey: key, agentId }),
-          onEvent: (event) => {
-            sequence++;
-            if (event.type === 'delta') {
-              sse.send({ event: 'delta', id: sequence, data: { text: event.text, step: event.step } });
-              return;
-            }
-            const { toolName, toolCallId, step } = event;
-            sse.send({
-              event: 'tool',
-              id: sequence,
-              data:
-                event.type === 'tool-call'
-                  ? { phase: 'call', toolName, toolCallId, step }
-                  : {
-                      phase: 'result',
-                      toolName,
-                      toolCallId,
-                      ok: event.ok,
-                      durationMs: event.durationMs,
-                      step,
-                    },
-            });
-          },
-        }),
-      );
+      return deps.runtime.runTurn({
+        ...rpcTurn(context, { message, sessionKey: key, agentId }),
+        onEvent: (event) => {
+          sequence++;
+          if (event.type === 'delta') {
+            sse.send({ event: 'delta', id: sequence, data: { text: event.text, step: event.step } });
+            return;
+          }
+          const { toolName, toolCallId, step } = event;
+          sse.send({
+            event: 'tool',
+            id: sequence,
+            data:
+              event.type === 'tool-call'
+                ? { phase: 'call', toolName, toolCallId, step }
+                : {
+                    phase: 'result',
+                    toolName,
+                    toolCallId,
+                    ok: event.ok,
+                    durationMs: event.durationMs,
+                    step,
+                  },
+          });
+        },
+      });
     },
   });
 }

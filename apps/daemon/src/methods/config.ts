@@ -1,29 +1,26 @@
 import { type ConfigStore, ConfigStoreError, type ConfigWriteResult } from '@agentd/config-store';
-import { defineMethod, type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import type { ConfigAudit } from '@agentd/evidence';
+import { methodsOf } from './define.js';
 
 const sectionParams = z.object({ section: z.string().min(1).optional() }).strict();
 const shaSchema = z.string().regex(/^[0-9a-f]{4,40}$/i, 'expected a git commit sha (4-40 hex characters)');
 
 /** Turns config-store failures into the wire errors of decisions.md. */
-async function mapped<T>(run: () => Promise<T> | T): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ConfigStoreError) {
-      if (error.code === 'VALIDATION') {
-        const issues = (error.data as { issues?: ParamIssue[] } | undefined)?.issues ?? [];
-        throw RpcError.invalidParams(`Invalid params: ${error.message}`, issues);
-      }
-      if (error.code === 'SECTION_NOT_FOUND') {
-        throw new RpcError(-32602, `Invalid params: section: ${error.message}`);
-      }
-      if (error.code === 'NOT_FOUND') {
-        throw RpcError.notFound('Commit', String((error.data as { sha?: unknown } | undefined)?.sha ?? ''));
-      }
+function configRpcError(error: unknown): unknown {
+  if (!(error instanceof ConfigStoreError)) return error;
+  switch (error.code) {
+    case 'VALIDATION': {
+      const issues = (error.data as { issues?: ParamIssue[] } | undefined)?.issues ?? [];
+      return RpcError.invalidParams(`Invalid params: ${error.message}`, issues);
     }
-    throw error;
+    case 'SECTION_NOT_FOUND':
+      return new RpcError(-32602, `Invalid params: section: ${error.message}`);
+    case 'NOT_FOUND':
+      return RpcError.notFound('Commit', String((error.data as { sha?: unknown } | undefined)?.sha ?? ''));
+    default:
+      return error;
   }
 }
 
@@ -73,76 +70,67 @@ export function configMethods(deps: {
       audit.record({ ...origin, sections: [...sections], outcome: 'failure', reason: 'write_policy' });
       throw error;
     }
-    // Mapped after tracking, so the audit sees the config store's own error code.
-    return mapped(() => audit.track(origin, run));
+    // Tracked inside the method's error translation, so the audit sees the config store's own error code.
+    return audit.track(origin, run);
   };
+  const { adminMethod } = methodsOf(configRpcError);
   return [
-    defineMethod({
+    adminMethod({
       name: 'config.read',
-      scope: 'admin',
       description: 'The whole config or one section, with every credential redacted.',
       params: sectionParams,
-      handler: ({ section }) => mapped(() => store.read(section)),
+      handler: ({ section }) => store.read(section),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.schema',
-      scope: 'admin',
       description: 'JSON Schema of the config, whole or one section.',
       params: sectionParams,
-      handler: ({ section }) => mapped(() => store.schema(section)),
+      handler: ({ section }) => store.schema(section),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.patch',
-      scope: 'admin',
       description: 'Deep-merge a patch into the config, validate, persist and commit it.',
       params: z.record(z.string(), z.unknown()),
       handler: (patch, context) => write(context, Object.keys(patch), patch, () => store.patch(patch)),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.apply',
-      scope: 'admin',
       description: 'Replace the whole config with the given object after validating it.',
       params: z.record(z.string(), z.unknown()),
       handler: (config, context) => write(context, Object.keys(config), config, () => store.apply(config)),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.diff',
-      scope: 'admin',
       description: 'Unified diff of config.yaml since a commit (default: the last change).',
       params: z.object({ sha: shaSchema.optional() }).strict(),
-      handler: ({ sha }) => mapped(() => store.diff(sha)),
+      handler: ({ sha }) => store.diff(sha),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.gc',
-      scope: 'admin',
       description: 'Garbage-collect the git history of the config.',
       params: z.object({}).strict(),
-      handler: () => mapped(() => store.gc()),
+      handler: () => store.gc(),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.history',
-      scope: 'admin',
       description: 'Commits of the config history, newest first.',
       params: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict(),
-      handler: ({ limit }) => mapped(() => store.history(limit)),
+      handler: ({ limit }) => store.history(limit),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.rollback',
-      scope: 'admin',
       description: 'Restore the config of an earlier commit after validating it against the current schema.',
       params: z.object({ sha: shaSchema }).strict(),
       handler: ({ sha }, context) => write(context, [], {}, () => store.rollback(sha)),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.get',
-      scope: 'admin',
       description: 'Raw section without redaction, or the sanitised whole config.',
       params: sectionParams,
-      handler: ({ section }) => mapped(() => store.get(section)),
+      handler: ({ section }) => store.get(section),
     }),
-    defineMethod({
+    adminMethod({
       name: 'config.set',
-      scope: 'admin',
       description: 'Set one key (a dot path inside the section); forwards to config.patch.',
       params: z.object({ section: z.string().min(1), key: z.string().min(1), value: z.unknown() }).strict(),
       handler: ({ section, key, value }, context) =>

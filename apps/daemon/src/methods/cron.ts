@@ -6,8 +6,9 @@ import {
   scheduleInputSchema,
   wakeGateSchema,
 } from '@agentd/cron-wakegate';
-import { defineMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
+import { type MethodContext, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 const nameSchema = z.string().trim().min(1).max(200);
 
@@ -38,14 +39,6 @@ export function cronRpcError(error: unknown): unknown {
   }
 }
 
-const mapped = async <T>(work: () => T | Promise<T>): Promise<T> => {
-  try {
-    return await work();
-  } catch (error) {
-    throw cronRpcError(error);
-  }
-};
-
 /** Setting or changing a wake-gate runs a command on the host, so it needs `admin` even on the rpc-scoped cron.add/update. */
 function requireAdminForGate(context: MethodContext): void {
   if (!hasScope(context.identity.scopes as readonly Scope[], 'admin'))
@@ -55,17 +48,16 @@ function requireAdminForGate(context: MethodContext): void {
 /** cron.*: persisted jobs, their run records and manual fires (all rpc scope; gates need admin). */
 export function cronMethods(deps: { cron: CronService }) {
   const { cron } = deps;
+  const { rpcMethod } = methodsOf(cronRpcError);
   return [
-    defineMethod({
+    rpcMethod({
       name: 'cron.list',
-      scope: 'rpc',
       description: 'Every job with its schedule, next and last run, last error and wake-gate.',
       params: z.object({}).strict(),
       handler: () => ({ jobs: cron.list() }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.add',
-      scope: 'rpc',
       description:
         'Create a job (cron expression with IANA zone, interval of everyMs >= 1000, or once at an ISO 8601 time). A wakeGate needs admin scope.',
       params: z
@@ -79,16 +71,14 @@ export function cronMethods(deps: { cron: CronService }) {
           wakeGate: wakeGateSchema.optional(),
         })
         .strict(),
-      handler: (params, context) =>
-        mapped(async () => {
-          if (params.wakeGate !== undefined) requireAdminForGate(context);
-          const job = await cron.add(params);
-          return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
-        }),
+      handler: async (params, context) => {
+        if (params.wakeGate !== undefined) requireAdminForGate(context);
+        const job = await cron.add(params);
+        return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
+      },
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.update',
-      scope: 'rpc',
       description:
         'Change the given fields of a job (others stay); enabled turns it on or off; wakeGate null removes the gate (admin scope).',
       params: z
@@ -102,56 +92,50 @@ export function cronMethods(deps: { cron: CronService }) {
           wakeGate: wakeGateSchema.nullable().optional(),
         })
         .strict(),
-      handler: (params, context) =>
-        mapped(async () => {
-          if (params.wakeGate !== undefined) requireAdminForGate(context);
-          // Moving a gated job to another agent moves where its admin-approved command runs.
-          if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
-          const job = await cron.update(params);
-          return {
-            id: job.id,
-            updated: true,
-            name: job.name,
-            enabled: job.enabled,
-            nextRunAtMs: job.nextRunAtMs,
-          };
-        }),
+      handler: async (params, context) => {
+        if (params.wakeGate !== undefined) requireAdminForGate(context);
+        // Moving a gated job to another agent moves where its admin-approved command runs.
+        if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
+        const job = await cron.update(params);
+        return {
+          id: job.id,
+          updated: true,
+          name: job.name,
+          enabled: job.enabled,
+          nextRunAtMs: job.nextRunAtMs,
+        };
+      },
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.remove',
-      scope: 'rpc',
       description: 'Delete a job; its run records stay for the reports.',
       params: z.object({ name: nameSchema }).strict(),
-      handler: ({ name }) =>
-        mapped(async () => {
-          const removed = await cron.remove(name);
-          return { removed: true, id: removed.id, name: removed.name };
-        }),
+      handler: async ({ name }) => {
+        const removed = await cron.remove(name);
+        return { removed: true, id: removed.id, name: removed.name };
+      },
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.status',
-      scope: 'rpc',
       description: 'One job: kind, next run (0 when none is scheduled), enabled, last run, last error.',
       params: z.object({ name: nameSchema }).strict(),
-      handler: ({ name }) =>
-        mapped(() => {
-          const job = cron.get(name);
-          return {
-            id: job.id,
-            name: job.name,
-            scheduleKind: job.scheduleKind,
-            nextRunAtMs: job.nextRunAtMs,
-            enabled: job.enabled,
-            ...(job.lastRunAtMs !== undefined ? { lastRunAtMs: job.lastRunAtMs } : {}),
-            ...(job.lastError !== undefined ? { lastError: job.lastError } : {}),
-            running: job.running,
-            consecutiveErrors: job.consecutiveErrors,
-          };
-        }),
+      handler: ({ name }) => {
+        const job = cron.get(name);
+        return {
+          id: job.id,
+          name: job.name,
+          scheduleKind: job.scheduleKind,
+          nextRunAtMs: job.nextRunAtMs,
+          enabled: job.enabled,
+          ...(job.lastRunAtMs !== undefined ? { lastRunAtMs: job.lastRunAtMs } : {}),
+          ...(job.lastError !== undefined ? { lastError: job.lastError } : {}),
+          running: job.running,
+          consecutiveErrors: job.consecutiveErrors,
+        };
+      },
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.runs',
-      scope: 'rpc',
       description: 'Run records of a job, newest first: every fire, including wake-gate skips and overlaps.',
       params: z
         .object({
@@ -160,11 +144,10 @@ export function cronMethods(deps: { cron: CronService }) {
           agentId: agentIdSchema.optional(),
         })
         .strict(),
-      handler: (params) => mapped(async () => ({ runs: await cron.runs(params) })),
+      handler: async (params) => ({ runs: await cron.runs(params) }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'cron.run',
-      scope: 'rpc',
       description:
         'Fire now: mode force (default) fires the named job whatever its schedule; mode due fires every overdue job.',
       params: z
@@ -175,15 +158,14 @@ export function cronMethods(deps: { cron: CronService }) {
             context.addIssue({ code: 'custom', path: ['name'], message: 'required when mode is force' });
           }
         }),
-      handler: ({ name, mode = 'force' }) =>
-        mapped(() => {
-          if (mode === 'due') {
-            const { jobNames } = cron.runDue();
-            return { triggered: true, mode, jobNames };
-          }
-          const { jobName } = cron.runNow(name!);
-          return { triggered: true, mode, jobName };
-        }),
+      handler: ({ name, mode = 'force' }) => {
+        if (mode === 'due') {
+          const { jobNames } = cron.runDue();
+          return { triggered: true, mode, jobNames };
+        }
+        const { jobName } = cron.runNow(name!);
+        return { triggered: true, mode, jobName };
+      },
     }),
   ];
 }

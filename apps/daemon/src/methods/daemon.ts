@@ -1,8 +1,8 @@
 import type { RootLogger } from '@agentd/logging';
 import { LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
-import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { methodsOf } from './define.js';
 
 /**
  * daemon.setLogLevel: change one module's level at once; configured levels return on restart.
@@ -15,10 +15,10 @@ export function daemonMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
+  const { adminMethod } = methodsOf();
   return [
-    defineMethod({
+    adminMethod({
       name: 'daemon.setLogLevel',
-      scope: 'admin',
       description: "Set one module's log level until the next restart.",
       params: z.object({ module: z.string().min(1).max(64), level: logLevelSchema }).strict(),
       handler: ({ module, level }, context) => {

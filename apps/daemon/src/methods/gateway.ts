@@ -1,6 +1,6 @@
-import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { methodsOf } from './define.js';
 
 /** What the gateway methods need from the running daemon. */
 export interface GatewayControl {
@@ -23,10 +23,10 @@ export function gatewayMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
+  const { adminMethod } = methodsOf();
   return [
-    defineMethod({
+    adminMethod({
       name: 'gateway.status',
-      scope: 'admin',
       description:
         'Process facts: pid, uptime in seconds, RSS bytes, Node version, config paths and sections.',
       params: z.object({}).strict(),
@@ -39,9 +39,8 @@ export function gatewayMethods(deps: {
         sections: deps.control.sections(),
       }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'gateway.restart',
-      scope: 'admin',
       description:
         'Re-initialise the gateway in process: re-read the config, rebuild transports and limits, ' +
         'close WebSocket clients with 1001 so they reconnect.',

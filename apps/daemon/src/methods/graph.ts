@@ -9,8 +9,9 @@ import {
   unwrapRawInput,
   withRawFallback,
 } from '@agentd/graph-engine';
-import { defineMethod, type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 /** `graph.deleteRun` of a run that is still pending or running (docs/decisions.md). */
 export const RUN_STILL_ACTIVE = -32009;
@@ -20,33 +21,29 @@ const graphId = z.string().regex(entityIdPattern, 'graph id: 1-128 letters, digi
 const savedName = z.string().regex(savedNamePattern, 'name: 1-128 characters without control characters');
 
 /** Turns graph-engine failures into the wire errors of decisions.md. */
-async function mapped<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (!(error instanceof GraphError)) throw error;
-    switch (error.code) {
-      case 'INVALID_GRAPH':
-      case 'INVALID_ARGUMENT': {
-        const issues: ParamIssue[] = error.issues;
-        const summary = issues
-          .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'params'}: ${issue.message}`)
-          .join('; ');
-        throw RpcError.invalidParams(`Invalid params: ${summary}`, issues);
-      }
-      case 'GRAPH_NOT_FOUND':
-        throw RpcError.notFound('graph', String(error.data?.graphId));
-      case 'SAVED_GRAPH_NOT_FOUND':
-        throw RpcError.notFound('graph', String(error.data?.name));
-      case 'RUN_NOT_FOUND':
-        throw RpcError.notFound('run', String(error.data?.runId));
-      case 'NODE_NOT_FOUND':
-        throw RpcError.notFound('node', String(error.data?.nodeId));
-      case 'RUN_ACTIVE':
-        throw new RpcError(RUN_STILL_ACTIVE, error.message, { data: error.data });
-      default:
-        throw error;
+function graphRpcError(error: unknown): unknown {
+  if (!(error instanceof GraphError)) return error;
+  switch (error.code) {
+    case 'INVALID_GRAPH':
+    case 'INVALID_ARGUMENT': {
+      const issues: ParamIssue[] = error.issues;
+      const summary = issues
+        .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'params'}: ${issue.message}`)
+        .join('; ');
+      return RpcError.invalidParams(`Invalid params: ${summary}`, issues);
     }
+    case 'GRAPH_NOT_FOUND':
+      return RpcError.notFound('graph', String(error.data?.graphId));
+    case 'SAVED_GRAPH_NOT_FOUND':
+      return RpcError.notFound('graph', String(error.data?.name));
+    case 'RUN_NOT_FOUND':
+      return RpcError.notFound('run', String(error.data?.runId));
+    case 'NODE_NOT_FOUND':
+      return RpcError.notFound('node', String(error.data?.nodeId));
+    case 'RUN_ACTIVE':
+      return new RpcError(RUN_STILL_ACTIVE, error.message, { data: error.data });
+    default:
+      return error;
   }
 }
 
@@ -57,6 +54,7 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
  */
 export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; maxConcurrency?: number }) {
   const { graph } = deps;
+  const { rpcMethod } = methodsOf(graphRpcError);
   const executeParams = z
     .object({
       graphId,
@@ -70,32 +68,28 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
     })
     .strict();
   return [
-    defineMethod({
+    rpcMethod({
       name: 'graph.define',
-      scope: 'rpc',
       description:
         'Define a pipeline {nodes:[{id, prompt, agentId?, dependsOn?, timeoutMs?, retries?}], name?}; ' +
         'prompts may use {{inputs.x}} and {{nodes.<id>.output}}. Returns {graphId, nodeCount}.',
       params: withRawFallback(graphDefinitionSchema(deps.limits)),
-      handler: (params) => mapped(() => graph.define(unwrapRawInput(params), { origin: 'rpc' })),
+      handler: (params) => graph.define(unwrapRawInput(params), { origin: 'rpc' }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.execute',
-      scope: 'rpc',
       description: 'Start a run of a defined graph with optional inputs and concurrency. Returns {runId}.',
       params: withRawFallback(executeParams),
-      handler: (params) => mapped(() => graph.execute(unwrapRawInput(params), { author: { origin: 'rpc' } })),
+      handler: (params) => graph.execute(unwrapRawInput(params), { author: { origin: 'rpc' } }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.status',
-      scope: 'rpc',
       description: 'Run status with per-node status, error and output (first 500 characters).',
       params: z.object({ runId }).strict(),
-      handler: (params) => mapped(() => graph.status(params.runId)),
+      handler: (params) => graph.status(params.runId),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.outputs',
-      scope: 'rpc',
       description:
         'Node outputs {outputs: {nodeId: string|null}, source: memory|disk}; null = not complete; ' +
         'each value cut at 12,000 characters.',
@@ -105,66 +99,58 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
           nodeIds: z.array(z.string().regex(nodeIdPattern, 'node id')).max(100_000).optional(),
         })
         .strict(),
-      handler: (params) => mapped(() => graph.outputs(params.runId, params.nodeIds)),
+      handler: (params) => graph.outputs(params.runId, params.nodeIds),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.cancel',
-      scope: 'rpc',
       description: 'Cancel a running graph: in-flight nodes finish, no new nodes are dispatched.',
       params: z.object({ runId }).strict(),
-      handler: (params) => mapped(() => graph.cancel(params.runId)),
+      handler: (params) => graph.cancel(params.runId),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.save',
-      scope: 'rpc',
       description: 'Save a defined graph (by graphId) under a human-readable name.',
       params: z.object({ graphId, name: savedName }).strict(),
-      handler: (params) => mapped(() => graph.save(params.graphId, params.name)),
+      handler: (params) => graph.save(params.graphId, params.name),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.load',
-      scope: 'rpc',
       description: 'Load a saved graph by name; returns a fresh graphId ready to execute.',
       params: z.object({ name: savedName }).strict(),
-      handler: (params) => mapped(() => graph.load(params.name)),
+      handler: (params) => graph.load(params.name),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.list',
-      scope: 'rpc',
       description: 'Saved named graphs: name, creation timestamp, node count.',
       params: z.object({}).strict(),
-      handler: () => mapped(() => graph.list()),
+      handler: () => graph.list(),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.delete',
-      scope: 'rpc',
       description: 'Delete a saved named graph only; runs and their files are untouched.',
       params: z.object({ name: savedName }).strict(),
-      handler: (params) => mapped(() => graph.delete(params.name)),
+      handler: (params) => graph.delete(params.name),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.deleteRun',
-      scope: 'rpc',
       description: "Delete a finished run's records and output files; a pending or running run is refused.",
       params: z.object({ runId }).strict(),
-      handler: (params) => mapped(() => graph.deleteRun(params.runId)),
+      handler: (params) => graph.deleteRun(params.runId),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.runDetail',
-      scope: 'rpc',
       description:
         'Everything recorded about one run: inputs, concurrency, per-node attempts, times and errors.',
       params: z.object({ runId }).strict(),
-      handler: (params) => mapped(() => graph.runDetail(params.runId)),
+      handler: (params) => graph.runDetail(params.runId),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'graph.runs',
-      scope: 'rpc',
       description: 'Runs, newest first, optionally of one graph (limit default 50, at most 500).',
       params: z
         .object({ graphId: graphId.optional(), limit: z.number().int().min(1).max(500).optional() })
         .strict(),
-      handler: (params) => mapped(() => graph.runs(params)),
+      handler: (params) => graph.runs(params),
     }),
   ];
 }

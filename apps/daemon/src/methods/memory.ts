@@ -1,6 +1,7 @@
 import { isMemoryStoreError, type MemoryStore } from '@agentd/memory-store';
-import { defineMethod, RpcError } from '@agentd/rpc-core';
+import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 const idSchema = z.string().min(1).max(128);
 const tagsSchema = z.array(z.string().min(1).max(64)).max(32);
@@ -13,16 +14,12 @@ const filterShape = {
 };
 
 /** Maps the store's errors to the gateway's: unknown ids are -32004, bad input -32602. */
-async function call<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (isMemoryStoreError(error, 'NOT_FOUND')) {
-      throw RpcError.notFound('Memory entry', String(error.data?.id ?? ''));
-    }
-    if (isMemoryStoreError(error, 'INVALID_INPUT')) throw RpcError.invalidParams(error.message);
-    throw error;
+function memoryRpcError(error: unknown): unknown {
+  if (isMemoryStoreError(error, 'NOT_FOUND')) {
+    return RpcError.notFound('Memory entry', String(error.data?.id ?? ''));
   }
+  if (isMemoryStoreError(error, 'INVALID_INPUT')) return RpcError.invalidParams(error.message);
+  return error;
 }
 
 /**
@@ -38,10 +35,10 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
     }
     return current;
   };
+  const { rpcMethod, adminMethod } = methodsOf(memoryRpcError);
   return [
-    defineMethod({
+    rpcMethod({
       name: 'memory.search',
-      scope: 'rpc',
       description:
         'Hybrid recall (full-text plus vector): results {id, content, score, timestamp} sorted by score.',
       params: z
@@ -52,21 +49,18 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
         })
         .strict(),
       handler: async (params) => {
-        const { results } = await call(() => store().search(params));
+        const { results } = await store().search(params);
         return { results };
       },
     }),
-    defineMethod({
+    rpcMethod({
       name: 'memory.inspect',
-      scope: 'rpc',
       description: 'One entry with its observation links, or overall statistics when no id is given.',
       params: z.object({ id: idSchema.optional() }).strict(),
-      handler: async ({ id }) =>
-        call<unknown>(() => (id === undefined ? store().stats() : store().inspect(id))),
+      handler: async ({ id }) => (id === undefined ? store().stats() : store().inspect(id)),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.browse',
-      scope: 'admin',
       description: 'Entries newest first, paginated: {entries, total, offset, limit}.',
       params: z
         .object({
@@ -75,46 +69,40 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
           ...filterShape,
         })
         .strict(),
-      handler: (params) => call(() => store().browse(params)),
+      handler: (params) => store().browse(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.delete',
-      scope: 'admin',
       description: 'Delete one entry; observations left without a source are deleted too.',
       params: z.object({ id: idSchema }).strict(),
-      handler: ({ id }) => call(() => store().delete(id)),
+      handler: ({ id }) => store().delete(id),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.embeddingCache',
-      scope: 'admin',
       description: 'Embedding cache statistics: size, hits, misses, hit rate, evictions.',
       params: z.object({}).strict(),
-      handler: () => call(() => store().embeddingCacheStats()),
+      handler: () => store().embeddingCacheStats(),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.export',
-      scope: 'admin',
       description: 'Every entry (of one agent, if given) without vectors: {entries, count}.',
       params: z.object({ agentId: idSchema.optional() }).strict(),
-      handler: (params) => call(() => store().export(params)),
+      handler: (params) => store().export(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.flush',
-      scope: 'admin',
       description: 'Delete every entry (of one agent, if given): {flushed}.',
       params: z.object({ agentId: idSchema.optional() }).strict(),
-      handler: (params) => call(() => store().flush(params)),
+      handler: (params) => store().flush(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.stats',
-      scope: 'admin',
       description: 'Counts, bytes and index health.',
       params: z.object({}).strict(),
-      handler: () => call(() => store().stats()),
+      handler: () => store().stats(),
     }),
-    defineMethod({
+    adminMethod({
       name: 'memory.store',
-      scope: 'admin',
       description: 'Store a new entry: {id}.',
       params: z
         .object({
@@ -127,7 +115,7 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
           trust: z.enum(['system', 'learned', 'external']).optional(),
         })
         .strict(),
-      handler: (params) => call(() => store().store(params)),
+      handler: (params) => store().store(params),
     }),
   ];
 }

@@ -10,27 +10,19 @@ import {
   traceSearchParamsSchema,
 } from '@agentd/obs-reports';
 import { contextDagByAgent } from '@agentd/agent-runtime';
-import { defineMethod, RpcError } from '@agentd/rpc-core';
+import { RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { methodsOf } from './define.js';
 
-async function mapped<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (isObsReportsError(error, 'INVALID_PARAMS')) {
-      throw RpcError.invalidParams(
-        error.message,
-        (error.data?.issues ?? []).map((issue) => ({
-          path: issue.path,
-          code: 'custom',
-          message: issue.message,
-        })),
-      );
-    }
-    throw error;
-  }
+/** A report request the service refuses becomes -32602 naming the field; anything else is unchanged. */
+function obsRpcError(error: unknown): unknown {
+  if (!isObsReportsError(error, 'INVALID_PARAMS')) return error;
+  return RpcError.invalidParams(
+    error.message,
+    (error.data?.issues ?? []).map((issue) => ({ path: issue.path, code: 'custom', message: issue.message })),
+  );
 }
 
 /** The obs namespace except obs.billing.* (see obs-billing.ts). All admin except obs.diagnostics. */
@@ -57,69 +49,61 @@ export function obsMethods(deps: {
       removed,
     });
   const agentFilter = z.object({ agentId: z.string().min(1).max(64).optional() }).strict();
+  const { rpcMethod, adminMethod } = methodsOf(obsRpcError);
   return [
-    defineMethod({
+    adminMethod({
       name: 'obs.explain',
-      scope: 'admin',
       description: 'IncidentReport of one session, by session key, trace id or root run id.',
       params: explainParamsSchema,
-      handler: (params) => mapped(() => service.explain(params)),
+      handler: (params) => service.explain(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.fleet.health',
-      scope: 'admin',
       description: 'FleetHealthReport over the last `sinceHours` (default 24).',
       params: fleetHealthParamsSchema,
-      handler: (params) => mapped(() => service.fleetHealth(params)),
+      handler: (params) => service.fleetHealth(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.trace.search',
-      scope: 'admin',
       description: 'Session-index rows of the last two days, newest first.',
       params: traceSearchParamsSchema,
-      handler: (params) => mapped(() => service.traceSearch(params)),
+      handler: (params) => service.traceSearch(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.audit.query',
-      scope: 'admin',
       description:
         'Rows of the durable security-decision audit, newest first; limit default 200, clamped to 1000.',
       params: auditQuerySchema,
       handler: async (params) => ({ rows: await evidence.audit(params) }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'obs.diagnostics',
-      scope: 'rpc',
       description: 'Scrubbed diagnostic events newest first, and counts per category.',
       params: diagnosticsQuerySchema,
       handler: (params) => evidence.diagnostics(params),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.getCacheStats',
-      scope: 'admin',
       description: 'Prompt-cache statistics from the billing records.',
       params: z.object({}).strict(),
       handler: () => service.cacheStats(),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.channels.all',
-      scope: 'admin',
       description: 'Activity of every channel (empty until a channel adapter records activity).',
       params: z.object({}).strict(),
       handler: async () => ({ channels: await evidence.channels() }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.channels.get',
-      scope: 'admin',
       description: 'Activity of one channel, or null.',
       params: z.object({ channelId: z.string().min(1).max(256) }).strict(),
       handler: async ({ channelId }) => ({
         channel: (await evidence.channels()).find((channel) => channel.channelId === channelId) ?? null,
       }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.channels.stale',
-      scope: 'admin',
       description: 'Channels idle for at least `thresholdMs` (default 300000).',
       params: z.object({ thresholdMs: z.number().int().nonnegative().optional() }).strict(),
       handler: async ({ thresholdMs }) => {
@@ -127,9 +111,8 @@ export function obsMethods(deps: {
         return { stale: (await evidence.channels()).filter((channel) => channel.lastActiveAt <= cutoff) };
       },
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.delivery.recent',
-      scope: 'admin',
       description: 'Delivery traces newest first (empty until a channel adapter records deliveries).',
       params: z
         .object({
@@ -140,23 +123,20 @@ export function obsMethods(deps: {
         .strict(),
       handler: async (params) => ({ deliveries: await evidence.deliveries(params) }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.delivery.stats',
-      scope: 'admin',
       description: 'Delivery totals.',
       params: z.object({}).strict(),
       handler: () => evidence.deliveryStats(),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.context.dag',
-      scope: 'admin',
       description: 'Session and compaction counts per agent from the session store.',
       params: agentFilter,
       handler: async ({ agentId }) => ({ agents: await contextDagByAgent(db, agentId) }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.context.pipeline',
-      scope: 'admin',
       description: 'Context assembly configuration and token budgets.',
       params: agentFilter,
       handler: ({ agentId }) => ({
@@ -165,9 +145,8 @@ export function obsMethods(deps: {
         contextEngine: deps.contextEngine,
       }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.reset',
-      scope: 'admin',
       description: 'Empties the metrics, billing, delivery, channel and diagnostics tables (not the audit).',
       params: z.object({}).strict(),
       handler: async (_params, context) => {
@@ -177,9 +156,8 @@ export function obsMethods(deps: {
         return { reset: true, removed };
       },
     }),
-    defineMethod({
+    adminMethod({
       name: 'obs.reset.table',
-      scope: 'admin',
       description: 'Empties one observability table.',
       params: z.object({ table: z.enum(OBS_RESET_TABLES) }).strict(),
       handler: async ({ table }, context) => {

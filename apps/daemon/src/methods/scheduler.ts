@@ -1,13 +1,13 @@
 import { type HeartbeatService, MAX_WAKE_TEXT } from '@agentd/cron-wakegate';
-import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 /** scheduler.wake: the scheduler-wide wake, through the wake coalescer (unrelated to per-job wake-gates). */
 export function schedulerMethods(deps: { heartbeat: HeartbeatService }) {
+  const { rpcMethod } = methodsOf();
   return [
-    defineMethod({
+    rpcMethod({
       name: 'scheduler.wake',
-      scope: 'rpc',
       description:
         'Ask for a heartbeat now; rapid calls are coalesced into one beat. Fire-and-forget; text joins the beat.',
       params: z

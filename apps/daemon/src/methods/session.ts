@@ -1,8 +1,8 @@
 import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
-import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { defaultSessionKey, rpcTurn } from './agent.js';
-import { mapped } from './agent-errors.js';
+import { toRpcError } from './agent-errors.js';
+import { methodsOf } from './define.js';
 
 const adminKey = z.object({ session_key: sessionKeySchema }).strict();
 
@@ -14,19 +14,17 @@ const adminKey = z.object({ session_key: sessionKeySchema }).strict();
 export function sessionMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
   const { sessions } = runtime;
+  const { rpcMethod, adminMethod } = methodsOf(toRpcError);
   return [
-    defineMethod({
+    rpcMethod({
       name: 'session.status',
-      scope: 'rpc',
       description:
         "Model, token use, steps executed and step limit of a session (default: the caller's own).",
       params: z.object({ key: sessionKeySchema.optional() }).strict(),
-      handler: ({ key }, context) =>
-        mapped(() => sessions.status(key ?? defaultSessionKey(context.clientId))),
+      handler: ({ key }, context) => sessions.status(key ?? defaultSessionKey(context.clientId)),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'session.history',
-      scope: 'rpc',
       description: 'The stored messages of a session, oldest first; `limit` newest before `beforeTs`.',
       params: z
         .object({
@@ -36,16 +34,13 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: ({ key, limit, beforeTs }) =>
-        mapped(() =>
-          sessions.history(key, {
-            ...(limit !== undefined ? { limit } : {}),
-            ...(beforeTs !== undefined ? { beforeTs } : {}),
-          }),
-        ),
+        sessions.history(key, {
+          ...(limit !== undefined ? { limit } : {}),
+          ...(beforeTs !== undefined ? { beforeTs } : {}),
+        }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'session.list',
-      scope: 'rpc',
       description: 'Sessions from the database, most recently active first.',
       params: z
         .object({
@@ -55,18 +50,15 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: async (params) => ({
-        sessions: await mapped(() =>
-          sessions.list({
-            ...(params.sinceMs !== undefined ? { sinceMs: params.sinceMs } : {}),
-            ...(params.kind !== undefined ? { kind: params.kind } : {}),
-            ...(params.limit !== undefined ? { limit: params.limit } : {}),
-          }),
-        ),
+        sessions: await sessions.list({
+          ...(params.sinceMs !== undefined ? { sinceMs: params.sinceMs } : {}),
+          ...(params.kind !== undefined ? { kind: params.kind } : {}),
+          ...(params.limit !== undefined ? { limit: params.limit } : {}),
+        }),
       }),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'session.send',
-      scope: 'rpc',
       description: 'Send a message into a session (created on first use) and return the agent turn result.',
       params: z
         .object({
@@ -76,48 +68,42 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: ({ key, message, agentId }, context) =>
-        mapped(() => runtime.runTurn(rpcTurn(context, { message, sessionKey: key, agentId }))),
+        runtime.runTurn(rpcTurn(context, { message, sessionKey: key, agentId })),
     }),
-    defineMethod({
+    rpcMethod({
       name: 'session.search',
-      scope: 'rpc',
       description: 'Full-text search over transcripts; the best hit per session, best first.',
       params: z
         .object({ query: z.string().min(1).max(1000), limit: z.number().int().min(1).max(200).optional() })
         .strict(),
-      handler: ({ query, limit }) => mapped(() => sessions.search(query, limit ?? 20)),
+      handler: ({ query, limit }) => sessions.search(query, limit ?? 20),
     }),
-    defineMethod({
+    adminMethod({
       name: 'session.delete',
-      scope: 'admin',
       description: 'Drop a session, its messages and its memory entries; returns the transcript.',
       params: adminKey,
-      handler: ({ session_key }) => mapped(() => sessions.delete(session_key)),
+      handler: ({ session_key }) => sessions.delete(session_key),
     }),
-    defineMethod({
+    adminMethod({
       name: 'session.reset',
-      scope: 'admin',
       description: 'Clear the messages of a session; metadata stays, cached approval decisions are cleared.',
       params: adminKey,
-      handler: ({ session_key }) => mapped(() => sessions.reset(session_key)),
+      handler: ({ session_key }) => sessions.reset(session_key),
     }),
-    defineMethod({
+    adminMethod({
       name: 'session.export',
-      scope: 'admin',
       description: 'The export record of a session: messages, metadata, counts and times.',
       params: adminKey,
-      handler: ({ session_key }) => mapped(() => sessions.export(session_key)),
+      handler: ({ session_key }) => sessions.export(session_key),
     }),
-    defineMethod({
+    adminMethod({
       name: 'session.compact',
-      scope: 'admin',
       description: 'Summarise old history through the model into a kept summary that replaces it in context.',
       params: z.object({ key: sessionKeySchema }).strict(),
-      handler: ({ key }) => mapped(() => sessions.compact(key)),
+      handler: ({ key }) => sessions.compact(key),
     }),
-    defineMethod({
+    adminMethod({
       name: 'session.reset_conversation',
-      scope: 'admin',
       description:
         'Destroy the durable history and transcript of a session (irreversible, counts only); optionally its memories.',
       params: z
@@ -128,12 +114,10 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: ({ session_key, memory, purge_derived }) =>
-        mapped(() =>
-          sessions.resetConversation(session_key, {
-            memory: memory ?? false,
-            purgeDerived: purge_derived ?? false,
-          }),
-        ),
+        sessions.resetConversation(session_key, {
+          memory: memory ?? false,
+          purgeDerived: purge_derived ?? false,
+        }),
     }),
   ];
 }

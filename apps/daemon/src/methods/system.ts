@@ -1,12 +1,12 @@
-import { defineMethod } from '@agentd/rpc-core';
 import { z } from 'zod';
+import { methodsOf } from './define.js';
 
 /** system.ping: liveness for clients and load balancers. */
 export function systemMethods(deps: { now: () => number }) {
+  const { rpcMethod } = methodsOf();
   return [
-    defineMethod({
+    rpcMethod({
       name: 'system.ping',
-      scope: 'rpc',
       description: 'Liveness check; answers with the server time.',
       params: z.object({}).strict(),
       result: z.object({ pong: z.literal(true), ts: z.number() }),

@@ -1,7 +1,8 @@
 import { AuthScopesError, isLastAdminToken, type TokenStore } from '@agentd/auth-scopes';
-import { defineMethod, RpcError } from '@agentd/rpc-core';
+import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '@agentd/evidence';
+import { methodsOf } from './define.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
 const idSchema = z
@@ -31,17 +32,16 @@ export function tokenMethods(deps: {
   /** An allowed call the store failed: `low`, with why. */
   const storeFailed = (refs: Record<string, unknown>) =>
     audit.emit({ kind: 'auth', classification: 'allowed', outcome: 'failure', severity: 'low', ...refs });
+  const { adminMethod } = methodsOf();
   return [
-    defineMethod({
+    adminMethod({
       name: 'tokens.list',
-      scope: 'admin',
       description: 'Configured and created tokens: ids, clientId, scopes, createdAt; never the secret.',
       params: z.object({}).strict(),
       handler: () => ({ tokens: deps.tokens.list() }),
     }),
-    defineMethod({
+    adminMethod({
       name: 'tokens.create',
-      scope: 'admin',
       description: 'Create a token; the secret is returned once and only its hash is stored.',
       params: z
         .object({
@@ -80,9 +80,8 @@ export function tokenMethods(deps: {
         }
       },
     }),
-    defineMethod({
+    adminMethod({
       name: 'tokens.revoke',
-      scope: 'admin',
       description: "Revoke a token: new requests fail at once and the token's open sockets are closed.",
       params: z
         .object({
