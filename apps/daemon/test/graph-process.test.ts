@@ -1,25 +1,18 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DaemonProcess, startDaemonProcess } from './helpers.js';
+import { type DaemonProcess, daemonPool } from './helpers.js';
 
 const token = 'graph-process-admin-token-0123456789abcdef';
 
+const pool = daemonPool('agentd-graph-crash-');
+afterEach(() => pool.cleanup());
+
 /** Starts `agentd start` as a real process (the echo executor through `env`) and waits until it listens. */
 function startProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess> {
-  return startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: token, ...env });
+  return pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: token, ...env });
 }
-
-let dataDir: string;
-let running: ChildProcess | undefined;
-afterEach(() => {
-  running?.kill('SIGKILL');
-  running = undefined;
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 interface NodeView {
   id: string;
@@ -29,13 +22,12 @@ interface NodeView {
 
 describe('graph runs across a daemon crash', { timeout: 120_000 }, () => {
   it('resumes an interrupted run after the daemon process is killed: completed nodes keep their outputs', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-crash-'));
+    const dataDir = pool.tempDir();
     // Each echo node takes 400 ms, so the kill lands while the second node is in flight.
     const first = await startProcess(dataDir, {
       AGENTD_GRAPH_EXECUTOR: 'echo',
       AGENTD_GRAPH_ECHO_DELAY_MS: '400',
     });
-    running = first.child;
     const before = createHttpClient({ url: first.url, token });
     const call = (client: typeof before, method: string, params: Record<string, unknown>) =>
       client.call(method as 'system.ping', params as never) as Promise<never>;
@@ -56,7 +48,6 @@ describe('graph runs across a daemon crash', { timeout: 120_000 }, () => {
     const killed = new Promise((resolve) => first.child.once('exit', resolve));
     first.child.kill('SIGKILL');
     await killed;
-    running = undefined;
     expect(existsSync(join(dataDir, 'graph-runs', runId, 'one.txt'))).toBe(true);
     expect(existsSync(join(dataDir, 'graph-runs', runId, 'two.txt'))).toBe(false);
 
@@ -64,7 +55,6 @@ describe('graph runs across a daemon crash', { timeout: 120_000 }, () => {
       AGENTD_GRAPH_EXECUTOR: 'echo',
       AGENTD_GRAPH_ECHO_DELAY_MS: '50',
     });
-    running = second.child;
     const after = createHttpClient({ url: second.url, token });
     let status: { status: string; nodes: NodeView[] };
     for (;;) {
@@ -92,7 +82,7 @@ describe('graph runs across a daemon crash', { timeout: 120_000 }, () => {
   });
 
   it('refuses to start with an unknown AGENTD_GRAPH_EXECUTOR', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-crash-'));
+    const dataDir = pool.tempDir();
     await expect(startProcess(dataDir, { AGENTD_GRAPH_EXECUTOR: 'magic' })).rejects.toThrow(
       /AGENTD_GRAPH_EXECUTOR must be 'echo' or unset/,
     );

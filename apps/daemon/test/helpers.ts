@@ -68,7 +68,9 @@ export interface DaemonPool {
   tempDir(): string;
   /** {@link startDaemonIn}, and the daemon is stopped by `cleanup` (stopping twice is harmless). */
   start(dataDir: string, options?: StartOptions): Promise<RunningDaemon>;
-  /** Stops every daemon started, then removes every temp dir. */
+  /** {@link startDaemonProcess}, and the process is killed by `cleanup` (if it still runs). */
+  startProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess>;
+  /** Kills every process and stops every daemon started, then removes every temp dir. */
   cleanup(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export interface DaemonPool {
 export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
   const dirs: string[] = [];
   const daemons: RunningDaemon[] = [];
+  const children: ChildProcess[] = [];
   return {
     tempDir: () => {
       const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -87,7 +90,9 @@ export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
       daemons.push(daemon);
       return daemon;
     },
+    startProcess: (dataDir, env) => startDaemonProcess(dataDir, env, children),
     cleanup: async () => {
+      for (const child of children.splice(0)) child.kill('SIGKILL');
       for (const daemon of daemons.splice(0)) await daemon.stop();
       for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     },
@@ -130,11 +135,17 @@ export interface DaemonProcess {
  * Starts `agentd start --data-dir <dataDir> --port 0` as a real process (env over this
  * process's) and waits for its listening line.
  */
-export function startDaemonProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess> {
+export function startDaemonProcess(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  /** Where the child is recorded as soon as it is spawned (so a start that fails is killed too). */
+  spawned: ChildProcess[] = [],
+): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [...cliNodeArgs, 'start', '--data-dir', dataDir, '--port', '0'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.push(child);
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk) => {

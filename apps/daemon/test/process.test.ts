@@ -1,17 +1,19 @@
 import { type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliNodeArgs, type DaemonProcess, startDaemonProcess } from './helpers.js';
+import { cliNodeArgs, type DaemonProcess, daemonPool } from './helpers.js';
 
 const run = promisify(execFile);
 const nodeArgs = cliNodeArgs;
 
+const pool = daemonPool('agentd-cli-');
+afterEach(() => pool.cleanup());
+
 /** Starts `agentd start` as a real process (no admin token unless `env` names one). */
 function startProcess(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
-  return startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: '', ...env });
+  return pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: '', ...env });
 }
 
 /** `agentd call system.ping --url <url> --token <token>` as a real process. */
@@ -23,20 +25,11 @@ function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
-let dataDir: string;
-let running: ChildProcess | undefined;
-afterEach(() => {
-  running?.kill('SIGKILL');
-  running = undefined;
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
 // Each test starts real processes (sources through tsx); allow a loaded machine time.
 describe('agentd CLI', { timeout: 120_000 }, () => {
   it('prints a bootstrap token once, serves calls, and shuts down gracefully on SIGTERM', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-cli-'));
+    const dataDir = pool.tempDir();
     const first = await startProcess(dataDir);
-    running = first.child;
     const token = /agd_[A-Za-z0-9_-]+/.exec(first.stdout())?.[0];
     expect(token).toBeDefined();
 
@@ -51,14 +44,12 @@ describe('agentd CLI', { timeout: 120_000 }, () => {
     const exit = exited(first.child);
     first.child.kill('SIGTERM');
     expect(await exit).toBe(0);
-    running = undefined;
     const log = readFileSync(join(dataDir, 'logs', 'agentd.log'), 'utf8');
     expect(log).toMatch(/"shutdownDurationMs":\d+/);
     expect(log).not.toContain(token!);
 
     // The second start finds the stored (hashed) token and prints none.
     const second = await startProcess(dataDir);
-    running = second.child;
     expect(second.stdout()).not.toMatch(/agd_/);
     const again = await run(process.execPath, [...nodeArgs, 'call', 'system.ping', '--url', second.url], {
       env: { ...process.env, AGENTD_TOKEN: token! },
@@ -67,11 +58,10 @@ describe('agentd CLI', { timeout: 120_000 }, () => {
   });
 
   it('creates a token from the CLI that a running daemon accepts at once', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-cli-'));
+    const dataDir = pool.tempDir();
     const started = await startProcess(dataDir, {
       AGENTD_ADMIN_TOKEN: 'cli-admin-token-0123456789abcdef0123',
     });
-    running = started.child;
     expect(started.stdout()).not.toMatch(/agd_/);
     const created = await run(process.execPath, [
       ...nodeArgs,
@@ -95,7 +85,6 @@ describe('agentd CLI', { timeout: 120_000 }, () => {
   });
 
   it('prints help and refuses unknown commands with exit code 2', async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-cli-'));
     const help = await run(process.execPath, [...nodeArgs, '--help']);
     expect(help.stdout).toContain('agentd start');
     expect(help.stdout).toContain('agentd token create');

@@ -1,11 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHttpClient, type HttpClient } from '@agentd/client';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/cron-wakegate';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonOptions, RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure, startDaemonProcess } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure } from './helpers.js';
 
 interface CronRun {
   ts: number;
@@ -22,18 +21,17 @@ interface CronRun {
 }
 
 const pool = daemonPool('agentd-sched-');
-let child: ChildProcess | undefined;
-
-afterEach(async () => {
-  child?.kill('SIGKILL');
-  child = undefined;
-  await pool.cleanup();
-});
+afterEach(() => pool.cleanup());
 
 const tempDir = pool.tempDir;
 
-function start(dataDir: string, options: Partial<DaemonOptions> = {}): Promise<RunningDaemon> {
-  return pool.start(dataDir, { env: { PATH: process.env.PATH }, ...options });
+/** Starts a daemon in `dataDir` and answers it with an admin client. */
+async function start(
+  dataDir: string,
+  options: Partial<DaemonOptions> = {},
+): Promise<{ daemon: RunningDaemon; client: HttpClient }> {
+  const daemon = await pool.start(dataDir, { env: { PATH: process.env.PATH }, ...options });
+  return { daemon, client: createHttpClient({ url: daemon.url, token: ADMIN_TOKEN }) };
 }
 
 /** A runner that answers every turn and keeps the requests. */
@@ -61,8 +59,7 @@ async function runsOf(client: HttpClient, jobName: string): Promise<CronRun[]> {
 async function startWithApp() {
   const runner = recordingRunner();
   const dataDir = tempDir();
-  const daemon = await start(dataDir, { agentRunner: runner });
-  const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+  const { daemon, client: admin } = await start(dataDir, { agentRunner: runner });
   const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
     token: string;
   };
@@ -72,8 +69,7 @@ async function startWithApp() {
 describe('cron methods', () => {
   it('runs a job through the injected agent runner and shows it in list, status and runs', async () => {
     const runner = recordingRunner();
-    const daemon = await start(tempDir(), { agentRunner: runner });
-    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const { client } = await start(tempDir(), { agentRunner: runner });
     const created = (await client.call('cron.add', {
       name: 'digest',
       message: 'summarise the day',
@@ -134,8 +130,7 @@ describe('cron methods', () => {
   });
 
   it('runs a job as a turn of the built-in agent runtime when no runner is given', async () => {
-    const daemon = await start(tempDir());
-    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const { client } = await start(tempDir());
     await client.call('cron.add', {
       name: 'j',
       message: 'summarise the day',
@@ -151,8 +146,7 @@ describe('cron methods', () => {
   });
 
   it('answers -32602 naming the field for bad schedules and a force run without a name', async () => {
-    const daemon = await start(tempDir());
-    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
+    const { client } = await start(tempDir());
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ kind: 'cron', expr: '99 * * * *' }, 'schedule.expr'],
       [{ kind: 'cron', expr: '0 9 * * *', tz: 'Atlantis/Capital' }, 'schedule.tz'],
@@ -183,9 +177,10 @@ describe('cron methods', () => {
 
   it('fires every overdue job with mode due', async () => {
     let clock = Date.parse('2026-04-01T10:00:00Z');
-    const dataDir = tempDir();
-    const first = await start(dataDir, { now: () => clock, agentRunner: recordingRunner() });
-    const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
+    const { client } = await start(tempDir(), {
+      now: () => clock,
+      agentRunner: recordingRunner(),
+    });
     await client.call('cron.add', {
       name: 'soon',
       message: 'm',
@@ -309,8 +304,10 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
   it('runs a job once after two daemons on the same data dir, however many fires it missed', async () => {
     let clock = Date.parse('2026-06-01T08:00:00Z');
     const dataDir = tempDir();
-    const first = await start(dataDir, { now: () => clock, agentRunner: recordingRunner() });
-    const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
+    const { daemon: first, client } = await start(dataDir, {
+      now: () => clock,
+      agentRunner: recordingRunner(),
+    });
     await client.call('cron.add', {
       name: 'minutely',
       message: 'm',
@@ -320,8 +317,7 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
 
     clock += 45 * 60_000;
     const runner = recordingRunner();
-    const second = await start(dataDir, { now: () => clock, agentRunner: runner });
-    const again = createHttpClient({ url: second.url, token: ADMIN_TOKEN });
+    const { client: again } = await start(dataDir, { now: () => clock, agentRunner: runner });
     const runs = await eventually(async () => {
       const list = await runsOf(again, 'minutely');
       return list.length > 0 ? list : undefined;
@@ -341,10 +337,9 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
     const dataDir = tempDir();
     // No backoff keeps the job on its one-second schedule even if a run errors.
     writeFileSync(join(dataDir, 'config.yaml'), 'cron:\n  retryBackoffMs: [0]\n');
-    const launch = () => startDaemonProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN });
+    const launch = () => pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN });
 
     const first = await launch();
-    child = first.child;
     const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
     await client.call('cron.add', {
       name: 'tick',
@@ -360,7 +355,6 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
     await new Promise((resolve) => setTimeout(resolve, 3500));
 
     const second = await launch();
-    child = second.child;
     const again = createHttpClient({ url: second.url, token: ADMIN_TOKEN });
     // A run is recorded when it ends, while an overlapping fire's skip is recorded at once: wait
     // for the catch-up's own record, then check it is the first fire after the restart.
