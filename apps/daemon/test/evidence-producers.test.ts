@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { CACHE_TRACE_FILE, cacheTraceRecordSchema, OFFLOAD_DIR } from '@agentd/agent-runtime';
+import { CACHE_TRACE_FILE, cacheTraceRecordSchema, OFFLOAD_DIR } from '@agentd/evidence';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';

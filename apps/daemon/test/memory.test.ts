@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/agent-runtime';
+import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/evidence';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';

@@ -4,13 +4,6 @@ export {
   type HttpProviderOptions,
 } from './ai-sdk-provider.js';
 export {
-  CACHE_TRACE_FILE,
-  CACHE_TRACE_MAX_BYTES,
-  type CacheTraceRecord,
-  cacheTraceRecordSchema,
-  type CacheTraceSink,
-} from '@agentd/evidence';
-export {
   type AgentDefinition,
   type AgentDefinitionInput,
   type AgentsSection,
@@ -45,39 +38,6 @@ export {
   type AgentRuntimeErrorOptions,
   isAgentRuntimeError,
 } from './errors.js';
-export {
-  type ContextBudget,
-  contextBudgetRecordSchema,
-  EVIDENCE_SCHEMA_VERSION,
-  isDegraded,
-  ROLL_MARKER_SUFFIX,
-  SESSION_INDEX_DIR,
-  type SessionIndexRecord,
-  sessionIndexFileName,
-  sessionIndexRecordSchema,
-  TRAJECTORY_DIR,
-  TRAJECTORY_HARD_CAP_BYTES,
-  type TrajectoryRecord,
-  trajectoryFileName,
-  trajectoryRecordSchema,
-  type TurnRecallRecord,
-  turnRecallRecordSchema,
-} from '@agentd/evidence';
-export {
-  EVIDENCE_MAX_PARTS,
-  EVIDENCE_ROLL_BYTES,
-  type EvidenceRolls,
-  EvidenceWriter,
-  type EvidenceWriterOptions,
-  evidenceWriterOptionsSchema,
-  TRAJECTORY_SOFT_CAP_BYTES,
-} from '@agentd/evidence';
-export {
-  type EvidenceSweepResult,
-  type SweepEvidenceOptions,
-  sweepEvidence,
-  sweepEvidenceOptionsSchema,
-} from '@agentd/evidence';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
 export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export {
@@ -86,14 +46,6 @@ export {
   type OfflineReply,
   type OfflineScript,
 } from './offline-provider.js';
-export {
-  OFFLOAD_DIR,
-  OFFLOAD_MAX_BYTES,
-  type OffloadOutcome,
-  offloadFileName,
-  offloadSessionDir,
-  writeOffload,
-} from '@agentd/evidence';
 export { createOffloadReadTool, OFFLOAD_READ_MAX_CHARS, OFFLOAD_READ_TOOL } from './offload.js';
 export type {
   ModelFinishReason,

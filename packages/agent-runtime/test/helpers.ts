@@ -1,6 +1,15 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  SESSION_INDEX_DIR,
+  type SessionIndexRecord,
+  sessionIndexRecordSchema,
+  TRAJECTORY_DIR,
+  type TrajectoryRecord,
+  trajectoryFileName,
+  trajectoryRecordSchema,
+} from '@agentd/evidence';
 import { type Database, openDatabase } from '@agentd/storage';
 import { z } from 'zod';
 import {
@@ -9,13 +18,6 @@ import {
   type AgentTool,
   type AgentRuntimeOptions,
   createAgentRuntime,
-  SESSION_INDEX_DIR,
-  type SessionIndexRecord,
-  sessionIndexRecordSchema,
-  TRAJECTORY_DIR,
-  type TrajectoryRecord,
-  trajectoryFileName,
-  trajectoryRecordSchema,
 } from '../src/index.js';
 
 /** A runtime on a real libsql file in a temp dir. */
