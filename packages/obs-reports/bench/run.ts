@@ -197,13 +197,13 @@ async function fixture(name: string, build: (dir: EvidenceDir) => void, fleetRow
   build(files);
   files.write(dataDir);
   const db = await openDatabase({ dataDir });
-  // The session store as the daemon keeps it: explain reads index days from the session's creation on.
+  // The session store's columns the reports read: explain reads index days from the session's creation on.
   await createSessionTables(db);
-  await db.execute(
-    `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
-     VALUES (?, 'helper', 'telegram', 'main', ?, ?)`,
-    [BIG_SESSION, NOW - 20 * HOUR_MS, NOW],
-  );
+  await db.execute('INSERT INTO agent_sessions (session_key, created_at, updated_at) VALUES (?, ?, ?)', [
+    BIG_SESSION,
+    NOW - 20 * HOUR_MS,
+    NOW,
+  ]);
   const evidence = createObsEvidence({ db, now: () => NOW });
   await evidence.start();
   await seedDiagnostics(evidence, fleetRows);

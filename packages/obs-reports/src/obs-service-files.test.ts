@@ -60,11 +60,11 @@ describe('createObsService', () => {
   it('explain reads the days from the session creation on, even when rotation dropped the oldest trajectory', async () => {
     await createSessionTables(db);
     const key = 'web:rotated:main';
-    await db.execute(
-      `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
-       VALUES (?, 'helper', 'webchat', 'main', ?, ?)`,
-      [key, T0 - DAY_MS, T0],
-    );
+    await db.execute('INSERT INTO agent_sessions (session_key, created_at, updated_at) VALUES (?, ?, ?)', [
+      key,
+      T0 - DAY_MS,
+      T0,
+    ]);
     const writer = new EvidenceWriter(dir);
     // A line of an earlier session under the same key (deleted, then the key reused): not this session.
     await writer.sessionIndex(indexRecord(key, 1, T0 - 2 * DAY_MS));
