@@ -12,3 +12,4 @@ export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';
 export type { EmbeddingCacheStats, MemoryStats } from './memory.js';
+export type { CronWakeGateBlock, WakeGateFireCounts } from './wake-gate.js';

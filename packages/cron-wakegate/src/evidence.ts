@@ -1,23 +1,8 @@
+import type { CronWakeGateBlock, WakeGateFireCounts } from '@agentd/contracts';
 import type { Queryable } from '@agentd/storage';
 
-/** Counts of gated fires for one agent (or all), in the shape of the fleet report's `cronWakeGate`. */
-export interface WakeGateFireCounts {
-  fires: number;
-  skipped: number;
-  skipRate: number;
-  failedOpen: number;
-  failOpenRate: number;
-  turnsSaved: number;
-  toolCalls: number;
-}
-
-/** The fleet report's `cronWakeGate` block. */
-export interface CronWakeGateBlock {
-  fires: { total: number; skipped: number; skipRate: number; failedOpen: number; failOpenRate: number };
-  turnsSaved: number;
-  toolCalls: number;
-  perAgent: Array<{ agentId: string } & WakeGateFireCounts>;
-}
+/** The block's types are declared in @agentd/contracts, which @agentd/obs-reports reads them from too. */
+export type { CronWakeGateBlock, WakeGateFireCounts };
 
 const rate = (part: number, whole: number) =>
   whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000;

@@ -1,3 +1,4 @@
+import type { CronWakeGateBlock } from '@agentd/contracts';
 import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
 import { REPORT_SCHEMA_VERSION, type RootCause, type Truncation } from './incident-report.js';
@@ -27,22 +28,11 @@ export const FLEET_CATEGORIES = [
   'pipeline_authoring',
 ] as const;
 
-/** The `cronWakeGate` block (as `summarizeWakeGateFires` of @agentd/cron-wakegate computes it). */
-export interface FleetCronWakeGate {
-  fires: { total: number; skipped: number; skipRate: number; failedOpen: number; failOpenRate: number };
-  turnsSaved: number;
-  toolCalls: number;
-  perAgent: Array<{
-    agentId: string;
-    fires: number;
-    skipped: number;
-    skipRate: number;
-    failedOpen: number;
-    failOpenRate: number;
-    turnsSaved: number;
-    toolCalls: number;
-  }>;
-}
+/**
+ * The `cronWakeGate` block (as `summarizeWakeGateFires` of @agentd/cron-wakegate computes it);
+ * the shape is @agentd/contracts' `CronWakeGateBlock`.
+ */
+export type FleetCronWakeGate = CronWakeGateBlock;
 
 /** Everything a fleet report is computed from. */
 export interface FleetEvidence {
