@@ -1,14 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startRuntime } from '../test/helpers.js';
 import { AgentRuntimeError } from './errors.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('AgentRuntime.agents', () => {
   it('has a built-in default agent and creates, updates and deletes others, persisting patches', async () => {
     const patches: unknown[] = [];
-    t = await startRuntime({ persistAgents: async (entries) => void patches.push(entries) });
+    const t = await startRuntime({ persistAgents: async (entries) => void patches.push(entries) });
     expect(t.runtime.agents.list()).toEqual(['default']);
     const created = await t.runtime.agents.create({ name: 'Support Bot', systemPrompt: 'help' });
     expect(created).toMatchObject({
@@ -44,7 +41,7 @@ describe('AgentRuntime.agents', () => {
       code: 'AGENT_DELETED',
     });
     expect((await t.runtime.sessions.history('sb')).messages).toHaveLength(2);
-    expect(() => t?.runtime.agents.get('support-bot')).toThrow(/Agent not found: support-bot/);
+    expect(() => t.runtime.agents.get('support-bot')).toThrow(/Agent not found: support-bot/);
     await expect(t.runtime.agents.delete('default')).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
 
     expect(patches).toEqual([
@@ -59,7 +56,7 @@ describe('AgentRuntime.agents', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: async (request) => {
           const last = request.messages.at(-1);
@@ -85,7 +82,7 @@ describe('AgentRuntime.agents', () => {
 
   it('probes the provider on a dry-run provider change and reports a refused credential', async () => {
     const probed: string[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       providers: {
         entries: { remote: { type: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', models: ['m'] } },
       },
@@ -110,7 +107,7 @@ describe('AgentRuntime.agents', () => {
   });
 
   it('describes the operation models of an agent', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       providers: { entries: { cheap: { type: 'offline', models: ['tiny'] } } },
       agents: {
         entries: { ops: { name: 'Ops', operations: { compaction: { provider: 'cheap', timeoutMs: 5000 } } } },

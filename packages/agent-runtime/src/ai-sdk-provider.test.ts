@@ -1,16 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../test/fake-providers.js';
-import { startRuntime, type TestRuntime } from '../test/helpers.js';
+import { startRuntime } from '../test/helpers.js';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
 import type { ModelProvider, ModelRequest, ModelStreamEvent } from './provider.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 let fake: FakeProvider | undefined;
-let t: TestRuntime | undefined;
 afterEach(async () => {
-  await t?.close();
-  t = undefined;
   await fake?.close();
   fake = undefined;
 });
@@ -302,7 +299,7 @@ describe('createAgentRuntime with HTTP providers', () => {
         };
       },
     });
-    t = await startRuntime({
+    const t = await startRuntime({
       resolveSecret: (name) => (name === 'FAKE_KEY' ? KEY : undefined),
       tools: [
         {

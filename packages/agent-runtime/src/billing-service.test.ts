@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
+import { describe, expect, it } from 'vitest';
+import { startRuntime } from '../test/helpers.js';
 
 describe('createAgentRuntime', () => {
   it('writes billing with prices and cache tokens, and aggregates it', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: () => ({
           text: 'cached',

@@ -1,16 +1,10 @@
 import { type CacheTraceRecord, cacheTraceRecordSchema } from '@agentd/evidence';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { recordingLogger, startRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 import { createAgentRuntime } from './runtime.js';
 import type { AgentTool } from './types.js';
-
-let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
 
 const echoTool: AgentTool<{ text: string }> = {
   name: 'echo',
@@ -31,7 +25,7 @@ const script: OfflineScript = (_request, { call }) =>
 describe('createAgentRuntime cacheTrace', () => {
   it('appends one record per model call with the prompt-cache figures and no text', async () => {
     const records: CacheTraceRecord[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [echoTool],
       offline: { script },
       now: () => 1_700_000_000_000,
@@ -80,7 +74,7 @@ describe('createAgentRuntime cacheTrace', () => {
 
   it('traces the compaction call of a session too', async () => {
     const records: CacheTraceRecord[] = [];
-    t = await startRuntime({ cacheTrace: { append: (record) => records.push(record) } });
+    const t = await startRuntime({ cacheTrace: { append: (record) => records.push(record) } });
     for (const message of ['one', 'two', 'three']) {
       await t.runtime.runTurn({ message, sessionKey: 'cmp' });
     }
@@ -96,7 +90,7 @@ describe('createAgentRuntime cacheTrace', () => {
   it('keeps the turn going and warns once when the sink throws', async () => {
     const logger = recordingLogger();
     let calls = 0;
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [echoTool],
       offline: { script },
       logger,
@@ -117,7 +111,7 @@ describe('createAgentRuntime cacheTrace', () => {
   });
 
   it('refuses a cacheTrace option without append', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     const { db, dir } = t;
     expect(() => createAgentRuntime({ db, dataDir: dir, cacheTrace: {} as never })).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTIONS' }),

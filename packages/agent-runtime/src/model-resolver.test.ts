@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
+import { describe, expect, it } from 'vitest';
+import { startRuntime } from '../test/helpers.js';
 
 describe('AgentRuntime.agents', () => {
   it('lists models without keys and resolves a secret reference only when a turn needs it', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       resolveSecret: () => undefined,
       providers: {
         entries: {

@@ -1,18 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readTrajectory, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { readTrajectory, recordingLogger, startRuntime } from '../test/helpers.js';
 import { OFFLOAD_DIR, OFFLOAD_MAX_BYTES, offloadSessionDir, writeOffload } from '@agentd/evidence';
 import { createOffloadReadTool, OFFLOAD_READ_MAX_CHARS, OFFLOAD_READ_TOOL } from './offload.js';
 import type { ModelRequest } from './provider.js';
 import type { AgentTool, EventSink } from './types.js';
-
-let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
 
 /** Returns a JSON result of about `chars` characters, distinct per call. */
 const dumpTool: AgentTool<{ chars: number; tag: string }> = {
@@ -33,7 +27,7 @@ async function start(options: { beforeStart?: (dir: string) => void } = {}) {
   const events = recordingSink();
   const logger = recordingLogger();
   const requests: ModelRequest[] = [];
-  t = await startRuntime({
+  const t = await startRuntime({
     tools: [dumpTool],
     events,
     logger,
@@ -50,18 +44,18 @@ async function start(options: { beforeStart?: (dir: string) => void } = {}) {
   });
   options.beforeStart?.(t.dir);
   const turn = (chars: number, sessionKey = 'acme:web:ann') =>
-    (t as TestRuntime).runtime.runTurn({
+    t.runtime.runTurn({
       agentId: 'big',
       message: `/tool dump {"chars":${chars},"tag":"t${chars}"}`,
       sessionKey,
     });
   const offloads = () => events.emitted.filter((entry) => entry.event === 'offload:written');
-  return { events, logger, requests, turn, offloads };
+  return { t, events, logger, requests, turn, offloads };
 }
 
 describe('createAgentRuntime offloads', () => {
   it('writes the full result of a large tool call to disk and points the model at it', async () => {
-    const { turn, offloads, requests } = await start();
+    const { t, turn, offloads, requests } = await start();
     const result = await turn(150_000);
     expect(result.endReason).toBe('completed');
     const full = JSON.stringify(await dumpTool.handler({ chars: 150_000, tag: 't150000' }, {} as never));
@@ -72,11 +66,9 @@ describe('createAgentRuntime offloads', () => {
     expect(diskPathRel).toMatch(
       new RegExp(`^${OFFLOAD_DIR}/${offloadSessionDir('acme:web:ann')}/1-[0-9a-f]{16}\\.json$`),
     );
-    expect(readFileSync(join((t as TestRuntime).dir, diskPathRel), 'utf8')).toBe(full);
+    expect(readFileSync(join(t.dir, diskPathRel), 'utf8')).toBe(full);
 
-    const [call] = readTrajectory((t as TestRuntime).dir, 'acme:web:ann').filter(
-      (record) => record.type === 'tool_call',
-    );
+    const [call] = readTrajectory(t.dir, 'acme:web:ann').filter((record) => record.type === 'tool_call');
     if (call?.type !== 'tool_call') throw new Error('no tool call recorded');
     expect(call.resultBytes).toBe(Buffer.byteLength(full));
     expect(payload).toEqual({
@@ -98,38 +90,38 @@ describe('createAgentRuntime offloads', () => {
     expect(toolMessage?.content.length).toBeLessThan(100_400);
     expect(toolMessage?.content).toContain(diskPathRel);
     expect(toolMessage?.content).toContain(`${Buffer.byteLength(full)} bytes`);
-    const stored = (await (t as TestRuntime).runtime.sessions.history('acme:web:ann')).messages.find(
+    const stored = (await t.runtime.sessions.history('acme:web:ann')).messages.find(
       (message) => message.role === 'tool',
     );
     expect(stored?.content).toBe(toolMessage?.content);
   });
 
   it('offloads nothing for results within the limit', async () => {
-    const { turn, offloads } = await start();
+    const { t, turn, offloads } = await start();
     await turn(90_000);
     expect(offloads()).toEqual([]);
-    expect(existsSync(join((t as TestRuntime).dir, OFFLOAD_DIR))).toBe(false);
+    expect(existsSync(join(t.dir, OFFLOAD_DIR))).toBe(false);
   });
 
   it('keeps one file per call, in the session directory', async () => {
-    const { turn, offloads } = await start();
+    const { t, turn, offloads } = await start();
     await turn(120_000);
     await turn(130_000);
     await turn(140_000, 'other');
     const paths = offloads().map((entry) => String(entry.payload.diskPathRel));
     expect(new Set(paths).size).toBe(3);
-    const sessionDir = join((t as TestRuntime).dir, OFFLOAD_DIR, offloadSessionDir('acme:web:ann'));
+    const sessionDir = join(t.dir, OFFLOAD_DIR, offloadSessionDir('acme:web:ann'));
     expect(readdirSync(sessionDir)).toHaveLength(2);
   });
 
   it('does not store a result above the cap and says so in the event and the message', async () => {
-    const { turn, offloads, requests } = await start();
+    const { t, turn, offloads, requests } = await start();
     const result = await turn(OFFLOAD_MAX_BYTES + 10);
     expect(result.endReason).toBe('completed');
     const payload = offloads()[0]?.payload;
     expect(payload).toMatchObject({ resolved: false, toolName: 'dump' });
     expect(Number(payload?.bytes)).toBeGreaterThan(OFFLOAD_MAX_BYTES);
-    expect(existsSync(join((t as TestRuntime).dir, String(payload?.diskPathRel)))).toBe(false);
+    expect(existsSync(join(t.dir, String(payload?.diskPathRel)))).toBe(false);
     const toolMessage = requests[1]?.messages.find((message) => message.role === 'tool');
     expect(toolMessage?.content).toContain('was not stored');
     expect(toolMessage?.content).not.toContain(String(payload?.diskPathRel));
@@ -155,7 +147,7 @@ describe('createAgentRuntime offloads', () => {
 
 describe('createOffloadReadTool', () => {
   it('pages through an offload of the same session and refuses any other path', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     const text = JSON.stringify({ body: 'x'.repeat(50_000) });
     const written = await writeOffload({
       dataDir: t.dir,
@@ -203,7 +195,7 @@ describe('createOffloadReadTool', () => {
   });
 
   it('lets an agent allowed offload_read read on from where its truncated result stopped', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [dumpTool],
       offline: {
         script: (request, { call }) => {

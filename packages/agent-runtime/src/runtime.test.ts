@@ -1,28 +1,25 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { closeStarted, addTool, failingTool, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { addTool, failingTool, startRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('createAgentRuntime wiring', () => {
   it('registers tools beside the built-in offload_read and refuses a taken or bad name', async () => {
-    t = await startRuntime({ tools: [addTool] });
+    const t = await startRuntime({ tools: [addTool] });
     expect(t.runtime.toolNames()).toEqual(['add', 'offload_read']);
     t.runtime.registerTools([failingTool]);
     expect(t.runtime.toolNames()).toEqual(['add', 'explode', 'offload_read']);
-    expect(() => t?.runtime.registerTools([addTool])).toThrow(
+    expect(() => t.runtime.registerTools([addTool])).toThrow(
       expect.objectContaining({
         code: 'INVALID_OPTIONS',
         message: 'registerTools: tool already registered: add',
       }),
     );
-    expect(() => t?.runtime.registerTools([{ ...addTool, name: 'no spaces' }])).toThrow(
+    expect(() => t.runtime.registerTools([{ ...addTool, name: 'no spaces' }])).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTIONS' }),
     );
     expect(() =>
-      t?.runtime.registerTools([{ ...addTool, name: 'weird', params: z.custom<{ a: number; b: number }>() }]),
+      t.runtime.registerTools([{ ...addTool, name: 'weird', params: z.custom<{ a: number; b: number }>() }]),
     ).not.toThrow();
   });
 
@@ -53,7 +50,7 @@ describe('createAgentRuntime wiring', () => {
       },
     };
     const memoryTool = { ...addTool, name: 'memory_search' };
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: { entries: { mem: { name: 'Mem', memory: { autoRecall: true } } } },
     });
     await t.runtime.runTurn({ agentId: 'mem', message: 'before', sessionKey: 'm1' });
@@ -73,7 +70,7 @@ describe('createAgentRuntime wiring', () => {
   });
 
   it('applies a new agents, providers and contextEngine config to the next turn', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     expect(t.runtime.agents.list()).toEqual(['default']);
     t.runtime.applyConfig({
       providers: { entries: { local: { type: 'offline', models: ['small'] } } },
@@ -84,7 +81,7 @@ describe('createAgentRuntime wiring', () => {
     expect(result.finishReason).toBe('stop');
     expect(await t.runtime.sessions.status('ac')).toMatchObject({ provider: 'local', model: 'small' });
     expect(() =>
-      t?.runtime.applyConfig({ contextEngine: { budget: { effectiveContextCapSmall: -1 } } }),
+      t.runtime.applyConfig({ contextEngine: { budget: { effectiveContextCapSmall: -1 } } }),
     ).toThrow(
       expect.objectContaining({
         code: 'INVALID_OPTIONS',
@@ -102,7 +99,7 @@ describe('createAgentRuntime wiring', () => {
       await gate;
       return { text: 'late' };
     };
-    t = await startRuntime({ offline: { script } });
+    const t = await startRuntime({ offline: { script } });
     const running = t.runtime.runTurn({ message: 'wait', sessionKey: 'cl' });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(t.runtime.inFlight).toBe(1);

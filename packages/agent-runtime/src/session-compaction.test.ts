@@ -1,14 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('AgentRuntime.sessions', () => {
   it('compacts old history into a summary that replaces it in later context', async () => {
     const seen: ModelRequest[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: (request) => {
           seen.push(request);

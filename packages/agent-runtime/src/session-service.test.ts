@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, startRuntime, type TestRuntime } from '../test/helpers.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
+import { describe, expect, it } from 'vitest';
+import { startRuntime } from '../test/helpers.js';
 
 describe('AgentRuntime.sessions', () => {
   it('reports status, lists, exports and searches sessions', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     await t.runtime.runTurn({ message: 'tell me about pineapples', sessionKey: 'fruit' });
     await t.runtime.runTurn({ message: 'and bicycles', sessionKey: 'wheels', origin: 'cron' });
     const status = await t.runtime.sessions.status('fruit');
@@ -51,7 +48,7 @@ describe('AgentRuntime.sessions', () => {
 
   it('resets messages but keeps the session, and deletes sessions returning the transcript', async () => {
     const cleared: string[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       approvals: {
         clearSession: (key) => {
           cleared.push(key);
@@ -85,7 +82,7 @@ describe('AgentRuntime.sessions', () => {
 
   it('resets a conversation with counts only and memory deletion when asked', async () => {
     const deletions: unknown[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       memory: {
         deleteBySession: async (input) => {
           deletions.push(input);
@@ -116,7 +113,7 @@ describe('AgentRuntime.sessions', () => {
   });
 
   it('reports a failed memory deletion as zero and keeps the transcript reset', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       memory: { deleteBySession: async () => Promise.reject(new Error('memory down')) },
     });
     await t.runtime.runTurn({ message: 'one', sessionKey: 'mf' });

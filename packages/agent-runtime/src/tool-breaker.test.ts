@@ -1,15 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readTrajectory, recordingLogger, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { readTrajectory, recordingLogger, startRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 import { ToolBreakers } from './tool-breaker.js';
 import type { AgentTool, EventSink } from './types.js';
-
-let t: TestRuntime | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
 
 const settings = { failureThreshold: 3, cooldownMs: 1000 };
 
@@ -152,7 +146,7 @@ describe('createAgentRuntime tool breaker', () => {
     const events = recordingSink();
     const logger = recordingLogger();
     const clock = { at: 1_700_000_000_000 };
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [tool],
       events,
       logger,
@@ -161,13 +155,13 @@ describe('createAgentRuntime tool breaker', () => {
       agents: { entries: { w: { name: 'W', tools: ['flaky'], toolBreaker } } },
     });
     const turn = (sessionKey = 'brk', message = '/tool flaky {"q":"x"}') =>
-      (t as TestRuntime).runtime.runTurn({ agentId: 'w', message, sessionKey });
+      t.runtime.runTurn({ agentId: 'w', message, sessionKey });
     const breakerEvents = () => events.emitted.filter((entry) => entry.event === 'tool:breaker');
-    return { tool, events, logger, clock, turn, breakerEvents };
+    return { t, tool, events, logger, clock, turn, breakerEvents };
   }
 
   it('opens after N failures, refuses without running the tool, half-opens after the cooldown and closes on success', async () => {
-    const { tool, clock, turn, breakerEvents, logger } = await start({
+    const { t, tool, clock, turn, breakerEvents, logger } = await start({
       failureThreshold: 3,
       cooldownMs: 60_000,
     });
@@ -201,11 +195,11 @@ describe('createAgentRuntime tool breaker', () => {
     const refused = await turn();
     expect(tool.invocations).toBe(3);
     expect(refused.endReason).toBe('completed_with_tool_errors');
-    const refusedCall = readTrajectory((t as TestRuntime).dir, 'brk')
+    const refusedCall = readTrajectory(t.dir, 'brk')
       .filter((record) => record.type === 'tool_call')
       .at(-1);
     expect(refusedCall).toMatchObject({ ok: false, errorKind: 'breaker_open', toolName: 'flaky' });
-    const history = await (t as TestRuntime).runtime.sessions.history('brk');
+    const history = await t.runtime.sessions.history('brk');
     const refusal = history.messages.filter((message) => message.role === 'tool').at(-1);
     expect(refusal?.isError).toBe(true);
     expect(refusal?.content).toContain('flaky is unavailable for now');
@@ -250,11 +244,11 @@ describe('createAgentRuntime tool breaker', () => {
       call === 0
         ? { toolCalls: [1, 2, 3, 4].map((n) => ({ toolName: 'flaky', input: { q: String(n) } })) }
         : { text: 'done' };
-    const { tool, turn, breakerEvents } = await start({ failureThreshold: 3, cooldownMs: 60_000 }, script);
+    const { t, tool, turn, breakerEvents } = await start({ failureThreshold: 3, cooldownMs: 60_000 }, script);
     await turn('multi', 'go');
     expect(tool.invocations).toBe(3);
     expect(breakerEvents().map((entry) => [entry.payload.event, entry.payload.seq])).toEqual([['opened', 3]]);
-    const kinds = readTrajectory((t as TestRuntime).dir, 'multi').flatMap((record) =>
+    const kinds = readTrajectory(t.dir, 'multi').flatMap((record) =>
       record.type === 'tool_call' ? [[record.seq, record.errorKind]] : [],
     );
     expect(kinds).toEqual([
@@ -280,11 +274,11 @@ describe('createAgentRuntime tool breaker', () => {
   });
 
   it('forgets the breakers of a session on reset', async () => {
-    const { tool, turn } = await start({ failureThreshold: 1, cooldownMs: 60_000 });
+    const { t, tool, turn } = await start({ failureThreshold: 1, cooldownMs: 60_000 });
     await turn();
     await turn();
     expect(tool.invocations).toBe(1);
-    await (t as TestRuntime).runtime.sessions.reset('brk');
+    await t.runtime.sessions.reset('brk');
     await turn();
     expect(tool.invocations).toBe(2);
   });
@@ -313,8 +307,8 @@ describe('createAgentRuntime tool breaker', () => {
   });
 
   it('has the default settings in the agent definition', async () => {
-    await start({});
-    expect((t as TestRuntime).runtime.agents.get('w').toolBreaker).toEqual({
+    const { t } = await start({});
+    expect(t.runtime.agents.get('w').toolBreaker).toEqual({
       failureThreshold: 3,
       cooldownMs: 60_000,
     });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Database } from '@agentd/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addTool, closeStarted, readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { addTool, readTrajectory, startRuntime } from '../test/helpers.js';
 import { agentDefinitionSchema } from './config.js';
 import { digest } from '@agentd/evidence';
 import { createRuntimeContext } from './runtime-context.js';
@@ -13,10 +13,8 @@ import type { ToolGate } from './tool-gates.js';
 import { createToolRunner, type ToolRun } from './tool-runner.js';
 import type { AgentTool } from './types.js';
 
-let t: TestRuntime | undefined;
 const dirs: string[] = [];
 afterEach(async () => {
-  await closeStarted();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -191,7 +189,7 @@ describe('tool gate chain', () => {
         return { allow: false, errorKind: 'denied', message: 'add is switched off' };
       },
     };
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [addTool],
       toolGates: [gate],
       agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },

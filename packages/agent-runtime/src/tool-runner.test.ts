@@ -1,22 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  addTool,
-  closeStarted,
-  failingTool,
-  readSessionIndex,
-  readTrajectory,
-  startRuntime,
-  type TestRuntime,
-} from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { addTool, failingTool, readSessionIndex, readTrajectory, startRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
-
 describe('createAgentRuntime', () => {
   it('runs allowed tools, feeds results back and records trajectory evidence', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [addTool],
       agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
     });
@@ -61,7 +50,7 @@ describe('createAgentRuntime', () => {
       }
       return { text: 'done' };
     };
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [addTool, failingTool],
       offline: { script },
       agents: { toolDenylist: ['add'], entries: { a: { name: 'A', tools: ['*'] } } },

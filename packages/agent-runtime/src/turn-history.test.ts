@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { closeStarted, readTrajectory, startRuntime, type TestRuntime } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { readTrajectory, startRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 import { createAgentRuntime } from './runtime.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('sends the stored history to the model on the next turn', async () => {
     const seen: ModelRequest[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: (request) => {
           seen.push(request);
@@ -27,7 +24,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('reads history back from the database when the session is not cached', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     for (let index = 0; index < 150; index++)
       await t.runtime.runTurn({ message: `turn ${index}`, sessionKey: 'cold' });
     const seen: ModelRequest[] = [];
@@ -63,7 +60,7 @@ describe('createAgentRuntime', () => {
 
   it('keeps only the newest history that fits the budget', async () => {
     const seen: ModelRequest[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: (request) => {
           seen.push(request);

@@ -1,20 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  addTool,
-  closeStarted,
-  readSessionIndex,
-  readTrajectory,
-  startRuntime,
-  type TestRuntime,
-} from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { addTool, readSessionIndex, readTrajectory, startRuntime } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('runs a turn through the offline provider and returns the contract result', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     const result = await t.runtime.runTurn({ message: 'hello agent', sessionKey: 't1:webchat:u1' });
     expect(result.response).toContain('[offline]');
     expect(result.response).toContain('hello agent');
@@ -27,7 +17,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('creates the session implicitly and persists both messages in order', async () => {
-    t = await startRuntime();
+    const t = await startRuntime();
     await t.runtime.runTurn({ message: 'first', sessionKey: 's' });
     await t.runtime.runTurn({ message: 'second', sessionKey: 's' });
     const { messages } = await t.runtime.sessions.history('s');
@@ -41,7 +31,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('stops at max steps and still answers every tool call', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [addTool],
       offline: { script: () => ({ toolCalls: [{ toolName: 'add', input: { a: 1, b: 2 } }] }) },
       agents: { entries: { loop: { name: 'Loop', tools: ['add'], maxSteps: 3 } } },
@@ -56,7 +46,7 @@ describe('createAgentRuntime', () => {
 
   it('ends a turn that cannot fit the window as context_exhausted and records the budget', async () => {
     let calls = 0;
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         script: () => {
           calls++;
@@ -82,7 +72,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('reports a reply cut at the output limit as output_starved', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: { script: () => ({ text: 'word '.repeat(500) }) },
       agents: { entries: { short: { name: 'Short', maxOutputTokens: 300 } } },
     });
@@ -93,7 +83,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('ends a stalled model as timeout and keeps the partial reply', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: { script: () => ({ text: 'partial answer', delayMs: 5000 }) },
       agents: { entries: { slow: { name: 'Slow', timeouts: { stallMs: 50 } } } },
     });
@@ -104,7 +94,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('ends a turn at its makespan and stores what was streamed before', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       offline: {
         chunkDelayMs: 30,
         script: () => ({ text: 'one two three four five six seven eight nine ten' }),
@@ -120,7 +110,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('cancels a turn when its signal aborts', async () => {
-    t = await startRuntime({ offline: { script: () => ({ text: 'late', delayMs: 5000 }) } });
+    const t = await startRuntime({ offline: { script: () => ({ text: 'late', delayMs: 5000 }) } });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
     const result = await t.runtime.runTurn({
@@ -133,7 +123,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('streams deltas and tool progress through onEvent', async () => {
-    t = await startRuntime({
+    const t = await startRuntime({
       tools: [addTool],
       agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
     });
@@ -163,8 +153,8 @@ describe('createAgentRuntime', () => {
       active--;
       return { text: 'done' };
     };
-    t = await startRuntime({ offline: { script } });
-    await Promise.all([1, 2, 3].map((n) => t?.runtime.runTurn({ message: `m${n}`, sessionKey: 'same' })));
+    const t = await startRuntime({ offline: { script } });
+    await Promise.all([1, 2, 3].map((n) => t.runtime.runTurn({ message: `m${n}`, sessionKey: 'same' })));
     expect(peak).toBe(1);
     const { messages } = await t.runtime.sessions.history('same');
     expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
@@ -175,7 +165,7 @@ describe('createAgentRuntime', () => {
     expect(messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5, 6]);
 
     peak = 0;
-    await Promise.all([1, 2, 3].map((n) => t?.runtime.runTurn({ message: 'x', sessionKey: `other-${n}` })));
+    await Promise.all([1, 2, 3].map((n) => t.runtime.runTurn({ message: 'x', sessionKey: `other-${n}` })));
     expect(peak).toBe(3);
   });
 });

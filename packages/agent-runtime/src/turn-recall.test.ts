@@ -1,16 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  closeStarted,
-  readSessionIndex,
-  readTrajectory,
-  recordingLogger,
-  startRuntime,
-  type TestRuntime,
-} from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { readSessionIndex, readTrajectory, recordingLogger, startRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('createAgentRuntime recall', () => {
   const recalledRecord = {
@@ -29,7 +19,7 @@ describe('createAgentRuntime recall', () => {
     const seen: ModelRequest[] = [];
     const asked: Array<Record<string, unknown>> = [];
     const block = 'Relevant memories (most relevant first):\n- the user keeps a kiwi named Pip';
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }),
       offline: {
         script: (request) => {
@@ -80,7 +70,7 @@ describe('createAgentRuntime recall', () => {
 
   it('does not recall for agents that leave memory.autoRecall off', async () => {
     let calls = 0;
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: recallAgents({ autoRecall: false }),
       recall: {
         recall: async () => {
@@ -100,7 +90,7 @@ describe('createAgentRuntime recall', () => {
     const seen: ModelRequest[] = [];
     const first = `- ${'a'.repeat(398)}`;
     const second = `- ${'b'.repeat(398)}`;
-    t = await startRuntime({
+    const t = await startRuntime({
       // 1200-token window, 1024 output: about 160 tokens are left after prompt and message.
       agents: recallAgents({ autoRecall: true }, { contextBudget: { maxWindowTokens: 1200 } }),
       offline: {
@@ -132,7 +122,7 @@ describe('createAgentRuntime recall', () => {
   it('runs the turn without memories and logs a warn when recall fails', async () => {
     const logger = recordingLogger();
     const seen: ModelRequest[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }),
       logger,
       offline: {
@@ -166,7 +156,7 @@ describe('createAgentRuntime recall', () => {
   it('abandons a recall slower than memory.recallTimeoutMs and aborts its signal', async () => {
     const logger = recordingLogger();
     let signal: AbortSignal | undefined;
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: recallAgents({ autoRecall: true, recallTimeoutMs: 50 }),
       logger,
       recall: {
@@ -191,7 +181,7 @@ describe('createAgentRuntime recall', () => {
 
   it('forgets the session recall state on session reset and delete', async () => {
     const forgotten: string[] = [];
-    t = await startRuntime({
+    const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }),
       recall: {
         recall: async () => ({

@@ -1,20 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  closeStarted,
-  readSessionIndex,
-  recordingLogger,
-  startRuntime,
-  type TestRuntime,
-} from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { readSessionIndex, recordingLogger, startRuntime } from '../test/helpers.js';
 import { AgentRuntimeError } from './errors.js';
-
-let t: TestRuntime | undefined;
-afterEach(closeStarted);
 
 describe('createAgentRuntime', () => {
   it('writes one session-index row per turn with outcome, cost, tokens and duration', async () => {
     let clock = 1_700_000_000_000;
-    t = await startRuntime({ now: () => (clock += 5), randomId: () => 'trace-1' });
+    const t = await startRuntime({ now: () => (clock += 5), randomId: () => 'trace-1' });
     await t.runtime.runTurn({ message: 'hello', sessionKey: 'acme:telegram:bob', origin: 'hook' });
     const [row] = readSessionIndex(t.dir);
     expect(row).toMatchObject({
@@ -39,7 +30,7 @@ describe('createAgentRuntime', () => {
 
   it('records a provider failure as an error turn and rethrows it', async () => {
     const logger = recordingLogger();
-    t = await startRuntime({
+    const t = await startRuntime({
       logger,
       offline: {
         script: () => {

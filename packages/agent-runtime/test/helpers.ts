@@ -11,6 +11,7 @@ import {
   trajectoryRecordSchema,
 } from '@agentd/evidence';
 import { type Database, openDatabase } from '@agentd/storage';
+import { onTestFinished } from 'vitest';
 import { z } from 'zod';
 import {
   type AgentRuntime,
@@ -28,6 +29,10 @@ export interface TestRuntime {
   close(): Promise<void>;
 }
 
+/**
+ * Starts a runtime on a fresh temp dir; it is closed and its dir removed when the test that
+ * started it ends (so test files need no cleanup hook of their own).
+ */
 export async function startRuntime(
   options: Partial<Omit<AgentRuntimeOptions, 'db' | 'dataDir'>> = {},
 ): Promise<TestRuntime> {
@@ -40,7 +45,7 @@ export async function startRuntime(
     runtime,
     db,
     dir,
-    // Closing twice (a test, then closeStarted) closes once.
+    // Closing twice (a test, then the end of the test) closes once.
     close: () => {
       closing ??= (async () => {
         await runtime.close();
@@ -50,15 +55,8 @@ export async function startRuntime(
       return closing;
     },
   };
-  open.push(started);
+  onTestFinished(() => started.close());
   return started;
-}
-
-const open: TestRuntime[] = [];
-
-/** Closes every runtime `startRuntime` started and not yet closed here; for `afterEach(closeStarted)`. */
-export async function closeStarted(): Promise<void> {
-  for (const started of open.splice(0)) await started.close();
 }
 
 /** Every session-index record written under `dir`, validated by the exported schema. */
