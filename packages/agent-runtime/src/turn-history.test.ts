@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readTrajectory, startRuntime } from '../test/helpers.js';
+import { readTrajectory, recordingScript, startRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 import { createAgentRuntime } from './runtime.js';
 
@@ -7,12 +7,7 @@ describe('createAgentRuntime', () => {
   it('sends the stored history to the model on the next turn', async () => {
     const seen: ModelRequest[] = [];
     const t = await startRuntime({
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return { text: 'ok' };
-        },
-      },
+      offline: { script: recordingScript(seen) },
     });
     await t.runtime.runTurn({ message: 'remember the word kiwi', sessionKey: 'h' });
     await t.runtime.runTurn({ message: 'what was the word?', sessionKey: 'h' });
@@ -33,12 +28,7 @@ describe('createAgentRuntime', () => {
         db: t.db,
         dataDir: t.dir,
         sessionCacheSize,
-        offline: {
-          script: (request) => {
-            seen.push(request);
-            return { text: 'ok' };
-          },
-        },
+        offline: { script: recordingScript(seen) },
       });
       await fresh.runTurn({ message: 'after restart', sessionKey: 'cold' });
       await fresh.close();
@@ -61,12 +51,7 @@ describe('createAgentRuntime', () => {
   it('keeps only the newest history that fits the budget', async () => {
     const seen: ModelRequest[] = [];
     const t = await startRuntime({
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return { text: 'ok' };
-        },
-      },
+      offline: { script: recordingScript(seen) },
       agents: {
         entries: {
           small: {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { readSessionIndex, readTrajectory, recordingLogger, startRuntime } from '../test/helpers.js';
+import {
+  readSessionIndex,
+  readTrajectory,
+  recordingLogger,
+  recordingScript,
+  startRuntime,
+} from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 
 describe('createAgentRuntime recall', () => {
@@ -21,12 +27,7 @@ describe('createAgentRuntime recall', () => {
     const block = 'Relevant memories (most relevant first):\n- the user keeps a kiwi named Pip';
     const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }),
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return { text: 'ok' };
-        },
-      },
+      offline: { script: recordingScript(seen) },
       recall: {
         recall: async (request) => {
           asked.push({ ...request });
@@ -93,12 +94,7 @@ describe('createAgentRuntime recall', () => {
     const t = await startRuntime({
       // 1200-token window, 1024 output: about 160 tokens are left after prompt and message.
       agents: recallAgents({ autoRecall: true }, { contextBudget: { maxWindowTokens: 1200 } }),
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return { text: 'ok' };
-        },
-      },
+      offline: { script: recordingScript(seen) },
       recall: {
         recall: async () => ({
           context: `Relevant memories (most relevant first):\n${first}\n${second}`,
@@ -125,12 +121,7 @@ describe('createAgentRuntime recall', () => {
     const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }),
       logger,
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return { text: 'fine' };
-        },
-      },
+      offline: { script: recordingScript(seen, 'fine') },
       recall: {
         recall: async () => {
           throw new Error('embedder unreachable');

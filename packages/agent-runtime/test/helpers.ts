@@ -19,6 +19,8 @@ import {
   type AgentTool,
   type AgentRuntimeOptions,
   createAgentRuntime,
+  type ModelRequest,
+  type OfflineScript,
 } from '../src/index.js';
 
 /** A runtime on a real libsql file in a temp dir. */
@@ -108,3 +110,11 @@ export const failingTool: AgentTool<{ reason: string }> = {
     throw new Error(`exploded: ${reason}`);
   },
 };
+
+/** An offline script that keeps every request the model is asked in `seen` and answers each with `text`. */
+export function recordingScript(seen: ModelRequest[], text = 'ok'): OfflineScript {
+  return (request) => {
+    seen.push(request);
+    return { text };
+  };
+}
