@@ -37,33 +37,18 @@ describe('createAgentRuntime cacheTrace', () => {
     expect(first.steps).toBe(2);
     expect(records).toHaveLength(4);
     for (const record of records) expect(cacheTraceRecordSchema.strict().parse(record)).toEqual(record);
+    // The fields both model calls of the first turn share.
+    const firstTurn = {
+      ts: 1_700_000_000_000,
+      traceId: first.traceId,
+      sessionKey: 'ct',
+      agentId: 'c',
+      provider: 'offline',
+      model: 'offline',
+    };
     expect(records.slice(0, 2)).toEqual([
-      {
-        ts: 1_700_000_000_000,
-        traceId: first.traceId,
-        sessionKey: 'ct',
-        agentId: 'c',
-        provider: 'offline',
-        model: 'offline',
-        step: 1,
-        inputTokens: 900,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 700,
-        hit: false,
-      },
-      {
-        ts: 1_700_000_000_000,
-        traceId: first.traceId,
-        sessionKey: 'ct',
-        agentId: 'c',
-        provider: 'offline',
-        model: 'offline',
-        step: 2,
-        inputTokens: 1000,
-        cacheReadTokens: 700,
-        cacheWriteTokens: 0,
-        hit: true,
-      },
+      { ...firstTurn, step: 1, inputTokens: 900, cacheReadTokens: 0, cacheWriteTokens: 700, hit: false },
+      { ...firstTurn, step: 2, inputTokens: 1000, cacheReadTokens: 700, cacheWriteTokens: 0, hit: true },
     ]);
     expect(records.slice(2).map((record) => [record.traceId, record.step, record.hit])).toEqual([
       [second.traceId, 1, false],

@@ -3,40 +3,26 @@ import { planBudget, resolveContextWindow, selectHistory } from './context.js';
 import { formatSessionKey, parseSessionKey } from './session-key.js';
 
 describe('planBudget', () => {
+  /** A 1,000-token window wanting 300 output tokens and accepting no fewer than 100. */
+  const plan = (systemTokens: number, freshTailTokens: number) =>
+    planBudget({
+      windowTokens: 1000,
+      systemTokens,
+      freshTailTokens,
+      maxOutputTokens: 300,
+      minOutputTokens: 100,
+    });
+
   it('keeps the full output headroom when it fits and gives the rest to history', () => {
-    expect(
-      planBudget({
-        windowTokens: 1000,
-        systemTokens: 100,
-        freshTailTokens: 50,
-        maxOutputTokens: 300,
-        minOutputTokens: 100,
-      }),
-    ).toEqual({ verdict: 'fits', outputHeadroom: 300, historyBudget: 550 });
+    expect(plan(100, 50)).toEqual({ verdict: 'fits', outputHeadroom: 300, historyBudget: 550 });
   });
 
   it('downshifts the output headroom, with no history, when the full limit does not fit', () => {
-    expect(
-      planBudget({
-        windowTokens: 1000,
-        systemTokens: 600,
-        freshTailTokens: 200,
-        maxOutputTokens: 300,
-        minOutputTokens: 100,
-      }),
-    ).toEqual({ verdict: 'downshifted', outputHeadroom: 200, historyBudget: 0 });
+    expect(plan(600, 200)).toEqual({ verdict: 'downshifted', outputHeadroom: 200, historyBudget: 0 });
   });
 
   it('is exhausted when not even the minimum output fits', () => {
-    expect(
-      planBudget({
-        windowTokens: 1000,
-        systemTokens: 900,
-        freshTailTokens: 50,
-        maxOutputTokens: 300,
-        minOutputTokens: 100,
-      }),
-    ).toMatchObject({ verdict: 'exhausted', historyBudget: 0 });
+    expect(plan(900, 50)).toMatchObject({ verdict: 'exhausted', historyBudget: 0 });
   });
 });
 

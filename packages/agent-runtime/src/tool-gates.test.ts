@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Database } from '@agentd/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addTool, readTrajectory, startRuntime } from '../test/helpers.js';
+import { addTool, calcAgentOptions, readTrajectory, runAddTurn, startRuntime } from '../test/helpers.js';
 import { agentDefinitionSchema } from './config.js';
 import { digest } from '@agentd/evidence';
 import { createRuntimeContext } from './runtime-context.js';
@@ -189,16 +189,8 @@ describe('tool gate chain', () => {
         return { allow: false, errorKind: 'denied', message: 'add is switched off' };
       },
     };
-    const t = await startRuntime({
-      tools: [addTool],
-      toolGates: [gate],
-      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
-    });
-    const result = await t.runtime.runTurn({
-      agentId: 'calc',
-      message: '/tool add {"a":2,"b":3}',
-      sessionKey: 'tg',
-    });
+    const t = await startRuntime({ ...calcAgentOptions, toolGates: [gate] });
+    const result = await runAddTurn(t, 'tg');
     expect(result.endReason).toBe('completed_with_tool_errors');
     expect(asked).toEqual(['calc/tg/add/1']);
     const record = readTrajectory(t.dir, 'tg').find((entry) => entry.type === 'tool_call');

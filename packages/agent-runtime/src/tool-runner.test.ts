@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { addTool, failingTool, readSessionIndex, readTrajectory, startRuntime } from '../test/helpers.js';
+import {
+  addTool,
+  calcAgentOptions,
+  failingTool,
+  readSessionIndex,
+  readTrajectory,
+  runAddTurn,
+  startRuntime,
+} from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 
 describe('createAgentRuntime', () => {
   it('runs allowed tools, feeds results back and records trajectory evidence', async () => {
-    const t = await startRuntime({
-      tools: [addTool],
-      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
-    });
-    const result = await t.runtime.runTurn({
-      agentId: 'calc',
-      message: '/tool add {"a":2,"b":3}',
-      sessionKey: 'c',
-    });
+    const t = await startRuntime(calcAgentOptions);
+    const result = await runAddTurn(t, 'c');
     expect(result.steps).toBe(2);
     expect(result.response).toContain('{"sum":5}');
     const { messages } = await t.runtime.sessions.history('c');

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { addTool, readSessionIndex, readTrajectory, startRuntime } from '../test/helpers.js';
+import {
+  addTool,
+  calcAgentOptions,
+  readSessionIndex,
+  readTrajectory,
+  startRuntime,
+} from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
 
 describe('createAgentRuntime', () => {
@@ -123,10 +129,7 @@ describe('createAgentRuntime', () => {
   });
 
   it('streams deltas and tool progress through onEvent', async () => {
-    const t = await startRuntime({
-      tools: [addTool],
-      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
-    });
+    const t = await startRuntime(calcAgentOptions);
     const events: string[] = [];
     const result = await t.runtime.runTurn({
       agentId: 'calc',

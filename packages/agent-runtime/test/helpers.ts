@@ -101,6 +101,17 @@ export const addTool: AgentTool<{ a: number; b: number }> = {
   handler: async ({ a, b }) => ({ sum: a + b }),
 };
 
+/** Runtime options with {@link addTool} and an agent `calc` allowed only that tool. */
+export const calcAgentOptions = {
+  tools: [addTool],
+  agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
+} satisfies Partial<AgentRuntimeOptions>;
+
+/** A turn of agent `calc` (see {@link calcAgentOptions}) in which the offline model calls add(2, 3). */
+export function runAddTurn(t: TestRuntime, sessionKey: string) {
+  return t.runtime.runTurn({ agentId: 'calc', message: '/tool add {"a":2,"b":3}', sessionKey });
+}
+
 /** A tool whose handler always throws. */
 export const failingTool: AgentTool<{ reason: string }> = {
   name: 'explode',
