@@ -2,7 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../test/fake-providers.js';
 import { startRuntime } from '../test/helpers.js';
-import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
+import {
+  createAnthropicProvider,
+  createOpenAiCompatibleProvider,
+  type HttpProviderOptions,
+} from './ai-sdk-provider.js';
 import type { ModelProvider, ModelRequest, ModelStreamEvent } from './provider.js';
 
 const KEY = 'sk-test-0123456789abcdef';
@@ -23,6 +27,11 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
     purpose: 'chat',
     ...overrides,
   };
+}
+
+/** The OpenAI-compatible provider `oai` on a fake server, with the test key unless `options` say otherwise. */
+function openAiOn(server: FakeProvider, options: Partial<HttpProviderOptions> = {}): ModelProvider {
+  return createOpenAiCompatibleProvider({ id: 'oai', baseUrl: server.url, apiKey: KEY, ...options });
 }
 
 async function collect(provider: ModelProvider, input: ModelRequest): Promise<ModelStreamEvent[]> {
@@ -47,7 +56,7 @@ describe('createOpenAiCompatibleProvider', () => {
       apiKey: KEY,
       respond: () => ({ text: 'Hello from the fake model', usage: { input: 40, output: 6, cacheRead: 32 } }),
     });
-    const provider = createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: KEY });
+    const provider = openAiOn(fake);
     const events = await collect(provider, request());
     expect(events.filter((event) => event.type === 'text-delta').length).toBeGreaterThan(2);
     expect(text(events)).toBe('Hello from the fake model');
@@ -78,7 +87,7 @@ describe('createOpenAiCompatibleProvider', () => {
           ? { toolCalls: [{ id: 'call_1', name: 'add', input: { a: 2, b: 40 } }] }
           : { text: 'it is 42' },
     });
-    const provider = createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: KEY });
+    const provider = openAiOn(fake);
     const first = await collect(provider, request({ tools: [addSpec] }));
     expect(first.filter((event) => event.type === 'tool-call')).toEqual([
       { type: 'tool-call', toolCallId: 'call_1', toolName: 'add', input: { a: 2, b: 40 } },
@@ -116,7 +125,7 @@ describe('createOpenAiCompatibleProvider', () => {
 
   it('maps a reply cut at the token limit to length', async () => {
     fake = await startFakeOpenAi({ apiKey: KEY, respond: () => ({ text: 'cut', finishReason: 'length' }) });
-    const provider = createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: KEY });
+    const provider = openAiOn(fake);
     expect((await collect(provider, request())).at(-1)).toMatchObject({ finishReason: 'length' });
   });
 
@@ -126,12 +135,7 @@ describe('createOpenAiCompatibleProvider', () => {
       { status: 429, headers: { 'retry-after-ms': '30' }, body: { error: { message: 'slow down' } } },
       { status: 503, body: { error: { message: 'overloaded' } } },
     );
-    const provider = createOpenAiCompatibleProvider({
-      id: 'oai',
-      baseUrl: fake.url,
-      apiKey: KEY,
-      retryInitialDelayMs: 10,
-    });
+    const provider = openAiOn(fake, { retryInitialDelayMs: 10 });
     const started = Date.now();
     const events = await collect(provider, request());
     expect(text(events)).toBe('echo: hello there');
@@ -143,24 +147,14 @@ describe('createOpenAiCompatibleProvider', () => {
     fake = await startFakeOpenAi({ apiKey: KEY });
     for (let i = 0; i < 3; i++)
       fake.failures.push({ status: 429, headers: { 'retry-after-ms': '1' }, body: {} });
-    const provider = createOpenAiCompatibleProvider({
-      id: 'oai',
-      baseUrl: fake.url,
-      apiKey: KEY,
-      maxRetries: 2,
-    });
+    const provider = openAiOn(fake, { maxRetries: 2 });
     await expect(collect(provider, request())).rejects.toMatchObject({ code: 'PROVIDER_RATE_LIMITED' });
     expect(fake.requests).toHaveLength(3);
   });
 
   it('does not retry a refused key, and never puts the key into the error', async () => {
     fake = await startFakeOpenAi({ apiKey: 'the-right-key' });
-    const provider = createOpenAiCompatibleProvider({
-      id: 'oai',
-      baseUrl: fake.url,
-      apiKey: KEY,
-      retryInitialDelayMs: 1,
-    });
+    const provider = openAiOn(fake, { retryInitialDelayMs: 1 });
     const error = await collect(provider, request()).catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       code: 'PROVIDER_AUTH',
@@ -175,12 +169,7 @@ describe('createOpenAiCompatibleProvider', () => {
 
   it('times out a request that stalls past timeoutMs', async () => {
     fake = await startFakeOpenAi({ apiKey: KEY, respond: () => ({ text: 'late', hangMs: 2000 }) });
-    const provider = createOpenAiCompatibleProvider({
-      id: 'oai',
-      baseUrl: fake.url,
-      apiKey: KEY,
-      timeoutMs: 100,
-    });
+    const provider = openAiOn(fake, { timeoutMs: 100 });
     await expect(collect(provider, request())).rejects.toMatchObject({ code: 'PROVIDER_TIMEOUT' });
   });
 
@@ -189,7 +178,7 @@ describe('createOpenAiCompatibleProvider', () => {
       apiKey: KEY,
       respond: () => ({ text: 'a'.repeat(400), chunkDelayMs: 20 }),
     });
-    const provider = createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: KEY });
+    const provider = openAiOn(fake);
     const controller = new AbortController();
     const seen: string[] = [];
     const run = (async () => {
@@ -205,14 +194,10 @@ describe('createOpenAiCompatibleProvider', () => {
 
   it('probes the models endpoint with the key', async () => {
     fake = await startFakeOpenAi({ apiKey: KEY });
-    await createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: KEY }).probe(
-      AbortSignal.timeout(5000),
-    );
-    await expect(
-      createOpenAiCompatibleProvider({ id: 'oai', baseUrl: fake.url, apiKey: 'wrong' }).probe(
-        AbortSignal.timeout(5000),
-      ),
-    ).rejects.toMatchObject({ code: 'PROVIDER_AUTH' });
+    await openAiOn(fake).probe(AbortSignal.timeout(5000));
+    await expect(openAiOn(fake, { apiKey: 'wrong' }).probe(AbortSignal.timeout(5000))).rejects.toMatchObject({
+      code: 'PROVIDER_AUTH',
+    });
     expect(fake.requests.map((sent) => `${sent.method} ${sent.path}`)).toEqual([
       'GET /v1/models',
       'GET /v1/models',
