@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions } from '@agentd/contracts';
+
 /** Codes of {@link AgentRuntimeError}. */
 export type AgentRuntimeErrorCode =
   /** Options or a definition failed validation (`data.issues`). */
@@ -29,13 +31,11 @@ export type AgentRuntimeErrorCode =
   /** The runtime was closed. */
   | 'CLOSED';
 
-/** Options of the {@link AgentRuntimeError} constructor. */
-export interface AgentRuntimeErrorOptions {
-  /** The underlying error. */
-  cause?: unknown;
-  /** Structured detail (ids, counts, HTTP status); never message bodies or secrets. */
-  data?: Record<string, unknown>;
-}
+/**
+ * Options of the {@link AgentRuntimeError} constructor. `data`: structured detail (ids, counts,
+ * HTTP status); never message bodies or secrets.
+ */
+export type AgentRuntimeErrorOptions = AgentdErrorOptions;
 
 /** The one error class of @agentd/agent-runtime. */
 export class AgentRuntimeError extends Error {

@@ -1,3 +1,5 @@
+import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+
 /**
  * Every `code` an {@link ObsReportsError} can carry.
  *
@@ -8,20 +10,10 @@
 export type ObsReportsErrorCode = 'INVALID_OPTIONS' | 'INVALID_PARAMS' | 'CLOSED';
 
 /** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
-export interface FieldIssue {
-  /** Path of the field, e.g. `['sinceHours']`. */
-  path: string[];
-  /** What is wrong with it. */
-  message: string;
-}
+export type { FieldIssue };
 
-/** Options accepted by the {@link ObsReportsError} constructor. */
-export interface ObsReportsErrorOptions {
-  /** The underlying error. */
-  cause?: unknown;
-  /** Structured detail: `issues` for validation codes. */
-  data?: { issues?: FieldIssue[] } & Record<string, unknown>;
-}
+/** Options accepted by the {@link ObsReportsError} constructor. `data`: `issues` for validation codes. */
+export type ObsReportsErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class ObsReportsError extends Error {
