@@ -10,6 +10,7 @@ export type {
 } from './agent.js';
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
+export type { FieldIssue, ValidationIssue } from './issues.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';
 export type { EmbeddingCacheStats, MemoryStats } from './memory.js';
 export type { CronWakeGateBlock, WakeGateFireCounts } from './wake-gate.js';

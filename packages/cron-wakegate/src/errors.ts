@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
 
 /**
  * Every `code` a {@link CronWakegateError} can carry.
@@ -21,12 +21,7 @@ export type CronWakegateErrorCode =
   | 'CLOSED';
 
 /** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
-export interface FieldIssue {
-  /** Path of the field, e.g. `['schedule', 'expr']`. */
-  path: string[];
-  /** What is wrong with it. */
-  message: string;
-}
+export type { FieldIssue };
 
 /**
  * Options accepted by the {@link CronWakegateError} constructor. `data`: structured detail: `issues`

@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions } from '@agentd/contracts';
+import type { AgentdErrorOptions, ValidationIssue } from '@agentd/contracts';
 
 /**
  * Every `code` a {@link GraphError} can carry.
@@ -34,15 +34,11 @@ export type GraphErrorCode =
   | 'NODE_OUTPUT_INVALID'
   | 'CLOSED';
 
-/** One problem found in a definition or an argument, located by its path. */
-export interface GraphIssue {
-  /** Where the problem is, for example `['nodes', 2, 'dependsOn', 0]`. */
-  path: Array<string | number>;
-  /** A stable short code (`duplicate_id`, `unknown_dependency`, `cycle`, or a zod issue code). */
-  code: string;
-  /** What is wrong, naming the offending ids. */
-  message: string;
-}
+/**
+ * One problem found in a definition or an argument, located by its path; `code` is
+ * `duplicate_id`, `unknown_dependency`, `cycle` or a zod issue code.
+ */
+export type GraphIssue = ValidationIssue;
 
 /**
  * Options accepted by the {@link GraphError} constructor. `data`: structured detail: `issues` for

@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions } from '@agentd/contracts';
+import type { AgentdErrorOptions, ValidationIssue } from '@agentd/contracts';
 
 /**
  * Numeric JSON-RPC error codes used on the wire.
@@ -29,11 +29,7 @@ export interface JsonRpcErrorObject {
 }
 
 /** One zod issue reduced to what is safe and useful to send to a client. */
-export interface ParamIssue {
-  path: Array<string | number>;
-  code: string;
-  message: string;
-}
+export type ParamIssue = ValidationIssue;
 
 /**
  * Options accepted by the {@link RpcError} constructor. `data`: extra structured detail sent to

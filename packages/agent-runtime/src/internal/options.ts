@@ -1,12 +1,9 @@
+import type { ValidationIssue } from '@agentd/contracts';
 import type { z } from 'zod';
 import { AgentRuntimeError } from '../errors.js';
 
 /** One validation problem, as `data.issues` of an `INVALID_OPTIONS` error lists it. */
-export interface OptionIssue {
-  path: Array<string | number>;
-  code: string;
-  message: string;
-}
+export type OptionIssue = ValidationIssue;
 
 /** The `INVALID_OPTIONS` error naming the first issue in its message and all of them in `data.issues`. */
 export function invalidOptions(where: string, issues: OptionIssue[]): AgentRuntimeError {
