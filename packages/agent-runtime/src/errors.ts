@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /** Codes of {@link AgentRuntimeError}. */
 export type AgentRuntimeErrorCode =
@@ -38,24 +39,9 @@ export type AgentRuntimeErrorCode =
 export type AgentRuntimeErrorOptions = AgentdErrorOptions;
 
 /** The one error class of @agentd/agent-runtime. */
-export class AgentRuntimeError extends Error {
+export class AgentRuntimeError extends AgentdError<AgentRuntimeErrorCode> {
   override readonly name = 'AgentRuntimeError';
-  /** What went wrong, as a stable string. */
-  readonly code: AgentRuntimeErrorCode;
-  /** Structured detail for callers and logs. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: AgentRuntimeErrorCode, message: string, options: AgentRuntimeErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** Whether `value` is an {@link AgentRuntimeError}, optionally of one code. */
-export function isAgentRuntimeError(
-  value: unknown,
-  code?: AgentRuntimeErrorCode,
-): value is AgentRuntimeError {
-  return value instanceof AgentRuntimeError && (code === undefined || value.code === code);
-}
+export const isAgentRuntimeError = errorGuard(AgentRuntimeError);

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError } from '@agentd/errors';
 
 /**
  * Every code an {@link AuthScopesError} can carry.
@@ -27,16 +28,6 @@ export type AuthScopesErrorCode =
 export type AuthScopesErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; branch on `code`, not on the message. */
-export class AuthScopesError extends Error {
+export class AuthScopesError extends AgentdError<AuthScopesErrorCode> {
   override readonly name = 'AuthScopesError';
-  /** Stable machine-readable reason. */
-  readonly code: AuthScopesErrorCode;
-  /** Structured details safe to log (never a secret). */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: AuthScopesErrorCode, message: string, options: AuthScopesErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link BrowserError} can carry.
@@ -41,21 +42,9 @@ export type BrowserErrorCode =
 export type BrowserErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class BrowserError extends Error {
+export class BrowserError extends AgentdError<BrowserErrorCode> {
   override readonly name = 'BrowserError';
-  /** What went wrong, as a stable string. */
-  readonly code: BrowserErrorCode;
-  /** Structured detail (tab id, host, timeout, ...). */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: BrowserErrorCode, message: string, options: BrowserErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** True when `error` is a {@link BrowserError}, optionally with the given code. */
-export function isBrowserError(error: unknown, code?: BrowserErrorCode): error is BrowserError {
-  return error instanceof BrowserError && (code === undefined || error.code === code);
-}
+export const isBrowserError = errorGuard(BrowserError);

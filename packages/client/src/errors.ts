@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError } from '@agentd/errors';
 
 /**
  * Codes of {@link ClientError}: failures that happened on this side of the wire.
@@ -37,18 +38,8 @@ export type ClientErrorOptions = AgentdErrorOptions<unknown>;
  * JSON-RPC errors are {@link RpcCallError} instead, because their numeric codes
  * come from the wire and mean something different from these string codes.
  */
-export class ClientError extends Error {
+export class ClientError extends AgentdError<ClientErrorCode, unknown> {
   override readonly name: string = 'ClientError';
-  /** What went wrong, as a stable string. */
-  readonly code: ClientErrorCode;
-  /** Structured details, when there are any. */
-  readonly data?: unknown;
-
-  constructor(code: ClientErrorCode, message: string, options: ClientErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    if (options.data !== undefined) this.data = options.data;
-  }
 }
 
 /** A JSON-RPC 2.0 error object as it travels on the wire. */

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError } from '@agentd/errors';
 
 /**
  * Machine-readable reasons a config-store operation failed.
@@ -42,17 +43,7 @@ export interface ConfigIssue {
  */
 export type ConfigStoreErrorOptions = AgentdErrorOptions;
 
-/** The single error class thrown by this package; switch on `code`. */
-export class ConfigStoreError extends Error {
-  /** Machine-readable reason. */
-  readonly code: ConfigStoreErrorCode;
-  /** Structured details, such as `issues` for `VALIDATION` and `CONFIG_INVALID`. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: ConfigStoreErrorCode, message: string, options: ConfigStoreErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ConfigStoreError';
-    this.code = code;
-    this.data = options.data;
-  }
+/** The single error class thrown by this package; switch on `code`. `data.issues` lists the problems of `VALIDATION` and `CONFIG_INVALID`. */
+export class ConfigStoreError extends AgentdError<ConfigStoreErrorCode> {
+  override name = 'ConfigStoreError';
 }

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link CronWakegateError} can carry.
@@ -32,18 +33,11 @@ export type CronWakegateErrorOptions = AgentdErrorOptions<
 >;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class CronWakegateError extends Error {
+export class CronWakegateError extends AgentdError<
+  CronWakegateErrorCode,
+  { issues?: FieldIssue[] } & Record<string, unknown>
+> {
   override readonly name = 'CronWakegateError';
-  /** What went wrong, as a stable string. */
-  readonly code: CronWakegateErrorCode;
-  /** Structured detail. */
-  readonly data: ({ issues?: FieldIssue[] } & Record<string, unknown>) | undefined;
-
-  constructor(code: CronWakegateErrorCode, message: string, options: CronWakegateErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 
   /** A validation error naming one field. */
   static field(code: 'INVALID_SCHEDULE' | 'INVALID_JOB', path: string[], message: string): CronWakegateError {
@@ -54,9 +48,4 @@ export class CronWakegateError extends Error {
 }
 
 /** True when `error` is a {@link CronWakegateError}, optionally with the given code. */
-export function isCronWakegateError(
-  error: unknown,
-  code?: CronWakegateErrorCode,
-): error is CronWakegateError {
-  return error instanceof CronWakegateError && (code === undefined || error.code === code);
-}
+export const isCronWakegateError = errorGuard(CronWakegateError);

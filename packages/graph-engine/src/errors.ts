@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions, ValidationIssue } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link GraphError} can carry.
@@ -46,19 +47,9 @@ export type GraphIssue = ValidationIssue;
  */
 export type GraphErrorOptions = AgentdErrorOptions;
 
-/** The one error class of this package; switch on `code`, not on the message. */
-export class GraphError extends Error {
+/** The one error class of this package; switch on `code`, not on the message. `data` never holds prompt or output bodies. */
+export class GraphError extends AgentdError<GraphErrorCode> {
   override readonly name = 'GraphError';
-  /** What went wrong, as a stable string. */
-  readonly code: GraphErrorCode;
-  /** Structured detail (never prompt or output bodies). */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: GraphErrorCode, message: string, options: GraphErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 
   /** The issues of an `INVALID_GRAPH` or `INVALID_ARGUMENT` error; empty otherwise. */
   get issues(): GraphIssue[] {
@@ -68,6 +59,4 @@ export class GraphError extends Error {
 }
 
 /** True when `error` is a {@link GraphError}, optionally with the given code. */
-export function isGraphError(error: unknown, code?: GraphErrorCode): error is GraphError {
-  return error instanceof GraphError && (code === undefined || error.code === code);
-}
+export const isGraphError = errorGuard(GraphError);

@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError } from '@agentd/errors';
 
 /** Codes carried by {@link LoggingError}. */
 export type LoggingErrorCode =
@@ -15,16 +15,6 @@ export type LoggingErrorCode =
  * keeps the underlying error (a zod issue list, an `fs` error) and `data` any
  * detail worth logging (the offending value, the file path).
  */
-export class LoggingError extends Error {
-  /** A stable machine-readable code. */
-  readonly code: LoggingErrorCode;
-  /** Extra detail about the failure. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: LoggingErrorCode, message: string, options: AgentdErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'LoggingError';
-    this.code = code;
-    this.data = options.data;
-  }
+export class LoggingError extends AgentdError<LoggingErrorCode> {
+  override name = 'LoggingError';
 }

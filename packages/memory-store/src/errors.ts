@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link MemoryStoreError} can carry.
@@ -29,21 +30,9 @@ export type MemoryStoreErrorCode =
 export type MemoryStoreErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class MemoryStoreError extends Error {
+export class MemoryStoreError extends AgentdError<MemoryStoreErrorCode> {
   override readonly name = 'MemoryStoreError';
-  /** What went wrong, as a stable string. */
-  readonly code: MemoryStoreErrorCode;
-  /** Structured detail. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: MemoryStoreErrorCode, message: string, options: MemoryStoreErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** True when `error` is a {@link MemoryStoreError}, optionally with the given code. */
-export function isMemoryStoreError(error: unknown, code?: MemoryStoreErrorCode): error is MemoryStoreError {
-  return error instanceof MemoryStoreError && (code === undefined || error.code === code);
-}
+export const isMemoryStoreError = errorGuard(MemoryStoreError);

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` an {@link ObsReportsError} can carry.
@@ -16,21 +17,12 @@ export type { FieldIssue };
 export type ObsReportsErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class ObsReportsError extends Error {
+export class ObsReportsError extends AgentdError<
+  ObsReportsErrorCode,
+  { issues?: FieldIssue[] } & Record<string, unknown>
+> {
   override readonly name = 'ObsReportsError';
-  /** What went wrong, as a stable string. */
-  readonly code: ObsReportsErrorCode;
-  /** Structured detail. */
-  readonly data: ({ issues?: FieldIssue[] } & Record<string, unknown>) | undefined;
-
-  constructor(code: ObsReportsErrorCode, message: string, options: ObsReportsErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** Whether a value is an {@link ObsReportsError}, optionally with a given code. */
-export function isObsReportsError(value: unknown, code?: ObsReportsErrorCode): value is ObsReportsError {
-  return value instanceof ObsReportsError && (code === undefined || value.code === code);
-}
+export const isObsReportsError = errorGuard(ObsReportsError);

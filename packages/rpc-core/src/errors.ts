@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions, ValidationIssue } from '@agentd/contracts';
+import { AgentdError } from '@agentd/errors';
 
 /**
  * Numeric JSON-RPC error codes used on the wire.
@@ -142,16 +143,6 @@ export type RpcCoreErrorOptions = AgentdErrorOptions;
  * never sent to a client; if a handler lets one escape, the client sees
  * `-32603 Internal error` like for any other non-{@link RpcError}.
  */
-export class RpcCoreError extends Error {
+export class RpcCoreError extends AgentdError<RpcCoreErrorCode> {
   override readonly name = 'RpcCoreError';
-  /** Stable machine-readable reason. */
-  readonly code: RpcCoreErrorCode;
-  /** Structured details safe to log. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: RpcCoreErrorCode, message: string, options: RpcCoreErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }

@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link StorageError} can carry.
@@ -38,22 +39,10 @@ export type StorageErrorCode =
  */
 export type StorageErrorOptions = AgentdErrorOptions;
 
-/** The one error class thrown by this package; switch on `code`, not on the message. */
-export class StorageError extends Error {
+/** The one error class thrown by this package; switch on `code`, not on the message. `data` never holds the auth token. */
+export class StorageError extends AgentdError<StorageErrorCode> {
   override readonly name = 'StorageError';
-  /** What went wrong, as a stable string. */
-  readonly code: StorageErrorCode;
-  /** Structured detail; never contains the auth token. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: StorageErrorCode, message: string, options: StorageErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** True when `error` is a {@link StorageError}, optionally with the given code. */
-export function isStorageError(error: unknown, code?: StorageErrorCode): error is StorageError {
-  return error instanceof StorageError && (code === undefined || error.code === code);
-}
+export const isStorageError = errorGuard(StorageError);

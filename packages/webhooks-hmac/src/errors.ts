@@ -1,4 +1,5 @@
 import type { AgentdErrorOptions } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
  * Every `code` a {@link WebhookError} can carry.
@@ -16,21 +17,9 @@ export type WebhookErrorCode = 'INVALID_OPTIONS' | 'INVALID_CONFIG' | 'STORE_CLO
 export type WebhookErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class WebhookError extends Error {
+export class WebhookError extends AgentdError<WebhookErrorCode> {
   override readonly name = 'WebhookError';
-  /** What went wrong, as a stable string. */
-  readonly code: WebhookErrorCode;
-  /** Structured detail, safe to log. */
-  readonly data: Record<string, unknown> | undefined;
-
-  constructor(code: WebhookErrorCode, message: string, options: WebhookErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.data = options.data;
-  }
 }
 
 /** True when `error` is a {@link WebhookError}, optionally with the given code. */
-export function isWebhookError(error: unknown, code?: WebhookErrorCode): error is WebhookError {
-  return error instanceof WebhookError && (code === undefined || error.code === code);
-}
+export const isWebhookError = errorGuard(WebhookError);

@@ -1,0 +1,1 @@
+export { AgentdError, type ErrorGuard, errorGuard } from './agentd-error.js';
