@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Dispatcher } from './dispatcher.js';
 import type { JsonRpcFailure } from './envelope.js';
 import { RpcError } from './errors.js';
+import { authenticateHttp } from './internal/http-auth.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { failure } from './internal/wire.js';
 import { noopLogger, type RpcLogger } from './logger.js';
@@ -128,31 +129,12 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
       );
       return;
     }
-    let identity: Awaited<ReturnType<Authenticate>>;
-    try {
-      identity = await authenticate(request);
-    } catch (error) {
-      logger.error(
-        {
-          err: error,
-          errorKind: 'internal',
-          hint: 'The authenticate callback threw; the request got HTTP 500.',
-        },
-        'http rpc authentication failed',
-      );
-      replyError(response, 500, failure(null, RpcError.internal().toJSON()));
+    const auth = await authenticateHttp(authenticate, request, logger, 'http rpc');
+    if (!auth.identity) {
+      replyError(response, auth.status, failure(null, auth.error.toJSON()), auth.headers);
       return;
     }
-    if (!identity) {
-      logger.warn(
-        { errorKind: 'auth', hint: 'The request carried no valid bearer token; it got HTTP 401.' },
-        'http rpc unauthorized',
-      );
-      replyError(response, 401, failure(null, RpcError.unauthorized().toJSON()), {
-        'www-authenticate': 'Bearer',
-      });
-      return;
-    }
+    const { identity } = auth;
     let text: string;
     try {
       text = await readBody(request);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Dispatcher } from './dispatcher.js';
 import { ErrorCodes, RpcError } from './errors.js';
+import { authenticateHttp } from './internal/http-auth.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { noopLogger, type RpcLogger } from './logger.js';
 import type { AnyMethod } from './method.js';
@@ -80,25 +81,12 @@ export function createSseRpcHandler(options: SseRpcHandlerOptions): SseRpcHandle
       sendJson(response, 405, RpcError.invalidRequest('Method not allowed: use GET'), { allow: 'GET' });
       return;
     }
-    let identity: Awaited<ReturnType<Authenticate>>;
-    try {
-      identity = await authenticate(request);
-    } catch (error) {
-      logger.error(
-        {
-          err: error,
-          errorKind: 'internal',
-          hint: 'The authenticate callback threw; the request got HTTP 500.',
-        },
-        'sse rpc authentication failed',
-      );
-      sendJson(response, 500, RpcError.internal());
+    const auth = await authenticateHttp(authenticate, request, logger, 'sse rpc');
+    if (!auth.identity) {
+      sendJson(response, auth.status, auth.error, auth.headers);
       return;
     }
-    if (!identity) {
-      sendJson(response, 401, RpcError.unauthorized(), { 'www-authenticate': 'Bearer' });
-      return;
-    }
+    const { identity } = auth;
     const params = Object.fromEntries(new URL(request.url ?? '/', 'http://localhost').searchParams);
     const controller = new AbortController();
     let stream: SseWriter | undefined;
