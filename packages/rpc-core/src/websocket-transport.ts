@@ -176,6 +176,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     }
     const answer = dispatcher.process(text, connection.dispatchConnection);
     if (typeof answer === 'string') {
+      connections.corkForTick(connection);
       send(connection, answer);
       return;
     }
@@ -201,12 +202,15 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     );
   }
 
-  function accept(socket: WebSocket, identity: Identity): void {
+  function accept(socket: WebSocket, stream: Duplex, identity: Identity): void {
     const controller = new AbortController();
     const connectionId = randomId();
     let markClosed = (): void => {};
     const connection: Connection = {
       socket,
+      stream,
+      corked: false,
+      onSent: connections.sendCallback(connectionId),
       identity,
       connectionId,
       controller,
@@ -297,7 +301,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
         );
         ws.close(4001, 'Unauthorized');
       } else {
-        accept(ws, identity);
+        accept(ws, socket, identity);
       }
     });
   }
