@@ -94,6 +94,12 @@ export interface Dispatcher {
    */
   process(text: string, connection: DispatchConnection): MaybePromise<string | undefined>;
   /**
+   * Dispatches an already parsed message (no size check) and serialises the answer; like
+   * {@link Dispatcher.process}, synchronous when every method involved was. `undefined` when
+   * there is nothing to send. Never throws or rejects.
+   */
+  answer(message: unknown, connection: DispatchConnection): MaybePromise<string | undefined>;
+  /**
    * Handles an already parsed message (a request object or a batch array) without
    * a size check. Resolves to `undefined` when there is nothing to send. Never rejects.
    */
@@ -324,6 +330,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } catch {
       return serialize(failure(null, RpcError.parseError().toJSON()));
     }
+    return answer(message, connection);
+  }
+
+  function answer(message: unknown, connection: DispatchConnection): MaybePromise<string | undefined> {
     const response = dispatchAny(message, connection);
     if (isPromiseLike(response)) {
       return Promise.resolve(response).then((value) => (value === undefined ? undefined : serialize(value)));
@@ -343,7 +353,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
-  return { handle, process, dispatch, invoke, serialize, registry, maxBatchSize, maxMessageBytes };
+  return {
+    handle,
+    process,
+    answer,
+    dispatch,
+    invoke,
+    serialize,
+    registry,
+    maxBatchSize,
+    maxMessageBytes,
+  };
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -367,8 +387,9 @@ class RequestContext implements MethodContext {
   readonly identity: Identity;
   readonly clientId: string;
   readonly connectionId: string;
-  readonly signal: AbortSignal;
   readonly transport: TransportKind;
+  readonly #connection: DispatchConnection;
+  readonly #neverAborted: AbortSignal;
   #logger: RpcLogger | undefined;
 
   constructor(
@@ -382,8 +403,14 @@ class RequestContext implements MethodContext {
     this.identity = connection.identity;
     this.clientId = connection.identity.clientId;
     this.connectionId = connection.connectionId;
-    this.signal = connection.signal ?? neverAborted;
     this.transport = connection.transport;
+    this.#connection = connection;
+    this.#neverAborted = neverAborted;
+  }
+
+  /** Read from the connection when asked: a transport may make its signal only on demand. */
+  get signal(): AbortSignal {
+    return this.#connection.signal ?? this.#neverAborted;
   }
 
   /** The fields every line about this request carries. */

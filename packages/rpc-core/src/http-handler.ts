@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { Dispatcher } from './dispatcher.js';
+import type { DispatchConnection, Dispatcher } from './dispatcher.js';
 import type { JsonRpcFailure } from './envelope.js';
 import { RpcError } from './errors.js';
 import { authenticateHttp } from './internal/http-auth.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { failure } from './internal/wire.js';
 import { noopLogger, type RpcLogger } from './logger.js';
+import type { Identity } from './method.js';
 import type { Authenticate } from './websocket-transport.js';
 
 /** Options of {@link createHttpRpcHandler}. */
@@ -129,7 +130,8 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
       );
       return;
     }
-    const auth = await authenticateHttp(authenticate, request, logger, 'http rpc');
+    const pending = authenticateHttp(authenticate, request, logger, 'http rpc');
+    const auth = pending instanceof Promise ? await pending : pending;
     if (!auth.identity) {
       replyError(response, auth.status, failure(null, auth.error.toJSON()), auth.headers);
       return;
@@ -172,18 +174,42 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
       replyError(response, 200, failure(null, RpcError.parseError().toJSON()));
       return;
     }
-    const controller = new AbortController();
-    const onClose = (): void => {
-      if (!response.writableFinished) controller.abort();
-    };
-    response.once('close', onClose);
-    const answer = await dispatcher.dispatch(message, {
-      identity,
-      connectionId: randomId(),
-      transport: 'http',
-      signal: controller.signal,
-    });
-    if (answer === undefined) reply(response, 204, undefined);
-    else reply(response, 200, dispatcher.serialize(answer));
+    const connection = new HttpConnection(identity, randomId(), response);
+    const answer = dispatcher.answer(message, connection);
+    const answerText = answer instanceof Promise ? await answer : answer;
+    if (answerText === undefined) reply(response, 204, undefined);
+    else reply(response, 200, answerText);
   };
+}
+
+/**
+ * The dispatch connection of one HTTP request. Its abort signal (aborted when the client goes
+ * away before the answer is written) is made only when a handler reads it: most calls never
+ * do, and a controller plus a close listener per request is measurable.
+ */
+class HttpConnection implements DispatchConnection {
+  readonly transport = 'http' as const;
+  #controller: AbortController | undefined;
+
+  constructor(
+    readonly identity: Identity,
+    readonly connectionId: string,
+    private readonly response: ServerResponse,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      const controller = new AbortController();
+      this.#controller = controller;
+      const response = this.response;
+      if (!response.writableFinished && (response.socket === null || response.socket.destroyed)) {
+        controller.abort();
+      } else {
+        response.once('close', () => {
+          if (!response.writableFinished) controller.abort();
+        });
+      }
+    }
+    return this.#controller.signal;
+  }
 }

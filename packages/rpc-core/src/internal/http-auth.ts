@@ -11,22 +11,19 @@ export type HttpAuthOutcome =
 
 /**
  * The authentication step of the HTTP transports (`POST /rpc` and the SSE handler): runs the
- * callback once; a callback that throws is logged and refused with 500 (the cause stays in the
+ * callback once, answering synchronously when the callback does; a callback that throws is logged and refused with 500 (the cause stays in the
  * log), a request without an identity is logged and refused with 401 and a Bearer challenge.
  * Each transport writes the refusal in its own body format.
  *
  * @param label - names the transport in the log messages, for example `http rpc`.
  */
-export async function authenticateHttp(
+export function authenticateHttp(
   authenticate: Authenticate,
   request: IncomingMessage,
   logger: RpcLogger,
   label: string,
-): Promise<HttpAuthOutcome> {
-  let identity: Identity | null | undefined;
-  try {
-    identity = await authenticate(request);
-  } catch (error) {
+): HttpAuthOutcome | Promise<HttpAuthOutcome> {
+  const threw = (error: unknown): HttpAuthOutcome => {
     logger.error(
       {
         err: error,
@@ -36,16 +33,26 @@ export async function authenticateHttp(
       `${label} authentication failed`,
     );
     return { identity: undefined, status: 500, error: RpcError.internal(), headers: {} };
-  }
-  if (identity) return { identity };
-  logger.warn(
-    { errorKind: 'auth', hint: 'The request carried no valid bearer token; it got HTTP 401.' },
-    `${label} unauthorized`,
-  );
-  return {
-    identity: undefined,
-    status: 401,
-    error: RpcError.unauthorized(),
-    headers: { 'www-authenticate': 'Bearer' },
   };
+  const decide = (identity: Identity | null | undefined): HttpAuthOutcome => {
+    if (identity) return { identity };
+    logger.warn(
+      { errorKind: 'auth', hint: 'The request carried no valid bearer token; it got HTTP 401.' },
+      `${label} unauthorized`,
+    );
+    return {
+      identity: undefined,
+      status: 401,
+      error: RpcError.unauthorized(),
+      headers: { 'www-authenticate': 'Bearer' },
+    };
+  };
+  // A synchronous callback (the usual token-store lookup) is answered without a promise.
+  let identity: ReturnType<Authenticate>;
+  try {
+    identity = authenticate(request);
+  } catch (error) {
+    return threw(error);
+  }
+  return identity instanceof Promise ? identity.then(decide, threw) : decide(identity);
 }
