@@ -1,20 +1,10 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import {
-  APICallError,
-  jsonSchema,
-  type LanguageModel,
-  type LanguageModelUsage,
-  type ModelMessage as SdkMessage,
-  streamText,
-  type ToolSet,
-  tool,
-} from 'ai';
+import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, ToolSet } from 'ai';
 import { z } from 'zod';
 import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { parseOptions } from './internal/options.js';
 import { abortableDelay } from './internal/timing.js';
+import { type AiSdk, isApiCallError, loadAiSdk } from './internal/ai-sdk.js';
 import type {
   ModelFinishReason,
   ModelMessage,
@@ -73,15 +63,20 @@ export function createOpenAiCompatibleProvider(options: HttpProviderOptions): Mo
       `Provider ${parsed.id}: baseUrl is required for openai-compatible`,
     );
   }
-  const sdk = createOpenAICompatible({
-    name: parsed.id,
-    baseURL: parsed.baseUrl,
-    ...(parsed.apiKey ? { apiKey: parsed.apiKey } : {}),
-    ...(parsed.headers ? { headers: parsed.headers } : {}),
-    includeUsage: true,
-  });
-  const baseUrl = parsed.baseUrl.replace(/\/+$/, '');
-  return createSdkProvider(parsed, 'openai-compatible', (model) => sdk.chatModel(model), {
+  const baseURL = parsed.baseUrl;
+  const languageModels = async () => {
+    const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+    const sdk = createOpenAICompatible({
+      name: parsed.id,
+      baseURL,
+      ...(parsed.apiKey ? { apiKey: parsed.apiKey } : {}),
+      ...(parsed.headers ? { headers: parsed.headers } : {}),
+      includeUsage: true,
+    });
+    return (model: string) => sdk.chatModel(model);
+  };
+  const baseUrl = baseURL.replace(/\/+$/, '');
+  return createSdkProvider(parsed, 'openai-compatible', languageModels, {
     url: `${baseUrl}/models`,
     headers: {
       ...(parsed.headers ?? {}),
@@ -94,13 +89,17 @@ export function createOpenAiCompatibleProvider(options: HttpProviderOptions): Mo
 export function createAnthropicProvider(options: HttpProviderOptions): ModelProvider {
   const parsed = parseOptions(optionsSchema, options, 'createAnthropicProvider');
   const baseUrl = (parsed.baseUrl ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
-  const sdk = createAnthropic({
-    baseURL: baseUrl,
-    // An explicit empty key keeps the SDK from reading ANTHROPIC_API_KEY behind the config's back.
-    apiKey: parsed.apiKey ?? '',
-    ...(parsed.headers ? { headers: parsed.headers } : {}),
-  });
-  return createSdkProvider(parsed, 'anthropic', (model) => sdk(model), {
+  const languageModels = async () => {
+    const { createAnthropic } = await import('@ai-sdk/anthropic');
+    const sdk = createAnthropic({
+      baseURL: baseUrl,
+      // An explicit empty key keeps the SDK from reading ANTHROPIC_API_KEY behind the config's back.
+      apiKey: parsed.apiKey ?? '',
+      ...(parsed.headers ? { headers: parsed.headers } : {}),
+    });
+    return (model: string) => sdk(model);
+  };
+  return createSdkProvider(parsed, 'anthropic', languageModels, {
     url: `${baseUrl}/models`,
     headers: {
       ...(parsed.headers ?? {}),
@@ -115,14 +114,18 @@ type ParsedOptions = z.output<typeof optionsSchema>;
 function createSdkProvider(
   options: ParsedOptions,
   type: 'openai-compatible' | 'anthropic',
-  languageModel: (model: string) => LanguageModel,
+  loadLanguageModels: () => Promise<(model: string) => LanguageModel>,
   probeRequest: { url: string; headers: Record<string, string> },
 ): ModelProvider {
   const logger = options.logger ?? noopLogger;
   const random = (options.random as (() => number) | undefined) ?? Math.random;
   const secret = options.apiKey;
+  // The SDK modules load on the first model call, not when the daemon starts (they weigh ~20 MB).
+  let languageModels: Promise<(model: string) => LanguageModel> | undefined;
 
   async function* stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    languageModels ??= loadLanguageModels();
+    const [ai, languageModel] = await Promise.all([loadAiSdk(), languageModels]);
     for (let attempt = 0; ; attempt++) {
       const timeout = new AbortController();
       const timer = setTimeout(
@@ -133,14 +136,14 @@ function createSdkProvider(
       let emitted = false;
       let failure: unknown;
       try {
-        const result = streamText({
+        const result = ai.streamText({
           // The SDK's default reports errors on console.error, which would print provider messages
           // (which may quote the key) outside the logger; errors are handled below instead.
           onError: () => {},
           model: languageModel(request.model),
           system: request.system,
           messages: toSdkMessages(request.messages),
-          ...(request.tools.length > 0 ? { tools: toSdkTools(request.tools) } : {}),
+          ...(request.tools.length > 0 ? { tools: toSdkTools(ai, request.tools) } : {}),
           maxOutputTokens: request.maxOutputTokens,
           // Retries are ours: configurable delays, and never after output was streamed.
           maxRetries: 0,
@@ -293,12 +296,12 @@ function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
   return out;
 }
 
-function toSdkTools(tools: ModelRequest['tools']): ToolSet {
+function toSdkTools(ai: AiSdk, tools: ModelRequest['tools']): ToolSet {
   const set: ToolSet = {};
   for (const spec of tools) {
-    set[spec.name] = tool({
+    set[spec.name] = ai.tool({
       description: spec.description,
-      inputSchema: jsonSchema(spec.inputSchema as Parameters<typeof jsonSchema>[0]),
+      inputSchema: ai.jsonSchema(spec.inputSchema as Parameters<AiSdk['jsonSchema']>[0]),
     });
   }
   return set;
@@ -331,16 +334,16 @@ function mapUsage(usage: LanguageModelUsage): ModelUsage {
 }
 
 function statusOf(error: unknown): number | undefined {
-  return APICallError.isInstance(error) ? error.statusCode : undefined;
+  return isApiCallError(error) ? error.statusCode : undefined;
 }
 
 function isRetryable(error: unknown): boolean {
-  return APICallError.isInstance(error) && error.isRetryable;
+  return isApiCallError(error) && error.isRetryable;
 }
 
 /** Backoff for attempt n: retry-after-ms / retry-after (up to 60 s) win, else jittered exponential. */
 function retryDelay(error: unknown, attempt: number, initialMs: number, random: () => number): number {
-  const headers = APICallError.isInstance(error) ? error.responseHeaders : undefined;
+  const headers = isApiCallError(error) ? error.responseHeaders : undefined;
   const afterMs = Number.parseFloat(headers?.['retry-after-ms'] ?? '');
   if (Number.isFinite(afterMs) && afterMs >= 0 && afterMs <= 60_000) return afterMs;
   const afterSeconds = Number.parseFloat(headers?.['retry-after'] ?? '');
@@ -360,7 +363,7 @@ function scrub(text: string, secret: string | undefined): string {
  */
 function mapError(providerId: string, error: unknown, secret: string | undefined): AgentRuntimeError {
   if (error instanceof AgentRuntimeError) return error;
-  if (APICallError.isInstance(error)) {
+  if (isApiCallError(error)) {
     const status = error.statusCode;
     const data = { provider: providerId, status, retryable: error.isRetryable };
     if (status === 401 || status === 403) {

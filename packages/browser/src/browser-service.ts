@@ -3,13 +3,14 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { BrowserError } from './errors.js';
 import type { ActAction, ActParams } from './internal/actions.js';
 import { type AddressPolicy, createAddressPolicy } from './internal/address-policy.js';
 import type { ConsoleEntry } from './internal/console-buffer.js';
 import { findExecutable, HEADLESS_ARGS, installHint } from './internal/executable.js';
 import { startGuardProxy } from './internal/guard-proxy.js';
+import { loadPlaywright } from './internal/playwright.js';
 import { findProcesses, isAlive, killTree, parentPid } from './internal/processes.js';
 import { createPageCalls } from './internal/page-calls.js';
 import { launchSettingsChanged, parseOptions } from './internal/settings.js';
@@ -201,6 +202,7 @@ export function createBrowserService(options: BrowserServiceOptions = {}): Brows
     const proxy = policy ? await startGuardProxy({ policy, logger, now }) : undefined;
     let context: BrowserContext;
     try {
+      const { chromium } = await loadPlaywright();
       context = await chromium.launchPersistentContext(launchDir, {
         executablePath,
         headless: true,

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type Client, createClient, type InStatement } from '@libsql/client';
+import type { Client, Config, InStatement } from '@libsql/client';
 import { StorageError } from './errors.js';
 import { withBusyRetry } from './internal/busy-retry.js';
 import { credentialsIn, fileUrlFor, type Location, parseLocation } from './internal/location.js';
@@ -472,6 +472,19 @@ async function configureFile(
  * `${secret:…}` token, `OPEN_FAILED` when the database cannot be opened, `BUSY`
  * when another process keeps it locked past the retry budget.
  */
+/**
+ * The libsql client factory for a location. A file or in-memory database needs only the
+ * SQLite entry point; the full client adds the HTTP/WebSocket (hrana) protocol code, ~10 MB
+ * of memory, so it is loaded only for a remote URL.
+ */
+async function clientFactory(kind: Location['kind']): Promise<(config: Config) => Client> {
+  const module =
+    kind === 'file' || kind === 'memory'
+      ? await import('@libsql/client/sqlite3')
+      : await import('@libsql/client');
+  return module.createClient;
+}
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const { migrations, ...connection } = options;
   const database = await connect(connection);
@@ -527,6 +540,7 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
     let writer: Client;
     let readers: ReaderClients | undefined;
     let writeLock: Semaphore;
+    const createClient = await clientFactory(location.kind);
     if (location.kind === 'file') {
       mkdirSync(dirname(location.filePath!), { recursive: true });
       // One writer connection, so the per-connection pragmas below cover every write.

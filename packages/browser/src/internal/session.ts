@@ -1,8 +1,8 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { errors as playwrightErrors } from 'playwright-core';
 import { BrowserError } from '../errors.js';
 import type { BrowserLogger } from '../logger.js';
 import type { BrowserSection } from '../options.js';
+import { isPlaywrightTimeout } from './playwright.js';
 import type { AddressPolicy } from './address-policy.js';
 import { ConsoleBuffer, consoleLevel } from './console-buffer.js';
 import type { GuardProxy } from './guard-proxy.js';
@@ -124,7 +124,7 @@ export function translateError(
 ): BrowserError {
   if (error instanceof BrowserError) return error;
   const message = firstLine(String((error as Error)?.message ?? error));
-  if (error instanceof playwrightErrors.TimeoutError) {
+  if (isPlaywrightTimeout(error)) {
     return new BrowserError('TIMEOUT', `${operation} timed out after ${timeoutMs} ms: ${message}`, {
       cause: error,
       data: { operation, timeoutMs },

@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AnnIndex, QuantizedIndex } from './ann-index.js';
+import { loadUsearch } from './usearch.js';
+
+// A store loads usearch as it opens; these tests build indexes without a store.
+beforeAll(() => loadUsearch());
 
 function unit(values: number[]): Float32Array {
   const norm = Math.hypot(...values);

@@ -1,4 +1,5 @@
-import usearch, { type Index as UsearchIndex, type ScalarKind } from 'usearch';
+import type { Index as UsearchIndex, ScalarKind } from 'usearch';
+import { usearch } from './usearch.js';
 
 /** One candidate of the vector lane: cosine distance, 0 for identical direction. */
 export interface VectorHit {
@@ -127,9 +128,9 @@ export class AnnIndex extends ScopedIndex<UsearchIndex> {
   #scope(scope: string): UsearchIndex {
     let index = this.states.get(scope);
     if (index === undefined) {
-      index = new usearch.Index({
+      index = new (usearch().Index)({
         dimensions: this.#settings.dimensions,
-        metric: usearch.MetricKind.Cos,
+        metric: usearch().MetricKind.Cos,
         quantization: this.#settings.quantization as ScalarKind,
         connectivity: this.#settings.connectivity,
         expansion_add: this.#settings.expansionAdd,
@@ -222,12 +223,12 @@ export class QuantizedIndex extends ScopedIndex<QuantizedScope> {
       const count = state?.seqs.length ?? 0;
       if (state === undefined || count === 0) continue;
       const dataset = state.codes.subarray(0, count * this.#dimensions);
-      const matches = usearch.exactSearch(
+      const matches = usearch().exactSearch(
         dataset,
         probe,
         this.#dimensions,
         Math.min(k, count),
-        usearch.MetricKind.Cos,
+        usearch().MetricKind.Cos,
         0,
       ) as { keys: BigUint64Array; distances: Float32Array };
       for (let position = 0; position < matches.keys.length; position++) {

@@ -1,8 +1,9 @@
 // Word segmentation shared by the full-text lane and the local embedder. ICU's
 // word segmenter splits scripts written without spaces (Chinese, Japanese, Thai)
 // into words, which FTS5's unicode61 tokenizer cannot do on its own; the
-// segmented text is what FTS5 indexes, so both sides of a match agree.
-const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+// segmented text is what FTS5 indexes, so both sides of a match agree. It is made
+// on the first unspaced text: building it pages in ICU's dictionaries (megabytes).
+let segmenter: Intl.Segmenter | undefined;
 
 // Scripts written without spaces between words; only text containing them
 // needs the dictionary-based segmenter, which is several times slower than a regex.
@@ -15,6 +16,7 @@ export function words(text: string): string[] {
   const normalised = text.normalize('NFKC').toLowerCase();
   if (!UNSPACED.test(normalised)) return normalised.match(WORD) ?? [];
   const out: string[] = [];
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
   for (const part of segmenter.segment(normalised)) {
     if (part.isWordLike) out.push(part.segment);
   }

@@ -1,0 +1,65 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
+
+const pool = daemonPool('agentd-lazy-');
+let fake: FakeProvider | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+  await pool.cleanup();
+});
+
+/** Whether the process has resolved a module of the npm package `name` (its pnpm store folder). */
+function hasLoaded(trace: string, name: string): boolean {
+  return trace.includes(`/node_modules/${name}/`);
+}
+
+describe('agentd start', () => {
+  it('loads the AI SDK on the first model call and playwright-core on the first browser start, not before', async () => {
+    fake = await startFakeOpenAi({ apiKey: 'k', respond: () => ({ text: 'lazy hello' }) });
+    const dataDir = pool.tempDir();
+    const traceFile = join(dataDir, 'modules.txt');
+    writeFileSync(traceFile, '');
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      stringify({
+        providers: {
+          entries: {
+            oai: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:K}', models: ['m'] },
+          },
+        },
+        agents: { entries: { gpt: { name: 'GPT', provider: 'oai' } } },
+      }),
+    );
+    const daemon = await pool.startProcess(dataDir, {
+      AGENTD_ADMIN_TOKEN: ADMIN_TOKEN,
+      K: 'k',
+      AGENTD_MODULE_TRACE: traceFile,
+      NODE_OPTIONS: `--import ${join(import.meta.dirname, 'fixtures', 'module-trace.mjs')}`,
+    });
+    const trace = () => readFileSync(traceFile, 'utf8');
+    const rpc = rpcClient(daemon.url);
+
+    // The trace sees the daemon's own modules, so an empty one would not pass as lazy.
+    expect(hasLoaded(trace(), 'zod')).toBe(true);
+    expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
+    for (const heavy of ['ai', '@ai-sdk/openai-compatible', '@ai-sdk/anthropic', 'playwright-core']) {
+      expect(hasLoaded(trace(), heavy), heavy).toBe(false);
+    }
+
+    expect(await rpc.call('agent.execute', { message: 'hi', agentId: 'gpt' })).toMatchObject({
+      response: 'lazy hello',
+    });
+    expect(hasLoaded(trace(), 'ai')).toBe(true);
+    expect(hasLoaded(trace(), '@ai-sdk/openai-compatible')).toBe(true);
+    expect(hasLoaded(trace(), 'playwright-core')).toBe(false);
+
+    await rpc.call('browser.start');
+    expect(hasLoaded(trace(), 'playwright-core')).toBe(true);
+    await rpc.call('browser.stop');
+  });
+});
