@@ -12,7 +12,9 @@ import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
+import type { ConfigOf } from '@agentd/config-store';
 import { z } from 'zod';
+import type { util } from 'zod/v4/core';
 
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 
@@ -29,9 +31,29 @@ export const gatewaySectionSchema = gatewayTransportSchema.extend({
   tokens: gatewayTokensSchema.default([]),
 });
 
+/**
+ * `schema` with, as its default, what it makes of `{}`: a config that leaves the key out gets
+ * every field's own default instead of a missing value.
+ */
+function defaultedToEmpty<S extends z.ZodType<object>>(schema: S): z.ZodDefault<S> {
+  // A parsed value is never undefined; TypeScript cannot see that through the generic output type.
+  return schema.default(schema.parse({}) as util.NoUndefined<z.output<S>>);
+}
+
+/**
+ * One entry of {@link configSections}: the package's section schema (defaulted, so a config
+ * file may leave the section out) and the dot paths whose change needs a restart.
+ */
+function section<S extends z.ZodType<object>, const R extends readonly string[] = readonly []>(
+  schema: S,
+  restartRequired: R = [] as unknown as R,
+): { schema: z.ZodDefault<S>; restartRequired: R } {
+  return { schema: defaultedToEmpty(schema), restartRequired };
+}
+
 /** The `observability` section; later packages add their keys beside `logRotation`. */
 export const observabilitySectionSchema = z.object({
-  logRotation: logRotationSchema.default(logRotationSchema.parse({})),
+  logRotation: defaultedToEmpty(logRotationSchema),
 });
 
 /**
@@ -40,78 +62,28 @@ export const observabilitySectionSchema = z.object({
  * schema; the daemon only composes them.
  */
 export const configSections = {
-  gateway: {
-    schema: gatewaySectionSchema.default(gatewaySectionSchema.parse({})),
-    // The listening socket is bound once; gateway.restart re-binds it in process.
-    restartRequired: ['host', 'port'],
-  },
-  daemon: {
-    schema: daemonLoggingSchema.default(daemonLoggingSchema.parse({})),
-    // Levels, the log file (path, roll size, copies) and the cache trace apply in place.
-    restartRequired: [],
-  },
-  observability: {
-    schema: observabilitySectionSchema.default(observabilitySectionSchema.parse({})),
-    // The open streams take a new rotation at their next write; the age sweep runs at start.
-    restartRequired: [],
-  },
-  storage: {
-    schema: storageSectionSchema.default(storageSectionSchema.parse({})),
-    restartRequired: ['*'],
-  },
-  graph: {
-    schema: graphSectionSchema.default(graphSectionSchema.parse({})),
-    restartRequired: [],
-  },
+  // The listening socket is bound once; gateway.restart re-binds it in process.
+  gateway: section(gatewaySectionSchema, ['host', 'port']),
+  // Levels, the log file (path, roll size, copies) and the cache trace apply in place.
+  daemon: section(daemonLoggingSchema),
+  // The open streams take a new rotation at their next write; the age sweep runs at start.
+  observability: section(observabilitySectionSchema),
+  storage: section(storageSectionSchema, ['*']),
+  graph: section(graphSectionSchema),
   // A changed launch key stops the running browser; the next call launches it anew.
-  browser: {
-    schema: browserSectionSchema.default(browserSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  webhooks: {
-    schema: webhooksSectionSchema.default(webhooksSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  agents: {
-    schema: agentsSectionSchema.default(agentsSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  providers: {
-    schema: providersSectionSchema.default(providersSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  contextEngine: {
-    schema: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  memory: {
-    schema: memorySectionSchema.default(memorySectionSchema.parse({})),
-    // Turning memory on opens the store; off withdraws it from methods, recall and tools.
-    restartRequired: [],
-  },
-  cron: {
-    schema: cronSectionSchema.default(cronSectionSchema.parse({})),
-    restartRequired: [],
-  },
-  heartbeat: {
-    schema: heartbeatSectionSchema.default(heartbeatSectionSchema.parse({})),
-    restartRequired: [],
-  },
-} as const;
+  browser: section(browserSectionSchema),
+  webhooks: section(webhooksSectionSchema),
+  agents: section(agentsSectionSchema),
+  providers: section(providersSectionSchema),
+  contextEngine: section(contextEngineSectionSchema),
+  // Turning memory on opens the store; off withdraws it from methods, recall and tools.
+  memory: section(memorySectionSchema),
+  cron: section(cronSectionSchema),
+  heartbeat: section(heartbeatSectionSchema),
+};
 
-/** The parsed daemon configuration. */
-export interface DaemonConfig {
-  gateway: z.infer<typeof gatewaySectionSchema>;
-  daemon: z.infer<typeof daemonLoggingSchema>;
-  observability: z.infer<typeof observabilitySectionSchema>;
-  storage: z.infer<typeof storageSectionSchema>;
-  graph: z.infer<typeof graphSectionSchema>;
-  browser: z.infer<typeof browserSectionSchema>;
-  webhooks: z.infer<typeof webhooksSectionSchema>;
-  agents: z.infer<typeof agentsSectionSchema>;
-  providers: z.infer<typeof providersSectionSchema>;
-  contextEngine: z.infer<typeof contextEngineSectionSchema>;
-  memory: z.infer<typeof memorySectionSchema>;
-  cron: z.infer<typeof cronSectionSchema>;
-  heartbeat: z.infer<typeof heartbeatSectionSchema>;
-}
+/**
+ * The parsed daemon configuration: each section's schema output, derived from
+ * {@link configSections} so a new section cannot be left out of it.
+ */
+export interface DaemonConfig extends ConfigOf<typeof configSections> {}

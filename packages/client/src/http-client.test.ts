@@ -42,6 +42,14 @@ async function startRawServer(
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** A client of a raw server that answers every request with `status` and `answer` as JSON. */
+async function clientOfServerAnswering(status: number, answer: unknown) {
+  const url = await startRawServer((_request, response) =>
+    response.writeHead(status).end(JSON.stringify(answer)),
+  );
+  return createHttpClient({ url, token: TOKEN });
+}
+
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.stop(1000)));
   await Promise.all(
@@ -133,14 +141,11 @@ describe('createHttpClient', () => {
   });
 
   it('maps an error answer with id null to an RpcCallError', async () => {
-    const url = await startRawServer((_request, response) =>
-      response
-        .writeHead(413)
-        .end(
-          JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Message too large' } }),
-        ),
-    );
-    const http = createHttpClient({ url, token: TOKEN });
+    const http = await clientOfServerAnswering(413, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Message too large' },
+    });
     await expect(http.call('echo', { big: true })).rejects.toMatchObject({
       name: 'RpcCallError',
       code: -32600,
@@ -155,10 +160,7 @@ describe('createHttpClient', () => {
   });
 
   it('throws BAD_RESPONSE when a notification gets a body instead of 204', async () => {
-    const url = await startRawServer((_request, response) =>
-      response.writeHead(200).end(JSON.stringify({ jsonrpc: '2.0', id: null, result: 'unexpected' })),
-    );
-    const http = createHttpClient({ url, token: TOKEN });
+    const http = await clientOfServerAnswering(200, { jsonrpc: '2.0', id: null, result: 'unexpected' });
     await expect(http.notify('echo', {})).rejects.toMatchObject({
       code: 'BAD_RESPONSE',
       data: { status: 200 },
@@ -186,15 +188,10 @@ describe('createHttpClient', () => {
   });
 
   it('matches batch answers by id even when the server reorders them', async () => {
-    const url = await startRawServer((_request, response) =>
-      response.writeHead(200).end(
-        JSON.stringify([
-          { jsonrpc: '2.0', id: 2, result: 'second' },
-          { jsonrpc: '2.0', id: 1, result: 'first' },
-        ]),
-      ),
-    );
-    const http = createHttpClient({ url, token: TOKEN });
+    const http = await clientOfServerAnswering(200, [
+      { jsonrpc: '2.0', id: 2, result: 'second' },
+      { jsonrpc: '2.0', id: 1, result: 'first' },
+    ]);
     await expect(http.batch([{ method: 'a' }, { method: 'b' }])).resolves.toEqual(['first', 'second']);
     // Ids keep counting, so a second batch (ids 3 and 4) finds no answers and the client says so.
     await expect(http.batch([{ method: 'a' }, { method: 'b' }])).rejects.toMatchObject({
@@ -203,14 +200,11 @@ describe('createHttpClient', () => {
   });
 
   it('rejects a whole batch with the RpcCallError of a single error answer', async () => {
-    const url = await startRawServer((_request, response) =>
-      response
-        .writeHead(200)
-        .end(
-          JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Batch too large' } }),
-        ),
-    );
-    const http = createHttpClient({ url, token: TOKEN });
+    const http = await clientOfServerAnswering(200, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Batch too large' },
+    });
     await expect(http.batch([{ method: 'a' }])).rejects.toMatchObject({ name: 'RpcCallError', code: -32600 });
   });
 

@@ -7,15 +7,7 @@ import {
   readWireError,
   serialise,
 } from './internal/json-rpc.js';
-import {
-  readDuration,
-  readFunction,
-  readHeaders,
-  readLogger,
-  readOptionalString,
-  readUrl,
-  requireRecord,
-} from './internal/options.js';
+import { readDuration, readEndpoint, readFunction, readHeaders, readLogger } from './internal/options.js';
 import { type ClientLogger, silentLogger } from './logger.js';
 import type {
   BatchEntry,
@@ -92,9 +84,7 @@ interface Answer {
 }
 
 function readSettings(input: unknown): Settings {
-  const options = requireRecord(input, 'options');
-  const url = readUrl(options.url, 'url', ['http:', 'https:']);
-  const token = readOptionalString(options.token, 'token');
+  const { options, url, token } = readEndpoint(input, ['http:', 'https:']);
   const headers: Record<string, string> = {
     ...readHeaders(options.headers, 'headers'),
     'Content-Type': 'application/json',

@@ -315,6 +315,11 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
   };
 
   const sectionList = (touched: string[]): string => (touched.length > 0 ? touched.join(', ') : 'formatting');
+  /** The default commit message of a whole-config write: `config: <verb> <sections it changed>`. */
+  const commitMessage =
+    (verb: string) =>
+    (touched: string[]): string =>
+      `config: ${verb} ${sectionList(touched)}`;
 
   function read(): { config: Record<string, unknown>; sections: string[] };
   function read(section: string): unknown;
@@ -388,28 +393,14 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           throw new ConfigStoreError('VALIDATION', 'Invalid patch: expected an object', { data: { issues } });
         }
         const next = snapshotFromRaw(ctx, current, mergePatch(current.raw, patch));
-        return persist(
-          ctx,
-          repository,
-          current,
-          next,
-          (touched) => `config: update ${sectionList(touched)}`,
-          options.message,
-        );
+        return persist(ctx, repository, current, next, commitMessage('update'), options.message);
       });
     },
 
     apply(config, options = {}) {
       return write(async (repository, current) => {
         const next = snapshotFromRaw(ctx, current, config);
-        return persist(
-          ctx,
-          repository,
-          current,
-          next,
-          (touched) => `config: apply ${sectionList(touched)}`,
-          options.message,
-        );
+        return persist(ctx, repository, current, next, commitMessage('apply'), options.message);
       });
     },
 

@@ -1,44 +1,14 @@
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  deferred,
-  FAKE_TIMERS,
-  ok,
-  type ScriptedRunner,
-  scriptedRunner,
-  tempDatabase,
-} from '../test/helpers.js';
-import { type CronService, type CronServiceOptions, createCronService } from './cron-service.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { cronFixture, deferred, FAKE_TIMERS, ok } from '../test/helpers.js';
 import { isCronWakegateError } from './errors.js';
 import { createWakeCoalescer, type WakeRequest } from './wake-coalescer.js';
 
-let env: Awaited<ReturnType<typeof tempDatabase>>;
-let runner: ScriptedRunner;
-let cron: CronService | undefined;
+const fixture = cronFixture();
+const { started } = fixture;
 
-async function started(overrides: Partial<CronServiceOptions> = {}): Promise<CronService> {
-  cron = createCronService({
-    db: env.db,
-    runner,
-    workspaceDir: (agentId) => join(env.dir, 'workspaces', agentId),
-    defaultTimeZone: 'UTC',
-    ...overrides,
-  });
-  await cron.start();
-  return cron;
-}
-
-beforeEach(async () => {
-  env = await tempDatabase();
-  runner = scriptedRunner();
+beforeEach(() => {
   vi.useFakeTimers(FAKE_TIMERS);
   vi.setSystemTime(0);
-});
-afterEach(async () => {
-  vi.useRealTimers();
-  await cron?.close();
-  cron = undefined;
-  await env.cleanup();
 });
 
 describe('CronService.applyConfig', () => {
@@ -47,17 +17,17 @@ describe('CronService.applyConfig', () => {
     await service.add({ name: 'tick', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } });
     service.applyConfig({ enabled: false });
     await vi.advanceTimersByTimeAsync(5000);
-    expect(runner.requests).toHaveLength(0);
+    expect(fixture.runner.requests).toHaveLength(0);
     service.applyConfig({ enabled: true });
     await vi.advanceTimersByTimeAsync(0);
     await service.idle();
-    expect(runner.requests).toHaveLength(1);
+    expect(fixture.runner.requests).toHaveLength(1);
   });
 
   it('lets more runs go at once after maxConcurrentRuns is raised', async () => {
     const service = await started({ maxConcurrentRuns: 1 });
     const gate = deferred<void>();
-    runner.respond(async (request) => {
+    fixture.runner.respond(async (request) => {
       await gate.promise;
       return ok('done', request.sessionKey);
     });
@@ -66,10 +36,10 @@ describe('CronService.applyConfig', () => {
     }
     for (const name of ['a', 'b', 'c']) service.runNow(name);
     await vi.advanceTimersByTimeAsync(0);
-    expect(runner.requests).toHaveLength(1);
+    expect(fixture.runner.requests).toHaveLength(1);
     service.applyConfig({ maxConcurrentRuns: 3 });
     await vi.advanceTimersByTimeAsync(0);
-    expect(runner.requests).toHaveLength(3);
+    expect(fixture.runner.requests).toHaveLength(3);
     gate.resolve();
     await service.idle();
   });

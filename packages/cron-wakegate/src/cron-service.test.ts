@@ -1,39 +1,11 @@
-import { join } from 'node:path';
-import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  deferred,
-  FAKE_TIMERS,
-  ok,
-  type ScriptedRunner,
-  scriptedRunner,
-  tempDatabase,
-} from '../test/helpers.js';
-import { type CronService, type CronServiceOptions, createCronService } from './cron-service.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { cronFixture, deferred, FAKE_TIMERS, ok } from '../test/helpers.js';
+import type { CronService } from './cron-service.js';
 import { isCronWakegateError } from './errors.js';
 import { summarizeWakeGateFires } from './evidence.js';
 
-let env: Awaited<ReturnType<typeof tempDatabase>>;
-let runner: ScriptedRunner;
-const services: CronService[] = [];
-
-function make(db: Database = env.db, overrides: Partial<CronServiceOptions> = {}): CronService {
-  const service = createCronService({
-    db,
-    runner,
-    workspaceDir: (agentId) => join(env.dir, 'workspaces', agentId),
-    defaultTimeZone: 'UTC',
-    ...overrides,
-  });
-  services.push(service);
-  return service;
-}
-
-async function started(overrides: Partial<CronServiceOptions> = {}): Promise<CronService> {
-  const service = make(env.db, overrides);
-  await service.start();
-  return service;
-}
+const fixture = cronFixture();
+const { make, started } = fixture;
 
 /**
  * From `startIso`, runs a `nightly` job at 02:30 in `tz` for `hours` hours of fake time and returns
@@ -58,16 +30,6 @@ function fieldOf(error: unknown): string | undefined {
   return error.data?.issues?.[0]?.path.join('.');
 }
 
-beforeEach(async () => {
-  env = await tempDatabase();
-  runner = scriptedRunner();
-});
-afterEach(async () => {
-  vi.useRealTimers();
-  for (const service of services.splice(0)) await service.close();
-  await env.cleanup();
-});
-
 describe('createCronService', () => {
   describe('schedule arithmetic under fake timers', () => {
     beforeEach(() => {
@@ -85,9 +47,9 @@ describe('createCronService', () => {
       expect(job).toMatchObject({ scheduleKind: 'cron', expr: '0 * * * *', tz: 'UTC', enabled: true });
       expect(job.nextRunAtMs).toBe(Date.parse('2026-03-01T10:00:00Z'));
       await vi.advanceTimersByTimeAsync(999);
-      expect(runner.requests).toHaveLength(0);
+      expect(fixture.runner.requests).toHaveLength(0);
       await vi.advanceTimersByTimeAsync(1);
-      expect(runner.requests).toEqual([
+      expect(fixture.runner.requests).toEqual([
         expect.objectContaining({
           agentId: 'default',
           message: 'check',
@@ -130,7 +92,7 @@ describe('createCronService', () => {
       vi.setSystemTime(1_000_000);
       const cron = await started();
       const release = deferred<void>();
-      runner.respond(async () => {
+      fixture.runner.respond(async () => {
         await release.promise;
         return ok('slow');
       });
@@ -138,7 +100,7 @@ describe('createCronService', () => {
       await vi.advanceTimersByTimeAsync(1000);
       expect(cron.get('tick').running).toBe(true);
       await vi.advanceTimersByTimeAsync(1000);
-      expect(runner.requests).toHaveLength(1);
+      expect(fixture.runner.requests).toHaveLength(1);
       release.resolve();
       await cron.idle();
       const runs = await cron.runs({ jobName: 'tick' });
@@ -154,7 +116,7 @@ describe('createCronService', () => {
       vi.setSystemTime(5_000_000);
       const cron = await started();
       let signal: AbortSignal | undefined;
-      runner.respond((request) => {
+      fixture.runner.respond((request) => {
         signal = request.signal;
         return new Promise(() => {});
       });
@@ -186,7 +148,7 @@ describe('createCronService', () => {
     it('backs off a failing job and returns to its schedule after a success', async () => {
       vi.setSystemTime(0);
       const cron = await started({ retryBackoffMs: [30_000, 60_000] });
-      runner.respond(async () => {
+      fixture.runner.respond(async () => {
         throw new Error('model unavailable');
       });
       await cron.add({ name: 'flaky', message: 'f', schedule: { kind: 'interval', everyMs: 1000 } });
@@ -200,7 +162,7 @@ describe('createCronService', () => {
       await vi.advanceTimersByTimeAsync(30_000);
       await cron.idle();
       expect(cron.get('flaky')).toMatchObject({ consecutiveErrors: 2, nextRunAtMs: 91_000 });
-      runner.respond(async () => ok('fine'));
+      fixture.runner.respond(async () => ok('fine'));
       await vi.advanceTimersByTimeAsync(60_000);
       await cron.idle();
       const job = cron.get('flaky');
@@ -224,7 +186,7 @@ describe('createCronService', () => {
       });
       await vi.advanceTimersByTimeAsync(60_000);
       await cron.idle();
-      expect(runner.requests).toHaveLength(1);
+      expect(fixture.runner.requests).toHaveLength(1);
       expect(cron.get('remind')).toMatchObject({
         enabled: false,
         nextRunAtMs: 0,
@@ -235,13 +197,13 @@ describe('createCronService', () => {
     it('retries a failing one-shot up to onceMaxRetries, then disables it', async () => {
       vi.setSystemTime(0);
       const cron = await started({ retryBackoffMs: [1000], onceMaxRetries: 2 });
-      runner.respond(async () => {
+      fixture.runner.respond(async () => {
         throw new Error('nope');
       });
       await cron.add({ name: 'once', message: 'o', schedule: { kind: 'once', at: '1970-01-01T00:00:05Z' } });
       await vi.advanceTimersByTimeAsync(60_000);
       await cron.idle();
-      expect(runner.requests).toHaveLength(3);
+      expect(fixture.runner.requests).toHaveLength(3);
       expect(cron.get('once')).toMatchObject({
         enabled: false,
         nextRunAtMs: 0,
@@ -256,10 +218,10 @@ describe('createCronService', () => {
       await cron.add({ name: 'j', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } });
       expect((await cron.update({ name: 'j', enabled: false })).nextRunAtMs).toBe(0);
       await vi.advanceTimersByTimeAsync(5000);
-      expect(runner.requests).toHaveLength(0);
+      expect(fixture.runner.requests).toHaveLength(0);
       expect((await cron.update({ name: 'j', enabled: true })).nextRunAtMs).toBe(6000);
       await vi.advanceTimersByTimeAsync(1000);
-      expect(runner.requests).toHaveLength(1);
+      expect(fixture.runner.requests).toHaveLength(1);
     });
 
     it('fires every overdue job once on runDue when the timer is off', async () => {
@@ -268,7 +230,7 @@ describe('createCronService', () => {
       await cron.add({ name: 'a', message: 'a', schedule: { kind: 'interval', everyMs: 1000 } });
       await cron.add({ name: 'b', message: 'b', schedule: { kind: 'interval', everyMs: 60_000 } });
       await vi.advanceTimersByTimeAsync(5000);
-      expect(runner.requests).toHaveLength(0);
+      expect(fixture.runner.requests).toHaveLength(0);
       expect(cron.runDue()).toEqual({ jobNames: ['a'] });
       await cron.idle();
       expect(await cron.runs({ jobName: 'a' })).toEqual([
@@ -283,7 +245,7 @@ describe('createCronService', () => {
   describe('restarts', () => {
     it('runs a job that missed fires while stopped once, marked as a catch-up', async () => {
       let clock = Date.parse('2026-06-01T08:00:00Z');
-      const first = make(env.db, { now: () => clock });
+      const first = make(fixture.env.db, { now: () => clock });
       await first.start();
       await first.add({
         name: 'every-minute',
@@ -295,11 +257,11 @@ describe('createCronService', () => {
       await first.close();
 
       clock += 30 * 60_000; // down for 30 minutes: 30 missed minute fires, 6 missed five-minute fires
-      const db = await env.reopen();
+      const db = await fixture.env.reopen();
       const second = make(db, { now: () => clock });
       await second.start();
       await second.idle();
-      expect(runner.requests.map((request) => request.message).sort()).toEqual(['f', 'm']);
+      expect(fixture.runner.requests.map((request) => request.message).sort()).toEqual(['f', 'm']);
       const [minute] = await second.runs({ jobName: 'every-minute' });
       expect(minute).toMatchObject({
         trigger: 'catch-up',
@@ -316,13 +278,13 @@ describe('createCronService', () => {
 
     it('persists edits, and a run cut off by close runs again as a catch-up after the restart', async () => {
       let clock = 1_000_000;
-      runner.respond(
+      fixture.runner.respond(
         (request) =>
           new Promise((_, reject) =>
             request.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
           ),
       );
-      const first = make(env.db, { now: () => clock });
+      const first = make(fixture.env.db, { now: () => clock });
       await first.start();
       await first.add({
         name: 'long',
@@ -335,8 +297,8 @@ describe('createCronService', () => {
       expect(first.get('long').running).toBe(true);
       await first.close();
 
-      runner.respond(async () => ok('finished'));
-      const db = await env.reopen();
+      fixture.runner.respond(async () => ok('finished'));
+      const db = await fixture.env.reopen();
       const second = make(db, { now: () => clock });
       await second.start();
       await second.idle();
@@ -346,7 +308,7 @@ describe('createCronService', () => {
         ['schedule', 'error'],
       ]);
       expect(runs[1]?.error).toContain('interrupted');
-      expect(runner.requests.at(-1)?.message).toBe('edited');
+      expect(fixture.runner.requests.at(-1)?.message).toBe('edited');
       expect(second.get('long')).toMatchObject({ enabled: false, nextRunAtMs: 0 });
     });
   });
@@ -369,7 +331,7 @@ describe('createCronService', () => {
       expect(cron.get('inbox').wakeGate).toEqual(job.wakeGate);
       cron.runNow('inbox');
       await cron.idle();
-      expect(runner.requests).toHaveLength(0);
+      expect(fixture.runner.requests).toHaveLength(0);
       const [run] = await cron.runs({ jobName: 'inbox' });
       expect(run).toMatchObject({
         status: 'skipped',
@@ -404,7 +366,7 @@ describe('createCronService', () => {
       });
       cron.runNow('inbox');
       await cron.idle();
-      expect(runner.requests[0]?.message).toBe('read mail\n\n2 new messages');
+      expect(fixture.runner.requests[0]?.message).toBe('read mail\n\n2 new messages');
       expect((await cron.runs({ jobName: 'inbox' }))[0]).toMatchObject({
         status: 'ok',
         wakeGate: { outcome: 'wake' },
@@ -428,7 +390,7 @@ describe('createCronService', () => {
         });
         cron.runNow('g');
         await cron.idle();
-        expect(runner.requests).toHaveLength(1);
+        expect(fixture.runner.requests).toHaveLength(1);
         const [run] = await cron.runs({ jobName: 'g' });
         expect(run).toMatchObject({ status: 'ok', wakeGate: { outcome: 'failed-open', failure } });
         expect(run?.estTurnsSaved).toBeUndefined();
@@ -464,7 +426,7 @@ describe('createCronService', () => {
         cron.runNow(name);
         await cron.idle();
       }
-      expect(await summarizeWakeGateFires(env.db, { sinceMs: 0 })).toEqual({
+      expect(await summarizeWakeGateFires(fixture.env.db, { sinceMs: 0 })).toEqual({
         fires: { total: 4, skipped: 3, skipRate: 0.75, failedOpen: 1, failOpenRate: 0.25 },
         turnsSaved: 3,
         toolCalls: 3 * 0,
@@ -491,7 +453,7 @@ describe('createCronService', () => {
           },
         ],
       });
-      expect(await summarizeWakeGateFires(env.db, { sinceMs: Date.now() + 60_000 })).toBeUndefined();
+      expect(await summarizeWakeGateFires(fixture.env.db, { sinceMs: Date.now() + 60_000 })).toBeUndefined();
     });
   });
 });
@@ -564,7 +526,7 @@ describe('createCronService', () => {
         expect(isCronWakegateError(error, 'JOB_NOT_FOUND')).toBe(true);
         expect((error as Error).message).toBe('Job not found: gone');
       }
-      expect(await env.db.query('SELECT id FROM cron_jobs')).toEqual([]);
+      expect(await fixture.env.db.query('SELECT id FROM cron_jobs')).toEqual([]);
     });
   });
 });

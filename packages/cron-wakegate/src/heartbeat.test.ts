@@ -1,21 +1,20 @@
 import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FAKE_TIMERS, ok, type ScriptedRunner, scriptedRunner, tempDatabase } from '../test/helpers.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { FAKE_TIMERS, ok, serviceFixture } from '../test/helpers.js';
 import { DEFAULT_HEARTBEAT_PROMPT } from './config.js';
 import { isCronWakegateError } from './errors.js';
 import { createHeartbeatService, type HeartbeatService, type HeartbeatServiceOptions } from './heartbeat.js';
 
-let env: Awaited<ReturnType<typeof tempDatabase>>;
-let runner: ScriptedRunner;
-const services: HeartbeatService[] = [];
+const fixture = serviceFixture();
 
 async function started(
   settings: HeartbeatServiceOptions['settings'] = {},
   overrides: Partial<HeartbeatServiceOptions> = {},
-  db: Database = env.db,
+  db: Database = fixture.env.db,
 ): Promise<HeartbeatService> {
-  const service = createHeartbeatService({ db, runner, settings, ...overrides });
-  services.push(service);
+  const service = fixture.track(
+    createHeartbeatService({ db, runner: fixture.runner, settings, ...overrides }),
+  );
   await service.start();
   return service;
 }
@@ -26,16 +25,9 @@ async function settle(service: HeartbeatService, ms = 250): Promise<void> {
   await service.idle();
 }
 
-beforeEach(async () => {
-  env = await tempDatabase();
-  runner = scriptedRunner();
+beforeEach(() => {
   vi.useFakeTimers(FAKE_TIMERS);
   vi.setSystemTime(Date.parse('2026-02-01T00:00:00Z'));
-});
-afterEach(async () => {
-  for (const service of services.splice(0)) await service.close();
-  vi.useRealTimers();
-  await env.cleanup();
 });
 
 describe('createHeartbeatService', () => {
@@ -49,9 +41,9 @@ describe('createHeartbeatService', () => {
       queued: 0,
     });
     await vi.advanceTimersByTimeAsync(59_999);
-    expect(runner.requests).toHaveLength(0);
+    expect(fixture.runner.requests).toHaveLength(0);
     await settle(heartbeat, 1);
-    expect(runner.requests).toEqual([
+    expect(fixture.runner.requests).toEqual([
       expect.objectContaining({
         agentId: 'default',
         message: DEFAULT_HEARTBEAT_PROMPT,
@@ -74,7 +66,7 @@ describe('createHeartbeatService', () => {
   it('does not beat on its own when disabled', async () => {
     const heartbeat = await started({ enabled: false, intervalMs: 1000 });
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(runner.requests).toHaveLength(0);
+    expect(fixture.runner.requests).toHaveLength(0);
     expect(heartbeat.status().nextBeatAt).toBeUndefined();
   });
 
@@ -84,8 +76,8 @@ describe('createHeartbeatService', () => {
     heartbeat.wakeNow('new issue #12');
     heartbeat.wakeNow();
     await settle(heartbeat);
-    expect(runner.requests).toHaveLength(1);
-    expect(runner.requests[0]?.message).toBe(
+    expect(fixture.runner.requests).toHaveLength(1);
+    expect(fixture.runner.requests[0]?.message).toBe(
       `${DEFAULT_HEARTBEAT_PROMPT}\n\nQueued since the last beat:\n- build failed on main\n- new issue #12`,
     );
     const [beat] = await heartbeat.history();
@@ -97,8 +89,8 @@ describe('createHeartbeatService', () => {
     const heartbeat = await started({ enabled: true, intervalMs: 60_000, coalesceWindowMs: 0 });
     heartbeat.queueForNextBeat('deploy finished');
     await vi.advanceTimersByTimeAsync(1000);
-    expect(runner.requests).toHaveLength(0);
-    runner.respond(async () => {
+    expect(fixture.runner.requests).toHaveLength(0);
+    fixture.runner.respond(async () => {
       throw new Error('provider down');
     });
     await settle(heartbeat, 59_000);
@@ -108,16 +100,16 @@ describe('createHeartbeatService', () => {
       error: 'provider down',
       queuedTexts: 1,
     });
-    runner.respond(async () => ok('on it'));
+    fixture.runner.respond(async () => ok('on it'));
     await settle(heartbeat, 60_000);
-    expect(runner.requests[1]?.message).toContain('- deploy finished');
+    expect(fixture.runner.requests[1]?.message).toContain('- deploy finished');
     expect(heartbeat.status().queued).toBe(0);
-    expect(await env.db.query('SELECT * FROM heartbeat_queue')).toEqual([]);
+    expect(await fixture.env.db.query('SELECT * FROM heartbeat_queue')).toEqual([]);
   });
 
   it('records a beat that outlives its time limit as an error and aborts the turn', async () => {
     let signal: AbortSignal | undefined;
-    runner.respond((request) => {
+    fixture.runner.respond((request) => {
       signal = request.signal;
       return new Promise(() => {});
     });
@@ -140,11 +132,11 @@ describe('createHeartbeatService', () => {
     await first.close();
 
     vi.setSystemTime(Date.now() + 3_600_000); // 60 beats missed
-    const second = await started({ enabled: true, intervalMs: 60_000 }, {}, await env.reopen());
+    const second = await started({ enabled: true, intervalMs: 60_000 }, {}, await fixture.env.reopen());
     expect(second.status().queued).toBe(1);
     await settle(second);
-    expect(runner.requests).toHaveLength(2);
-    expect(runner.requests[1]?.message).toContain('- while you were away');
+    expect(fixture.runner.requests).toHaveLength(2);
+    expect(fixture.runner.requests[1]?.message).toContain('- while you were away');
     expect((await second.history()).map((beat) => beat.sources)).toEqual([['catch-up'], ['trigger']]);
   });
 
@@ -154,7 +146,7 @@ describe('createHeartbeatService', () => {
     expect(heartbeat.wake('cron', 'look at the queue')).toEqual({ queued: true, coalesced: true });
     expect(heartbeat.trigger()).toEqual({ triggered: true, coalesced: true });
     await settle(heartbeat);
-    expect(runner.requests).toHaveLength(1);
+    expect(fixture.runner.requests).toHaveLength(1);
     expect((await heartbeat.history())[0]?.sources).toEqual(['agent', 'cron', 'trigger']);
   });
 
@@ -174,7 +166,7 @@ describe('createHeartbeatService', () => {
       'intervalMs',
     ]);
     await settle(heartbeat, 5250);
-    expect(runner.requests[0]).toMatchObject({ agentId: 'ops', sessionKey: 'heartbeat:ops' });
+    expect(fixture.runner.requests[0]).toMatchObject({ agentId: 'ops', sessionKey: 'heartbeat:ops' });
   });
 
   it('drops the oldest queued texts beyond maxQueuedTexts', async () => {
@@ -184,7 +176,7 @@ describe('createHeartbeatService', () => {
     heartbeat.queueForNextBeat('three');
     heartbeat.trigger();
     await settle(heartbeat);
-    expect(runner.requests[0]?.message).toContain('- two\n- three');
-    expect(runner.requests[0]?.message).not.toContain('- one');
+    expect(fixture.runner.requests[0]?.message).toContain('- two\n- three');
+    expect(fixture.runner.requests[0]?.message).not.toContain('- one');
   });
 });

@@ -8,7 +8,7 @@ import {
   cacheTraceRecordSchema,
   openCacheTrace,
 } from './cache-trace.js';
-import { makeTempDir, removeTempDir, warningLogger } from './testing.js';
+import { tempDirEachTest, warningLogger } from './testing.js';
 
 describe('cacheTraceRecordSchema', () => {
   it('rejects a record without the cache figures', () => {
@@ -17,11 +17,7 @@ describe('cacheTraceRecordSchema', () => {
 });
 
 describe('openCacheTrace', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = makeTempDir('cache-trace-');
-  });
-  afterEach(() => removeTempDir(dir));
+  const temp = tempDirEachTest('cache-trace-', { beforeEach, afterEach });
 
   const record = (step: number): CacheTraceRecord => ({
     ts: 1,
@@ -38,10 +34,10 @@ describe('openCacheTrace', () => {
   });
 
   it('takes a new roll size and directory in place (applyOptions)', async () => {
-    const logDir = join(dir, 'logs');
+    const logDir = join(temp.path, 'logs');
     const logRotation = logRotationSchema.parse({ compressAged: false });
     const trace = await openCacheTrace({
-      dataDir: dir,
+      dataDir: temp.path,
       logDir,
       tracing: undefined,
       logRotation,
@@ -51,10 +47,10 @@ describe('openCacheTrace', () => {
     if (!trace) throw new Error('cache trace not opened');
     for (let step = 1; step <= 5; step++) trace.append(record(step));
     expect(readdirSync(logDir)).toEqual([CACHE_TRACE_FILE]);
-    trace.applyOptions({ dataDir: dir, logDir, tracing: { maxSize: 300, maxFiles: 2 }, logRotation });
+    trace.applyOptions({ dataDir: temp.path, logDir, tracing: { maxSize: 300, maxFiles: 2 }, logRotation });
     for (let step = 6; step <= 12; step++) trace.append(record(step));
     trace.applyOptions({
-      dataDir: dir,
+      dataDir: temp.path,
       logDir,
       tracing: { outputDir: 'traces', maxSize: 300, maxFiles: 2 },
       logRotation,
@@ -66,7 +62,7 @@ describe('openCacheTrace', () => {
       `${CACHE_TRACE_FILE}.1`,
       `${CACHE_TRACE_FILE}.2`,
     ]);
-    expect(trace.filePath).toBe(join(dir, 'traces', CACHE_TRACE_FILE));
+    expect(trace.filePath).toBe(join(temp.path, 'traces', CACHE_TRACE_FILE));
     expect(existsSync(trace.filePath)).toBe(true);
   });
 });

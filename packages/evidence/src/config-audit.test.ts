@@ -3,17 +3,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { noopSecurityAudit } from './audit.js';
 import { CONFIG_AUDIT_FILE, createConfigAudit } from './config-audit.js';
-import { makeTempDir, removeTempDir } from './testing.js';
+import { tempDirEachTest } from './testing.js';
 
-let dir: string;
-beforeEach(() => {
-  dir = makeTempDir('config-audit-');
-});
-afterEach(() => removeTempDir(dir));
+const temp = tempDirEachTest('config-audit-', { beforeEach, afterEach });
 
 describe('createConfigAudit', () => {
   it('takes a new directory and copy count in place (applyOptions)', async () => {
-    const logDir = join(dir, 'logs');
+    const logDir = join(temp.path, 'logs');
     const audit = createConfigAudit({
       logDir,
       maxSizeBytes: 200,
@@ -26,7 +22,7 @@ describe('createConfigAudit', () => {
       audit.record({ method: 'config.patch', sections: ['graph'], sha: `sha-${n}`, outcome: 'success' });
     audit.applyOptions({ maxFiles: 1 });
     for (let n = 0; n < 10; n++) change(n);
-    const moved = join(dir, 'elsewhere');
+    const moved = join(temp.path, 'elsewhere');
     audit.applyOptions({ logDir: moved });
     change(10);
     await audit.close();

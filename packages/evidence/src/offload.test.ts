@@ -3,13 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { offloadFileName, offloadSessionDir, writeOffload } from './offload.js';
 import { trajectoryFileName } from './records.js';
-import { makeTempDir, removeTempDir } from './testing.js';
+import { tempDirEachTest } from './testing.js';
 
-let dir: string;
-beforeEach(() => {
-  dir = makeTempDir('evidence-offload-');
-});
-afterEach(() => removeTempDir(dir));
+const temp = tempDirEachTest('evidence-offload-', { beforeEach, afterEach });
 
 describe('offloadSessionDir', () => {
   it('is the stem of the session trajectory file', () => {
@@ -29,7 +25,7 @@ describe('offloadFileName', () => {
 describe('writeOffload', () => {
   it('writes each call to its own file, even with the same ids and time', async () => {
     const input = {
-      dataDir: dir,
+      dataDir: temp.path,
       sessionKey: 's',
       traceId: 'tr',
       toolCallId: 'c',
@@ -42,13 +38,13 @@ describe('writeOffload', () => {
     const second = await writeOffload({ ...input, text: '"two"' });
     expect(second).toMatchObject({ resolved: true, bytes: 5 });
     expect(second.diskPathRel).not.toBe(first.diskPathRel);
-    expect(readFileSync(join(dir, first.diskPathRel), 'utf8')).toBe('"one"');
-    expect(readFileSync(join(dir, second.diskPathRel), 'utf8')).toBe('"two"');
+    expect(readFileSync(join(temp.path, first.diskPathRel), 'utf8')).toBe('"one"');
+    expect(readFileSync(join(temp.path, second.diskPathRel), 'utf8')).toBe('"two"');
   });
 
   it('keeps diskPathRel of the longest session key within the evidence id limit', async () => {
     const outcome = await writeOffload({
-      dataDir: dir,
+      dataDir: temp.path,
       sessionKey: 'k'.repeat(512),
       traceId: 't'.repeat(128),
       toolCallId: 'c'.repeat(200),

@@ -10,18 +10,12 @@ import {
   trajectoryFileName,
   trajectoryRecordSchema,
 } from './records.js';
-import { indexRecord, makeTempDir, removeTempDir, turnRecords, writeTurn } from './testing.js';
+import { indexRecord, tempDirEachTest, turnRecords, writeTurn } from './testing.js';
 import { EvidenceWriter } from './writer.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
-let dir: string;
-
-beforeEach(() => {
-  dir = makeTempDir('obs-files-');
-});
-
-afterEach(() => removeTempDir(dir));
+const temp = tempDirEachTest('obs-files-', { beforeEach, afterEach });
 
 const jsonOf = (value: unknown) => JSON.stringify(value);
 
@@ -89,8 +83,8 @@ describe('readTrajectory', () => {
       { ...byType('turn_end'), v: 2 },
       { ...byType('tool_call'), type: 'tool_result' },
     ];
-    const path = join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey));
-    mkdirSync(join(dir, TRAJECTORY_DIR), { recursive: true });
+    const path = join(temp.path, TRAJECTORY_DIR, trajectoryFileName(sessionKey));
+    mkdirSync(join(temp.path, TRAJECTORY_DIR), { recursive: true });
     const lines = [
       ...good.map((record) => JSON.stringify(record)),
       ...malformed.map((record) => JSON.stringify(record)),
@@ -101,35 +95,35 @@ describe('readTrajectory', () => {
     ];
     appendFileSync(path, `${lines.join('\n')}\n`);
 
-    const read = await readTrajectory(dir, sessionKey);
+    const read = await readTrajectory(temp.path, sessionKey);
     expect(read.found).toBe(true);
     expect(read.malformed).toBe(malformed.length + 4);
     expect(jsonOf(read.records)).toBe(jsonOf(good.map((record) => trajectoryRecordSchema.parse(record))));
   });
 
   it('answers found false and no records when the session has no trajectory', async () => {
-    const read = await readTrajectory(dir, 'web:nobody:main');
+    const read = await readTrajectory(temp.path, 'web:nobody:main');
     expect(read).toMatchObject({ found: false, records: [], malformed: 0, bytesRead: 0 });
   });
 });
 
 describe('readSessionIndexDay', () => {
   it('with a filter parses only the lines holding the value and counts malformed ones among them', async () => {
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     for (let s = 0; s < 20; s++) await writeTurn(writer, `web:chat-${s}:main`, 1, T0 + s * 1000);
     await writeTurn(writer, 'web:chat-1:main', 2, T0 + 50_000);
     const day = sessionIndexFileName(T0);
     // A line that holds the key but breaks the schema, and one that breaks it without the key.
     appendFileSync(
-      join(dir, SESSION_INDEX_DIR, day),
+      join(temp.path, SESSION_INDEX_DIR, day),
       `${JSON.stringify({ ...indexRecord('web:chat-1:main', 3, T0), steps: 'many' })}\n{"broken":\n`,
     );
 
-    const all = await readSessionIndexDay(dir, day);
+    const all = await readSessionIndexDay(temp.path, day);
     expect(all?.records).toHaveLength(21);
     expect(all?.malformed).toBe(2);
 
-    const filtered = await readSessionIndexDay(dir, day, {
+    const filtered = await readSessionIndexDay(temp.path, day, {
       filter: { field: 'sessionKey', value: 'web:chat-1:main' },
     });
     expect(filtered?.records.map((record) => record.traceId)).toEqual([
@@ -138,7 +132,7 @@ describe('readSessionIndexDay', () => {
     ]);
     expect(filtered?.malformed).toBe(1);
     // A key that is a prefix of another key does not pull in the longer one.
-    const prefix = await readSessionIndexDay(dir, day, {
+    const prefix = await readSessionIndexDay(temp.path, day, {
       filter: { field: 'sessionKey', value: 'web:chat-1' },
     });
     expect(prefix?.records).toEqual([]);
@@ -147,7 +141,7 @@ describe('readSessionIndexDay', () => {
   for (const mode of ['on disk', 'by the writer roll counts'] as const)
     it(`never reads a record twice nor misses one while the writer rolls the file under it (checked ${mode})`, async () => {
       const key = 'web:busy:main';
-      const writer = new EvidenceWriter(dir, undefined, {
+      const writer = new EvidenceWriter(temp.path, undefined, {
         trajectorySoftCapBytes: 1500,
         rotation: { maxSizeBytes: 52_428_800, maxFiles: 200 },
       });
@@ -156,7 +150,7 @@ describe('readSessionIndexDay', () => {
         const settled = written;
         // Three appends (each may roll the file) race one read.
         const appends = [0, 1, 2].map((i) => writer.trajectory(key, turnRecords(key, round * 3 + i, T0, 2)));
-        const read = await readTrajectory(dir, key, mode === 'on disk' ? {} : { rolls: writer.rolls });
+        const read = await readTrajectory(temp.path, key, mode === 'on disk' ? {} : { rolls: writer.rolls });
         await Promise.all(appends);
         written += 3 * turnRecords(key, 0, T0, 2).length;
         const ids = read.records.map(
@@ -167,10 +161,10 @@ describe('readSessionIndexDay', () => {
         expect(ids.length).toBeGreaterThanOrEqual(settled);
         expect(read.malformed).toBe(0);
       }
-      expect((await readTrajectory(dir, key)).records).toHaveLength(written);
+      expect((await readTrajectory(temp.path, key)).records).toHaveLength(written);
     });
 
   it('refuses names that are not day files', async () => {
-    expect(await readSessionIndexDay(dir, '../secrets.jsonl')).toBeUndefined();
+    expect(await readSessionIndexDay(temp.path, '../secrets.jsonl')).toBeUndefined();
   });
 });

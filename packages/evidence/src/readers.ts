@@ -3,14 +3,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
+import type { SessionIndexRecord, TrajectoryRecord } from './records.js';
 import {
   ROLL_MARKER_SUFFIX,
   SESSION_INDEX_DIR,
-  type SessionIndexRecord,
   sessionIndexFileName,
   sessionIndexRecordSchema,
   TRAJECTORY_DIR,
-  type TrajectoryRecord,
   trajectoryFileName,
   trajectoryRecordSchema,
 } from './records.js';

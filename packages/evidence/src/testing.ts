@@ -22,6 +22,33 @@ export const makeTempDir = (prefix: string): string => mkdtempSync(join(tmpdir()
 /** Removes a directory made by {@link makeTempDir}, with everything in it. */
 export const removeTempDir = (path: string): void => rmSync(path, { recursive: true, force: true });
 
+/** The per-test hooks of a test runner; vitest's `beforeEach` and `afterEach` fit. */
+export interface PerTestHooks {
+  beforeEach(run: () => void): void;
+  afterEach(run: () => void): void;
+}
+
+/**
+ * A temp directory made before each test and removed after it, through the runner's hooks
+ * (passed in so this module does not depend on a test runner). `path` is the current test's.
+ */
+export function tempDirEachTest(prefix: string, hooks: PerTestHooks): { readonly path: string } {
+  let current: string | undefined;
+  hooks.beforeEach(() => {
+    current = makeTempDir(prefix);
+  });
+  hooks.afterEach(() => {
+    if (current !== undefined) removeTempDir(current);
+    current = undefined;
+  });
+  return {
+    get path() {
+      if (current === undefined) throw new Error('tempDirEachTest: the directory exists only during a test');
+      return current;
+    },
+  };
+}
+
 /** A logger that keeps the fields of every warning (other levels are dropped), for assertions. */
 export function warningLogger(): { logger: Logger; warnings: Array<Record<string, unknown>> } {
   const warnings: Array<Record<string, unknown>> = [];

@@ -10,19 +10,13 @@ import {
   type TrajectoryRecord,
   trajectoryFileName,
 } from './records.js';
-import { makeTempDir, removeTempDir, indexRecord as sampleIndexRecord, warningLogger } from './testing.js';
+import { tempDirEachTest, indexRecord as sampleIndexRecord, warningLogger } from './testing.js';
 import { EvidenceWriter } from './writer.js';
 import { sweepEvidence } from './sweep.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
-let dir: string;
-
-beforeEach(() => {
-  dir = makeTempDir('evidence-');
-});
-
-afterEach(() => removeTempDir(dir));
+const temp = tempDirEachTest('evidence-', { beforeEach, afterEach });
 
 /** A session-index line of one session whose trace id names the turn. */
 function indexRecord(turn: number, ts = T0 + turn): SessionIndexRecord {
@@ -66,13 +60,13 @@ function streamLines(path: string): string[] {
 describe('EvidenceWriter', () => {
   it('rolls a session-index day file at maxSizeBytes and keeps at most maxFiles parts', async () => {
     const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
-    const writer = new EvidenceWriter(dir, undefined, {
+    const writer = new EvidenceWriter(temp.path, undefined, {
       rotation: { maxSizeBytes: lineBytes * 3, maxFiles: 2 },
     });
     for (let turn = 10; turn < 30; turn++) await writer.sessionIndex(indexRecord(turn));
-    const live = join(dir, SESSION_INDEX_DIR, sessionIndexFileName(T0));
+    const live = join(temp.path, SESSION_INDEX_DIR, sessionIndexFileName(T0));
     const day = sessionIndexFileName(T0);
-    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`, `${day}.2`]);
+    expect(readdirSync(join(temp.path, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`, `${day}.2`]);
     for (const suffix of ['', '.1', '.2']) {
       expect(statSync(`${live}${suffix}`).size).toBeLessThanOrEqual(lineBytes * 3);
     }
@@ -86,37 +80,41 @@ describe('EvidenceWriter', () => {
 
   it('applies a new rotation at the next write (applyRotation)', async () => {
     const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
-    const writer = new EvidenceWriter(dir, undefined, { rotation: { maxSizeBytes: 100_000, maxFiles: 5 } });
+    const writer = new EvidenceWriter(temp.path, undefined, {
+      rotation: { maxSizeBytes: 100_000, maxFiles: 5 },
+    });
     for (let turn = 10; turn < 14; turn++) await writer.sessionIndex(indexRecord(turn));
     const day = sessionIndexFileName(T0);
-    expect(readdirSync(join(dir, SESSION_INDEX_DIR))).toEqual([day]);
+    expect(readdirSync(join(temp.path, SESSION_INDEX_DIR))).toEqual([day]);
     writer.applyRotation({ maxSizeBytes: lineBytes * 2, maxFiles: 1 });
     for (let turn = 14; turn < 20; turn++) await writer.sessionIndex(indexRecord(turn));
-    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
+    expect(readdirSync(join(temp.path, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
     expect(() => writer.applyRotation({ maxFiles: -1 })).toThrow();
     // The refused policy left the applied one in force.
     await writer.sessionIndex(indexRecord(20));
-    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
+    expect(readdirSync(join(temp.path, SESSION_INDEX_DIR)).sort()).toEqual([day, `${day}.1`]);
   });
 
   it('starts a new file for each UTC day without rolling', async () => {
-    const writer = new EvidenceWriter(dir, undefined, { rotation: { maxSizeBytes: 100_000, maxFiles: 2 } });
+    const writer = new EvidenceWriter(temp.path, undefined, {
+      rotation: { maxSizeBytes: 100_000, maxFiles: 2 },
+    });
     await writer.sessionIndex(indexRecord(1, T0));
     await writer.sessionIndex(indexRecord(2, T0 + 86_400_000));
-    expect(readdirSync(join(dir, SESSION_INDEX_DIR)).sort()).toEqual([
+    expect(readdirSync(join(temp.path, SESSION_INDEX_DIR)).sort()).toEqual([
       sessionIndexFileName(T0),
       sessionIndexFileName(T0 + 86_400_000),
     ]);
   });
 
   it('never splits a write and never rolls an empty file', async () => {
-    const writer = new EvidenceWriter(dir, undefined, { trajectorySoftCapBytes: 100 });
+    const writer = new EvidenceWriter(temp.path, undefined, { trajectorySoftCapBytes: 100 });
     await writer.trajectory('web:chat-1:main', toolCalls('web:chat-1:main', 1, 5));
-    const path = join(dir, TRAJECTORY_DIR, trajectoryFileName('web:chat-1:main'));
-    expect(readdirSync(join(dir, TRAJECTORY_DIR))).toEqual([trajectoryFileName('web:chat-1:main')]);
+    const path = join(temp.path, TRAJECTORY_DIR, trajectoryFileName('web:chat-1:main'));
+    expect(readdirSync(join(temp.path, TRAJECTORY_DIR))).toEqual([trajectoryFileName('web:chat-1:main')]);
     expect(streamLines(path)).toHaveLength(5);
     await writer.trajectory('web:chat-1:main', toolCalls('web:chat-1:main', 2, 2));
-    expect(readdirSync(join(dir, TRAJECTORY_DIR))).toHaveLength(2);
+    expect(readdirSync(join(temp.path, TRAJECTORY_DIR))).toHaveLength(2);
     expect(readFileSync(path, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
     expect(readFileSync(`${path}.1`, 'utf8').split('\n').filter(Boolean)).toHaveLength(5);
   });
@@ -126,18 +124,18 @@ describe('EvidenceWriter', () => {
     const batch = toolCalls(sessionKey, 1, 4);
     const batchBytes = Buffer.byteLength(`${batch.map((record) => JSON.stringify(record)).join('\n')}\n`);
     const { logger, warnings } = warningLogger();
-    const writer = new EvidenceWriter(dir, logger, {
+    const writer = new EvidenceWriter(temp.path, logger, {
       rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
       trajectorySoftCapBytes: batchBytes * 2,
       trajectoryHardCapBytes: batchBytes * 5 + 10,
     });
     for (let turn = 1; turn <= 9; turn++) await writer.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
-    const path = join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey));
+    const path = join(temp.path, TRAJECTORY_DIR, trajectoryFileName(sessionKey));
     const lines = streamLines(path);
     // Five batches fit under the hard cap; the other four were dropped.
     expect(lines).toHaveLength(20);
     expect((JSON.parse(lines.at(-1) as string) as TrajectoryRecord).traceId).toBe('trace-5');
-    expect(readdirSync(join(dir, TRAJECTORY_DIR)).sort()).toEqual(
+    expect(readdirSync(join(temp.path, TRAJECTORY_DIR)).sort()).toEqual(
       [
         trajectoryFileName(sessionKey),
         `${trajectoryFileName(sessionKey)}.1`,
@@ -158,15 +156,15 @@ describe('EvidenceWriter', () => {
       trajectoryHardCapBytes: batchBytes * 4,
       rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
     };
-    const first = new EvidenceWriter(dir, undefined, options);
+    const first = new EvidenceWriter(temp.path, undefined, options);
     for (let turn = 1; turn <= 3; turn++) await first.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
-    const swept = await sweepEvidence({ dataDir: dir, rotation: { maxFiles: 10, maxAgeDays: 0 } });
+    const swept = await sweepEvidence({ dataDir: temp.path, rotation: { maxFiles: 10, maxAgeDays: 0 } });
     expect(swept.compressed).toHaveLength(2);
 
     const { logger, warnings } = warningLogger();
-    const second = new EvidenceWriter(dir, logger, options);
+    const second = new EvidenceWriter(temp.path, logger, options);
     for (let turn = 4; turn <= 6; turn++) await second.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
-    const lines = streamLines(join(dir, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
+    const lines = streamLines(join(temp.path, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
     expect(lines).toHaveLength(16);
     expect(warnings).toHaveLength(1);
   });

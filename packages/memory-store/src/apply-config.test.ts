@@ -1,63 +1,58 @@
-import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTemporaryDatabase } from './internal/test-support.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { storeEachTest } from './internal/test-support.js';
 import { createAutoRecall } from './auto-recall.js';
 import { createHashingEmbedder } from './embedder.js';
 import { MemoryStoreError } from './errors.js';
-import { createMemoryStore, type MemoryStore } from './memory-store.js';
 
-let db: Database;
-let removeDatabase: () => Promise<void>;
-let store: MemoryStore;
+const memory = storeEachTest('memory-apply-');
 
 beforeEach(async () => {
-  ({ db, remove: removeDatabase } = await openTemporaryDatabase('memory-apply-'));
-  store = await createMemoryStore({ database: db });
-  await store.storeMany(
+  await memory.store.storeMany(
     Array.from({ length: 12 }, (_, index) => ({ content: `note ${index} about herons and owls` })),
   );
 });
 
-afterEach(async () => {
-  await store.close();
-  await removeDatabase();
-});
-
 describe('MemoryStore.applyConfig', () => {
   it('applies recall settings to the next search', async () => {
-    expect((await store.search({ query: 'herons' })).recall.exact).toBe(false);
-    store.applyConfig({ candidates: 3, index: { enabled: false } });
-    const { recall } = await store.search({ query: 'herons', limit: 1 });
+    expect((await memory.store.search({ query: 'herons' })).recall.exact).toBe(false);
+    memory.store.applyConfig({ candidates: 3, index: { enabled: false } });
+    const { recall } = await memory.store.search({ query: 'herons', limit: 1 });
     expect(recall.exact).toBe(true);
     expect(recall.ftsCandidates).toBeLessThanOrEqual(3);
-    expect((await store.stats()).index.kind).toBe('exact');
+    expect((await memory.store.stats()).index.kind).toBe('exact');
   });
 
   it('rebuilds the index for a new embedder and re-embeds entries stored with the old one', async () => {
-    store.applyConfig({ embedder: createHashingEmbedder({ dimensions: 64 }), index: { kind: 'hnsw' } });
-    expect(store.embedder.dimensions).toBe(64);
-    expect(await store.backfillEmbeddings()).toBe(12);
-    store.applyConfig({ embedder: createHashingEmbedder({ dimensions: 64 }), index: { kind: 'quantized' } });
-    await store.ready();
-    expect((await store.stats()).index).toMatchObject({
+    memory.store.applyConfig({
+      embedder: createHashingEmbedder({ dimensions: 64 }),
+      index: { kind: 'hnsw' },
+    });
+    expect(memory.store.embedder.dimensions).toBe(64);
+    expect(await memory.store.backfillEmbeddings()).toBe(12);
+    memory.store.applyConfig({
+      embedder: createHashingEmbedder({ dimensions: 64 }),
+      index: { kind: 'quantized' },
+    });
+    await memory.store.ready();
+    expect((await memory.store.stats()).index).toMatchObject({
       kind: 'quantized',
       ready: true,
       size: 12,
       dimensions: 64,
     });
-    const { results } = await store.search({ query: 'note 7', lanes: ['vector'] });
+    const { results } = await memory.store.search({ query: 'note 7', lanes: ['vector'] });
     expect(results.length).toBeGreaterThan(0);
   });
 
   it('rejects invalid settings and keeps the ones it had', async () => {
-    expect(() => store.applyConfig({ candidates: 0 })).toThrow(MemoryStoreError);
-    expect((await store.search({ query: 'herons' })).recall.exact).toBe(false);
+    expect(() => memory.store.applyConfig({ candidates: 0 })).toThrow(MemoryStoreError);
+    expect((await memory.store.search({ query: 'herons' })).recall.exact).toBe(false);
   });
 });
 
 describe('AutoRecall.applyConfig', () => {
   it('recalls with the new limit from the next turn on', async () => {
-    const recall = createAutoRecall({ store, limit: 5 });
+    const recall = createAutoRecall({ store: memory.store, limit: 5 });
     const request = { agentId: 'default', sessionKey: 's', message: 'herons owls' };
     expect((await recall.recall(request)).entries).toHaveLength(5);
     recall.applyConfig({ limit: 2 });

@@ -1,23 +1,9 @@
-import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTemporaryDatabase } from './internal/test-support.js';
+import { describe, expect, it } from 'vitest';
+import { storeEachTest } from './internal/test-support.js';
 import { createAutoRecall } from './auto-recall.js';
-import { createMemoryStore, type MemoryStore } from './memory-store.js';
 import { createMemoryTools, type ToolContext } from './tools.js';
 
-let db: Database;
-let removeDatabase: () => Promise<void>;
-let store: MemoryStore;
-
-beforeEach(async () => {
-  ({ db, remove: removeDatabase } = await openTemporaryDatabase('memory-tools-'));
-  store = await createMemoryStore({ database: db });
-});
-
-afterEach(async () => {
-  await store.close();
-  await removeDatabase();
-});
+const memory = storeEachTest('memory-tools-');
 
 const context = (agentId: string): ToolContext => ({
   agentId,
@@ -27,7 +13,7 @@ const context = (agentId: string): ToolContext => ({
 
 describe('createMemoryTools', () => {
   it('stores through memory_store under the calling agent and session and finds it through memory_search', async () => {
-    const [search, save] = createMemoryTools(store);
+    const [search, save] = createMemoryTools(memory.store);
     expect(search.name).toBe('memory_search');
     expect(save.name).toBe('memory_store');
     const stored = (await save.handler(
@@ -36,7 +22,7 @@ describe('createMemoryTools', () => {
     )) as {
       id: string;
     };
-    const record = await store.inspect(stored.id);
+    const record = await memory.store.inspect(stored.id);
     expect(record).toMatchObject({ agentId: 'chef', sessionKey: 'default:rpc:chef-user', trust: 'learned' });
     const found = (await search.handler(
       search.params.parse({ query: 'peanuts allergy' }),
@@ -55,7 +41,7 @@ describe('createMemoryTools', () => {
   });
 
   it('rejects tool input its schema does not allow', () => {
-    const [search] = createMemoryTools(store);
+    const [search] = createMemoryTools(memory.store);
     expect(search.params.safeParse({ query: '' }).success).toBe(false);
     expect(search.params.safeParse({ query: 'x', extra: 1 }).success).toBe(false);
   });
@@ -63,8 +49,8 @@ describe('createMemoryTools', () => {
 
 describe('createAutoRecall', () => {
   it('returns a context block before a turn and keeps the session recall counts', async () => {
-    await store.store({ content: 'the user lives in Lisbon', agentId: 'a' });
-    const recall = createAutoRecall({ store, limit: 3 });
+    await memory.store.store({ content: 'the user lives in Lisbon', agentId: 'a' });
+    const recall = createAutoRecall({ store: memory.store, limit: 3 });
     const hit = await recall.recall({
       agentId: 'a',
       sessionKey: 's1',

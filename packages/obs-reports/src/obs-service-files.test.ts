@@ -9,7 +9,7 @@ import {
   sweepEvidence,
   TRAJECTORY_DIR,
 } from '@agentd/evidence';
-import { indexRecord, makeTempDir, removeTempDir, writeTurn } from '@agentd/evidence/testing';
+import { indexRecord, tempDirEachTest, writeTurn } from '@agentd/evidence/testing';
 import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSessionTables } from '../test/session-tables.js';
@@ -20,13 +20,7 @@ import { createObsService, type ObsService } from './obs-service.js';
 const DAY_MS = 86_400_000;
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 
-let dir: string;
-
-beforeEach(() => {
-  dir = makeTempDir('obs-files-');
-});
-
-afterEach(() => removeTempDir(dir));
+const temp = tempDirEachTest('obs-files-', { beforeEach, afterEach });
 
 const jsonOf = (value: unknown) => JSON.stringify(value);
 
@@ -36,21 +30,21 @@ describe('createObsService', () => {
   let service: ObsService;
 
   beforeEach(async () => {
-    ({ db, evidence } = await openObsEvidence(dir, { now: () => T0 + 3 * DAY_MS }));
-    service = createObsService({ db, dataDir: dir, evidence, now: () => T0 + 3 * DAY_MS });
+    ({ db, evidence } = await openObsEvidence(temp.path, { now: () => T0 + 3 * DAY_MS }));
+    service = createObsService({ db, dataDir: temp.path, evidence, now: () => T0 + 3 * DAY_MS });
   });
 
   afterEach(() => closeObsEvidence({ db, evidence }));
 
   it('explain reads the turns whose trajectory lines were lost on later days', async () => {
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     const key = 'telegram:chat-7:main';
     await writeTurn(writer, key, 1, T0);
     await writeTurn(writer, 'web:other:main', 1, T0 - DAY_MS);
     // Two days later only the index line lands (the trajectory was at its hard cap).
     await writer.sessionIndex(indexRecord(key, 2, T0 + 2 * DAY_MS));
     // An older day holds only other sessions: explain need not read it.
-    expect(await listSessionIndexDays(dir)).toHaveLength(3);
+    expect(await listSessionIndexDays(temp.path)).toHaveLength(3);
 
     const report = await service.explain({ sessionKey: key });
     expect(report.timing.turnCount).toBe(2);
@@ -65,7 +59,7 @@ describe('createObsService', () => {
       T0 - DAY_MS,
       T0,
     ]);
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     // A line of an earlier session under the same key (deleted, then the key reused): not this session.
     await writer.sessionIndex(indexRecord(key, 1, T0 - 2 * DAY_MS));
     // The first turn's index line remains; its trajectory part was rotated away.
@@ -77,7 +71,7 @@ describe('createObsService', () => {
   });
 
   it('explain reads every day for a session with no trajectory', async () => {
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     await writer.sessionIndex(indexRecord('web:chat-3:main', 1, T0 - 2 * DAY_MS));
     await writer.sessionIndex(indexRecord('web:chat-3:main', 2, T0));
     const report = await service.explain({ sessionKey: 'web:chat-3:main' });
@@ -86,7 +80,7 @@ describe('createObsService', () => {
   });
 
   it('explain by trace id finds a turn on an older day and gives the by-session report', async () => {
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     await writeTurn(writer, 'web:chat-1:main', 1, T0 - DAY_MS);
     await writeTurn(writer, 'web:chat-2:main', 1, T0);
     const byTrace = await service.explain({ traceId: 'trace-web:chat-1:main-1' });
@@ -99,7 +93,7 @@ describe('createObsService', () => {
   });
 
   it('fleet health reads the trajectories of every session with tool calls in the window', async () => {
-    const writer = new EvidenceWriter(dir);
+    const writer = new EvidenceWriter(temp.path);
     for (let s = 0; s < 40; s++) await writeTurn(writer, `web:chat-${s}:main`, 1, T0 + 2 * DAY_MS + s, 3);
     const report = await service.fleetHealth({ sinceHours: 24 });
     expect(report.sessions.total).toBe(40);
@@ -108,7 +102,10 @@ describe('createObsService', () => {
       fetch: { ok: 0, failed: 40 },
       shell: { ok: 40, failed: 0 },
     });
-    const read = await readSessionIndex(dir, { sinceMs: T0 + 2 * DAY_MS - 1, untilMs: T0 + 3 * DAY_MS });
+    const read = await readSessionIndex(temp.path, {
+      sinceMs: T0 + 2 * DAY_MS - 1,
+      untilMs: T0 + 3 * DAY_MS,
+    });
     expect(read.records).toHaveLength(40);
   });
 });
@@ -119,7 +116,7 @@ describe('readTrajectory and readSessionIndex over rotated files', () => {
   const NOW = T0 + 3 * DAY_MS;
 
   beforeEach(async () => {
-    ({ db, evidence } = await openObsEvidence(dir, { now: () => NOW }));
+    ({ db, evidence } = await openObsEvidence(temp.path, { now: () => NOW }));
   });
 
   afterEach(() => closeObsEvidence({ db, evidence }));
@@ -136,8 +133,8 @@ describe('readTrajectory and readSessionIndex over rotated files', () => {
   }
 
   it('gives byte-identical reports whether or not the files rolled and were gzipped', async () => {
-    const plainDir = join(dir, 'plain');
-    const rotatedDir = join(dir, 'rotated');
+    const plainDir = join(temp.path, 'plain');
+    const rotatedDir = join(temp.path, 'rotated');
     await writeCorpus(new EvidenceWriter(plainDir));
     await writeCorpus(
       new EvidenceWriter(rotatedDir, undefined, {

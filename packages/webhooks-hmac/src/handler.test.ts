@@ -1,6 +1,6 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { postJson as post, testServers } from '../test/helpers.js';
 import {
   createWebhookHandler,
   type WebhookEvent,
@@ -19,16 +19,7 @@ interface Harness {
   lines: Array<{ level: string; fields: Record<string, unknown>; message: string | undefined }>;
 }
 
-let server: Server | undefined;
-
-afterEach(async () => {
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-  server = undefined;
-});
+const servers = testServers();
 
 async function serve(options: Partial<WebhookHandlerOptions> = {}): Promise<Harness> {
   const harness: Harness = { url: '', events: [], outcomes: [], lines: [] };
@@ -46,19 +37,8 @@ async function serve(options: Partial<WebhookHandlerOptions> = {}): Promise<Harn
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     ...options,
   });
-  server = createServer((req, res) => void handler.node(req, res));
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  harness.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  harness.url = await servers.listen((req, res) => void handler.node(req, res));
   return harness;
-}
-
-async function post(url: string, body: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const signed = (body: string, secret = SECRET) => signatureHeaders({ secret, body, timestamp: true });

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { postJson as post, testServers } from '../test/helpers.js';
 import { type WebhooksSection, webhooksSectionSchema } from './config.js';
 import type { WebhookOutcome } from './handler.js';
 import type { AgentTurnRunner } from './queue-drainer.js';
@@ -17,7 +16,6 @@ const SECRET = 'service-test-secret-0123456789abcdef';
 let dir: string;
 let db: Database;
 let service: WebhookService | undefined;
-let server: Server | undefined;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'webhooks-service-'));
@@ -25,17 +23,15 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-  server = undefined;
   await service?.close();
   service = undefined;
   await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+// Registered after the hook above so that (after-hooks run last-registered first) the servers
+// stop before the service and the database close.
+const servers = testServers();
 
 const section = (input: Record<string, unknown>): WebhooksSection => webhooksSectionSchema.parse(input);
 
@@ -65,22 +61,11 @@ function fakeRunner() {
 
 /** Serves `target` on a free port; paths outside the base path answer 404 as the daemon does. */
 async function serve(target: WebhookService): Promise<string> {
-  server = createServer((req, res) => {
+  return servers.listen((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (target.matches(path)) void target.handle(req, res);
     else res.writeHead(404).end('{}');
   });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function post(url: string, body: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const signed = (body: string) => signatureHeaders({ secret: SECRET, body });
@@ -131,8 +116,7 @@ describe('createWebhookService', () => {
     const url = await serve(first);
     expect((await post(`${url}/hooks/later`, '{}')).status).toBe(200);
     await first.close();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
-    server = undefined;
+    await servers.stop();
 
     service = await createWebhookService({
       db,

@@ -18,47 +18,48 @@ const context = {
 };
 
 describe('renderTemplate', () => {
-  it('resolves dot paths, array indexes, headers, query, path and now', () => {
-    expect(
-      renderTemplate(
+  // Each row renders one template against `context` and expects exactly the given text.
+  it.each([
+    {
+      name: 'resolves dot paths, array indexes, headers, query, path and now',
+      template:
         '{{payload.a.b}}|{{payload.items[1].name}}|{{headers.x-event}}|{{query.ref}}|{{path}}|{{now}}',
-        context,
-      ),
-    ).toBe('deep|second|push|main|ci/builds|2025-01-02T03:04:05.000Z');
-  });
-
-  it('resolves an expression without prefix against the payload', () => {
-    expect(renderTemplate('{{source}} {{items[0].name}} {{a.b}}', context)).toBe('ci first deep');
-  });
-
-  it('tolerates spaces inside the braces and mixed-case header names', () => {
-    expect(renderTemplate('{{ payload.a.b }} {{headers.X-Event}}', context)).toBe('deep push');
-  });
-
-  it('renders numbers and booleans as text and objects as JSON', () => {
-    expect(renderTemplate('{{count}} {{ok}} {{nested}}', context)).toBe('3 false {"list":[1,2]}');
-  });
-
-  it('renders unresolved and null expressions as empty strings', () => {
-    expect(
-      renderTemplate(
+      expected: 'deep|second|push|main|ci/builds|2025-01-02T03:04:05.000Z',
+    },
+    {
+      name: 'resolves an expression without prefix against the payload',
+      template: '{{source}} {{items[0].name}} {{a.b}}',
+      expected: 'ci first deep',
+    },
+    {
+      name: 'tolerates spaces inside the braces and mixed-case header names',
+      template: '{{ payload.a.b }} {{headers.X-Event}}',
+      expected: 'deep push',
+    },
+    {
+      name: 'renders numbers and booleans as text and objects as JSON',
+      template: '{{count}} {{ok}} {{nested}}',
+      expected: '3 false {"list":[1,2]}',
+    },
+    {
+      name: 'renders unresolved and null expressions as empty strings',
+      template:
         '[{{missing}}][{{payload.a.b.c.d}}][{{items[9].name}}][{{nothing}}][{{headers.none}}][{{query.x}}][{{}}][{{a..b}}]',
-        context,
-      ),
-    ).toBe('[][][][][][][][]');
-  });
-
-  it('never reads the prototype chain', () => {
-    expect(
-      renderTemplate(
+      expected: '[][][][][][][][]',
+    },
+    {
+      name: 'never reads the prototype chain',
+      template:
         '[{{__proto__}}][{{constructor}}][{{payload.constructor.name}}][{{a.__proto__}}][{{a.b.length}}][{{toString}}][{{headers.constructor}}][{{query.__proto__}}]',
-        context,
-      ),
-    ).toBe('[][][][][][][][]');
-  });
-
-  it('reads own properties only, so an array length resolves and a string length does not', () => {
-    expect(renderTemplate('{{items.length}}|{{a.b.length}}', context)).toBe('2|');
+      expected: '[][][][][][][][]',
+    },
+    {
+      name: 'reads own properties only, so an array length resolves and a string length does not',
+      template: '{{items.length}}|{{a.b.length}}',
+      expected: '2|',
+    },
+  ])('$name', ({ template, expected }) => {
+    expect(renderTemplate(template, context)).toBe(expected);
   });
 
   it('never evaluates code', () => {

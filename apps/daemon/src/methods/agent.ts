@@ -70,17 +70,15 @@ function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, 
 /** agent.*: execute, stream (non-streaming, as the contract says), cacheStats, getOperationModels. */
 export function agentMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
-  const { rpcMethod, adminMethod } = methodsOf(toRpcError);
+  const { rpcMethod, adminMethod } = methodsOf('agent', toRpcError);
   return [
-    rpcMethod({
-      name: 'agent.execute',
+    rpcMethod('execute', {
       description: 'Run one agent turn: the reply, token usage and finish reason.',
       params: executeParams,
       result: turnResult,
       handler: (params, context) => execute(runtime, params, context),
     }),
-    rpcMethod({
-      name: 'agent.stream',
+    rpcMethod('stream', {
       description:
         'Same as agent.execute; token streaming over JSON-RPC is not offered, use GET /api/chat/stream.',
       params: executeParams,
@@ -97,14 +95,12 @@ export function agentMethods(deps: { runtime: AgentRuntime }) {
         return execute(runtime, params, context);
       },
     }),
-    adminMethod({
-      name: 'agent.cacheStats',
+    adminMethod('cacheStats', {
       description: 'Prompt-cache statistics from billing: hits, misses, hit rate, cached token totals.',
       params: z.object({ agentId: entityIdSchema.optional() }).strict(),
       handler: ({ agentId }) => runtime.cacheStats(agentId),
     }),
-    adminMethod({
-      name: 'agent.getOperationModels',
+    adminMethod('getOperationModels', {
       description: 'The model each operation of an agent uses (chat, compaction) and where it comes from.',
       params: z.object({ agentId: entityIdSchema }).strict(),
       handler: ({ agentId }) => runtime.agents.operationModels(agentId),

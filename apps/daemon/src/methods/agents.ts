@@ -8,49 +8,41 @@ const idParams = z.object({ agentId: entityIdSchema }).strict();
 /** agents.*: definitions persisted in config.yaml (`agents.entries`), applied live. */
 export function agentsMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
-  const { adminMethod } = methodsOf(toRpcError);
+  const { adminMethod } = methodsOf('agents', toRpcError);
   return [
-    adminMethod({
-      name: 'agents.list',
+    adminMethod('list', {
       description: 'Identifiers of every agent, the built-in default included.',
-      params: z.object({}).strict(),
       handler: () => ({ agents: runtime.agents.list() }),
     }),
-    adminMethod({
-      name: 'agents.create',
+    adminMethod('create', {
       description: 'Create an agent (id from `agentId` or derived from `name`); persisted to config.',
       // The runtime validates the full definition and names the failing field.
       params: z.looseObject({ name: z.string().min(1).max(200), agentId: entityIdSchema.optional() }),
       handler: (params) => runtime.agents.create(params),
     }),
-    adminMethod({
-      name: 'agents.get',
+    adminMethod('get', {
       description: 'The configuration of one agent.',
       params: idParams,
       handler: ({ agentId }) => runtime.agents.get(agentId),
     }),
-    adminMethod({
-      name: 'agents.update',
+    adminMethod('update', {
       description:
         'Change only the given fields, live; `dryRun` validates fully (probing a changed provider) and persists nothing.',
       params: z.looseObject({ agentId: entityIdSchema, dryRun: z.boolean().optional() }),
       handler: ({ agentId, dryRun, ...patch }) =>
         runtime.agents.update(agentId, patch, { dryRun: dryRun ?? false }),
     }),
-    adminMethod({
-      name: 'agents.delete',
+    adminMethod('delete', {
       description: 'Remove an agent; its sessions stay but refuse new turns.',
       params: idParams,
       handler: ({ agentId }) => runtime.agents.delete(agentId),
     }),
-    adminMethod({
-      name: 'agents.suspend',
+    adminMethod('suspend', {
       description: 'Refuse new messages for an agent; turns in flight finish.',
       params: idParams,
       handler: ({ agentId }) => runtime.agents.suspend(agentId),
     }),
-    adminMethod({
-      name: 'agents.resume',
+    adminMethod('resume', {
       description: 'Accept messages again.',
       params: idParams,
       handler: ({ agentId }) => runtime.agents.resume(agentId),

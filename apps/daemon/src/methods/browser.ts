@@ -32,83 +32,70 @@ function toRpcError(error: unknown): unknown {
 export function browserMethods(deps: { browser: BrowserService }) {
   const { browser } = deps;
   const p = browserParamSchemas;
-  const { rpcMethod } = methodsOf(toRpcError);
+  const { rpcMethod } = methodsOf('browser', toRpcError);
   return [
-    rpcMethod({
-      name: 'browser.status',
+    rpcMethod('status', {
       description: 'Whether the browser runs, the focused tab URL and the number of tabs.',
       params: p.none,
       result: z.object({ running: z.boolean(), url: z.string().optional(), tabCount: z.number().optional() }),
       handler: () => browser.status(),
     }),
-    rpcMethod({
-      name: 'browser.start',
+    rpcMethod('start', {
       description: 'Launch the headless browser; no effect when it already runs.',
       params: p.none,
       handler: (_params, context) => browser.start({ signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.stop',
+    rpcMethod('stop', {
       description: 'Close every tab and end the browser process.',
       params: p.none,
       handler: () => browser.stop(),
     }),
-    rpcMethod({
-      name: 'browser.navigate',
+    rpcMethod('navigate', {
       description: 'Load an http(s) URL in the focused tab; returns the final URL, title and status.',
       params: p.navigate,
       handler: (params, context) => browser.navigate(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.snapshot',
+    rpcMethod('snapshot', {
       description: 'Accessibility-tree snapshot of the focused tab, with refs browser.act can target.',
       params: p.snapshot,
       handler: (params, context) => browser.snapshot(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.screenshot',
+    rpcMethod('screenshot', {
       description: 'PNG screenshot of the focused tab (viewport or full page), base64.',
       params: p.screenshot,
       handler: (params, context) => browser.screenshot(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.pdf',
+    rpcMethod('pdf', {
       description: 'The focused tab printed to PDF, base64.',
       params: p.none,
       handler: (_params, context) => browser.pdf({ signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.act',
+    rpcMethod('act', {
       description: 'click, type, fill, press, select, hover, scroll or wait on the focused tab.',
       params: p.act,
       handler: (params, context) => browser.act(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.tabs',
+    rpcMethod('tabs', {
       description: 'Open tabs: id, URL, title and which one has focus.',
       params: p.none,
       handler: (_params, context) => browser.tabs({ signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.open',
+    rpcMethod('open', {
       description: 'Open a tab (blank or at a URL) and focus it.',
       params: p.open,
       handler: (params, context) => browser.open(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.focus',
+    rpcMethod('focus', {
       description: 'Focus a tab by id.',
       params: p.tab,
       handler: (params, context) => browser.focus(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.close',
+    rpcMethod('close', {
       description: 'Close a tab by id.',
       params: p.tab,
       handler: (params, context) => browser.close(params, { signal: context.signal }),
     }),
-    rpcMethod({
-      name: 'browser.console',
+    rpcMethod('console', {
       description: 'Console messages of the focused tab: level, text, timestamp (bounded per tab).',
       params: p.none,
       handler: () => browser.console(),

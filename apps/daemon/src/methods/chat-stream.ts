@@ -22,9 +22,8 @@ const queryParams = z
  * `rpc.discover`: it is an HTTP endpoint, not a JSON-RPC method. Event format: docs/chat-stream.md.
  */
 export function chatStreamMethod(deps: { runtime: AgentRuntime }, open: () => SseWriter) {
-  const { rpcMethod } = methodsOf(toRpcError);
-  return rpcMethod({
-    name: 'http.chatStream',
+  const { rpcMethod } = methodsOf('http', toRpcError);
+  return rpcMethod('chatStream', {
     description: 'One agent turn as server-sent events.',
     params: queryParams,
     handler: ({ message, agentId, sessionKey }, context) => {

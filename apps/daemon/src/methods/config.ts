@@ -73,64 +73,53 @@ export function configMethods(deps: {
     // Tracked inside the method's error translation, so the audit sees the config store's own error code.
     return audit.track(origin, run);
   };
-  const { adminMethod } = methodsOf(configRpcError);
+  const { adminMethod } = methodsOf('config', configRpcError);
   return [
-    adminMethod({
-      name: 'config.read',
+    adminMethod('read', {
       description: 'The whole config or one section, with every credential redacted.',
       params: sectionParams,
       handler: ({ section }) => store.read(section),
     }),
-    adminMethod({
-      name: 'config.schema',
+    adminMethod('schema', {
       description: 'JSON Schema of the config, whole or one section.',
       params: sectionParams,
       handler: ({ section }) => store.schema(section),
     }),
-    adminMethod({
-      name: 'config.patch',
+    adminMethod('patch', {
       description: 'Deep-merge a patch into the config, validate, persist and commit it.',
       params: z.record(z.string(), z.unknown()),
       handler: (patch, context) => write(context, Object.keys(patch), patch, () => store.patch(patch)),
     }),
-    adminMethod({
-      name: 'config.apply',
+    adminMethod('apply', {
       description: 'Replace the whole config with the given object after validating it.',
       params: z.record(z.string(), z.unknown()),
       handler: (config, context) => write(context, Object.keys(config), config, () => store.apply(config)),
     }),
-    adminMethod({
-      name: 'config.diff',
+    adminMethod('diff', {
       description: 'Unified diff of config.yaml since a commit (default: the last change).',
       params: z.object({ sha: shaSchema.optional() }).strict(),
       handler: ({ sha }) => store.diff(sha),
     }),
-    adminMethod({
-      name: 'config.gc',
+    adminMethod('gc', {
       description: 'Garbage-collect the git history of the config.',
-      params: z.object({}).strict(),
       handler: () => store.gc(),
     }),
-    adminMethod({
-      name: 'config.history',
+    adminMethod('history', {
       description: 'Commits of the config history, newest first.',
       params: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict(),
       handler: ({ limit }) => store.history(limit),
     }),
-    adminMethod({
-      name: 'config.rollback',
+    adminMethod('rollback', {
       description: 'Restore the config of an earlier commit after validating it against the current schema.',
       params: z.object({ sha: shaSchema }).strict(),
       handler: ({ sha }, context) => write(context, [], {}, () => store.rollback(sha)),
     }),
-    adminMethod({
-      name: 'config.get',
+    adminMethod('get', {
       description: 'Raw section without redaction, or the sanitised whole config.',
       params: sectionParams,
       handler: ({ section }) => store.get(section),
     }),
-    adminMethod({
-      name: 'config.set',
+    adminMethod('set', {
       description: 'Set one key (a dot path inside the section); forwards to config.patch.',
       params: z.object({ section: z.string().min(1), key: z.string().min(1), value: z.unknown() }).strict(),
       handler: ({ section, key, value }, context) =>

@@ -48,16 +48,13 @@ function requireAdminForGate(context: MethodContext): void {
 /** cron.*: persisted jobs, their run records and manual fires (all rpc scope; gates need admin). */
 export function cronMethods(deps: { cron: CronService }) {
   const { cron } = deps;
-  const { rpcMethod } = methodsOf(cronRpcError);
+  const { rpcMethod } = methodsOf('cron', cronRpcError);
   return [
-    rpcMethod({
-      name: 'cron.list',
+    rpcMethod('list', {
       description: 'Every job with its schedule, next and last run, last error and wake-gate.',
-      params: z.object({}).strict(),
       handler: () => ({ jobs: cron.list() }),
     }),
-    rpcMethod({
-      name: 'cron.add',
+    rpcMethod('add', {
       description:
         'Create a job (cron expression with IANA zone, interval of everyMs >= 1000, or once at an ISO 8601 time). A wakeGate needs admin scope.',
       params: z
@@ -77,8 +74,7 @@ export function cronMethods(deps: { cron: CronService }) {
         return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
       },
     }),
-    rpcMethod({
-      name: 'cron.update',
+    rpcMethod('update', {
       description:
         'Change the given fields of a job (others stay); enabled turns it on or off; wakeGate null removes the gate (admin scope).',
       params: z
@@ -106,8 +102,7 @@ export function cronMethods(deps: { cron: CronService }) {
         };
       },
     }),
-    rpcMethod({
-      name: 'cron.remove',
+    rpcMethod('remove', {
       description: 'Delete a job; its run records stay for the reports.',
       params: z.object({ name: nameSchema }).strict(),
       handler: async ({ name }) => {
@@ -115,8 +110,7 @@ export function cronMethods(deps: { cron: CronService }) {
         return { removed: true, id: removed.id, name: removed.name };
       },
     }),
-    rpcMethod({
-      name: 'cron.status',
+    rpcMethod('status', {
       description: 'One job: kind, next run (0 when none is scheduled), enabled, last run, last error.',
       params: z.object({ name: nameSchema }).strict(),
       handler: ({ name }) => {
@@ -134,8 +128,7 @@ export function cronMethods(deps: { cron: CronService }) {
         };
       },
     }),
-    rpcMethod({
-      name: 'cron.runs',
+    rpcMethod('runs', {
       description: 'Run records of a job, newest first: every fire, including wake-gate skips and overlaps.',
       params: z
         .object({
@@ -146,8 +139,7 @@ export function cronMethods(deps: { cron: CronService }) {
         .strict(),
       handler: async (params) => ({ runs: await cron.runs(params) }),
     }),
-    rpcMethod({
-      name: 'cron.run',
+    rpcMethod('run', {
       description:
         'Fire now: mode force (default) fires the named job whatever its schedule; mode due fires every overdue job.',
       params: z

@@ -2,7 +2,7 @@ import type { RootLogger } from '@agentd/logging';
 import { LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
-import { methodsOf } from './define.js';
+import { auditAdminChange, methodsOf } from './define.js';
 
 /**
  * daemon.setLogLevel: change one module's level at once; configured levels return on restart.
@@ -15,10 +15,9 @@ export function daemonMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
-  const { adminMethod } = methodsOf();
+  const { adminMethod } = methodsOf('daemon');
   return [
-    adminMethod({
-      name: 'daemon.setLogLevel',
+    adminMethod('setLogLevel', {
       description: "Set one module's log level until the next restart.",
       params: z.object({ module: z.string().min(1).max(64), level: logLevelSchema }).strict(),
       handler: ({ module, level }, context) => {
@@ -27,14 +26,8 @@ export function daemonMethods(deps: {
         deps.logger
           .module('daemon')
           .info({ step: 'setLogLevel', reason: `${module}=${level}` }, 'log level changed');
-        audit.emit({
-          kind: 'config',
-          classification: 'allowed',
-          outcome: 'success',
-          severity: LEVEL_VALUES[level] > LEVEL_VALUES.info ? 'medium' : 'low',
+        auditAdminChange(audit, context, LEVEL_VALUES[level] > LEVEL_VALUES.info ? 'medium' : 'low', {
           action: 'set_log_level',
-          method: context.method,
-          caller: context.identity.tokenId,
           module,
           level,
           ...(previous ? { previous } : {}),

@@ -9,23 +9,25 @@ const toWire = (error: unknown) => new RpcError(-32001, `wire: ${(error as Error
 
 describe('methodsOf', () => {
   it('keeps a synchronous handler synchronous, so the dispatcher answers it without a promise', () => {
-    const { rpcMethod } = methodsOf(toWire);
-    const method = rpcMethod({ name: 'x.sync', params: z.object({}), handler: () => 42 });
+    const { rpcMethod } = methodsOf('x', toWire);
+    const method = rpcMethod('sync', {
+      params: z.object({}),
+      handler: () => 42,
+    });
+    expect(method.name).toBe('x.sync');
     expect(method.scope).toBe('rpc');
     expect(method.handler({}, context)).toBe(42);
   });
 
   it('translates a synchronous throw and an asynchronous rejection through toWire', async () => {
-    const { adminMethod } = methodsOf(toWire);
-    const throwing = adminMethod({
-      name: 'x.throws',
+    const { adminMethod } = methodsOf('x', toWire);
+    const throwing = adminMethod('throws', {
       params: z.object({}),
       handler: () => {
         throw new Error('boom');
       },
     });
-    const rejecting = adminMethod({
-      name: 'x.rejects',
+    const rejecting = adminMethod('rejects', {
       params: z.object({}),
       handler: async () => {
         throw new Error('later');
@@ -37,10 +39,9 @@ describe('methodsOf', () => {
   });
 
   it('passes errors through unchanged when the namespace has no translation', async () => {
-    const { rpcMethod } = methodsOf();
+    const { rpcMethod } = methodsOf('x');
     const failure = new Error('as is');
-    const method = rpcMethod({
-      name: 'x.plain',
+    const method = rpcMethod('plain', {
       params: z.object({}),
       handler: async () => {
         throw failure;

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
-import { methodsOf } from './define.js';
+import { auditAdminChange, methodsOf } from './define.js';
 
 /** What the gateway methods need from the running daemon. */
 export interface GatewayControl {
@@ -23,13 +22,11 @@ export function gatewayMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
-  const { adminMethod } = methodsOf();
+  const { adminMethod } = methodsOf('gateway');
   return [
-    adminMethod({
-      name: 'gateway.status',
+    adminMethod('status', {
       description:
         'Process facts: pid, uptime in seconds, RSS bytes, Node version, config paths and sections.',
-      params: z.object({}).strict(),
       handler: () => ({
         pid: process.pid,
         uptime: Math.round((deps.now() - deps.control.startedAt) / 1000),
@@ -39,23 +36,13 @@ export function gatewayMethods(deps: {
         sections: deps.control.sections(),
       }),
     }),
-    adminMethod({
-      name: 'gateway.restart',
+    adminMethod('restart', {
       description:
         'Re-initialise the gateway in process: re-read the config, rebuild transports and limits, ' +
         'close WebSocket clients with 1001 so they reconnect.',
-      params: z.object({}).strict(),
       handler: (_params, context) => {
         deps.control.scheduleRestart();
-        audit.emit({
-          kind: 'config',
-          classification: 'allowed',
-          outcome: 'success',
-          severity: 'medium',
-          action: 'gateway_restart',
-          method: context.method,
-          caller: context.identity.tokenId,
-        });
+        auditAdminChange(audit, context, 'medium', { action: 'gateway_restart' });
         return { ok: true as const, restarting: true as const };
       },
     }),

@@ -19,6 +19,10 @@ export const RUN_STILL_ACTIVE = -32009;
 const runId = z.string().regex(entityIdPattern, 'run id: 1-128 letters, digits, _ or -');
 const graphId = z.string().regex(entityIdPattern, 'graph id: 1-128 letters, digits, _ or -');
 const savedName = z.string().regex(savedNamePattern, 'name: 1-128 characters without control characters');
+/** The params of the methods that take one run. */
+const runParams = z.object({ runId }).strict();
+/** The params of the methods that take one saved graph. */
+const savedParams = z.object({ name: savedName }).strict();
 
 /** Turns graph-engine failures into the wire errors of decisions.md. */
 function graphRpcError(error: unknown): unknown {
@@ -54,7 +58,7 @@ function graphRpcError(error: unknown): unknown {
  */
 export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; maxConcurrency?: number }) {
   const { graph } = deps;
-  const { rpcMethod } = methodsOf(graphRpcError);
+  const { rpcMethod } = methodsOf('graph', graphRpcError);
   const executeParams = z
     .object({
       graphId,
@@ -68,28 +72,24 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
     })
     .strict();
   return [
-    rpcMethod({
-      name: 'graph.define',
+    rpcMethod('define', {
       description:
         'Define a pipeline {nodes:[{id, prompt, agentId?, dependsOn?, timeoutMs?, retries?}], name?}; ' +
         'prompts may use {{inputs.x}} and {{nodes.<id>.output}}. Returns {graphId, nodeCount}.',
       params: withRawFallback(graphDefinitionSchema(deps.limits)),
       handler: (params) => graph.define(unwrapRawInput(params), { origin: 'rpc' }),
     }),
-    rpcMethod({
-      name: 'graph.execute',
+    rpcMethod('execute', {
       description: 'Start a run of a defined graph with optional inputs and concurrency. Returns {runId}.',
       params: withRawFallback(executeParams),
       handler: (params) => graph.execute(unwrapRawInput(params), { author: { origin: 'rpc' } }),
     }),
-    rpcMethod({
-      name: 'graph.status',
+    rpcMethod('status', {
       description: 'Run status with per-node status, error and output (first 500 characters).',
-      params: z.object({ runId }).strict(),
+      params: runParams,
       handler: (params) => graph.status(params.runId),
     }),
-    rpcMethod({
-      name: 'graph.outputs',
+    rpcMethod('outputs', {
       description:
         'Node outputs {outputs: {nodeId: string|null}, source: memory|disk}; null = not complete; ' +
         'each value cut at 12,000 characters.',
@@ -101,51 +101,42 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
         .strict(),
       handler: (params) => graph.outputs(params.runId, params.nodeIds),
     }),
-    rpcMethod({
-      name: 'graph.cancel',
+    rpcMethod('cancel', {
       description: 'Cancel a running graph: in-flight nodes finish, no new nodes are dispatched.',
-      params: z.object({ runId }).strict(),
+      params: runParams,
       handler: (params) => graph.cancel(params.runId),
     }),
-    rpcMethod({
-      name: 'graph.save',
+    rpcMethod('save', {
       description: 'Save a defined graph (by graphId) under a human-readable name.',
       params: z.object({ graphId, name: savedName }).strict(),
       handler: (params) => graph.save(params.graphId, params.name),
     }),
-    rpcMethod({
-      name: 'graph.load',
+    rpcMethod('load', {
       description: 'Load a saved graph by name; returns a fresh graphId ready to execute.',
-      params: z.object({ name: savedName }).strict(),
+      params: savedParams,
       handler: (params) => graph.load(params.name),
     }),
-    rpcMethod({
-      name: 'graph.list',
+    rpcMethod('list', {
       description: 'Saved named graphs: name, creation timestamp, node count.',
-      params: z.object({}).strict(),
       handler: () => graph.list(),
     }),
-    rpcMethod({
-      name: 'graph.delete',
+    rpcMethod('delete', {
       description: 'Delete a saved named graph only; runs and their files are untouched.',
-      params: z.object({ name: savedName }).strict(),
+      params: savedParams,
       handler: (params) => graph.delete(params.name),
     }),
-    rpcMethod({
-      name: 'graph.deleteRun',
+    rpcMethod('deleteRun', {
       description: "Delete a finished run's records and output files; a pending or running run is refused.",
-      params: z.object({ runId }).strict(),
+      params: runParams,
       handler: (params) => graph.deleteRun(params.runId),
     }),
-    rpcMethod({
-      name: 'graph.runDetail',
+    rpcMethod('runDetail', {
       description:
         'Everything recorded about one run: inputs, concurrency, per-node attempts, times and errors.',
-      params: z.object({ runId }).strict(),
+      params: runParams,
       handler: (params) => graph.runDetail(params.runId),
     }),
-    rpcMethod({
-      name: 'graph.runs',
+    rpcMethod('runs', {
       description: 'Runs, newest first, optionally of one graph (limit default 50, at most 500).',
       params: z
         .object({ graphId: graphId.optional(), limit: z.number().int().min(1).max(500).optional() })

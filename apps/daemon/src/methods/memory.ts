@@ -35,10 +35,9 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
     }
     return current;
   };
-  const { rpcMethod, adminMethod } = methodsOf(memoryRpcError);
+  const { rpcMethod, adminMethod } = methodsOf('memory', memoryRpcError);
   return [
-    rpcMethod({
-      name: 'memory.search',
+    rpcMethod('search', {
       description:
         'Hybrid recall (full-text plus vector): results {id, content, score, timestamp} sorted by score.',
       params: z
@@ -53,14 +52,12 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
         return { results };
       },
     }),
-    rpcMethod({
-      name: 'memory.inspect',
+    rpcMethod('inspect', {
       description: 'One entry with its observation links, or overall statistics when no id is given.',
       params: z.object({ id: idSchema.optional() }).strict(),
       handler: async ({ id }) => (id === undefined ? store().stats() : store().inspect(id)),
     }),
-    adminMethod({
-      name: 'memory.browse',
+    adminMethod('browse', {
       description: 'Entries newest first, paginated: {entries, total, offset, limit}.',
       params: z
         .object({
@@ -71,38 +68,30 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
         .strict(),
       handler: (params) => store().browse(params),
     }),
-    adminMethod({
-      name: 'memory.delete',
+    adminMethod('delete', {
       description: 'Delete one entry; observations left without a source are deleted too.',
       params: z.object({ id: idSchema }).strict(),
       handler: ({ id }) => store().delete(id),
     }),
-    adminMethod({
-      name: 'memory.embeddingCache',
+    adminMethod('embeddingCache', {
       description: 'Embedding cache statistics: size, hits, misses, hit rate, evictions.',
-      params: z.object({}).strict(),
       handler: () => store().embeddingCacheStats(),
     }),
-    adminMethod({
-      name: 'memory.export',
+    adminMethod('export', {
       description: 'Every entry (of one agent, if given) without vectors: {entries, count}.',
       params: z.object({ agentId: idSchema.optional() }).strict(),
       handler: (params) => store().export(params),
     }),
-    adminMethod({
-      name: 'memory.flush',
+    adminMethod('flush', {
       description: 'Delete every entry (of one agent, if given): {flushed}.',
       params: z.object({ agentId: idSchema.optional() }).strict(),
       handler: (params) => store().flush(params),
     }),
-    adminMethod({
-      name: 'memory.stats',
+    adminMethod('stats', {
       description: 'Counts, bytes and index health.',
-      params: z.object({}).strict(),
       handler: () => store().stats(),
     }),
-    adminMethod({
-      name: 'memory.store',
+    adminMethod('store', {
       description: 'Store a new entry: {id}.',
       params: z
         .object({

@@ -10,11 +10,11 @@ import {
   traceSearchParamsSchema,
 } from '@agentd/obs-reports';
 import { contextDagByAgent } from '@agentd/agent-runtime';
-import { RpcError } from '@agentd/rpc-core';
+import { type MethodContext, RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
-import { methodsOf } from './define.js';
+import { auditAdminChange, methodsOf } from './define.js';
 
 /** A report request the service refuses becomes -32602 naming the field; anything else is unchanged. */
 function obsRpcError(error: unknown): unknown {
@@ -37,73 +37,53 @@ export function obsMethods(deps: {
 }) {
   const { service, evidence, db } = deps;
   const audit = deps.audit ?? noopSecurityAudit;
-  const auditReset = (method: string, caller: string, removed: Record<string, number>) =>
-    audit.emit({
-      kind: 'config',
-      classification: 'allowed',
-      outcome: 'success',
-      severity: 'medium',
-      action: 'obs_reset',
-      method,
-      caller,
-      removed,
-    });
+  const auditReset = (context: MethodContext, removed: Record<string, number>) =>
+    auditAdminChange(audit, context, 'medium', { action: 'obs_reset', removed });
   const agentFilter = z.object({ agentId: z.string().min(1).max(64).optional() }).strict();
-  const { rpcMethod, adminMethod } = methodsOf(obsRpcError);
+  const { rpcMethod, adminMethod } = methodsOf('obs', obsRpcError);
   return [
-    adminMethod({
-      name: 'obs.explain',
+    adminMethod('explain', {
       description: 'IncidentReport of one session, by session key, trace id or root run id.',
       params: explainParamsSchema,
       handler: (params) => service.explain(params),
     }),
-    adminMethod({
-      name: 'obs.fleet.health',
+    adminMethod('fleet.health', {
       description: 'FleetHealthReport over the last `sinceHours` (default 24).',
       params: fleetHealthParamsSchema,
       handler: (params) => service.fleetHealth(params),
     }),
-    adminMethod({
-      name: 'obs.trace.search',
+    adminMethod('trace.search', {
       description: 'Session-index rows of the last two days, newest first.',
       params: traceSearchParamsSchema,
       handler: (params) => service.traceSearch(params),
     }),
-    adminMethod({
-      name: 'obs.audit.query',
+    adminMethod('audit.query', {
       description:
         'Rows of the durable security-decision audit, newest first; limit default 200, clamped to 1000.',
       params: auditQuerySchema,
       handler: async (params) => ({ rows: await evidence.audit(params) }),
     }),
-    rpcMethod({
-      name: 'obs.diagnostics',
+    rpcMethod('diagnostics', {
       description: 'Scrubbed diagnostic events newest first, and counts per category.',
       params: diagnosticsQuerySchema,
       handler: (params) => evidence.diagnostics(params),
     }),
-    adminMethod({
-      name: 'obs.getCacheStats',
+    adminMethod('getCacheStats', {
       description: 'Prompt-cache statistics from the billing records.',
-      params: z.object({}).strict(),
       handler: () => service.cacheStats(),
     }),
-    adminMethod({
-      name: 'obs.channels.all',
+    adminMethod('channels.all', {
       description: 'Activity of every channel (empty until a channel adapter records activity).',
-      params: z.object({}).strict(),
       handler: async () => ({ channels: await evidence.channels() }),
     }),
-    adminMethod({
-      name: 'obs.channels.get',
+    adminMethod('channels.get', {
       description: 'Activity of one channel, or null.',
       params: z.object({ channelId: z.string().min(1).max(256) }).strict(),
       handler: async ({ channelId }) => ({
         channel: (await evidence.channels()).find((channel) => channel.channelId === channelId) ?? null,
       }),
     }),
-    adminMethod({
-      name: 'obs.channels.stale',
+    adminMethod('channels.stale', {
       description: 'Channels idle for at least `thresholdMs` (default 300000).',
       params: z.object({ thresholdMs: z.number().int().nonnegative().optional() }).strict(),
       handler: async ({ thresholdMs }) => {
@@ -111,8 +91,7 @@ export function obsMethods(deps: {
         return { stale: (await evidence.channels()).filter((channel) => channel.lastActiveAt <= cutoff) };
       },
     }),
-    adminMethod({
-      name: 'obs.delivery.recent',
+    adminMethod('delivery.recent', {
       description: 'Delivery traces newest first (empty until a channel adapter records deliveries).',
       params: z
         .object({
@@ -123,20 +102,16 @@ export function obsMethods(deps: {
         .strict(),
       handler: async (params) => ({ deliveries: await evidence.deliveries(params) }),
     }),
-    adminMethod({
-      name: 'obs.delivery.stats',
+    adminMethod('delivery.stats', {
       description: 'Delivery totals.',
-      params: z.object({}).strict(),
       handler: () => evidence.deliveryStats(),
     }),
-    adminMethod({
-      name: 'obs.context.dag',
+    adminMethod('context.dag', {
       description: 'Session and compaction counts per agent from the session store.',
       params: agentFilter,
       handler: async ({ agentId }) => ({ agents: await contextDagByAgent(db, agentId) }),
     }),
-    adminMethod({
-      name: 'obs.context.pipeline',
+    adminMethod('context.pipeline', {
       description: 'Context assembly configuration and token budgets.',
       params: agentFilter,
       handler: ({ agentId }) => ({
@@ -145,24 +120,21 @@ export function obsMethods(deps: {
         contextEngine: deps.contextEngine,
       }),
     }),
-    adminMethod({
-      name: 'obs.reset',
+    adminMethod('reset', {
       description: 'Empties the metrics, billing, delivery, channel and diagnostics tables (not the audit).',
-      params: z.object({}).strict(),
       handler: async (_params, context) => {
         const removed: Record<string, number> = {};
         for (const table of OBS_RESET_TABLES) removed[table] = await evidence.reset(table);
-        auditReset(context.method, context.identity.tokenId, removed);
+        auditReset(context, removed);
         return { reset: true, removed };
       },
     }),
-    adminMethod({
-      name: 'obs.reset.table',
+    adminMethod('reset.table', {
       description: 'Empties one observability table.',
       params: z.object({ table: z.enum(OBS_RESET_TABLES) }).strict(),
       handler: async ({ table }, context) => {
         const removed = await evidence.reset(table);
-        auditReset(context.method, context.identity.tokenId, { [table]: removed });
+        auditReset(context, { [table]: removed });
         return { reset: true, table, removed };
       },
     }),

@@ -4,10 +4,9 @@ import { methodsOf } from './define.js';
 
 /** scheduler.wake: the scheduler-wide wake, through the wake coalescer (unrelated to per-job wake-gates). */
 export function schedulerMethods(deps: { heartbeat: HeartbeatService }) {
-  const { rpcMethod } = methodsOf();
+  const { rpcMethod } = methodsOf('scheduler');
   return [
-    rpcMethod({
-      name: 'scheduler.wake',
+    rpcMethod('wake', {
       description:
         'Ask for a heartbeat now; rapid calls are coalesced into one beat. Fire-and-forget; text joins the beat.',
       params: z

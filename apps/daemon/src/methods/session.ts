@@ -14,17 +14,15 @@ const adminKey = z.object({ session_key: sessionKeySchema }).strict();
 export function sessionMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
   const { sessions } = runtime;
-  const { rpcMethod, adminMethod } = methodsOf(toRpcError);
+  const { rpcMethod, adminMethod } = methodsOf('session', toRpcError);
   return [
-    rpcMethod({
-      name: 'session.status',
+    rpcMethod('status', {
       description:
         "Model, token use, steps executed and step limit of a session (default: the caller's own).",
       params: z.object({ key: sessionKeySchema.optional() }).strict(),
       handler: ({ key }, context) => sessions.status(key ?? defaultSessionKey(context.clientId)),
     }),
-    rpcMethod({
-      name: 'session.history',
+    rpcMethod('history', {
       description: 'The stored messages of a session, oldest first; `limit` newest before `beforeTs`.',
       params: z
         .object({
@@ -39,8 +37,7 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
           ...(beforeTs !== undefined ? { beforeTs } : {}),
         }),
     }),
-    rpcMethod({
-      name: 'session.list',
+    rpcMethod('list', {
       description: 'Sessions from the database, most recently active first.',
       params: z
         .object({
@@ -57,8 +54,7 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         }),
       }),
     }),
-    rpcMethod({
-      name: 'session.send',
+    rpcMethod('send', {
       description: 'Send a message into a session (created on first use) and return the agent turn result.',
       params: z
         .object({
@@ -70,40 +66,34 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
       handler: ({ key, message, agentId }, context) =>
         runtime.runTurn(rpcTurn(context, { message, sessionKey: key, agentId })),
     }),
-    rpcMethod({
-      name: 'session.search',
+    rpcMethod('search', {
       description: 'Full-text search over transcripts; the best hit per session, best first.',
       params: z
         .object({ query: z.string().min(1).max(1000), limit: z.number().int().min(1).max(200).optional() })
         .strict(),
       handler: ({ query, limit }) => sessions.search(query, limit ?? 20),
     }),
-    adminMethod({
-      name: 'session.delete',
+    adminMethod('delete', {
       description: 'Drop a session, its messages and its memory entries; returns the transcript.',
       params: adminKey,
       handler: ({ session_key }) => sessions.delete(session_key),
     }),
-    adminMethod({
-      name: 'session.reset',
+    adminMethod('reset', {
       description: 'Clear the messages of a session; metadata stays, cached approval decisions are cleared.',
       params: adminKey,
       handler: ({ session_key }) => sessions.reset(session_key),
     }),
-    adminMethod({
-      name: 'session.export',
+    adminMethod('export', {
       description: 'The export record of a session: messages, metadata, counts and times.',
       params: adminKey,
       handler: ({ session_key }) => sessions.export(session_key),
     }),
-    adminMethod({
-      name: 'session.compact',
+    adminMethod('compact', {
       description: 'Summarise old history through the model into a kept summary that replaces it in context.',
       params: z.object({ key: sessionKeySchema }).strict(),
       handler: ({ key }) => sessions.compact(key),
     }),
-    adminMethod({
-      name: 'session.reset_conversation',
+    adminMethod('reset_conversation', {
       description:
         'Destroy the durable history and transcript of a session (irreversible, counts only); optionally its memories.',
       params: z

@@ -1,7 +1,15 @@
 import { AuthScopesError, isLastAdminToken, type TokenStore } from '@agentd/auth-scopes';
 import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit, scopeTokens, tokenSeverity } from '@agentd/evidence';
+import {
+  type AuditClassification,
+  type AuditOutcome,
+  type AuditSeverity,
+  noopSecurityAudit,
+  type SecurityAudit,
+  scopeTokens,
+  tokenSeverity,
+} from '@agentd/evidence';
 import { methodsOf } from './define.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
@@ -29,19 +37,22 @@ export function tokenMethods(deps: {
   audit?: SecurityAudit;
 }) {
   const audit = deps.audit ?? noopSecurityAudit;
+  /** One `auth` audit event: the decision, whether the change then happened, and its refs. */
+  const auditAuth = (
+    classification: AuditClassification,
+    outcome: AuditOutcome,
+    severity: AuditSeverity,
+    refs: Record<string, unknown>,
+  ) => audit.emit({ kind: 'auth', classification, outcome, severity, ...refs });
   /** An allowed call the store failed: `low`, with why. */
-  const storeFailed = (refs: Record<string, unknown>) =>
-    audit.emit({ kind: 'auth', classification: 'allowed', outcome: 'failure', severity: 'low', ...refs });
-  const { adminMethod } = methodsOf();
+  const storeFailed = (refs: Record<string, unknown>) => auditAuth('allowed', 'failure', 'low', refs);
+  const { adminMethod } = methodsOf('tokens');
   return [
-    adminMethod({
-      name: 'tokens.list',
+    adminMethod('list', {
       description: 'Configured and created tokens: ids, clientId, scopes, createdAt; never the secret.',
-      params: z.object({}).strict(),
       handler: () => ({ tokens: deps.tokens.list() }),
     }),
-    adminMethod({
-      name: 'tokens.create',
+    adminMethod('create', {
       description: 'Create a token; the secret is returned once and only its hash is stored.',
       params: z
         .object({
@@ -58,11 +69,7 @@ export function tokenMethods(deps: {
         };
         try {
           const created = await deps.tokens.create(params);
-          audit.emit({
-            kind: 'auth',
-            classification: 'allowed',
-            outcome: 'success',
-            severity: tokenSeverity(created.scopes),
+          auditAuth('allowed', 'success', tokenSeverity(created.scopes), {
             ...refs,
             subject: created.id,
             client: created.clientId,
@@ -80,8 +87,7 @@ export function tokenMethods(deps: {
         }
       },
     }),
-    adminMethod({
-      name: 'tokens.revoke',
+    adminMethod('revoke', {
       description: "Revoke a token: new requests fail at once and the token's open sockets are closed.",
       params: z
         .object({
@@ -102,28 +108,15 @@ export function tokenMethods(deps: {
           forced: force === true,
         };
         if (lastAdmin && !force) {
-          audit.emit({
-            kind: 'auth',
-            classification: 'denied',
-            outcome: 'failure',
-            severity: 'medium',
-            ...refs,
-            reason: 'last_admin',
-          });
+          auditAuth('denied', 'failure', 'medium', { ...refs, reason: 'last_admin' });
           throw invalidId(
             `'${id}' is the last token with admin scope; revoking it locks every admin out. Create another admin token first, or pass force: true`,
           );
         }
         try {
           const revoked = await deps.tokens.revoke(id);
-          audit.emit({
-            kind: 'auth',
-            classification: 'allowed',
-            outcome: 'success',
-            // Revoking the last admin token locks every admin out until a restart.
-            severity: lastAdmin ? 'high' : tokenSeverity(target?.scopes ?? []),
-            ...refs,
-          });
+          // Revoking the last admin token locks every admin out until a restart.
+          auditAuth('allowed', 'success', lastAdmin ? 'high' : tokenSeverity(target?.scopes ?? []), refs);
           return revoked;
         } catch (error) {
           const missing = error instanceof AuthScopesError && error.code === 'TOKEN_NOT_FOUND';

@@ -109,4 +109,16 @@ export function redactUrl(url: URL): string {
   const copy = new URL(url.toString());
   copy.searchParams.set('token', '[REDACTED]');
   return copy.toString();
+} /**
+ * The opening both clients' option checks share: the options record, its `url` (of one of
+ * `protocols`) and the optional bearer `token`, read in that order so the first bad one is
+ * the one named.
+ */
+export function readEndpoint(
+  input: unknown,
+  protocols: readonly string[],
+): { options: Record<string, unknown>; url: URL; token: string | undefined } {
+  const options = requireRecord(input, 'options');
+  const url = readUrl(options.url, 'url', protocols);
+  return { options, url, token: readOptionalString(options.token, 'token') };
 }

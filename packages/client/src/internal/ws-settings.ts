@@ -5,12 +5,12 @@ import {
   readBoolean,
   readCount,
   readDuration,
+  readEndpoint,
   readEnum,
   readFunction,
   readHeaders,
   readLogger,
   readOptionalString,
-  readUrl,
   requireRecord,
 } from './options.js';
 
@@ -29,9 +29,7 @@ export interface Settings {
 
 /** Checks the options; throws `INVALID_OPTIONS` naming the first bad one. */
 export function readSettings(input: unknown): Settings {
-  const options = requireRecord(input, 'options');
-  const url = readUrl(options.url, 'url', ['ws:', 'wss:']);
-  const token = readOptionalString(options.token, 'token');
+  const { options, url, token } = readEndpoint(input, ['ws:', 'wss:']);
   const tokenLocation = readEnum(options.tokenLocation, 'tokenLocation', ['header', 'query'], 'header');
   const headers = readHeaders(options.headers, 'headers');
   if (token !== undefined) {

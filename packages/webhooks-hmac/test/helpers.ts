@@ -1,0 +1,51 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
+
+/** Loopback HTTP servers a test file starts; see {@link testServers}. */
+export interface TestServers {
+  /** Serves `listener` on a free loopback port and returns its base URL. */
+  listen(listener: RequestListener): Promise<string>;
+  /** Closes every server started so far, dropping open connections. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Registers an `afterEach` that stops the servers a test started, so a failing test
+ * cannot leave a port or a keep-alive connection behind for the next one.
+ */
+export function testServers(): TestServers {
+  const servers: Server[] = [];
+  const stop = async (): Promise<void> => {
+    for (const server of servers.splice(0)) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
+  };
+  afterEach(stop);
+  return {
+    async listen(listener) {
+      const server = createServer(listener);
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    stop,
+  };
+}
+
+/** POSTs `body` as JSON and returns the status and the parsed JSON answer. */
+export async function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
