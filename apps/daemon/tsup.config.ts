@@ -9,5 +9,8 @@ export default defineConfig(
     noExternal: [/^@agentd\//],
     external: [/^(?!@agentd\/)[^./]/],
     dts: false,
+    // `agentd call` and `token create` load only the CLI and the client; the daemon is a chunk
+    // that `start` imports.
+    splitting: true,
   }),
 );

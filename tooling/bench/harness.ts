@@ -2,9 +2,48 @@ import { Agent, request } from 'node:http';
 
 /**
  * The benchmark harness: every benchmark measures the project and its baseline in the
- * same run, on the same machine, and prints the ratio next to the raw figures. Nothing
- * here asserts a time: figures are for reading, not for failing a build.
+ * same run, on the same machine, and prints the ratio next to the raw figures. Aims are
+ * written beside the figures in each benchmark (`printFigure(..., { below })`,
+ * `printComparison(..., { aims })`); a run with `--check` (`pnpm bench --check`) exits 1
+ * naming every aim it missed. Tests never assert times: this is what a developer runs
+ * before calling a performance-relevant change done.
  */
+
+/** An aim for a figure: it must stay below and/or above these values. */
+export interface Aim {
+  below?: number;
+  above?: number;
+}
+
+const missed: string[] = [];
+let aimsChecked = 0;
+
+/** Records `value` against `aim`; answers the verdict text printed beside the figure. */
+function judge(label: string, value: number, unit: string, aim: Aim | undefined): string {
+  if (aim === undefined || (aim.below === undefined && aim.above === undefined)) return '';
+  aimsChecked++;
+  const parts: string[] = [];
+  let met = true;
+  if (aim.below !== undefined) {
+    parts.push(`< ${aim.below}${unit ? ` ${unit}` : ''}`);
+    met &&= value < aim.below;
+  }
+  if (aim.above !== undefined) {
+    parts.push(`> ${aim.above}${unit ? ` ${unit}` : ''}`);
+    met &&= value > aim.above;
+  }
+  const text = `aim ${parts.join(' and ')}`;
+  if (!met) missed.push(`${label}: ${value.toFixed(2)}${unit ? ` ${unit}` : ''} (${text})`);
+  return ` (${text}: ${met ? 'met' : 'missed'})`;
+}
+
+process.on('exit', () => {
+  if (aimsChecked === 0) return;
+  console.log(`
+aims: ${aimsChecked - missed.length} met, ${missed.length} missed`);
+  for (const line of missed) console.log(`  missed: ${line}`);
+  if (missed.length > 0 && process.argv.includes('--check')) process.exitCode = 1;
+});
 
 /** One measured subject. */
 export interface Measurement {
@@ -64,32 +103,49 @@ export async function interleave(
   });
 }
 
-/** Prints a table of subjects with their ratio to the baseline (the first row unless named). */
-export function printComparison(title: string, rows: Measurement[], baselineName?: string): void {
-  const baseline = rows.find((row) => row.name === baselineName) ?? rows[0];
+/** Options of {@link printComparison}. */
+export interface ComparisonOptions {
+  /** The row the ratios are taken against. @default the first row */
+  baseline?: string;
+  /** Aims for rows' ratios to the baseline, by row name. */
+  aims?: Record<string, Aim>;
+  /** Further aims: a row's ratio to another row, e.g. the project against a competing library. */
+  versus?: Array<{ row: string; other: string; aim: Aim }>;
+}
+
+/**
+ * Prints a table of subjects with their ratio to the baseline (the first row unless named),
+ * judging the ratios that have aims.
+ */
+export function printComparison(
+  title: string,
+  rows: Measurement[],
+  options: ComparisonOptions | string = {},
+): void {
+  const settings = typeof options === 'string' ? { baseline: options } : options;
+  const baseline = rows.find((row) => row.name === settings.baseline) ?? rows[0];
   console.log(`\n${title}`);
   for (const row of rows) {
     const ratio = baseline ? row.opsPerSec / baseline.opsPerSec : 1;
+    const verdict = judge(`${title}: ${row.name} / ${baseline?.name}`, ratio, '', settings.aims?.[row.name]);
     console.log(
       `  ${row.name.padEnd(44)} ${row.opsPerSec.toFixed(0).padStart(9)} ops/s  ` +
-        `(${row.ops} ops in ${row.ms.toFixed(0)} ms)  ratio ${ratio.toFixed(2)}`,
+        `(${row.ops} ops in ${row.ms.toFixed(0)} ms)  ratio ${ratio.toFixed(2)}${verdict}`,
     );
+  }
+  for (const { row, other, aim } of settings.versus ?? []) {
+    const subject = rows.find((candidate) => candidate.name === row);
+    const against = rows.find((candidate) => candidate.name === other);
+    if (!subject || !against) throw new Error(`printComparison: no row ${subject ? other : row}`);
+    const ratio = subject.opsPerSec / against.opsPerSec;
+    const verdict = judge(`${title}: ${row} / ${other}`, ratio, '', aim);
+    console.log(`  ${`${row} / ${other}`.padEnd(44)} ratio ${ratio.toFixed(2)}${verdict}`);
   }
 }
 
-/** Prints one figure against an aim, e.g. RSS against a budget. */
-export function printFigure(
-  label: string,
-  value: number,
-  unit: string,
-  aim?: { below?: number; above?: number },
-) {
-  let verdict = '';
-  if (aim?.below !== undefined)
-    verdict =
-      value < aim.below ? ` (aim < ${aim.below} ${unit}: met)` : ` (aim < ${aim.below} ${unit}: missed)`;
-  if (aim?.above !== undefined)
-    verdict = value > aim.above ? ` (aim > ${aim.above}: met)` : ` (aim > ${aim.above}: missed)`;
+/** Prints one figure, judged against its aim when it has one (e.g. RSS against a budget). */
+export function printFigure(label: string, value: number, unit: string, aim?: Aim): void {
+  const verdict = judge(label, value, unit, aim);
   console.log(`  ${label.padEnd(44)} ${value.toFixed(1).padStart(9)} ${unit}${verdict}`);
 }
 

@@ -59,13 +59,20 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'start': {
       const port = values.port === undefined ? undefined : parsePort(values.port);
-      const { startDaemon } = await import('./daemon.js');
+      const [{ startDaemon }, { firstStartBlock }] = await Promise.all([
+        import('./daemon.js'),
+        import('./first-start.js'),
+      ]);
+      // The bootstrap's lines are held until the daemon is ready, then shown as one block.
+      const bootstrapLines: string[] = [];
       const daemon = await startDaemon({
         dataDir,
         ...(values.host ? { host: values.host } : {}),
         ...(port === undefined ? {} : { port }),
         logToStdout: true,
+        print: (line) => bootstrapLines.push(line),
       });
+      if (bootstrapLines.length > 0) console.log(firstStartBlock(bootstrapLines, daemon.url));
       console.error(
         `agentd listening on ${daemon.url} (WebSocket ${daemon.wsUrl}), data in ${daemon.dataDir}`,
       );

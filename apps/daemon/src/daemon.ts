@@ -20,7 +20,7 @@ import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { runAsActor, sweepEvidence } from '@agentd/evidence';
 import { configSections, type DaemonConfig } from './config-schema.js';
-import { createDaemonServer, gatewayBuilder } from './gateway.js';
+import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
 import { createLiveConfig, registerDaemonAppliers, withAbsoluteLogPath } from './live-config.js';
@@ -300,7 +300,9 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     return liveConfig.apply(cfg, change.changedSections);
   });
 
-  const server = createDaemonServer({ gateway, hooks });
+  // Opened once the admin token and every service are ready (see createDaemonServer).
+  const readiness = startGate();
+  const server = createDaemonServer({ gateway, hooks, readiness });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;
@@ -318,8 +320,12 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
         );
         throw error;
       }),
-    // In-flight requests finish while the sockets are closed with 1001.
-    () => Promise.all([closeServer(server), gateway.ws.close()]),
+    // In-flight requests finish while the sockets are closed with 1001; requests still waiting
+    // for a start that failed are dropped.
+    () => {
+      readiness.fail();
+      return Promise.all([closeServer(server), gateway.ws.close()]);
+    },
   );
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
   await runAsActor({ method: 'bootstrap' }, () =>
@@ -334,6 +340,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     () => rmSync(pidFile, { force: true }),
   );
 
+  readiness.open();
   log.info(
     {
       startupDurationMs: now() - context.startedAt,

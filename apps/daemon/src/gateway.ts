@@ -141,18 +141,51 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
   };
 }
 
+/** Whether the daemon has finished starting; requests that arrive before wait for it. */
+export interface Readiness {
+  readonly ready: boolean;
+  /** Resolves when the start completes; rejects when it fails (the waiting requests are dropped). */
+  readonly whenReady: Promise<void>;
+}
+
+/** A {@link Readiness} the start opens when it is done, or fails when it stops part way. */
+export function startGate(): Readiness & { open(): void; fail(): void } {
+  let ready = false;
+  let open = (): void => {};
+  let fail = (): void => {};
+  const whenReady = new Promise<void>((resolve, reject) => {
+    open = () => {
+      ready = true;
+      resolve();
+    };
+    fail = () => reject(new Error('the daemon stopped before it was ready'));
+  });
+  // Nobody may be waiting when a start fails; the rejection is expected then.
+  whenReady.catch(() => undefined);
+  return {
+    get ready() {
+      return ready;
+    },
+    whenReady,
+    open: () => open(),
+    fail: () => fail(),
+  };
+}
+
 /**
  * The daemon's HTTP server: `/rpc`, `/api/chat/stream` and the `/ws` upgrade go to the newest
  * gateway generation (changed limits and `gateway.restart` build one), `/health` answers, hook
- * paths go to the webhooks.
+ * paths go to the webhooks. Until `readiness` says the start is complete (the first-start admin
+ * token stored, every service started), `/health` answers 503 and every other request and
+ * upgrade waits, so an early caller is never refused a token that is about to work.
  */
 export function createDaemonServer(routes: {
   gateway: GatewayPool<Gateway>;
   hooks: Pick<WebhookService, 'matches' | 'handle'>;
+  readiness: Readiness;
 }): Server {
-  const { gateway, hooks } = routes;
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
+  const { gateway, hooks, readiness } = routes;
+  const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
     if (path === '/rpc') {
       void gateway.http(req, res);
       return;
@@ -170,6 +203,21 @@ export function createDaemonServer(routes: {
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+  };
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (readiness.ready) {
+      route(req, res, path);
+    } else if (path === '/health' && req.method === 'GET') {
+      res
+        .writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
+        .end('{"ok":false,"status":"starting"}');
+    } else {
+      readiness.whenReady.then(
+        () => route(req, res, path),
+        () => res.destroy(),
+      );
+    }
   });
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '/').split('?', 1)[0];
@@ -177,7 +225,12 @@ export function createDaemonServer(routes: {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
-    gateway.ws.handleUpgrade(req, socket, head);
+    if (readiness.ready) gateway.ws.handleUpgrade(req, socket, head);
+    else
+      readiness.whenReady.then(
+        () => gateway.ws.handleUpgrade(req, socket, head),
+        () => socket.destroy(),
+      );
   });
   return server;
 }
