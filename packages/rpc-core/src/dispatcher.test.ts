@@ -170,6 +170,41 @@ describe('createDispatcher', () => {
       }
     });
 
+    it('parses a params-less call only until its schema is known to take {} unchanged', async () => {
+      let parses = 0;
+      const counted = z
+        .object({})
+        .strict()
+        .superRefine(() => {
+          parses++;
+        });
+      const registry = new MethodRegistry().register(
+        defineMethod({ name: 'probe.bare', scope: 'rpc', params: counted, handler: (params) => params }),
+        defineMethod({
+          name: 'probe.needs',
+          scope: 'rpc',
+          params: z.object({ id: z.string() }),
+          handler: (params) => params,
+        }),
+      );
+      const dispatcher = createDispatcher({ registry });
+      for (let id = 1; id <= 3; id++) {
+        expect(await call(`{"jsonrpc":"2.0","method":"probe.bare","id":${id}}`, dispatcher)).toEqual({
+          jsonrpc: '2.0',
+          result: {},
+          id,
+        });
+      }
+      expect(parses).toBe(1);
+      // Params that were sent are always validated.
+      await call('{"jsonrpc":"2.0","method":"probe.bare","params":{},"id":4}', dispatcher);
+      expect(parses).toBe(2);
+      expect(await call('{"jsonrpc":"2.0","method":"probe.needs","id":5}', dispatcher)).toMatchObject({
+        error: { code: ErrorCodes.InvalidParams },
+        id: 5,
+      });
+    });
+
     it('defaults absent params to an empty object', async () => {
       const registry = new MethodRegistry().register(
         defineMethod({

@@ -181,8 +181,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     throw error;
   }
 
+  /**
+   * Per method: whether its schema turns `{}` into an empty object (no defaults, no
+   * transforms), so a call without params, the common case for status methods, skips the
+   * parse. Decided once, on first use.
+   */
+  const takesEmpty = new WeakMap<AnyMethod, boolean>();
+  function acceptsEmpty(method: AnyMethod): boolean {
+    let accepts = takesEmpty.get(method);
+    if (accepts === undefined) {
+      try {
+        const result = method.params.safeParse({});
+        accepts = result.success && isPlainObject(result.data) && Object.keys(result.data).length === 0;
+      } catch {
+        accepts = false;
+      }
+      takesEmpty.set(method, accepts);
+    }
+    return accepts;
+  }
+
   /** Validates params synchronously; only schemas with async refinements take the async path. */
   function parseParams(method: AnyMethod, rawParams: unknown): unknown {
+    if (rawParams === undefined && acceptsEmpty(method)) return {};
     const input = rawParams === undefined ? {} : rawParams;
     let parsed: z.ZodSafeParseResult<unknown>;
     try {
