@@ -97,6 +97,7 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       authorize: authorizeScope,
       logger: gatewayLog,
       maxBatchSize: cfg.gateway.maxBatchSize,
+      maxParamsDepth: cfg.gateway.maxParamsDepth,
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
       wrap: (ctx, run) =>
         runWithTrace(

@@ -170,6 +170,44 @@ describe('createDispatcher', () => {
       }
     });
 
+    it('answers params nested deeper than maxParamsDepth, or holding __proto__, with -32602 naming the path', async () => {
+      const registry = new MethodRegistry().register(
+        defineMethod({
+          name: 'probe.any',
+          scope: 'rpc',
+          params: z.object({ meta: z.unknown() }).passthrough(),
+          handler: () => 'ran',
+        }),
+      );
+      const dispatcher = createDispatcher({ registry, maxParamsDepth: 4 });
+      const send = (params: string) =>
+        call(`{"jsonrpc":"2.0","method":"probe.any","params":${params},"id":1}`, dispatcher);
+      // params is level 1, so four levels end at b.
+      expect(await send('{"meta":{"a":{"b":{"c":1}}}}')).toMatchObject({ result: 'ran' });
+      expect(await send('{"meta":{"a":{"b":{"c":{}}}}}')).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: ErrorCodes.InvalidParams,
+          message: 'Invalid params: params.meta.a.b.c: nested deeper than 4 levels',
+          data: {
+            issues: [
+              { path: ['meta', 'a', 'b', 'c'], code: 'too_deep', message: 'nested deeper than 4 levels' },
+            ],
+          },
+        },
+        id: 1,
+      });
+      // 100,000 levels: still a validation error, not a stack overflow.
+      const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      expect(await send(`{"meta":${deep}}`)).toMatchObject({ error: { code: ErrorCodes.InvalidParams } });
+      expect(await send('{"meta":[{"__proto__":{"polluted":true}}]}')).toMatchObject({
+        error: {
+          code: ErrorCodes.InvalidParams,
+          message: 'Invalid params: params.meta[0].__proto__: the key __proto__ is not allowed',
+        },
+      });
+    });
+
     it('parses a params-less call only until its schema is known to take {} unchanged', async () => {
       let parses = 0;
       const counted = z

@@ -1,3 +1,4 @@
+import { inspectValue, pathText } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { JsonRpcId, JsonRpcResponse } from './envelope.js';
 import { ErrorCodes, type ParamIssue, RpcError } from './errors.js';
@@ -62,6 +63,13 @@ export interface DispatcherOptions {
    * @default 1048576
    */
   maxMessageBytes?: number | undefined;
+  /**
+   * Deepest nesting of objects and arrays in `params` (`params` itself is level 1). Deeper
+   * params, and params with a `__proto__` key anywhere, are answered `-32602` naming the path
+   * before the schema (which recurses) sees them.
+   * @default 64
+   */
+  maxParamsDepth?: number | undefined;
   /**
    * Wraps every handler call, for example to enter the daemon's trace context. Must call `run` and return its result.
    * @default none (the handler runs directly)
@@ -130,6 +138,7 @@ const optionsSchema = z.object({
   logger: loggerSchema.optional(),
   maxBatchSize: z.number().int().positive().default(50),
   maxMessageBytes: z.number().int().positive().default(1_048_576),
+  maxParamsDepth: z.number().int().positive().default(64),
   wrap: fn<WrapHandler>('wrap').optional(),
   randomId: fn<() => string>('randomId').optional(),
   now: fn<() => number>('now').optional(),
@@ -154,7 +163,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const logger = parsed.logger ?? noopLogger;
   const randomId = parsed.randomId ?? defaultRandomId;
   const now = parsed.now ?? Date.now;
-  const { maxBatchSize, maxMessageBytes, wrap } = parsed;
+  const { maxBatchSize, maxMessageBytes, maxParamsDepth, wrap } = parsed;
   const neverAborted = new AbortController().signal;
 
   /** Debug lines are built only when a debug line would be written (a hot path otherwise). */
@@ -204,6 +213,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** Validates params synchronously; only schemas with async refinements take the async path. */
   function parseParams(method: AnyMethod, rawParams: unknown): unknown {
     if (rawParams === undefined && acceptsEmpty(method)) return {};
+    if (rawParams !== undefined) refuseHostile(rawParams, maxParamsDepth);
     const input = rawParams === undefined ? {} : rawParams;
     let parsed: z.ZodSafeParseResult<unknown>;
     try {
@@ -466,6 +476,18 @@ function describeEnvelopeProblem(
   }
   if (message.params === null) return 'params must be an object or an array';
   return undefined;
+}
+
+/** Throws `-32602` for params nested too deep or holding a `__proto__` key, naming the path. */
+function refuseHostile(params: unknown, maxDepth: number): void {
+  const problem = inspectValue(params, { maxDepth });
+  if (problem === undefined) return;
+  const where = pathText('params', problem.path);
+  const issue: ParamIssue =
+    problem.kind === 'depth'
+      ? { path: problem.path, code: 'too_deep', message: `nested deeper than ${maxDepth} levels` }
+      : { path: problem.path, code: 'unsafe_key', message: `the key ${problem.key} is not allowed` };
+  throw RpcError.invalidParams(`Invalid params: ${where}: ${issue.message}`, [issue]);
 }
 
 function invalidParams(issues: readonly z.core.$ZodIssue[]): RpcError {

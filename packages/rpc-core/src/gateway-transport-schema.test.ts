@@ -7,6 +7,7 @@ describe('gatewayTransportSchema', () => {
       maxBatchSize: 50,
       wsMaxMessageBytes: 1_048_576,
       wsMessageRateLimit: { maxMessages: 120, windowMs: 10_000 },
+      maxParamsDepth: 64,
       wsHeartbeatMs: 30_000,
     });
   });

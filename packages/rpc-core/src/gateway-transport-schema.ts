@@ -5,7 +5,7 @@ export const WS_MESSAGE_RATE_LIMIT_MAX = 100_000;
 
 /**
  * The transport section of the gateway configuration (`gateway.*`), with the defaults the project decided:
- * batches of 50, messages of 1048576 characters, 120 messages per 10 s per connection, heartbeats every 30 s.
+ * batches of 50, messages of 1048576 characters, params nested 64 levels, 120 messages per 10 s per connection, heartbeats every 30 s.
  */
 export const gatewayTransportSchema = z.object({
   /** Longest batch; a longer one is answered with `-32600`. */
@@ -24,6 +24,11 @@ export const gatewayTransportSchema = z.object({
       windowMs: z.number().int().positive().default(10_000),
     })
     .prefault({}),
+  /**
+   * Deepest nesting of objects and arrays in a request's `params` (`params` is level 1); deeper
+   * params are answered with `-32602` naming the path, before any schema recurses into them.
+   */
+  maxParamsDepth: z.number().int().positive().max(1000).default(64),
   /** Heartbeat notification interval; `0` disables heartbeats. */
   wsHeartbeatMs: z.number().int().nonnegative().default(30_000),
 });

@@ -1,0 +1,2 @@
+export { type InspectOptions, inspectValue, pathText, type ValuePath, type ValueProblem } from './inspect.js';
+export { isUnsafeKey, ownEntry, UNSAFE_KEYS } from './keys.js';
