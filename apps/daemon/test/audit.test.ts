@@ -109,51 +109,20 @@ describe('config writes', () => {
     const lines = readLines(auditFile(d.dataDir));
     expect(lines[0]).toMatchObject({ method: 'bootstrap', sections: ['gateway'], outcome: 'success' });
     expect(lines[0]).not.toHaveProperty('tokenId');
-    expect(lines.slice(1).map(({ ts: _ts, ...rest }) => rest)).toEqual([
-      {
-        method: 'config.patch',
-        sections: ['webhooks'],
-        sha: patched.sha,
-        tokenId: 'admin',
-        outcome: 'success',
-      },
-      { method: 'config.set', sections: ['webhooks'], sha: set.sha, tokenId: 'admin', outcome: 'success' },
-      {
-        method: 'config.patch',
-        sections: ['gateway'],
-        tokenId: 'admin',
-        outcome: 'failure',
-        reason: 'invalid',
-      },
-      {
-        method: 'config.patch',
-        sections: ['gateway'],
-        tokenId: 'admin',
-        outcome: 'failure',
-        reason: 'write_policy',
-      },
-      {
-        method: 'config.apply',
-        sections: ['webhooks'],
-        sha: applied.sha,
-        tokenId: 'admin',
-        outcome: 'success',
-      },
-      {
-        method: 'config.rollback',
-        sections: ['webhooks'],
-        sha: rolled.sha,
-        tokenId: 'admin',
-        outcome: 'success',
-      },
-      {
-        method: 'config.rollback',
-        sections: [],
-        tokenId: 'admin',
-        outcome: 'failure',
-        reason: 'commit_not_found',
-      },
-    ]);
+    // The seven changes after the bootstrap line, as [outcome, severity, what both records name].
+    // The audit file adds the caller as `tokenId` and the outcome; the evidence rows say `caller`.
+    const changes = [
+      ['success', 'medium', { method: 'config.patch', sections: ['webhooks'], sha: patched.sha }],
+      ['success', 'medium', { method: 'config.set', sections: ['webhooks'], sha: set.sha }],
+      ['failure', 'medium', { method: 'config.patch', sections: ['gateway'], reason: 'invalid' }],
+      ['failure', 'medium', { method: 'config.patch', sections: ['gateway'], reason: 'write_policy' }],
+      ['success', 'medium', { method: 'config.apply', sections: ['webhooks'], sha: applied.sha }],
+      ['success', 'medium', { method: 'config.rollback', sections: ['webhooks'], sha: rolled.sha }],
+      ['failure', 'low', { method: 'config.rollback', sections: [], reason: 'commit_not_found' }],
+    ] as const;
+    expect(lines.slice(1).map(({ ts: _ts, ...rest }) => rest)).toEqual(
+      changes.map(([outcome, , refs]) => ({ ...refs, tokenId: 'admin', outcome })),
+    );
     for (const line of lines) expect(Number.isNaN(Date.parse(line.ts))).toBe(false);
     // The commits named are the config history's own.
     const history = await d.call<{ entries: Array<{ sha: string }> }>('config.history', { limit: 50 });
@@ -162,50 +131,14 @@ describe('config writes', () => {
     );
 
     const rows = await d.rows({ kind: 'config' });
-    expect(rows.map((row) => [row.classification, row.outcome, row.severity, row.refs])).toEqual([
-      [
+    expect(rows.map((row) => [row.classification, row.outcome, row.severity, row.refs])).toEqual(
+      changes.map(([outcome, severity, refs]) => [
         'allowed',
-        'success',
-        'medium',
-        { method: 'config.patch', sections: ['webhooks'], sha: patched.sha, caller: 'admin' },
-      ],
-      [
-        'allowed',
-        'success',
-        'medium',
-        { method: 'config.set', sections: ['webhooks'], sha: set.sha, caller: 'admin' },
-      ],
-      [
-        'allowed',
-        'failure',
-        'medium',
-        { method: 'config.patch', sections: ['gateway'], caller: 'admin', reason: 'invalid' },
-      ],
-      [
-        'allowed',
-        'failure',
-        'medium',
-        { method: 'config.patch', sections: ['gateway'], caller: 'admin', reason: 'write_policy' },
-      ],
-      [
-        'allowed',
-        'success',
-        'medium',
-        { method: 'config.apply', sections: ['webhooks'], sha: applied.sha, caller: 'admin' },
-      ],
-      [
-        'allowed',
-        'success',
-        'medium',
-        { method: 'config.rollback', sections: ['webhooks'], sha: rolled.sha, caller: 'admin' },
-      ],
-      [
-        'allowed',
-        'failure',
-        'low',
-        { method: 'config.rollback', sections: [], caller: 'admin', reason: 'commit_not_found' },
-      ],
-    ]);
+        outcome,
+        severity,
+        { ...refs, caller: 'admin' },
+      ]),
+    );
     const failures = await d.rows({ kind: 'config', outcome: 'failure' });
     expect(failures.map((row) => row.refs.reason)).toEqual(['invalid', 'write_policy', 'commit_not_found']);
 

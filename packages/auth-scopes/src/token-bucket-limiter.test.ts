@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from './internal/test-support.js';
+import { acquireAt, manualClock } from './internal/test-support.js';
 import { TokenBucketLimiter } from './token-bucket-limiter.js';
 
 describe('TokenBucketLimiter', () => {
@@ -15,15 +15,9 @@ describe('TokenBucketLimiter', () => {
     // env.set: five writes per minute, one token every 12 seconds.
     const limiter = new TokenBucketLimiter({ capacity: 5, refillPerSecond: 5 / 60, now: time.now });
     for (let index = 0; index < 5; index += 1) limiter.tryAcquire();
-    time.set(11_999);
-    expect(limiter.tryAcquire()).toBe(false);
-    time.set(12_000);
-    expect(limiter.tryAcquire()).toBe(true);
-    expect(limiter.tryAcquire()).toBe(false);
-    time.set(36_000);
-    expect(limiter.tryAcquire()).toBe(true);
-    expect(limiter.tryAcquire()).toBe(true);
-    expect(limiter.tryAcquire()).toBe(false);
+    // One token by 12 s; two more by 36 s, the third not yet.
+    const answers = acquireAt(limiter, time, [11_999, 12_000, 12_000, 36_000, 36_000, 36_000]);
+    expect(answers).toEqual([false, true, false, true, true, false]);
   });
 
   it('counts a token as refilled when polling accumulates floating-point error', () => {
@@ -76,12 +70,7 @@ describe('TokenBucketLimiter', () => {
     const time = manualClock(10_000);
     const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 1, now: time.now });
     limiter.tryAcquire();
-    time.set(5_000);
-    expect(limiter.tryAcquire()).toBe(false);
-    time.set(10_999);
-    expect(limiter.tryAcquire()).toBe(false);
-    time.set(11_000);
-    expect(limiter.tryAcquire()).toBe(true);
+    expect(acquireAt(limiter, time, [5_000, 10_999, 11_000])).toEqual([false, false, true]);
   });
 
   it('refills completely on reset', () => {

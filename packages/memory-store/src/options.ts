@@ -1,5 +1,6 @@
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
+import type { util } from 'zod/v4/core';
 import {
   type Embedder,
   hashingEmbedderOptionsSchema,
@@ -8,6 +9,16 @@ import {
 } from './embedder.js';
 import type { EventSink, MemoryLogger } from './logger.js';
 import type { Reranker } from './reranker.js';
+
+/**
+ * A nested settings object: strict, and when left out, what it makes of `{}`. Its defaults
+ * are then stated once, on its fields, instead of again in an object literal beside them.
+ */
+function settingsGroup<T extends z.ZodRawShape>(shape: T) {
+  const schema = z.object(shape).strict();
+  // A parsed value is never undefined; TypeScript cannot see that through the generic output type.
+  return schema.default(schema.parse({}) as util.NoUndefined<z.output<typeof schema>>);
+}
 
 /** @internal The serialisable part of {@link MemoryStoreOptions}, validated at the boundary. */
 export const memoryStoreSettingsSchema = z
@@ -19,38 +30,22 @@ export const memoryStoreSettingsSchema = z
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     rerankCandidates: z.number().int().min(1).max(200).default(20),
     rerankTimeoutMs: z.number().int().min(1).max(120_000).default(2000),
-    index: z
-      .object({
-        enabled: z.boolean().default(true),
-        kind: z.enum(['quantized', 'hnsw']).default('quantized'),
-        connectivity: z.number().int().min(0).max(256).default(16),
-        expansionAdd: z.number().int().min(0).max(4096).default(128),
-        expansionSearch: z.number().int().min(0).max(4096).default(128),
-        quantization: z.enum(['f32', 'f16', 'i8']).default('f16'),
-      })
-      .strict()
-      .default({
-        enabled: true,
-        kind: 'quantized',
-        connectivity: 16,
-        expansionAdd: 128,
-        expansionSearch: 128,
-        quantization: 'f16',
-      }),
-    cache: z
-      .object({
-        maxEntries: z.number().int().min(0).max(10_000_000).default(10_000),
-        maxPersisted: z.number().int().min(0).max(100_000_000).default(100_000),
-      })
-      .strict()
-      .default({ maxEntries: 10_000, maxPersisted: 100_000 }),
-    batch: z
-      .object({
-        maxBatch: z.number().int().min(1).max(10_000).default(256),
-        maxDelayMs: z.number().int().min(0).max(10_000).default(5),
-      })
-      .strict()
-      .default({ maxBatch: 256, maxDelayMs: 5 }),
+    index: settingsGroup({
+      enabled: z.boolean().default(true),
+      kind: z.enum(['quantized', 'hnsw']).default('quantized'),
+      connectivity: z.number().int().min(0).max(256).default(16),
+      expansionAdd: z.number().int().min(0).max(4096).default(128),
+      expansionSearch: z.number().int().min(0).max(4096).default(128),
+      quantization: z.enum(['f32', 'f16', 'i8']).default('f16'),
+    }),
+    cache: settingsGroup({
+      maxEntries: z.number().int().min(0).max(10_000_000).default(10_000),
+      maxPersisted: z.number().int().min(0).max(100_000_000).default(100_000),
+    }),
+    batch: settingsGroup({
+      maxBatch: z.number().int().min(1).max(10_000).default(256),
+      maxDelayMs: z.number().int().min(0).max(10_000).default(5),
+    }),
     defaultAgentId: z.string().min(1).max(128).default('default'),
     defaultTenant: z.string().min(1).max(128).default('default'),
   })
@@ -196,14 +191,11 @@ export const memorySectionSchema = z
     index: memoryStoreSettingsSchema.shape.index,
     cache: memoryStoreSettingsSchema.shape.cache,
     /** Recall before each agent turn, for agents whose config enables it. */
-    autoRecall: z
-      .object({
-        limit: z.number().int().min(1).max(50).default(5),
-        minScore: z.number().min(0).default(0),
-        maxChars: z.number().int().min(100).max(100_000).default(4000),
-      })
-      .strict()
-      .default({ limit: 5, minScore: 0, maxChars: 4000 }),
+    autoRecall: settingsGroup({
+      limit: z.number().int().min(1).max(50).default(5),
+      minScore: z.number().min(0).default(0),
+      maxChars: z.number().int().min(100).max(100_000).default(4000),
+    }),
   })
   .strict();
 

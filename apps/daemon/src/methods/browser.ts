@@ -1,4 +1,4 @@
-import { BrowserError, type BrowserService, browserParamSchemas } from '@agentd/browser';
+import { BrowserError, type BrowserService, browserParamSchemas, type CallOptions } from '@agentd/browser';
 import { ErrorCodes, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { methodsOf } from './define.js';
@@ -28,11 +28,38 @@ function toRpcError(error: unknown): unknown {
   });
 }
 
+/** The browser calls a method hands its validated params and the call's abort signal, as they are. */
+type ParamsCall = 'navigate' | 'snapshot' | 'screenshot' | 'act' | 'open' | 'focus' | 'close';
+
+/** The browser calls a method hands only the call's abort signal (the method takes no params). */
+type SignalCall = 'start' | 'pdf' | 'tabs';
+
 /** browser.*: the daemon's one headless browser (launched on first use). */
 export function browserMethods(deps: { browser: BrowserService }) {
   const { browser } = deps;
   const p = browserParamSchemas;
   const { rpcMethod } = methodsOf('browser', toRpcError);
+  // Most methods are the browser call of the same name; these two say so once. The params
+  // schema must produce what that call takes, so a schema and its call cannot drift apart.
+  const withParams = <K extends ParamsCall>(
+    name: K,
+    description: string,
+    params: z.ZodType<Parameters<BrowserService[K]>[0]>,
+  ) =>
+    rpcMethod(name, {
+      description,
+      params,
+      handler: (args, context) => {
+        const forward = browser[name] as (args: unknown, call: CallOptions) => Promise<unknown>;
+        return forward.call(browser, args, { signal: context.signal });
+      },
+    });
+  const withSignal = (name: SignalCall, description: string) =>
+    rpcMethod(name, {
+      description,
+      params: p.none,
+      handler: (_params, context): Promise<unknown> => browser[name]({ signal: context.signal }),
+    });
   return [
     rpcMethod('status', {
       description: 'Whether the browser runs, the focused tab URL and the number of tabs.',
@@ -40,61 +67,33 @@ export function browserMethods(deps: { browser: BrowserService }) {
       result: z.object({ running: z.boolean(), url: z.string().optional(), tabCount: z.number().optional() }),
       handler: () => browser.status(),
     }),
-    rpcMethod('start', {
-      description: 'Launch the headless browser; no effect when it already runs.',
-      params: p.none,
-      handler: (_params, context) => browser.start({ signal: context.signal }),
-    }),
+    withSignal('start', 'Launch the headless browser; no effect when it already runs.'),
     rpcMethod('stop', {
       description: 'Close every tab and end the browser process.',
       params: p.none,
       handler: () => browser.stop(),
     }),
-    rpcMethod('navigate', {
-      description: 'Load an http(s) URL in the focused tab; returns the final URL, title and status.',
-      params: p.navigate,
-      handler: (params, context) => browser.navigate(params, { signal: context.signal }),
-    }),
-    rpcMethod('snapshot', {
-      description: 'Accessibility-tree snapshot of the focused tab, with refs browser.act can target.',
-      params: p.snapshot,
-      handler: (params, context) => browser.snapshot(params, { signal: context.signal }),
-    }),
-    rpcMethod('screenshot', {
-      description: 'PNG screenshot of the focused tab (viewport or full page), base64.',
-      params: p.screenshot,
-      handler: (params, context) => browser.screenshot(params, { signal: context.signal }),
-    }),
-    rpcMethod('pdf', {
-      description: 'The focused tab printed to PDF, base64.',
-      params: p.none,
-      handler: (_params, context) => browser.pdf({ signal: context.signal }),
-    }),
-    rpcMethod('act', {
-      description: 'click, type, fill, press, select, hover, scroll or wait on the focused tab.',
-      params: p.act,
-      handler: (params, context) => browser.act(params, { signal: context.signal }),
-    }),
-    rpcMethod('tabs', {
-      description: 'Open tabs: id, URL, title and which one has focus.',
-      params: p.none,
-      handler: (_params, context) => browser.tabs({ signal: context.signal }),
-    }),
-    rpcMethod('open', {
-      description: 'Open a tab (blank or at a URL) and focus it.',
-      params: p.open,
-      handler: (params, context) => browser.open(params, { signal: context.signal }),
-    }),
-    rpcMethod('focus', {
-      description: 'Focus a tab by id.',
-      params: p.tab,
-      handler: (params, context) => browser.focus(params, { signal: context.signal }),
-    }),
-    rpcMethod('close', {
-      description: 'Close a tab by id.',
-      params: p.tab,
-      handler: (params, context) => browser.close(params, { signal: context.signal }),
-    }),
+    withParams(
+      'navigate',
+      'Load an http(s) URL in the focused tab; returns the final URL, title and status.',
+      p.navigate,
+    ),
+    withParams(
+      'snapshot',
+      'Accessibility-tree snapshot of the focused tab, with refs browser.act can target.',
+      p.snapshot,
+    ),
+    withParams(
+      'screenshot',
+      'PNG screenshot of the focused tab (viewport or full page), base64.',
+      p.screenshot,
+    ),
+    withSignal('pdf', 'The focused tab printed to PDF, base64.'),
+    withParams('act', 'click, type, fill, press, select, hover, scroll or wait on the focused tab.', p.act),
+    withSignal('tabs', 'Open tabs: id, URL, title and which one has focus.'),
+    withParams('open', 'Open a tab (blank or at a URL) and focus it.', p.open),
+    withParams('focus', 'Focus a tab by id.', p.tab),
+    withParams('close', 'Close a tab by id.', p.tab),
     rpcMethod('console', {
       description: 'Console messages of the focused tab: level, text, timestamp (bounded per tab).',
       params: p.none,

@@ -8,3 +8,18 @@ export function manualClock(start = 0): { now: () => number; set: (value: number
     },
   };
 }
+
+/**
+ * Moves `time` to each of `times` in turn and tries one acquisition there, so a test states a
+ * limiter's timeline as data: the answers come back in order, one per time.
+ */
+export function acquireAt(
+  limiter: { tryAcquire(): boolean },
+  time: { set: (value: number) => void },
+  times: number[],
+): boolean[] {
+  return times.map((at) => {
+    time.set(at);
+    return limiter.tryAcquire();
+  });
+}
