@@ -314,6 +314,44 @@ describe('ConfigStore.patch', () => {
     expect(text).toContain('logLevel: debug');
   });
 
+  it('refuses __proto__, constructor and prototype as keys in a patch, an apply and a set, writing nothing', async () => {
+    const { store, dataDir, file } = await loadedStore();
+    await store.patch({ providers: { entries: { alpha: { baseUrl: 'http://alpha.test' } } } });
+    const before = readFileSync(file);
+    const headBefore = head(dataDir);
+    const attempts: Array<[() => Promise<unknown>, (string | number)[]]> = [
+      // JSON.parse makes __proto__ an own key, as a JSON-RPC request would.
+      [
+        () => store.patch(JSON.parse('{"providers":{"entries":{"__proto__":{"baseUrl":"x"}}}}')),
+        ['providers', 'entries', '__proto__'],
+      ],
+      [
+        () => store.patch({ providers: { entries: { constructor: { baseUrl: 'x' } } } }),
+        ['providers', 'entries', 'constructor'],
+      ],
+      [
+        () => store.apply({ providers: { entries: { prototype: {} } } }),
+        ['providers', 'entries', 'prototype'],
+      ],
+      [
+        () => store.set('providers', 'entries.constructor', { baseUrl: 'x' }),
+        ['providers', 'entries', 'constructor'],
+      ],
+      [
+        () => store.set('providers', 'entries', JSON.parse('{"beta":{"__proto__":{}}}')),
+        ['providers', 'entries', 'beta', '__proto__'],
+      ],
+    ];
+    for (const [attempt, path] of attempts) {
+      const error = await caught(attempt());
+      expect(error.code).toBe('VALIDATION');
+      expect(error.data?.issues).toEqual([expect.objectContaining({ path, code: 'unsafe_key' })]);
+    }
+    expect(readFileSync(file)).toEqual(before);
+    expect(head(dataDir)).toBe(headBefore);
+    expect(Object.keys(store.get('providers').entries)).toEqual(['alpha']);
+  });
+
   it('writes nothing for an invalid patch and reports issues with paths', async () => {
     const { store, dataDir, file } = await loadedStore();
     await store.patch({ daemon: { logLevel: 'debug' } });

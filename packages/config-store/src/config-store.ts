@@ -18,7 +18,14 @@ import type { ConfigGit, CountObjects } from './internal/git.js';
 import { ChangeListeners } from './internal/listeners.js';
 import { Mutex } from './internal/mutex.js';
 import { snapshotFromRaw, snapshotFromText } from './internal/snapshot.js';
-import { deepClone, getAtPath, isPlainObject, mergePatch, nestAtPath } from './internal/values.js';
+import {
+  assertSafeKeys,
+  deepClone,
+  getAtPath,
+  isPlainObject,
+  mergePatch,
+  nestAtPath,
+} from './internal/values.js';
 import { redactConfig, redactConfigText } from './redaction.js';
 
 /** One top-level config section, contributed by a package. */
@@ -392,6 +399,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           ];
           throw new ConfigStoreError('VALIDATION', 'Invalid patch: expected an object', { data: { issues } });
         }
+        assertSafeKeys(patch);
         const next = snapshotFromRaw(ctx, current, mergePatch(current.raw, patch));
         return persist(ctx, repository, current, next, commitMessage('update'), options.message);
       });
@@ -399,6 +407,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     apply(config, options = {}) {
       return write(async (repository, current) => {
+        assertSafeKeys(config);
         const next = snapshotFromRaw(ctx, current, config);
         return persist(ctx, repository, current, next, commitMessage('apply'), options.message);
       });
@@ -413,6 +422,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
         ];
         throw new ConfigStoreError('VALIDATION', `Invalid key: ${JSON.stringify(key)}`, { data: { issues } });
       }
+      assertSafeKeys(value, [section, ...path]);
       let previous: unknown;
       const result = await write(async (repository, current) => {
         previous = deepClone(getAtPath(current.config[section], path));

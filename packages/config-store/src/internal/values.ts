@@ -1,3 +1,42 @@
+import { inspectValue, pathText, UNSAFE_KEYS } from '@agentd/input-guards';
+import { type ConfigIssue, ConfigStoreError } from '../errors.js';
+
+/**
+ * Refuses a caller's value (a patch, a whole config, a `set` value under its path) that uses
+ * `__proto__`, `constructor` or `prototype` as a key anywhere: merged into an ordinary object
+ * such a key replaces its prototype or shadows a built-in, so it never reaches a merge.
+ */
+export function assertSafeKeys(value: unknown, path: readonly string[] = []): void {
+  const badSegment = path.findIndex((segment) => UNSAFE_KEYS.has(segment));
+  const problem =
+    badSegment >= 0
+      ? { path: path.slice(0, badSegment + 1), key: path[badSegment]! }
+      : inspectKeys(value, path);
+  if (problem === undefined) return;
+  const where = pathText('', problem.path).slice(1);
+  const issues: ConfigIssue[] = [
+    {
+      path: problem.path,
+      pathText: where,
+      message: `the key ${problem.key} is not allowed`,
+      code: 'unsafe_key',
+    },
+  ];
+  throw new ConfigStoreError(
+    'VALIDATION',
+    `Invalid config: ${where}: the key ${problem.key} is not allowed`,
+    {
+      data: { issues },
+    },
+  );
+}
+
+function inspectKeys(value: unknown, prefix: readonly string[]) {
+  // Depth is the gateway's concern; here only the keys matter, so the bound is generous.
+  const problem = inspectValue(value, { maxDepth: 10_000, refusedKeys: UNSAFE_KEYS });
+  return problem?.kind === 'key' ? { path: [...prefix, ...problem.path], key: problem.key } : undefined;
+}
+
 /** A JSON-like object: created by `{}` or `Object.create(null)`, not a class instance. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
