@@ -51,6 +51,33 @@ describe('AgentRuntime.agents', () => {
     ]);
   });
 
+  it('finds no agent or provider under the name of an object built-in', async () => {
+    const t = await startRuntime({ persistAgents: async () => {} });
+    await t.runtime.agents.create({ name: 'Alpha' });
+    for (const agentId of [
+      'toString',
+      'valueOf',
+      'hasOwnProperty',
+      'constructor',
+      'isPrototypeOf',
+      '__proto__',
+    ]) {
+      expect(() => t.runtime.agents.get(agentId), agentId).toThrow(
+        expect.objectContaining({ code: 'AGENT_NOT_FOUND' }),
+      );
+      await expect(t.runtime.agents.delete(agentId), agentId).rejects.toMatchObject({
+        code: 'AGENT_NOT_FOUND',
+      });
+      await expect(t.runtime.agents.suspend(agentId), agentId).rejects.toMatchObject({
+        code: 'AGENT_NOT_FOUND',
+      });
+    }
+    await expect(t.runtime.agents.create({ name: 'x', provider: 'toString' })).rejects.toMatchObject({
+      code: 'PROVIDER_NOT_FOUND',
+    });
+    expect(t.runtime.agents.list()).toEqual(['alpha', 'default']);
+  });
+
   it('refuses new messages while suspended, lets in-flight turns finish, and resumes', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import { ownEntry } from '@agentd/input-guards';
 import {
   type AgentDefinition,
   type AgentDefinitionInput,
@@ -80,8 +81,13 @@ const DEFAULT_AGENT: AgentDefinition = agentDefinitionSchema.parse({
 export function createAgentRegistry(ctx: RuntimeContext, models: ModelResolver): AgentRegistry {
   const { config } = ctx;
 
+  /** The configured agent of that id: own entries only, so `toString` or `constructor` finds none. */
+  function configured(agentId: string): AgentDefinition | undefined {
+    return ownEntry(config.agents.entries, agentId);
+  }
+
   function find(agentId: string): AgentDefinition | undefined {
-    return config.agents.entries[agentId] ?? (agentId === DEFAULT_AGENT_ID ? DEFAULT_AGENT : undefined);
+    return configured(agentId) ?? (agentId === DEFAULT_AGENT_ID ? DEFAULT_AGENT : undefined);
   }
 
   function require(agentId: string): AgentDefinition {
@@ -92,7 +98,7 @@ export function createAgentRegistry(ctx: RuntimeContext, models: ModelResolver):
   }
 
   function view(agentId: string, agent: AgentDefinition): AgentView {
-    return { ...agent, agentId, builtIn: config.agents.entries[agentId] === undefined };
+    return { ...agent, agentId, builtIn: configured(agentId) === undefined };
   }
 
   function store(agentId: string, definition: AgentDefinition): void {
@@ -119,8 +125,7 @@ export function createAgentRegistry(ctx: RuntimeContext, models: ModelResolver):
   }
 
   async function setSuspended(agentId: string, current: AgentDefinition, suspended: boolean): Promise<void> {
-    const persisted =
-      config.agents.entries[agentId] === undefined ? { name: current.name, suspended } : { suspended };
+    const persisted = configured(agentId) === undefined ? { name: current.name, suspended } : { suspended };
     await persist({ [agentId]: persisted });
     store(agentId, { ...current, suspended });
     ctx.events.emit(suspended ? 'agent:suspended' : 'agent:resumed', {
@@ -206,14 +211,14 @@ export function createAgentRegistry(ctx: RuntimeContext, models: ModelResolver):
         }
         return { agentId, updated: false, dryRun: true, agent: view(agentId, next), providerProbed };
       }
-      const persisted = config.agents.entries[agentId] === undefined ? { name: next.name, ...patch } : patch;
+      const persisted = configured(agentId) === undefined ? { name: next.name, ...patch } : patch;
       await persist({ [agentId]: persisted });
       store(agentId, next);
       return { agentId, updated: true, dryRun: false, agent: view(agentId, next), providerProbed };
     },
     async delete(agentId) {
       require(agentId);
-      if (agentId === DEFAULT_AGENT_ID && config.agents.entries[agentId] === undefined) {
+      if (agentId === DEFAULT_AGENT_ID && configured(agentId) === undefined) {
         throw new AgentRuntimeError(
           'INVALID_OPTIONS',
           'agentId: the built-in default agent cannot be deleted; suspend it instead',

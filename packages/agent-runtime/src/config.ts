@@ -1,6 +1,10 @@
+import { isUnsafeKey } from '@agentd/input-guards';
 import { z } from 'zod';
 
-/** Identifier of an agent or a provider: letters, digits, `.`, `_`, `-`; 1-64 characters. */
+/**
+ * Identifier of an agent or a provider: letters, digits, `.`, `_`, `-`; 1-64 characters; not
+ * `constructor` or `prototype`, which key the config's maps and name object built-ins.
+ */
 export const entityIdSchema = z
   .string()
   .min(1)
@@ -8,7 +12,8 @@ export const entityIdSchema = z
   .regex(
     /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
     'letters, digits, dot, underscore and dash only, starting alphanumeric',
-  );
+  )
+  .refine((id) => !isUnsafeKey(id), 'constructor and prototype are reserved names');
 
 /** Capability class of a provider's models: decides small/nano context caps. */
 export const capabilityClassSchema = z.enum(['frontier', 'mid', 'small', 'nano']);

@@ -1,3 +1,4 @@
+import { ownEntry } from '@agentd/input-guards';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
 import {
   type AgentDefinition,
@@ -110,7 +111,7 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
 
   function providerEntry(providerId: string): ProviderEntry | undefined {
     return (
-      ctx.config.providers.entries[providerId] ??
+      ownEntry(ctx.config.providers.entries, providerId) ??
       (providerId === OFFLINE_PROVIDER_ID ? OFFLINE_ENTRY : undefined)
     );
   }

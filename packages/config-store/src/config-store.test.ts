@@ -349,7 +349,7 @@ describe('ConfigStore.patch', () => {
     }
     expect(readFileSync(file)).toEqual(before);
     expect(head(dataDir)).toBe(headBefore);
-    expect(Object.keys(store.get('providers').entries)).toEqual(['alpha']);
+    expect(Object.keys((store.get('providers') as { entries: object }).entries)).toEqual(['alpha']);
   });
 
   it('writes nothing for an invalid patch and reports issues with paths', async () => {

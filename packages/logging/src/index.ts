@@ -2,6 +2,7 @@ export {
   createLogger,
   createLoggerOptionsSchema,
   type CreateLoggerOptions,
+  isModuleName,
   type RootLogger,
 } from './logger.js';
 export {

@@ -221,6 +221,20 @@ describe('RootLogger.setLevel', () => {
     }
     expect(() => root.setLevel('', 'debug')).toThrow(LoggingError);
   });
+
+  it('refuses module names that are not module-shaped or that objects inherit, keeping no entry for them', () => {
+    const { root } = setup();
+    for (const module of ['__proto__', 'constructor', 'prototype', 'Has Space', 'x'.repeat(65)]) {
+      expect(() => root.setLevel(module, 'debug'), module).toThrow(
+        expect.objectContaining({ code: 'INVALID_LEVEL' }),
+      );
+    }
+    expect(Object.keys(root.levels())).not.toEqual(
+      expect.arrayContaining(['__proto__', 'constructor', 'prototype']),
+    );
+    root.setLevel('obs.reports', 'debug');
+    expect(root.levels()['obs.reports']).toBe('debug');
+  });
 });
 
 describe('RootLogger.levels', () => {

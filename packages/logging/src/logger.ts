@@ -1,3 +1,4 @@
+import { isUnsafeKey } from '@agentd/input-guards';
 import { hostname } from 'node:os';
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
 import { z } from 'zod';
@@ -322,10 +323,10 @@ class Root extends ModuleLogger implements RootLogger {
 
   setLevel(module: string, level: LogLevel): void {
     const parsed = logLevelSchema.safeParse(level);
-    if (!parsed.success || typeof module !== 'string' || module.length === 0) {
+    if (!parsed.success || !isModuleName(module)) {
       throw new LoggingError(
         'INVALID_LEVEL',
-        `Invalid log level "${String(level)}" for module "${String(module)}": expected a non-empty module and one of ${logLevelSchema.options.join(', ')}`,
+        `Invalid log level "${String(level)}" for module "${String(module)}": expected a module name (lower-case letters, digits, '.', '-', '_', starting with a letter; not a built-in name such as constructor) and one of ${logLevelSchema.options.join(', ')}`,
         { data: { module, level } },
       );
     }
@@ -421,4 +422,12 @@ export function createLogger(options: CreateLoggerOptions = {}): RootLogger {
   );
   const registry = new LevelRegistry(instance, settings.level, settings.logLevels);
   return new Root(registry, settings.rootModule, instance, file);
+}
+
+/**
+ * A module name a caller may set a level for: the shape of agentd's own module names, and
+ * never a name an object inherits (`constructor`), since names key the level maps.
+ */
+export function isModuleName(module: unknown): module is string {
+  return typeof module === 'string' && /^[a-z][a-z0-9._-]{0,63}$/.test(module) && !isUnsafeKey(module);
 }

@@ -1,5 +1,6 @@
+import { ownEntry } from '@agentd/input-guards';
 import type { RootLogger } from '@agentd/logging';
-import { LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
+import { isModuleName, LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
 import { z } from 'zod';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 import { auditAdminChange, methodsOf } from './define.js';
@@ -19,9 +20,16 @@ export function daemonMethods(deps: {
   return [
     adminMethod('setLogLevel', {
       description: "Set one module's log level until the next restart.",
-      params: z.object({ module: z.string().min(1).max(64), level: logLevelSchema }).strict(),
+      params: z
+        .object({
+          module: z
+            .string()
+            .refine(isModuleName, 'a module name: lower-case letters, digits, ., -, _; not a built-in name'),
+          level: logLevelSchema,
+        })
+        .strict(),
       handler: ({ module, level }, context) => {
-        const previous = deps.logger.levels()[module];
+        const previous = ownEntry(deps.logger.levels(), module);
         deps.logger.setLevel(module, level);
         deps.logger
           .module('daemon')

@@ -1,3 +1,4 @@
+import { isUnsafeKey } from '@agentd/input-guards';
 import { AuthScopesError, isLastAdminToken, type TokenStore } from '@agentd/auth-scopes';
 import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
@@ -17,7 +18,8 @@ const idSchema = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, underscore and dash only');
+  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, underscore and dash only')
+  .refine((id) => !isUnsafeKey(id), '__proto__, constructor and prototype are reserved names');
 
 /** A -32602 naming the `id` field. */
 function invalidId(message: string): RpcError {

@@ -1,3 +1,4 @@
+import { ownEntry } from '@agentd/input-guards';
 import { readSessionIndex, type SessionIndexRecord } from '@agentd/evidence';
 import type { TraceSearchParams } from '../obs-service.js';
 import { invalidParams, type ObsServiceContext } from './service-context.js';
@@ -23,14 +24,15 @@ function whereTerms(where: string | undefined) {
     .map((term) => {
       const at = term.indexOf('=');
       const field = term.slice(0, at).trim();
-      if (at <= 0 || !(field in WHERE_FIELDS)) {
+      const get = ownEntry(WHERE_FIELDS, field);
+      if (at <= 0 || get === undefined) {
         throw invalidParams(
           'where',
           `terms are field=value with field one of ${Object.keys(WHERE_FIELDS).join(', ')}`,
         );
       }
       return {
-        get: WHERE_FIELDS[field] as (record: SessionIndexRecord) => string,
+        get,
         value: term.slice(at + 1).trim(),
       };
     });
