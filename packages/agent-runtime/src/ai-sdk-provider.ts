@@ -1,5 +1,6 @@
 import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, ToolSet } from 'ai';
 import { z } from 'zod';
+import { redactUrls } from '@agentd/logging';
 import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { parseOptions } from './internal/options.js';
@@ -352,8 +353,9 @@ function retryDelay(error: unknown, attempt: number, initialMs: number, random: 
   return Math.round(base / 2 + (random() * base) / 2);
 }
 
+/** A provider message as a caller or the log may see it: the key and any URL credentials masked. */
 function scrub(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join('[REDACTED]') : text;
+  return redactUrls(secret ? text.split(secret).join('[REDACTED]') : text);
 }
 
 /**

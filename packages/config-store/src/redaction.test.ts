@@ -73,6 +73,54 @@ describe('redactUrlCredentials', () => {
   });
 });
 
+describe('provider credentials (issue #23)', () => {
+  const secret = 'sk-planted-0123456789';
+  const config = {
+    providers: {
+      entries: {
+        p: {
+          baseUrl: `https://user:${secret}@llm.example/v1`,
+          headers: {
+            'X-Api-Key': secret,
+            'api-key': secret,
+            'X-Goog-Api-Key': secret,
+            'x-auth-token': secret,
+            'X-Tenant-Secret-Header': secret,
+            'anthropic-version': '2023-06-01',
+            'X-Ref': '${secret:REF}',
+          },
+        },
+      },
+    },
+  };
+
+  it('redacts key headers, unknown header values and URL user-info in config answers', () => {
+    const text = JSON.stringify(redactConfig(config));
+    expect(text).not.toContain(secret);
+    expect(text).toContain('"anthropic-version":"2023-06-01"');
+    expect(text).toContain('"X-Ref":"${secret:REF}"');
+    expect(text).toContain('https://[REDACTED]@llm.example/v1');
+  });
+
+  it('redacts the same in config.yaml text (diffs), header maps included', () => {
+    const yaml = [
+      'providers:',
+      '  entries:',
+      '    p:',
+      `      baseUrl: https://user:${secret}@llm.example/v1`,
+      '      headers:',
+      `+        X-Tenant-Secret-Header: ${secret}`,
+      `        x-auth-token: "${secret}"`,
+      '        anthropic-version: 2023-06-01',
+      '      model: m',
+    ].join('\n');
+    const redacted = redactConfigText(yaml);
+    expect(redacted).not.toContain(secret);
+    expect(redacted).toContain('anthropic-version: 2023-06-01');
+    expect(redacted).toContain('      model: m');
+  });
+});
+
 describe('redactConfigText', () => {
   it('masks credential values in YAML and diff lines, including block scalars', () => {
     const text = [

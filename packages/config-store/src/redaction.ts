@@ -1,4 +1,11 @@
-import { REDACTED, REDACTED_FIELDS } from '@agentd/logging';
+import {
+  isHeaderMap,
+  isPlainHeader,
+  isRedactedField,
+  REDACTED,
+  REDACTED_FIELDS,
+  redactUrls,
+} from '@agentd/logging';
 import { isSecretRef } from './secret-refs.js';
 import { isPlainObject } from './internal/values.js';
 
@@ -8,7 +15,8 @@ export { REDACTED } from '@agentd/logging';
  * Field names whose values are credentials in config: `@agentd/logging`'s
  * `REDACTED_FIELDS` (the one key list, the interface contract's) plus two names
  * only config holds, `tokenHash` (stored token hashes) and `authToken` (URL query
- * credentials). Matching ignores case.
+ * credentials). Matching is logging's one policy: case, `-` and `_` ignored, and any
+ * name ending in a credential word (`X-Api-Key`, `x-auth-token`) matches too.
  */
 export const CREDENTIAL_FIELD_NAMES: readonly string[] = Object.freeze([
   ...REDACTED_FIELDS,
@@ -16,11 +24,9 @@ export const CREDENTIAL_FIELD_NAMES: readonly string[] = Object.freeze([
   'authToken',
 ]);
 
-const credentialNames = new Set(CREDENTIAL_FIELD_NAMES.map((name) => name.toLowerCase()));
-
-/** True when a field with this name holds a credential. */
+/** True when a field with this name holds a credential (logging's policy, plus `tokenHash`). */
 export function isCredentialFieldName(name: string): boolean {
-  return credentialNames.has(name.toLowerCase());
+  return isRedactedField(name) || name.toLowerCase().replace(/[-_]/g, '') === 'tokenhash';
 }
 
 /**
@@ -34,37 +40,30 @@ export function redactConfig<T>(value: T): T {
   return redactValue(value) as T;
 }
 
-function redactValue(value: unknown): unknown {
+function redactValue(value: unknown, inHeaderMap = false): unknown {
   if (typeof value === 'string') return redactUrlCredentials(value);
   if (Array.isArray(value)) return value.map((item) => redactValue(item));
   if (!isPlainObject(value)) return value;
   const copy: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
+    // In a header map (provider `headers`) every header but the allow-listed ones is a credential.
+    const credential = isCredentialFieldName(key) || (inHeaderMap && !isPlainHeader(key));
     copy[key] =
-      isCredentialFieldName(key) && !isEmpty(item) && !isSecretRef(item) ? REDACTED : redactValue(item);
+      credential && !isEmpty(item) && !isSecretRef(item) ? REDACTED : redactValue(item, isHeaderMap(key));
   }
   return copy;
 }
 
-// `scheme://user:pass@host` and credential-named query parameters (`?authToken=…`).
-const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
-const urlQueryCredential = /([?&])([A-Za-z_-]+)=([^&#\s"']*)/g;
-
 /**
  * Masks credentials carried inside URL-like strings: the user-info part and
  * query parameters with a credential name (`authToken`, `access_token`, `key`…).
- * Text without `://` is returned unchanged.
+ * Text without `://` is returned unchanged. The same function as `@agentd/logging`'s
+ * `redactUrls`, so config answers and logs mask URLs alike.
  */
-export function redactUrlCredentials(text: string): string {
-  if (!text.includes('://')) return text;
-  return text
-    .replace(urlUserInfo, `$1${REDACTED}@`)
-    .replace(urlQueryCredential, (whole, lead: string, name: string) =>
-      isCredentialFieldName(name.replace(/[_-]/g, '')) || isCredentialFieldName(name)
-        ? `${lead}${name}=${REDACTED}`
-        : whole,
-    );
-}
+export const redactUrlCredentials: (text: string) => string = redactUrls;
+
+// A YAML line that opens a nested map: `key:` with nothing after the colon.
+const yamlMapOpener = /^\s*(["']?)([A-Za-z_][\w-]*)\1\s*:\s*$/;
 
 // A YAML line `key: value` or `- key: value`, optionally prefixed by a diff marker.
 const yamlCredentialLine = /^([+\- ]?\s*(?:-\s+)?)(["']?)([A-Za-z_][\w-]*)\2(\s*:\s+)(.+)$/;
@@ -77,6 +76,8 @@ const yamlCredentialLine = /^([+\- ]?\s*(?:-\s+)?)(["']?)([A-Za-z_][\w-]*)\2(\s*
 export function redactConfigText(text: string): string {
   // Inside a block scalar (`token: |`) of a credential key, every deeper-indented line is the value.
   let blockIndent: number | undefined;
+  // Inside a header map (`headers:`), every header but the allow-listed ones is a credential.
+  let headersIndent: number | undefined;
   return text
     .split('\n')
     .map((line) => {
@@ -87,8 +88,14 @@ export function redactConfigText(text: string): string {
           return `${line.slice(0, line.length - body.length + indent)}${REDACTED}`;
         blockIndent = undefined;
       }
+      if (headersIndent !== undefined && body.trim() !== '' && indent <= headersIndent)
+        headersIndent = undefined;
+      const opener = yamlMapOpener.exec(body);
+      if (opener && isHeaderMap(opener[2] as string)) headersIndent = indent;
       const match = yamlCredentialLine.exec(line);
-      if (match && isCredentialFieldName(match[3] as string)) {
+      const key = match?.[3] as string | undefined;
+      const inHeaders = headersIndent !== undefined && indent > headersIndent;
+      if (match && key !== undefined && (isCredentialFieldName(key) || (inHeaders && !isPlainHeader(key)))) {
         const value = (match[5] as string).trim();
         if (/^[|>][0-9+-]*$/.test(value)) {
           blockIndent = indent;

@@ -22,7 +22,11 @@ export {
   REDACTION_CONTRACT_DEPTH,
   REDACTION_MAX_DEPTH,
   TRUNCATED,
+  isHeaderMap,
+  isPlainHeader,
   isRedactedField,
+  PLAIN_HEADERS,
+  redactUrls,
   redactValue,
 } from './redact.js';
 export { currentTrace, runWithTrace, type TraceContext } from './trace.js';

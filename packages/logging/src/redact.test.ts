@@ -163,7 +163,8 @@ describe('createLogger redaction', () => {
       }
     }
     const bearer = `Bearer ${'eyJ'.padEnd(40, 'Q')}`;
-    logger.info({ headers: { Authorization: bearer, 'set-value': 'ok' } }, 'header');
+    // In a header map only allow-listed headers keep their values (see the header test below).
+    logger.info({ headers: { Authorization: bearer, 'content-type': 'text/plain' } }, 'header');
     logger.info({ req: { headers: { authorization: bearer } } }, 'request');
     await root.close();
 
@@ -176,7 +177,46 @@ describe('createLogger redaction', () => {
     expect(raw.split(REDACTED).length - 1).toBeGreaterThanOrEqual(secrets.length + 2);
     // Non-secret data around the secrets survives.
     expect(raw).toContain('"visible":"depth-5"');
-    expect(raw).toContain('"set-value":"ok"');
+    expect(raw).toContain('"content-type":"text/plain"');
+  });
+
+  it('treats provider key headers, header maps and URL user-info as credentials', () => {
+    const secret = 'sk-planted-0123456789';
+    const line = redactValue({
+      apiKey: secret,
+      provider: {
+        headers: {
+          'X-Api-Key': secret,
+          'api-key': secret,
+          'X-Goog-Api-Key': secret,
+          'x-auth-token': secret,
+          'X-Custom-Tenant-Secret-Thing': secret,
+          'anthropic-version': '2023-06-01',
+        },
+        baseUrl: `https://user:${secret}@llm.example/v1?api_key=${secret}&region=eu`,
+      },
+      err: { message: `fetch failed for http://bob:${secret}@10.0.0.1/v1` },
+      urls: [`wss://u:${secret}@host/`],
+      sessionKey: 'tenant:chat:alice',
+    });
+    const text = JSON.stringify(line);
+    expect(text).not.toContain(secret);
+    expect(text).toContain('"anthropic-version":"2023-06-01"');
+    expect(text).toContain('https://[REDACTED]@llm.example/v1?api_key=[REDACTED]&region=eu');
+    expect(text).toContain('"sessionKey":"tenant:chat:alice"');
+    for (const name of [
+      'X-Api-Key',
+      'x-auth-token',
+      'X-Goog-Api-Key',
+      'clientSecret',
+      'db_password',
+      'Set-Cookie',
+    ]) {
+      expect(isRedactedField(name), name).toBe(true);
+    }
+    for (const name of ['sessionKey', 'cacheKey', 'maxTokens', 'tokensUsed', 'tokenId', 'visible']) {
+      expect(isRedactedField(name), name).toBe(false);
+    }
   });
 
   it('redacts a secret-named field of err, in the err serializer', () => {

@@ -50,6 +50,30 @@ export const CIRCULAR = '[Circular]';
 
 const normalizedNames = new Set(REDACTED_FIELDS.map((name) => normalizeFieldName(name)));
 
+/**
+ * Endings that make a field name a credential whatever comes before them: `X-Api-Key`,
+ * `X-Goog-Api-Key`, `x-auth-token`, `clientSecret`, `dbPassword`, `Set-Cookie`. `key` alone is
+ * no ending (`sessionKey`, `cacheKey` are not secrets); the key kinds that are, are listed.
+ */
+const CREDENTIAL_ENDINGS = [
+  'apikey',
+  'accesskey',
+  'privatekey',
+  'secretkey',
+  'signingkey',
+  'encryptionkey',
+  'masterkey',
+  'token',
+  'secret',
+  'password',
+  'passphrase',
+  'credential',
+  'credentials',
+  'authorization',
+  'cookie',
+  'connectionstring',
+] as const;
+
 // Field names in logs come from a small vocabulary, so a memo pays off; the cap
 // stops user-controlled keys (e.g. header maps) from growing it without bound.
 const verdicts = new Map<string, boolean>();
@@ -59,13 +83,90 @@ function normalizeFieldName(name: string): string {
   return name.toLowerCase().replace(/[-_]/g, '');
 }
 
-/** Whether a field with this name is redacted (case and `_`/`-` insensitive). */
+/**
+ * Whether a field with this name holds a credential: one of {@link REDACTED_FIELDS}, or a name
+ * ending in a credential word (`X-Api-Key`, `x-auth-token`, `clientSecret`). Case, `-` and `_`
+ * are ignored. This is the one policy: logs, config answers, errors and reports all use it.
+ */
 export function isRedactedField(name: string): boolean {
   const known = verdicts.get(name);
   if (known !== undefined) return known;
-  const verdict = normalizedNames.has(normalizeFieldName(name));
+  const normalized = normalizeFieldName(name);
+  const verdict =
+    normalizedNames.has(normalized) || CREDENTIAL_ENDINGS.some((ending) => normalized.endsWith(ending));
   if (verdicts.size < VERDICT_CACHE_LIMIT) verdicts.set(name, verdict);
   return verdict;
+}
+
+/**
+ * Request headers whose values are no credentials; in a header map (a field named `headers`)
+ * every other header's value is treated as one, since providers invent their own key headers.
+ */
+export const PLAIN_HEADERS: ReadonlySet<string> = new Set(
+  [
+    'accept',
+    'accept-encoding',
+    'accept-language',
+    'anthropic-beta',
+    'anthropic-version',
+    'cache-control',
+    'connection',
+    'content-length',
+    'content-type',
+    'date',
+    'host',
+    'http-referer',
+    'openai-organization',
+    'openai-project',
+    'user-agent',
+    'x-request-id',
+    'x-title',
+  ].map(normalizeFieldName),
+);
+
+/** Whether a field of this name is a header map (`headers`, `Headers`, `extra_headers`…). */
+export function isHeaderMap(name: string): boolean {
+  return normalizeFieldName(name).endsWith('headers');
+}
+
+/** Whether a header of this name may be shown: allow-listed in {@link PLAIN_HEADERS}. */
+export function isPlainHeader(name: string): boolean {
+  return PLAIN_HEADERS.has(normalizeFieldName(name));
+}
+
+// `scheme://user:pass@host` and credential-named query parameters (`?authToken=…`).
+const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
+const urlQueryCredential = /([?&])([A-Za-z_-]+)=([^&#\s"']*)/g;
+
+/**
+ * Masks the credentials a URL can carry, wherever URLs appear in `text` (a message, an error,
+ * a config value): the user-info part (`https://user:pass@host`) and query parameters with a
+ * credential name (`?authToken=…`, `&api_key=…`). Text without `://` is returned unchanged.
+ */
+export function redactUrls(text: string): string {
+  if (!text.includes('://')) return text;
+  return text
+    .replace(urlUserInfo, `$1${REDACTED}@`)
+    .replace(urlQueryCredential, (whole, lead: string, name: string) =>
+      isRedactedField(name) ? `${lead}${name}=${REDACTED}` : whole,
+    );
+}
+
+/** A string value as it may be logged: URL credentials masked (cheap when it holds no URL). */
+function redactString(value: string): string {
+  return value.includes('://') && (value.includes('@') || value.includes('=')) ? redactUrls(value) : value;
+}
+
+/** A header map with every header that is not allow-listed replaced. */
+function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined || value === null || value === '' || isPlainHeader(name)) continue;
+    copy ??= { ...headers };
+    copy[name] = REDACTED;
+  }
+  return copy ?? headers;
 }
 
 interface Walk {
@@ -98,8 +199,8 @@ function redactContainer(container: object, level: number, walk: Walk): unknown 
     if (Array.isArray(source)) {
       for (let index = 0; index < source.length; index++) {
         const item: unknown = source[index];
-        if (item === null || typeof item !== 'object') continue;
-        const next = redactContainer(item, level + 1, walk);
+        if (item === null || (typeof item !== 'object' && typeof item !== 'string')) continue;
+        const next = typeof item === 'string' ? redactString(item) : redactContainer(item, level + 1, walk);
         if (next !== item) {
           copy ??= source.slice();
           (copy as unknown[])[index] = next;
@@ -117,8 +218,7 @@ function redactContainer(container: object, level: number, walk: Walk): unknown 
         (copy as Record<string, unknown>)[field] = REDACTED;
         continue;
       }
-      if (value === null || typeof value !== 'object') continue;
-      const next = redactContainer(value, level + 1, walk);
+      const next = redactField(field, value, level + 1, walk);
       if (next !== value) {
         copy ??= { ...record };
         (copy as Record<string, unknown>)[field] = next;
@@ -130,13 +230,25 @@ function redactContainer(container: object, level: number, walk: Walk): unknown 
   }
 }
 
+/** One field's value redacted: strings for URL credentials, header maps, containers walked. */
+function redactField(field: string, value: unknown, level: number, walk: Walk): unknown {
+  if (typeof value === 'string') return redactString(value);
+  if (value === null || typeof value !== 'object') return value;
+  const inner = redactContainer(value, level, walk);
+  return isHeaderMap(field) && inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+    ? redactHeaders(inner as Record<string, unknown>)
+    : inner;
+}
+
 /**
  * Applies the log redaction rules to any value and returns a redacted copy (the
  * input is never mutated; it is returned as is when nothing needed redacting).
  * Fields named in {@link REDACTED_FIELDS} become `'[REDACTED]'` at every depth up
  * to {@link REDACTION_MAX_DEPTH}; deeper containers become `'[Truncated]'`; `Error`
- * instances are serialized like pino's `err` serializer first. Text inside strings
- * is not scanned: a secret pasted into a message is not found.
+ * instances are serialized like pino's `err` serializer first. Header maps (`headers`)
+ * keep only allow-listed headers' values, and URLs inside strings lose their user-info and
+ * credential query parameters; other text inside strings is not scanned (a secret pasted
+ * into a message is not found).
  */
 export function redactValue<T>(value: T): T | unknown {
   if (value === null || typeof value !== 'object') return value;
@@ -161,8 +273,7 @@ export function redactLine(line: Record<string, unknown>, skipField: string): Re
       copy[field] = REDACTED;
       continue;
     }
-    if (value === null || typeof value !== 'object') continue;
-    const next = redactContainer(value, 2, walk);
+    const next = redactField(field, value, 2, walk);
     if (next !== value) {
       copy ??= { ...line };
       copy[field] = next;

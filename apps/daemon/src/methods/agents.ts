@@ -1,11 +1,15 @@
 import { type AgentRuntime, entityIdSchema } from '@agentd/agent-runtime';
+import { redactConfig } from '@agentd/config-store';
 import { z } from 'zod';
 import { toRpcError } from './agent-errors.js';
 import { methodsOf } from './define.js';
 
 const idParams = z.object({ agentId: entityIdSchema }).strict();
 
-/** agents.*: definitions persisted in config.yaml (`agents.entries`), applied live. */
+/**
+ * agents.*: definitions persisted in config.yaml (`agents.entries`), applied live. Answers that
+ * carry a definition are redacted like `config.read` (an agent's own `apiKey` or credentials).
+ */
 export function agentsMethods(deps: { runtime: AgentRuntime }) {
   const { runtime } = deps;
   const { adminMethod } = methodsOf('agents', toRpcError);
@@ -18,19 +22,19 @@ export function agentsMethods(deps: { runtime: AgentRuntime }) {
       description: 'Create an agent (id from `agentId` or derived from `name`); persisted to config.',
       // The runtime validates the full definition and names the failing field.
       params: z.looseObject({ name: z.string().min(1).max(200), agentId: entityIdSchema.optional() }),
-      handler: (params) => runtime.agents.create(params),
+      handler: async (params) => redactConfig(await runtime.agents.create(params)),
     }),
     adminMethod('get', {
       description: 'The configuration of one agent.',
       params: idParams,
-      handler: ({ agentId }) => runtime.agents.get(agentId),
+      handler: ({ agentId }) => redactConfig(runtime.agents.get(agentId)),
     }),
     adminMethod('update', {
       description:
         'Change only the given fields, live; `dryRun` validates fully (probing a changed provider) and persists nothing.',
       params: z.looseObject({ agentId: entityIdSchema, dryRun: z.boolean().optional() }),
-      handler: ({ agentId, dryRun, ...patch }) =>
-        runtime.agents.update(agentId, patch, { dryRun: dryRun ?? false }),
+      handler: async ({ agentId, dryRun, ...patch }) =>
+        redactConfig(await runtime.agents.update(agentId, patch, { dryRun: dryRun ?? false })),
     }),
     adminMethod('delete', {
       description: 'Remove an agent; its sessions stay but refuse new turns.',
