@@ -120,6 +120,8 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       authenticate: authenticateWs,
       heartbeatMs: cfg.gateway.wsHeartbeatMs,
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      maxBufferedBytes: cfg.gateway.wsMaxBufferedBytes,
+      slowClientTimeoutMs: cfg.gateway.wsSlowClientTimeoutMs,
       logger: gatewayLog,
       // maxMessages 0 turns the limiter off (benchmarks, trusted local clients).
       ...(maxMessages > 0

@@ -8,6 +8,8 @@ describe('gatewayTransportSchema', () => {
       wsMaxMessageBytes: 1_048_576,
       wsMessageRateLimit: { maxMessages: 120, windowMs: 10_000 },
       maxParamsDepth: 64,
+      wsMaxBufferedBytes: 262_144,
+      wsSlowClientTimeoutMs: 10_000,
       wsHeartbeatMs: 30_000,
     });
   });

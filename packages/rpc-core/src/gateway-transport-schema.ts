@@ -29,6 +29,14 @@ export const gatewayTransportSchema = z.object({
    * params are answered with `-32602` naming the path, before any schema recurses into them.
    */
   maxParamsDepth: z.number().int().positive().max(1000).default(64),
+  /**
+   * Bytes queued for one WebSocket connection past which it stops being read until the queue
+   * drains; `0` turns the cap off. A client that stays over it for `wsSlowClientTimeoutMs` is
+   * closed with 4009.
+   */
+  wsMaxBufferedBytes: z.number().int().nonnegative().default(262_144),
+  /** How long a WebSocket client may stay over `wsMaxBufferedBytes` before it is closed. */
+  wsSlowClientTimeoutMs: z.number().int().positive().default(10_000),
   /** Heartbeat notification interval; `0` disables heartbeats. */
   wsHeartbeatMs: z.number().int().nonnegative().default(30_000),
 });

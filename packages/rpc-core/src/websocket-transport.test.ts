@@ -2,9 +2,11 @@ import type { Server } from 'node:http';
 import { connect as connectTcp } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { z } from 'zod';
 import { createDispatcher } from './dispatcher.js';
 import { exampleRegistry, hangingMethod, recordingLogger } from './internal/test-support.js';
 import { authenticateFromTokens, connect, listen, type TestClient } from './internal/ws-test-support.js';
+import { defineMethod, MethodRegistry } from './method.js';
 import { createWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -362,5 +364,59 @@ describe('createWebSocketTransport', () => {
       expect(await socket.closed).toEqual({ code: 1001, reason: 'Server shutting down' });
       expect(socket.received).toEqual([]);
     });
+  });
+});
+
+describe('createWebSocketTransport backpressure', () => {
+  it('stops reading a client that does not read its answers, closes it with 4009, and keeps serving others', async () => {
+    const answer = 'x'.repeat(500_000);
+    let served = 0;
+    const registry = new MethodRegistry().register(
+      defineMethod({
+        name: 'big',
+        scope: 'rpc',
+        params: z.object({}).strict(),
+        handler: () => {
+          served++;
+          return answer;
+        },
+      }),
+    );
+    const logger = recordingLogger();
+    const transport = createWebSocketTransport({
+      dispatcher: createDispatcher({ registry }),
+      authenticate: authenticateFromTokens,
+      heartbeatMs: 0,
+      pingIntervalMs: 0,
+      maxBufferedBytes: 65_536,
+      slowClientTimeoutMs: 300,
+      logger,
+    });
+    const { server, url } = await listen(transport);
+    const slow = await connect(url, 'rpc-token');
+    const reader = await connect(url, 'rpc-token');
+    cleanups.push(async () => {
+      slow.socket.terminate();
+      reader.socket.terminate();
+      await transport.close();
+      await closeServer(server);
+    });
+    // 100 requests for 50 MB of answers the client never reads.
+    slow.socket.pause();
+    for (let id = 1; id <= 100; id++) slow.socket.send(`{"jsonrpc":"2.0","method":"big","id":${id}}`);
+
+    await until(() => logger.lines.some((line) => line.message === 'websocket closed: client not reading'));
+    const closedLine = logger.lines.find((line) => line.message === 'websocket closed: client not reading');
+    expect(closedLine?.fields).toMatchObject({ closeCode: 4009, errorKind: 'resource' });
+    // Reading stopped once the queue passed the cap: most requests were never read, and what the
+    // server still held was the cap plus the answer that crossed it.
+    expect(served).toBeLessThan(100);
+    expect(closedLine?.fields.bufferedBytes as number).toBeLessThanOrEqual(65_536 + 2 * answer.length + 1000);
+
+    reader.socket.send('{"jsonrpc":"2.0","method":"big","id":7}');
+    expect(await reader.next()).toMatchObject({ id: 7, result: answer });
+    // The slow client, reading again, finds its connection gone.
+    slow.socket.resume();
+    expect((await slow.closed).code).not.toBe(1000);
   });
 });

@@ -6,6 +6,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { RpcCoreError, RpcError } from './errors.js';
 import { oversizeFailure, settleWithin } from './internal/limits.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
+import { SendQueue } from './internal/send-queue.js';
 import { failure } from './internal/wire.js';
 import { type Connection, Connections } from './internal/ws-connections.js';
 import { noopLogger, type RpcLogger } from './logger.js';
@@ -60,6 +61,19 @@ export interface WebSocketTransportOptions {
    */
   maxPayloadBytes?: number | undefined;
   /**
+   * Bytes queued for sending to one connection past which it stops being read (its input is
+   * paused until the queue drains); `0` turns the cap off. Bounds what a client that does not
+   * read its answers can make the server hold.
+   * @default 262144
+   */
+  maxBufferedBytes?: number | undefined;
+  /**
+   * How long a connection may stay over `maxBufferedBytes` before it is closed with 4009
+   * (`Send queue full`) and logged.
+   * @default 10000
+   */
+  slowClientTimeoutMs?: number | undefined;
+  /**
    * Logger for connection lifecycle and failures.
    * @default a no-op logger
    */
@@ -111,6 +125,8 @@ const optionsSchema = z.object({
   shutdownTimeoutMs: z.number().int().nonnegative().default(5_000),
   maxMessageBytes: z.number().int().positive().optional(),
   maxPayloadBytes: z.number().int().positive().optional(),
+  maxBufferedBytes: z.number().int().nonnegative().default(262_144),
+  slowClientTimeoutMs: z.number().int().positive().default(10_000),
   logger: loggerSchema.optional(),
   now: fn<() => number>('now').optional(),
   randomId: fn<() => string>('randomId').optional(),
@@ -129,6 +145,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   const parsed = parseOptions(optionsSchema, options, 'createWebSocketTransport');
   const { dispatcher, authenticate, heartbeatMs, pingIntervalMs, createRateLimiter, shutdownTimeoutMs } =
     parsed;
+  const { maxBufferedBytes, slowClientTimeoutMs } = parsed;
   const logger = parsed.logger ?? noopLogger;
   const now = parsed.now ?? Date.now;
   const randomId = parsed.randomId ?? defaultRandomId;
@@ -161,6 +178,15 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   );
 
   function onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
+    if (connection.queue.stalled && !isBinary) {
+      // Already read from the socket before it was paused: answered once the queue drains.
+      connection.queue.hold(toText(data));
+      return;
+    }
+    onText(connection, data, isBinary);
+  }
+
+  function onText(connection: Connection, data: RawData | string, isBinary: boolean): void {
     if (connection.limiter && !connection.limiter.tryAcquire()) {
       send(connection, rateLimitedText);
       return;
@@ -169,7 +195,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
       send(connection, binaryText);
       return;
     }
-    const text = toText(data);
+    const text = typeof data === 'string' ? data : toText(data);
     if (text.length > maxMessageBytes) {
       send(connection, JSON.stringify(oversizeFailure(text.length, maxMessageBytes)));
       return;
@@ -206,11 +232,19 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     const controller = new AbortController();
     const connectionId = randomId();
     let markClosed = (): void => {};
+    const queue = new SendQueue(
+      socket,
+      stream,
+      connectionId,
+      { maxBufferedBytes, slowClientTimeoutMs, logger },
+      (text) => onText(connection, text, false),
+    );
     const connection: Connection = {
       socket,
       stream,
       corked: false,
       onSent: connections.sendCallback(connectionId),
+      queue,
       identity,
       connectionId,
       controller,
@@ -246,6 +280,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     });
     socket.on('close', (code, reason) => {
       connections.delete(connection);
+      connection.queue.release();
       controller.abort(new RpcCoreError('TRANSPORT_CLOSED', 'WebSocket connection closed'));
       if (connections.size === 0) connections.stopTimers();
       logger.info(

@@ -5,6 +5,7 @@ import { createNotification } from '../envelope.js';
 import type { RpcLogger } from '../logger.js';
 import type { Identity } from '../method.js';
 import type { RateLimiter } from '../websocket-transport.js';
+import type { SendQueue } from './send-queue.js';
 
 /** One open, authenticated WebSocket connection. */
 export interface Connection {
@@ -15,6 +16,8 @@ export interface Connection {
   corked: boolean;
   /** The send callback, made once per connection rather than once per message. */
   onSent: (error?: Error) => void;
+  /** Backpressure: pauses reading while too much is queued for this peer. */
+  queue: SendQueue;
   identity: Identity;
   connectionId: string;
   controller: AbortController;
@@ -55,6 +58,7 @@ export class Connections extends Set<Connection> {
   send(connection: Connection, text: string): boolean {
     if (connection.socket.readyState !== WebSocket.OPEN) return false;
     connection.socket.send(text, connection.onSent);
+    connection.queue.check();
     return true;
   }
 
