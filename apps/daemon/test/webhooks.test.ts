@@ -375,6 +375,63 @@ describe('durability', () => {
     expect(history.messages.at(-1)?.role).toBe('assistant');
   });
 
+  it('runs a queued turn once when the daemon died after committing it but before marking the job done', async () => {
+    const config = baseConfig({
+      mappings: [{ id: 'once', messageTemplate: 'once {{n}}', sessionKey: 'hook:once:{{n}}' }],
+    });
+    const d = await start(config);
+    const admin = createHttpClient({ url: d.url, token: ADMIN_TOKEN });
+    const sessions = [1, 2, 3, 4, 5, 6];
+    for (const n of sessions) {
+      const body = JSON.stringify({ n });
+      expect(
+        (await send(`${d.url}/hooks/once`, body, { 'x-webhook-signature': opensslHmac(body, TOKEN) })).status,
+      ).toBe(200);
+    }
+    // A session appears with its turn's commit; until then history answers not found.
+    const roles = (n: number) =>
+      (
+        admin.call('session.history', { key: `hook:once:${n}` }) as Promise<{
+          messages: Array<{ role: string }>;
+        }>
+      )
+        .then((answer) => answer.messages.map((message) => message.role))
+        .catch(() => []);
+    for (const n of sessions) {
+      for (let attempt = 0; attempt < 200 && (await roles(n)).length < 2; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    }
+    await d.stop();
+    // What a kill -9 between the turn's commit and the queue's 'done' leaves behind.
+    const db = await openDatabase({ dataDir: dataDir! });
+    await db.execute("UPDATE webhook_agent_queue SET status = 'running', finished_at = NULL");
+    await db.close();
+
+    const again = await start(undefined);
+    const adminAgain = createHttpClient({ url: again.url, token: ADMIN_TOKEN });
+    const reopened = await openDatabase({ dataDir: dataDir! });
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const left = await reopened.get<{ n: number }>(
+        "SELECT count(*) AS n FROM webhook_agent_queue WHERE status <> 'done'",
+      );
+      if (Number(left?.n) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await reopened.close();
+    for (const n of sessions) {
+      const messages = (
+        (await adminAgain.call('session.history', { key: `hook:once:${n}` })) as {
+          messages: Array<{ role: string }>;
+        }
+      ).messages;
+      expect(
+        messages.map((message) => message.role),
+        `session ${n}`,
+      ).toEqual(['user', 'assistant']);
+    }
+  });
+
   it("wakes the daemon's own heartbeat, which runs a beat carrying the text", async () => {
     const d = await start(
       baseConfig({

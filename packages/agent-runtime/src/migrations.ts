@@ -85,4 +85,22 @@ CREATE INDEX agent_billing_agent ON agent_billing (agent_id, ts);
 CREATE INDEX agent_billing_session ON agent_billing (session_key, ts);
 `,
   },
+  {
+    version: 2,
+    name: 'turn keys: a turn named by its caller runs once',
+    up: `
+CREATE TABLE agent_turn_keys (
+  turn_key TEXT PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  response TEXT NOT NULL,
+  finish_reason TEXT NOT NULL,
+  end_reason TEXT NOT NULL,
+  steps INTEGER NOT NULL,
+  trace_id TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+`,
+  },
 ];

@@ -1,5 +1,6 @@
 import type { Database, Queryable, SqlValue } from '@agentd/storage';
 import type { ModelToolCall, ModelUsage } from './provider.js';
+import type { EndReason, FinishReason } from './types.js';
 
 /** Kind of a session, from the origin of its first turn. */
 export type SessionKind = 'main' | 'subagent' | 'hook' | 'cron' | 'graph';
@@ -69,6 +70,19 @@ export interface TurnWrite {
   usage: ModelUsage;
   costUsd: number;
   cacheSavedUsd: number;
+  /** Commits the turn's result under its turn key, in the same transaction as its messages. */
+  turnKey?: { key: string; response: string; finishReason: string; endReason: string; steps: number };
+}
+
+/** A turn committed under a turn key, as answered when it is asked for again. */
+export interface CommittedTurn {
+  response: string;
+  tokensUsed: { input: number; output: number; total: number };
+  finishReason: FinishReason;
+  endReason: EndReason;
+  steps: number;
+  sessionKey: string;
+  traceId: string;
 }
 
 /** A billing aggregate, as the contract's "Billing aggregate". */
@@ -273,9 +287,36 @@ export class SessionStore {
         ],
       );
       if (write.steps > 0) await insertBilling(tx, write);
+      if (write.turnKey) await insertTurnKey(tx, write, write.turnKey);
       if (!row) throw new Error('session update returned no row');
       return toSession(row);
     });
+  }
+
+  /** The turn committed under `turnKey`, if any. */
+  async committedTurn(turnKey: string): Promise<CommittedTurn | undefined> {
+    const row = await this.#db.get<{
+      session_key: string;
+      response: string;
+      finish_reason: string;
+      end_reason: string;
+      steps: number;
+      trace_id: string;
+      input_tokens: number;
+      output_tokens: number;
+    }>('SELECT * FROM agent_turn_keys WHERE turn_key = ?', [turnKey]);
+    if (!row) return undefined;
+    const input = Number(row.input_tokens);
+    const output = Number(row.output_tokens);
+    return {
+      response: row.response,
+      tokensUsed: { input, output, total: input + output },
+      finishReason: row.finish_reason as FinishReason,
+      endReason: row.end_reason as EndReason,
+      steps: Number(row.steps),
+      sessionKey: row.session_key,
+      traceId: row.trace_id,
+    };
   }
 
   /** Records the billing of a call outside a turn (compaction). */
@@ -515,4 +556,28 @@ async function insertBilling(
 /** Rounds dollars to 1e-9 so float noise does not show in aggregates. */
 export function roundUsd(value: number): number {
   return Math.round(value * 1e9) / 1e9;
+}
+
+async function insertTurnKey(
+  tx: Queryable,
+  write: TurnWrite,
+  turnKey: NonNullable<TurnWrite['turnKey']>,
+): Promise<void> {
+  await tx.execute(
+    `INSERT INTO agent_turn_keys (turn_key, session_key, response, finish_reason, end_reason, steps, trace_id,
+       input_tokens, output_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (turn_key) DO NOTHING`,
+    [
+      turnKey.key,
+      write.sessionKey,
+      turnKey.response,
+      turnKey.finishReason,
+      turnKey.endReason,
+      turnKey.steps,
+      write.traceId,
+      write.usage.inputTokens,
+      write.usage.outputTokens,
+      write.now,
+    ],
+  );
 }

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   addTool,
   calcAgentOptions,
+  recordingScript,
   readSessionIndex,
   readTrajectory,
   startRuntime,
 } from '../test/helpers.js';
 import type { OfflineScript } from './offline-provider.js';
+import type { ModelRequest } from './provider.js';
 
 describe('createAgentRuntime', () => {
   it('runs a turn through the offline provider and returns the contract result', async () => {
@@ -20,6 +22,45 @@ describe('createAgentRuntime', () => {
     expect(result.tokensUsed.input).toBeGreaterThan(0);
     expect(result.tokensUsed.output).toBeGreaterThan(0);
     expect(result.tokensUsed.total).toBe(result.tokensUsed.input + result.tokensUsed.output);
+  });
+
+  it('runs a turn named by a turn key once: a repeat answers the committed result without a model call', async () => {
+    const seen: ModelRequest[] = [];
+    const t = await startRuntime({ offline: { script: recordingScript(seen, 'the one answer') } });
+    const first = await t.runtime.runTurn({ message: 'do it', sessionKey: 'hook:k', turnKey: 'queue:7' });
+    const repeat = await t.runtime.runTurn({ message: 'do it', sessionKey: 'hook:k', turnKey: 'queue:7' });
+    expect(repeat).toEqual({
+      response: 'the one answer',
+      tokensUsed: first.tokensUsed,
+      finishReason: 'stop',
+      endReason: 'completed',
+      steps: 1,
+      sessionKey: 'hook:k',
+      traceId: first.traceId,
+    });
+    expect(seen).toHaveLength(1);
+    const { messages } = await t.runtime.sessions.history('hook:k');
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    await t.runtime.runTurn({ message: 'do it', sessionKey: 'hook:k', turnKey: 'queue:8' });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('keeps no turn key for a turn that did not finish, so it can run again', async () => {
+    const t = await startRuntime({ offline: { script: () => ({ text: 'slow', delayMs: 5000 }) } });
+    const cancel = new AbortController();
+    const stopped = t.runtime.runTurn({
+      message: 'x',
+      sessionKey: 'hook:c',
+      turnKey: 'q:1',
+      signal: cancel.signal,
+    });
+    setTimeout(() => cancel.abort(), 50);
+    expect((await stopped).finishReason).toBe('cancelled');
+    expect(
+      await t.runtime.runTurn({ message: 'x', sessionKey: 'hook:c', turnKey: 'q:1', timeoutMs: 100 }),
+    ).toMatchObject({
+      finishReason: 'timeout',
+    });
   });
 
   it('creates the session implicitly and persists both messages in order', async () => {

@@ -34,6 +34,7 @@ const turnRequestSchema = z.object({
   traceId: z.string().min(1).max(128).optional(),
   synthetic: z.boolean().optional(),
   allowedTools: z.array(z.string().min(1)).optional(),
+  turnKey: z.string().min(1).max(200).optional(),
 });
 
 /** The turn loop: runs turns, serialised per session, and knows which are in flight. */
@@ -79,6 +80,17 @@ export function createTurnLoop(
   }
 
   async function turnLocked(request: TurnRequest, input: TurnInput, sessionKey: string): Promise<TurnResult> {
+    // Checked under the session's lock, so a repeated turn cannot slip in beside the first.
+    if (input.turnKey !== undefined) {
+      const committed = await ctx.store.committedTurn(input.turnKey);
+      if (committed) {
+        ctx.logger.info(
+          { sessionKey: committed.sessionKey, traceId: committed.traceId },
+          'turn already committed under its turn key; not run again',
+        );
+        return committed;
+      }
+    }
     const startedAt = ctx.now();
     const traceId = input.traceId ?? ctx.randomId();
     const origin: TurnOrigin = input.origin ?? 'rpc';

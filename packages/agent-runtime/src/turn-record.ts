@@ -68,6 +68,18 @@ export async function recordTurn(
     usage,
     costUsd,
     cacheSavedUsd,
+    // Only a finished turn is kept under its key: a failed or cancelled one may be run again.
+    ...(state.input.turnKey !== undefined && state.failure === undefined && stopCause === undefined
+      ? {
+          turnKey: {
+            key: state.input.turnKey,
+            response: state.response,
+            finishReason: state.finishReason,
+            endReason: state.endReason,
+            steps: state.steps,
+          },
+        }
+      : {}),
   });
 
   rememberTail(ctx, {

@@ -26,6 +26,12 @@ export interface AgentTurnRequest {
   signal?: AbortSignal;
   /** Who started the turn. @default 'rpc' */
   origin?: TurnOrigin;
+  /**
+   * Names this turn once and for all: when a turn with this key has already been committed,
+   * it is not run again and its recorded result is answered. A queue that may repeat a turn
+   * after a crash (a webhook delivery) passes its entry's id, so the turn runs exactly once.
+   */
+  turnKey?: string;
 }
 
 /** What one agent turn produced. */

@@ -59,9 +59,11 @@ export interface QueueDrainer {
 }
 
 /**
- * Creates the drainer. Delivery is at least once: a job is marked running before its
- * turn starts and done after it ends, so a crash in between runs it again on the next
- * start, and a turn interrupted by `stop()` is put back without counting the attempt.
+ * Creates the drainer. A job is marked running before its turn starts and done after it
+ * ends, so a crash in between takes it up again on the next start; each turn carries the
+ * job's `turnKey`, so a runner that honours it (agentd's runtime commits the key with the
+ * turn) answers a turn that had already committed instead of running it twice: exactly
+ * once. A turn interrupted by `stop()` is put back without counting the attempt.
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
@@ -111,6 +113,10 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         sessionKey: job.sessionKey,
         signal: controller.signal,
         origin: 'hook',
+        // The runtime commits the turn under this key with its messages, so a job re-run after
+        // a crash (marked running, turn committed, process gone before 'done') answers the
+        // recorded turn instead of running it twice.
+        turnKey: `webhook-queue:${job.id}`,
         ...(job.agentId !== undefined ? { agentId: job.agentId } : {}),
         ...(job.model !== undefined ? { model: job.model } : {}),
         ...(job.timeoutMs !== undefined ? { timeoutMs: job.timeoutMs } : {}),

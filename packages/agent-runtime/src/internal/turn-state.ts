@@ -19,6 +19,7 @@ export interface TurnInput {
   traceId?: string | undefined;
   synthetic?: boolean | undefined;
   allowedTools?: string[] | undefined;
+  turnKey?: string | undefined;
 }
 
 /** Who and what a turn runs for, fixed before it starts. */
