@@ -14,11 +14,16 @@ import {
 import { methodsOf } from './define.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
+// The token store's own id rule starts with a letter or digit: an id it refuses ('.', '-x') must
+// be a -32602 here, not a store failure answered -32603.
 const idSchema = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, underscore and dash only')
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    'a letter or digit, then letters, digits, dot, underscore and dash only',
+  )
   .refine((id) => !isUnsafeKey(id), '__proto__, constructor and prototype are reserved names');
 
 /** A -32602 naming the `id` field. */
