@@ -48,6 +48,24 @@ describe('hostile keys and ids (issue #23)', () => {
     expect((await rpc.call<{ agents: unknown[] }>('agents.list')).agents).toHaveLength(1);
   });
 
+  it('answers constructor and prototype keys in agents.create and agents.update with -32602, not -32603 (fuzz)', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    const cases: Array<[string, string, string]> = [
+      ['agents.create', '{"name":" ","agentId":"A","prototype":{}}', 'prototype'],
+      ['agents.create', '{"name":"b","constructor":1}', 'constructor'],
+      ['agents.update', '{"agentId":"default","prototype":{}}', 'prototype'],
+      ['agents.update', '{"agentId":"default","credentials":{"constructor":"x"}}', 'credentials.constructor'],
+    ];
+    for (const [method, paramsText, path] of cases) {
+      const answer = await postRpc(td.daemon.url, request(method, paramsText));
+      expect(answer.body, paramsText).toMatchObject({
+        error: { code: -32602, message: expect.stringContaining(`${path}: the key`) },
+      });
+    }
+    expect(await rpc.call('agents.list')).toEqual({ agents: ['default'] });
+  });
+
   it('answers built-in names in tokens, log modules and trace queries with -32602, not -32603', async () => {
     td = await startTestDaemon();
     const rpc = rpcClient(td.daemon.url);
