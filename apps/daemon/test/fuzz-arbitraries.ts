@@ -317,6 +317,32 @@ export function mutatedParams(
       paramsText: `${withRawValue(params, key, JSON.stringify(value)).slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(Object.hasOwn(params, key) ? params[key] : null)}}`,
     })),
   ];
+  mutations.push(
+    fc
+      .tuple(fc.nat(), fc.oneof(wrongValue, oddString, fc.constantFrom(...BUILT_IN_NAMES)))
+      .map(([pick, value]) => (params) => {
+        const inner = innerPaths(params);
+        const path = inner[pick % Math.max(inner.length, 1)];
+        if (!path) return builtInKeyAtTop(params, 'constructor', value);
+        return {
+          kind: `inner value at ${path.join('.')}`,
+          paramsText: JSON.stringify(replaceAt(params, path, value)),
+        };
+      }),
+    fc
+      .tuple(fc.nat(), fc.constantFrom(...BUILT_IN_NAMES), wrongValue)
+      .map(([pick, key, value]) => (params) => {
+        const inner = innerPaths(params).filter((path) => isPlainObject(valueAt(params, path)));
+        const path = inner[pick % Math.max(inner.length, 1)];
+        if (!path) return builtInKeyAtTop(params, key, value);
+        // A placeholder key, renamed in the text: JSON.stringify cannot write an own __proto__.
+        const marked = replaceAt(params, path, { ...(valueAt(params, path) as object), [KEY_MARK]: value });
+        return {
+          kind: `inner key ${key} at ${path.join('.')}`,
+          paramsText: JSON.stringify(marked).replace(JSON.stringify(KEY_MARK), JSON.stringify(key)),
+        };
+      }),
+  );
   if (required.length > 0) {
     mutations.push(
       fc.constantFrom(...required).map((key) => (params) => {
@@ -326,6 +352,58 @@ export function mutatedParams(
     );
   }
   return fc.tuple(valid, fc.oneof(...mutations)).map(([params, mutate]) => mutate(params));
+}
+
+/**
+ * The fallback of the inner mutations when params hold nothing nested: a built-in key at the
+ * top instead, so the params stay invalid (sent unchanged, `{}` would be a valid config.apply).
+ */
+function builtInKeyAtTop(params: Record<string, unknown>, key: string, value: unknown): Mutation {
+  return { kind: `key ${key}`, paramsText: withRawValue(params, key, JSON.stringify(value) ?? 'null') };
+}
+
+const KEY_MARK = '\u0000fuzz-key-mark';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Paths of every value below the top level of `value` (inside objects and arrays of params). */
+function innerPaths(
+  value: unknown,
+  prefix: Array<string | number> = [],
+  out: Array<Array<string | number>> = [],
+) {
+  if (typeof value !== 'object' || value === null) return out;
+  for (const [key, child] of Object.entries(value)) {
+    const path = [...prefix, Array.isArray(value) ? Number(key) : key];
+    if (path.length >= 2) out.push(path);
+    innerPaths(child, path, out);
+  }
+  return out;
+}
+
+function valueAt(value: unknown, path: ReadonlyArray<string | number>): unknown {
+  let current = value;
+  for (const segment of path) current = (current as Record<string | number, unknown>)[segment];
+  return current;
+}
+
+/** A copy of `value` with the value at `path` replaced. */
+function replaceAt(value: unknown, path: ReadonlyArray<string | number>, replacement: unknown): unknown {
+  const [head, ...rest] = path;
+  if (head === undefined) return replacement;
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<
+    string | number,
+    unknown
+  >;
+  Object.defineProperty(copy, head, {
+    value: replaceAt(copy[head], rest, replacement),
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return copy;
 }
 
 /** Request ids, built-in names and odd unicode among them: the answer must carry each back unchanged. */
