@@ -14,3 +14,10 @@ export type {
   TransactionMode,
 } from './types.js';
 export type { WriteBatcher, WriteBatcherOptions, WriteBatcherStats } from './write-batcher.js';
+export {
+  acquireDataDirLock,
+  type DataDirLock,
+  type DataDirLockHolder,
+  type DataDirLockOptions,
+  dataDirLockOptionsSchema,
+} from './data-dir-lock.js';
