@@ -21,3 +21,11 @@ export {
   type DataDirLockOptions,
   dataDirLockOptionsSchema,
 } from './data-dir-lock.js';
+export {
+  PRIVATE_DATA_DIR_ENTRIES,
+  type RepairPrivateModesOptions,
+  type RepairPrivateModesResult,
+  repairPrivateModes,
+  repairPrivateModesOptionsSchema,
+  usePrivateUmask,
+} from './private-modes.js';
