@@ -81,6 +81,45 @@ describe('tenant-bound tokens (issue #23)', () => {
     expect(tenantRefusals.map((row) => row.refs.caller)).toContain('globex-bob');
   });
 
+  it("binds cron jobs to the creating token's tenant: listed, touched and run only within it", async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const created = await admin.call<{ token: string }>('tokens.create', {
+      scopes: ['rpc'],
+      id: 'acme-app',
+      tenant: 'acme',
+    });
+    const acme = createHttpClient({ url: td.daemon.url, token: created.token });
+    const schedule = { kind: 'interval', everyMs: 3_600_000 };
+    await acme.call('cron.add', { name: 'acme-digest', message: 'digest', schedule });
+    await admin.call('cron.add', { name: 'ops-backup', message: 'backup', schedule });
+    const names = (listed: unknown) =>
+      (listed as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name).sort();
+    expect(names(await acme.call('cron.list', {}))).toEqual(['acme-digest']);
+    expect(names(await admin.call('cron.list'))).toEqual(['acme-digest', 'ops-backup']);
+    for (const [method, params] of [
+      ['cron.remove', { name: 'ops-backup' }],
+      ['cron.update', { name: 'ops-backup', enabled: false }],
+      ['cron.status', { name: 'ops-backup' }],
+      ['cron.runs', { jobName: 'ops-backup' }],
+      ['cron.run', { name: 'ops-backup' }],
+      ['cron.run', { mode: 'due' }],
+    ] as const) {
+      expect(await refusedCode(acme.call(method, params)), method).toBe(-32603);
+    }
+    await acme.call('cron.run', { name: 'acme-digest' });
+    // The job's turn runs in the tenant's own session space.
+    const sessions = (await acme.call('session.list', {})) as { sessions: Array<{ sessionKey: string }> };
+    for (let attempt = 0; attempt < 100 && sessions.sessions.length === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      sessions.sessions = ((await acme.call('session.list', {})) as typeof sessions).sessions;
+    }
+    expect(sessions.sessions.map((session) => session.sessionKey)).toEqual([
+      expect.stringMatching(/^acme:cron:/),
+    ]);
+    expect(await admin.call('cron.remove', { name: 'ops-backup' })).toMatchObject({ removed: true });
+  });
+
   it('refuses a binding with admin reach or prefixes outside the tenant', async () => {
     td = await startTestDaemon();
     const admin = rpcClient(td.daemon.url);

@@ -66,7 +66,7 @@ export function builtInMethods(deps: {
       audit,
     }),
     ...memoryMethods({ store: () => services.memory.current?.store, tenants }),
-    ...cronMethods({ cron: services.cron }),
+    ...cronMethods({ cron: services.cron, tenants }),
     ...schedulerMethods({ heartbeat }),
     ...heartbeatMethods({ heartbeat }),
   ];

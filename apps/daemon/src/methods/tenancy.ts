@@ -18,6 +18,8 @@ export interface TenantGuard {
   memoryTenant(context: MethodContext, named: string | undefined): string | undefined;
   /** Refuses a tenant-bound caller an answer that spans every tenant. */
   unboundOnly(context: MethodContext): void;
+  /** Refuses a tenant-bound caller a thing (a cron job) owned by another tenant or by none. */
+  owned(context: MethodContext, owner: string | undefined, refs: Record<string, unknown>): void;
 }
 
 /** Creates the guard; refusals become `audit:event` rows of kind `scope`. */
@@ -52,6 +54,10 @@ export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGua
     unboundOnly(context) {
       const tenant = context.identity.tenant;
       if (tenant !== undefined) refuse(context, tenant, {});
+    },
+    owned(context, owner, refs) {
+      const tenant = context.identity.tenant;
+      if (tenant !== undefined && owner !== tenant) refuse(context, tenant, refs);
     },
   };
 }
