@@ -59,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'start': {
       const port = values.port === undefined ? undefined : parsePort(values.port);
+      ignoreBrokenStdio();
       const [{ startDaemon }, { firstStartBlock }] = await Promise.all([
         import('./daemon.js'),
         import('./first-start.js'),
@@ -72,12 +73,10 @@ async function main(argv: string[]): Promise<number> {
         logToStdout: true,
         print: (line) => bootstrapLines.push(line),
       });
-      if (bootstrapLines.length > 0) console.log(firstStartBlock(bootstrapLines, daemon.url));
-      console.error(
-        `agentd listening on ${daemon.url} (WebSocket ${daemon.wsUrl}), data in ${daemon.dataDir}`,
-      );
       const shutdown = (signal: string) => {
         daemon.logger.module('daemon').info({ reason: signal }, 'signal received');
+        // stop() bounds its last log flush, and exit() then ends the process whatever is
+        // still pending (a stdout pipe nobody reads must not keep the daemon alive).
         daemon.stop().then(
           () => process.exit(0),
           () => process.exit(1),
@@ -107,6 +106,12 @@ async function main(argv: string[]): Promise<number> {
               ),
           );
       });
+      // Announced only once the signal handlers are in place: a supervisor that sends SIGTERM
+      // as soon as it reads this line must get a graceful stop, not the default kill.
+      if (bootstrapLines.length > 0) console.log(firstStartBlock(bootstrapLines, daemon.url));
+      console.error(
+        `agentd listening on ${daemon.url} (WebSocket ${daemon.wsUrl}), data in ${daemon.dataDir}`,
+      );
       return -1;
     }
     case 'token': {
@@ -168,6 +173,16 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`unknown command: ${command}`);
   }
+}
+
+/**
+ * A parent that started the daemon with piped stdio may exit or close its ends; a write to
+ * stdout or stderr then fails (EPIPE, a closed socket). Such a failure is an 'error' event on
+ * the stream, and unhandled it would crash the daemon, so it is dropped: the log file keeps
+ * every line. Creating the streams here also puts pipes into non-blocking mode early.
+ */
+function ignoreBrokenStdio(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 }
 
 function parsePort(value: string): number {

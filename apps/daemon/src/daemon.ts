@@ -19,6 +19,13 @@ import { MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agent
 import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { runAsActor, sweepEvidence } from '@agentd/evidence';
+import {
+  acquireDataDirLock,
+  type DataDirLock,
+  type RepairPrivateModesResult,
+  repairPrivateModes,
+  usePrivateUmask,
+} from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
@@ -175,9 +182,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
   const env = options.env ?? process.env;
   const print = options.print ?? ((line: string) => console.log(line));
   const dataDir = resolve(options.dataDir ?? env.AGENTD_DATA_DIR ?? './data');
+  // Everything created from here on (database, logs, evidence, git's objects) is owner-only.
+  usePrivateUmask();
   mkdirSync(dataDir, { recursive: true });
-
-  const { configStore, logger, log, logDir } = await openFoundation(dataDir, now, options);
+  // Before anything in the data dir is written: a second daemon on it would lose the first's writes.
+  const lock = acquireDataDirLock({ dataDir, now });
+  let foundation: Foundation;
+  let modes: RepairPrivateModesResult;
+  try {
+    modes = repairPrivateModes({ dataDir });
+    foundation = await openFoundation(dataDir, now, options);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const { configStore, logger, log, logDir } = foundation;
+  reportDataDir(log, lock, modes);
   // Every service below is added to this one list: started in order, stopped in reverse (by
   // stop, and by a start that fails part way, so an embedder that catches the error is not
   // left with open files, timers and the database).
@@ -195,11 +215,50 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<RunningD
       log,
       logDir,
       lifecycle,
+      lock,
     });
   } catch (error) {
     await lifecycle.stop().catch(() => undefined);
     await logger.close();
+    lock.release();
     throw error;
+  }
+}
+
+/** Says in the log what the start found in the data directory: a stale lock, modes repaired. */
+function reportDataDir(log: AgentdLogger, lock: DataDirLock, modes: RepairPrivateModesResult): void {
+  if (lock.replaced) {
+    log.warn(
+      {
+        pid: lock.replaced.pid,
+        hint: 'the previous daemon on this data dir did not stop cleanly (killed or crashed)',
+        errorKind: 'resource',
+      },
+      'took over a stale data directory lock',
+    );
+  }
+  if (modes.repaired > 0) {
+    log.warn(
+      {
+        count: modes.repaired,
+        hint: 'files of the data directory were readable by other users; they are owner-only now',
+        errorKind: 'config',
+      },
+      'data directory modes repaired',
+    );
+  }
+  const [failure] = modes.failures;
+  if (failure) {
+    log.warn(
+      {
+        count: modes.failures.length,
+        err: failure.error,
+        path: failure.path,
+        hint: 'make the data directory and its files owned by the user running agentd',
+        errorKind: 'resource',
+      },
+      'data directory modes could not be repaired',
+    );
   }
 }
 
@@ -212,6 +271,8 @@ interface ServeContext extends Foundation {
   print: (line: string) => void;
   dataDir: string;
   lifecycle: Lifecycle;
+  /** Released last, when everything in the data dir is closed. */
+  lock: DataDirLock;
 }
 
 /**
@@ -381,12 +442,17 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   const stop = (): Promise<void> => {
     if (stopping) return stopping;
     stopping = (async () => {
-      const began = now();
-      log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
-      await restarting?.catch(() => undefined);
-      await lifecycle.stop();
-      log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
-      await logger.close();
+      try {
+        const began = now();
+        log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
+        await restarting?.catch(() => undefined);
+        await lifecycle.stop();
+        log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
+        await logger.close();
+      } finally {
+        // Even after a failed stop: this process no longer serves the data dir.
+        context.lock.release();
+      }
     })();
     return stopping;
   };

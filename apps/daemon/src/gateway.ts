@@ -24,6 +24,7 @@ import { runAsActor, type SecurityAudit } from '@agentd/evidence';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
+import { tenantGuard } from './methods/tenancy.js';
 
 /** The request paths of one gateway configuration; `gateway.restart` builds a new one. */
 export interface Gateway {
@@ -75,6 +76,7 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
   const authenticateHttp = authenticateVia('http', false);
   // EventSource cannot set headers, so the stream also takes `?token=`.
   const authenticateStream = authenticateVia('http', true);
+  const tenants = tenantGuard(deps.audit);
   const authorizeScope: Authorize = (identity, scope) => {
     const allowed = hasScope(identity.scopes as readonly Scope[], scope);
     if (!allowed) {
@@ -137,7 +139,7 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
     const chatStream = createSseRpcHandler({
       dispatcher,
       authenticate: authenticateStream,
-      method: (open) => chatStreamMethod({ runtime: deps.runtime }, open),
+      method: (open) => chatStreamMethod({ runtime: deps.runtime, tenants }, open),
       logger: gatewayLog,
     });
     return { dispatcher, ws, http, chatStream };

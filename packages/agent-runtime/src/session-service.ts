@@ -33,9 +33,11 @@ export interface SessionsApi {
     sessionKey: string,
     options?: { limit?: number; beforeTs?: number },
   ): Promise<{ sessionKey: string; messages: SessionMessage[]; summary?: string }>;
+  /** `keyPrefix` keeps only sessions whose key starts with it (a tenant's `<tenant>:`). */
   list(options?: {
     sinceMs?: number;
     kind?: SessionKind;
+    keyPrefix?: string;
     limit?: number;
   }): Promise<Array<Record<string, unknown>>>;
   export(sessionKey: string): Promise<SessionExport>;
@@ -47,7 +49,8 @@ export interface SessionsApi {
     sessionKey: string,
     options?: { memory?: boolean; purgeDerived?: boolean },
   ): Promise<ResetConversationResult>;
-  search(query: string, limit?: number): Promise<SessionSearchHit[]>;
+  /** `keyPrefix` keeps only hits in sessions whose key starts with it. */
+  search(query: string, limit?: number, options?: { keyPrefix?: string }): Promise<SessionSearchHit[]>;
   compact(sessionKey: string): Promise<CompactResult>;
 }
 
@@ -135,6 +138,7 @@ export function createSessionService(
       const rows = await ctx.store.list({
         sinceMs: listOptions.sinceMs,
         kind: listOptions.kind,
+        keyPrefix: listOptions.keyPrefix,
         limit: listOptions.limit ?? 100,
       });
       return rows.map((session) => ({
@@ -220,7 +224,8 @@ export function createSessionService(
         });
         return result;
       }),
-    search: (query, limit = 20) => ctx.store.search(query, limit),
+    search: (query, limit = 20, searchOptions = {}) =>
+      ctx.store.search(query, limit, searchOptions.keyPrefix),
     compact: (sessionKey) => ctx.locks.run(sessionKey, () => compactSession(ctx, agents, models, sessionKey)),
   };
 

@@ -341,12 +341,23 @@ export class SessionStore {
   async list(options: {
     sinceMs?: number | undefined;
     kind?: SessionKind | undefined;
+    keyPrefix?: string | undefined;
     limit: number;
   }): Promise<SessionRecord[]> {
+    const prefix = options.keyPrefix ?? null;
     const rows = await this.#db.query<SessionRow>(
       `SELECT * FROM agent_sessions WHERE updated_at >= ? AND (? IS NULL OR kind = ?)
+         AND (? IS NULL OR substr(session_key, 1, length(?)) = ?)
        ORDER BY updated_at DESC LIMIT ?`,
-      [options.sinceMs ?? 0, options.kind ?? null, options.kind ?? null, options.limit],
+      [
+        options.sinceMs ?? 0,
+        options.kind ?? null,
+        options.kind ?? null,
+        prefix,
+        prefix,
+        prefix,
+        options.limit,
+      ],
     );
     return rows.map(toSession);
   }
@@ -402,7 +413,7 @@ export class SessionStore {
   }
 
   /** Full-text search over user and assistant messages; the best hit per session, best first. */
-  async search(query: string, limit: number): Promise<SessionSearchHit[]> {
+  async search(query: string, limit: number, keyPrefix?: string): Promise<SessionSearchHit[]> {
     const match = toMatchQuery(query);
     if (!match) return [];
     const rows = await this.#db.query<{
@@ -418,9 +429,9 @@ export class SessionStore {
        FROM agent_messages_fts
        JOIN agent_messages m ON m.id = agent_messages_fts.rowid
        JOIN agent_sessions s ON s.id = m.session_id
-       WHERE agent_messages_fts MATCH ?
+       WHERE agent_messages_fts MATCH ? AND (? IS NULL OR substr(s.session_key, 1, length(?)) = ?)
        ORDER BY rank LIMIT ?`,
-      [match, Math.min(limit * 10, 5000)],
+      [match, keyPrefix ?? null, keyPrefix ?? null, keyPrefix ?? null, Math.min(limit * 10, 5000)],
     );
     const seen = new Set<string>();
     const hits: SessionSearchHit[] = [];

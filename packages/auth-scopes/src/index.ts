@@ -9,6 +9,7 @@ export type { TokenConfig } from './token-config.js';
 export { extractBearer } from './bearer.js';
 export type { BearerRequest, ExtractBearerOptions } from './bearer.js';
 export { createTokenRequestSchema, createTokenStore } from './token-store.js';
+export { allowsSession, bindingIssues, bindingOf, type TenantBinding, tenantSchema } from './tenancy.js';
 export type {
   CreatedToken,
   CreateTokenRequest,

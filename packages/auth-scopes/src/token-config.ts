@@ -1,3 +1,4 @@
+import { bindingIssues, tenantBindingShape } from './tenancy.js';
 import { z } from 'zod';
 import { scopeSchema } from './scopes.js';
 import { hashToken } from './token-secret.js';
@@ -39,10 +40,14 @@ export const tokenConfigSchema = z
      * origin survives restarts; absent (read as `config`) for tokens written by hand.
      */
     source: z.enum(['config', 'api']).optional(),
+    ...tenantBindingShape,
   })
   .refine((value) => (value.token === undefined) !== (value.tokenHash === undefined), {
     message: 'exactly one of token or tokenHash is required',
     path: ['token'],
+  })
+  .superRefine((value, context) => {
+    for (const issue of bindingIssues(value)) context.addIssue({ code: 'custom', ...issue });
   });
 
 /** One configured token, as accepted by `gateway.tokens[]`. */

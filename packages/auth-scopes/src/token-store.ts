@@ -1,3 +1,4 @@
+import { bindingIssues, bindingOf, type TenantBinding, tenantBindingShape } from './tenancy.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AuthScopesError } from './errors.js';
@@ -16,6 +17,10 @@ export interface Identity {
   clientId: string;
   /** The scopes the token holds; pass to `hasScope`. */
   scopes: readonly Scope[];
+  /** Set for a tenant-bound token: the only tenant whose sessions it reaches. */
+  tenant?: string;
+  /** Set when the binding is narrowed to session-key prefixes. */
+  sessionPrefixes?: readonly string[];
 }
 
 /** How the store learned of a token: from configuration (`tokens`/`replace`) or through `create`. */
@@ -29,6 +34,8 @@ export interface TokenSummary {
   /** Epoch milliseconds, or `null` for a configured token that gave none. */
   createdAt: number | null;
   source: TokenSource;
+  tenant?: string;
+  sessionPrefixes?: string[];
 }
 
 /** What `create()` returns: the summary fields plus the secret, shown this one time only. */
@@ -39,6 +46,8 @@ export interface CreatedToken {
   createdAt: number;
   /** The bearer secret. The store keeps only its hash; it cannot be shown again. */
   token: string;
+  tenant?: string;
+  sessionPrefixes?: string[];
 }
 
 /** What `replace()` changed, by token id. */
@@ -53,20 +62,25 @@ export interface ReplaceResult {
 export type RevokeListener = (tokenId: string, clientId: string) => void;
 
 /** Parameters of `create()`. */
-export const createTokenRequestSchema = z.object({
-  /** Scopes of the new token; at least one. */
-  scopes: z.array(scopeSchema).min(1),
-  /** Client identity; defaults to the token id. */
-  clientId: z.string().min(1).max(256).optional(),
-  /** Token id; defaults to a generated `tok_<hex>` id. */
-  id: tokenIdSchema.optional(),
-  /**
-   * A caller-chosen secret (used by `ensureBootstrapToken` for
-   * `AGENTD_ADMIN_TOKEN`); generated when absent. Leave it out of any
-   * network-facing schema so remote callers cannot pick secrets.
-   */
-  secret: z.string().min(1).optional(),
-});
+export const createTokenRequestSchema = z
+  .object({
+    /** Scopes of the new token; at least one. */
+    scopes: z.array(scopeSchema).min(1),
+    /** Client identity; defaults to the token id. */
+    clientId: z.string().min(1).max(256).optional(),
+    /** Token id; defaults to a generated `tok_<hex>` id. */
+    id: tokenIdSchema.optional(),
+    /**
+     * A caller-chosen secret (used by `ensureBootstrapToken` for
+     * `AGENTD_ADMIN_TOKEN`); generated when absent. Leave it out of any
+     * network-facing schema so remote callers cannot pick secrets.
+     */
+    secret: z.string().min(1).optional(),
+    ...tenantBindingShape,
+  })
+  .superRefine((value, context) => {
+    for (const issue of bindingIssues(value)) context.addIssue({ code: 'custom', ...issue });
+  });
 
 /** Parameters of `create()`. */
 export type CreateTokenRequest = z.input<typeof createTokenRequestSchema>;
@@ -140,6 +154,7 @@ interface Entry {
   source: TokenSource;
   /** Count of in-flight revocations; while above zero the token is refused. */
   revoking: number;
+  binding: TenantBinding | undefined;
 }
 
 const optionsSchema = z.object({
@@ -171,7 +186,20 @@ function entryFromConfig(config: TokenConfig): Entry {
     createdAt: config.createdAt ?? null,
     source: config.source ?? 'config',
     revoking: 0,
+    binding: bindingOf(config),
   };
+}
+
+/** The binding fields as they are written into a config entry, summary or identity. */
+function bindingFields(binding: TenantBinding | undefined): { tenant?: string; sessionPrefixes?: string[] } {
+  if (binding === undefined) return {};
+  return binding.sessionPrefixes === undefined
+    ? { tenant: binding.tenant }
+    : { tenant: binding.tenant, sessionPrefixes: [...binding.sessionPrefixes] };
+}
+
+function sameBinding(left: TenantBinding | undefined, right: TenantBinding | undefined): boolean {
+  return JSON.stringify(bindingFields(left)) === JSON.stringify(bindingFields(right));
 }
 
 function toConfig(entry: Entry): TokenConfig {
@@ -183,7 +211,7 @@ function toConfig(entry: Entry): TokenConfig {
   };
   if (entry.createdAt !== null) config.createdAt = entry.createdAt;
   if (entry.source === 'api') config.source = 'api';
-  return config;
+  return { ...config, ...bindingFields(entry.binding) };
 }
 
 function defaultRandomId(): string {
@@ -286,7 +314,12 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry;
       }
       if (found === undefined || found.revoking > 0) return null;
-      return { tokenId: found.id, clientId: found.clientId, scopes: found.scopes };
+      return {
+        tokenId: found.id,
+        clientId: found.clientId,
+        scopes: found.scopes,
+        ...bindingFields(found.binding),
+      };
     },
 
     list() {
@@ -296,6 +329,7 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         scopes: [...entry.scopes],
         createdAt: entry.createdAt,
         source: entry.source,
+        ...bindingFields(entry.binding),
       }));
     },
 
@@ -331,6 +365,7 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
           createdAt: now(),
           source: 'api',
           revoking: 0,
+          binding: bindingOf(parsed),
         };
         // Persist first, install second: a failed save leaves nothing to undo.
         await save([...entries.values(), entry]);
@@ -356,6 +391,7 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
           scopes: [...entry.scopes],
           createdAt: entry.createdAt as number,
           token: secret,
+          ...bindingFields(entry.binding),
         };
       });
     },
@@ -396,7 +432,8 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
           current !== undefined &&
           current.hash === fresh.hash &&
           current.clientId === fresh.clientId &&
-          sameScopes(current.scopes, fresh.scopes)
+          sameScopes(current.scopes, fresh.scopes) &&
+          sameBinding(current.binding, fresh.binding)
         ) {
           if (fresh.createdAt !== null) current.createdAt = fresh.createdAt;
           next.set(current.id, current);

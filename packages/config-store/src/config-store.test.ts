@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -205,7 +214,42 @@ describe('createConfigStore', () => {
       process.env = saved;
     }
   });
+
+  it('writes the history owner-only under umask 077, even when the global git config shares the repository', async () => {
+    const home = temporaryDirectory('config-store-home-');
+    writeFileSync(join(home, '.gitconfig'), '[core]\n\tsharedRepository = group\n');
+    const saved = { ...process.env };
+    const previousUmask = process.umask(0o077);
+    try {
+      process.env.HOME = home;
+      process.env.XDG_CONFIG_HOME = join(home, '.config');
+      const dataDir = temporaryDirectory();
+      const store = createConfigStore({ dataDir, sections });
+      await store.load();
+      await store.patch({ providers: { entries: { openai: { apiKey: 'sk-test-key-at-rest' } } } });
+      const objects = listTree(join(dataDir, '.git'));
+      expect(
+        objects.filter((entry) => entry.path.includes(join('.git', 'objects', ''))).length,
+      ).toBeGreaterThan(2);
+      expect(objects.filter((entry) => (entry.mode & 0o077) !== 0).map((entry) => entry.path)).toEqual([]);
+    } finally {
+      process.umask(previousUmask);
+      process.env = saved;
+    }
+  });
 });
+
+/** Every path under `root` with its permission bits (symlinks not followed). */
+function listTree(root: string): Array<{ path: string; mode: number }> {
+  const found: Array<{ path: string; mode: number }> = [];
+  const visit = (path: string) => {
+    const stat = lstatSync(path);
+    found.push({ path, mode: stat.mode & 0o777 });
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(root);
+  return found;
+}
 
 describe('ConfigStore.read', () => {
   it('redacts credentials at any depth while get returns one section raw', async () => {

@@ -43,6 +43,8 @@ export interface CronJob {
   running: boolean;
   createdAtMs: number;
   updatedAtMs: number;
+  /** Set for a job of a tenant: its turns run in the session `<tenant>:cron:<id>`. */
+  tenant?: string;
 }
 
 /** A run record as `cron.runs` shows it (the contract's Cron run record plus agentd's extra fields). */
@@ -90,6 +92,8 @@ export interface AddJobInput {
   /** Time limit of this job's runs; the service default when absent. */
   timeoutMs?: number | undefined;
   wakeGate?: WakeGate | undefined;
+  /** The tenant the job belongs to (a tenant-bound caller's); its turns run in that tenant's session. */
+  tenant?: string | undefined;
 }
 
 /** Input of {@link CronService.update}: only the given fields change; `null` clears an optional one. */

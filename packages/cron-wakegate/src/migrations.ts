@@ -74,4 +74,9 @@ export const cronWakegateMigrations: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'a job may belong to a tenant',
+    up: ['ALTER TABLE cron_jobs ADD COLUMN tenant TEXT'],
+  },
 ];

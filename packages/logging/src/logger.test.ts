@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -103,6 +103,58 @@ await root.close();
       expect(stdout).toBe(fromFile);
       expect(JSON.parse(fromFile)).toMatchObject({ module: 'agent', msg: 'to both', token: '[REDACTED]' });
     } finally {
+      directory.remove();
+    }
+  });
+
+  it('closes within closeTimeoutMs when the destination never finishes flushing', async () => {
+    const lines: string[] = [];
+    // A destination whose flush never calls back, like a pipe nobody reads.
+    const stuck = { write: (line: string) => void lines.push(line), flush: () => undefined };
+    const root = createLogger({ destination: stuck, closeTimeoutMs: 50 });
+    root.info('last line');
+    await root.close();
+    expect(lines).toHaveLength(1);
+  });
+
+  it('exits cleanly when stdout is closed by its reader before the last lines are written', async () => {
+    const directory = temporaryDirectory('epipe');
+    let child: ChildProcess | undefined;
+    try {
+      const script = join(directory.path, 'epipe.mts');
+      const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
+      // The child waits until its stdout reader is gone, then logs, closes and exits the way the
+      // CLI does (process.exit, which runs exit hooks such as pino's stdout flush).
+      writeFileSync(
+        script,
+        `import { createLogger } from ${JSON.stringify(entry)};
+const root = createLogger({ destination: { filePath: process.argv[2] }, alsoStdout: true });
+process.stdin.once('data', async () => {
+  process.stdin.destroy();
+  for (let i = 0; i < 1000; i += 1) root.info({ i }, 'after the reader left');
+  await root.close();
+  process.stderr.write('closed', () => process.exit(0));
+});
+`,
+      );
+      const started = spawn(
+        process.execPath,
+        ['--import', 'tsx', script, join(directory.path, 'logs', 'agentd.log')],
+        { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      child = started;
+      let stderr = '';
+      started.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      const exit = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      started.stdout.destroy();
+      started.stdin.write('go\n');
+      expect(await exit).toBe(0);
+      expect(stderr).toBe('closed');
+      expect(readFileSync(join(directory.path, 'logs', 'agentd.log'), 'utf8')).toContain('"i":999');
+    } finally {
+      child?.kill('SIGKILL');
       directory.remove();
     }
   });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { LoggingError } from './errors.js';
 import type { AgentdLogger, ErrorKind, LogFields } from './fields.js';
 import { LEVEL_VALUES, type LevelName, type LogLevel, logLevelSchema, logLevelsSchema } from './levels.js';
+import { FdStream } from './internal/fd-stream.js';
 import { redactLine, redactValue, serializeError } from './redact.js';
 import {
   type RotatingFileOptions,
@@ -39,6 +40,11 @@ export const createLoggerOptionsSchema = z.object({
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
   /** Module name of lines logged on the root logger itself. @default 'daemon' */
   rootModule: z.string().min(1).default('daemon'),
+  /**
+   * How long {@link RootLogger.close} waits for lines still on their way (a stdout nobody
+   * reads, a slow disk) before it closes anyway. @default 2000
+   */
+  closeTimeoutMs: z.number().int().nonnegative().default(2000),
 });
 
 /** Options of {@link createLogger} as accepted (defaults optional). */
@@ -60,6 +66,8 @@ export interface CreateLoggerOptions {
   now?: () => number;
   /** Module name of lines logged on the root logger itself. @default 'daemon' */
   rootModule?: string;
+  /** How long {@link RootLogger.close} waits for pending lines before closing anyway. @default 2000 */
+  closeTimeoutMs?: number;
 }
 
 /** The daemon's logger: an {@link AgentdLogger} (module `rootModule`) that also owns module levels. */
@@ -90,7 +98,11 @@ export interface RootLogger extends AgentdLogger {
   readonly file: RotatingFileStream | undefined;
   /** Flushes the destination and, for a file, waits for pending rotations. */
   flush(): Promise<void>;
-  /** Flushes and closes an owned file; lines logged afterwards are dropped. */
+  /**
+   * Flushes (waiting at most `closeTimeoutMs`; lines still pending for stdout are then given
+   * up) and closes an owned file; lines logged afterwards are dropped. Never rejects because
+   * stdout is gone (EPIPE, closed socket).
+   */
   close(): Promise<void>;
 }
 
@@ -110,6 +122,8 @@ type LogMethod = (...args: unknown[]) => void;
 const FALLBACK_ERROR_KIND: ErrorKind = 'internal';
 const FALLBACK_HINT = 'No hint was given by the caller; see msg and err';
 const NO_TRACE: Readonly<Record<string, unknown>> = Object.freeze({});
+// Stdout lines held while its reader is slow; beyond this they are dropped, never the daemon.
+const STDOUT_MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 /**
  * Fills `hint`/`errorKind` on warn, error and fatal lines from callers that
@@ -286,19 +300,23 @@ class Root extends ModuleLogger implements RootLogger {
   readonly #registry: LevelRegistry;
   readonly #modules = new Map<string, AgentdLogger>();
   readonly #pino: PinoLogger<'audit'>;
+  readonly #stdout: FdStream | undefined;
+  readonly #closeTimeoutMs: number;
   readonly file: RotatingFileStream | undefined;
 
   constructor(
     registry: LevelRegistry,
     rootModule: string,
     instance: PinoLogger<'audit'>,
-    file: RotatingFileStream | undefined,
+    outputs: { file: RotatingFileStream | undefined; stdout: FdStream | undefined; closeTimeoutMs: number },
   ) {
     const entry = registry.entry(rootModule);
     super(registry, entry.state, entry.pino, {});
     this.#registry = registry;
     this.#pino = instance;
-    this.file = file;
+    this.file = outputs.file;
+    this.#stdout = outputs.stdout;
+    this.#closeTimeoutMs = outputs.closeTimeoutMs;
     this.#modules.set(rootModule, this);
   }
 
@@ -353,11 +371,17 @@ class Root extends ModuleLogger implements RootLogger {
     await new Promise<void>((resolve, reject) => {
       this.#pino.flush((error) => (error ? reject(error) : resolve()));
     });
-    await this.file?.whenIdle();
+    await Promise.all([this.file?.whenIdle(), this.#stdout?.flush()]);
   }
 
   async close(): Promise<void> {
-    await this.flush();
+    // Bounded: the last lines must not keep a stopping daemon alive (a pipe nobody reads).
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#closeTimeoutMs);
+    });
+    await Promise.race([this.flush().catch(() => undefined), timeout]);
+    clearTimeout(timer);
     await this.file?.close();
   }
 }
@@ -380,10 +404,12 @@ export function createLogger(options: CreateLoggerOptions = {}): RootLogger {
   }
   const settings = parsed.data;
   let file: RotatingFileStream | undefined;
+  let stdout: FdStream | undefined;
   let stream: DestinationStream;
   const destination = settings.destination;
   if (destination === undefined) {
-    stream = pino.destination(1);
+    stdout = new FdStream({ fd: 1, maxPendingBytes: STDOUT_MAX_PENDING_BYTES });
+    stream = stdout;
   } else if ('filePath' in destination && typeof (destination as { write?: unknown }).write !== 'function') {
     file = new RotatingFileStream(destination as RotatingFileOptions);
     stream = file;
@@ -391,10 +417,11 @@ export function createLogger(options: CreateLoggerOptions = {}): RootLogger {
     stream = destination as DestinationStream;
   }
   if (settings.alsoStdout && destination !== undefined) {
+    stdout = new FdStream({ fd: 1, maxPendingBytes: STDOUT_MAX_PENDING_BYTES });
     stream = pino.multistream(
       [
         { stream, level: 'trace' },
-        { stream: pino.destination(1), level: 'trace' },
+        { stream: stdout, level: 'trace' },
       ],
       { levels: { ...LEVEL_VALUES } },
     );
@@ -421,7 +448,11 @@ export function createLogger(options: CreateLoggerOptions = {}): RootLogger {
     stream,
   );
   const registry = new LevelRegistry(instance, settings.level, settings.logLevels);
-  return new Root(registry, settings.rootModule, instance, file);
+  return new Root(registry, settings.rootModule, instance, {
+    file,
+    stdout,
+    closeTimeoutMs: settings.closeTimeoutMs,
+  });
 }
 
 /**

@@ -16,6 +16,10 @@ export interface Identity {
   clientId: string;
   /** Scopes granted to the token, for example `['rpc']` or `['*']`. */
   scopes: readonly string[];
+  /** Set for a tenant-bound token: the one tenant whose sessions the caller reaches. */
+  tenant?: string | undefined;
+  /** Set when the tenant binding is narrowed to session-key prefixes. */
+  sessionPrefixes?: readonly string[] | undefined;
 }
 
 /** Everything a handler may know about the request it is serving. */

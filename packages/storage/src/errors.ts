@@ -17,6 +17,9 @@ import { AgentdError, errorGuard } from '@agentd/errors';
  * - `OPEN_FAILED`: the database could not be opened or configured.
  * - `SQL_ERROR`: any other SQLite error (syntax, missing table, ...).
  * - `DRIVER_ERROR`: any other error from the libsql client (network, protocol, ...).
+ * - `DATA_DIR_LOCKED`: another running process (its pid in the message and `data.pid`) holds the
+ *   data directory's lock.
+ * - `LOCK_FAILED`: the data directory's lock file could not be written, read or replaced.
  */
 export type StorageErrorCode =
   | 'BUSY'
@@ -31,7 +34,9 @@ export type StorageErrorCode =
   | 'INVALID_ARGUMENT'
   | 'OPEN_FAILED'
   | 'SQL_ERROR'
-  | 'DRIVER_ERROR';
+  | 'DRIVER_ERROR'
+  | 'DATA_DIR_LOCKED'
+  | 'LOCK_FAILED';
 
 /**
  * Options accepted by the {@link StorageError} constructor. `data`: structured detail for logs, such

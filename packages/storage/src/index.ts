@@ -14,3 +14,18 @@ export type {
   TransactionMode,
 } from './types.js';
 export type { WriteBatcher, WriteBatcherOptions, WriteBatcherStats } from './write-batcher.js';
+export {
+  acquireDataDirLock,
+  type DataDirLock,
+  type DataDirLockHolder,
+  type DataDirLockOptions,
+  dataDirLockOptionsSchema,
+} from './data-dir-lock.js';
+export {
+  PRIVATE_DATA_DIR_ENTRIES,
+  type RepairPrivateModesOptions,
+  type RepairPrivateModesResult,
+  repairPrivateModes,
+  repairPrivateModesOptionsSchema,
+  usePrivateUmask,
+} from './private-modes.js';

@@ -9,10 +9,15 @@ import type { MethodContext } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { toRpcError } from './agent-errors.js';
 import { methodsOf } from './define.js';
+import { type TenantGuard, tenantGuard } from './tenancy.js';
 
-/** The session key of a caller that names none (decisions.md). */
-export function defaultSessionKey(clientId: string): string {
-  return formatSessionKey({ tenantId: 'default', userId: clientId, channelId: 'rpc' });
+/**
+ * The session key of a caller that names none (decisions.md): `default:rpc:<clientId>`, or
+ * `<tenant>:rpc:<clientId>` for a tenant-bound token.
+ */
+export function defaultSessionKey(context: MethodContext): string {
+  const tenantId = context.identity.tenant ?? 'default';
+  return formatSessionKey({ tenantId, userId: context.clientId, channelId: 'rpc' });
 }
 
 /**
@@ -54,13 +59,19 @@ const turnResult = z.object({
   traceId: z.string(),
 });
 
-function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, context: MethodContext) {
-  const sessionKey =
+function execute(
+  runtime: AgentRuntime,
+  tenants: TenantGuard,
+  params: z.output<typeof executeParams>,
+  context: MethodContext,
+) {
+  const named =
     params.sessionKey === undefined
-      ? defaultSessionKey(context.clientId)
+      ? defaultSessionKey(context)
       : typeof params.sessionKey === 'string'
         ? params.sessionKey
         : formatSessionKey(params.sessionKey);
+  const sessionKey = tenants.session(context, named);
   return runtime.runTurn({
     ...rpcTurn(context, { message: params.message, sessionKey, agentId: params.agentId }),
     ...(params.scopes ? { allowedTools: params.scopes } : {}),
@@ -68,15 +79,16 @@ function execute(runtime: AgentRuntime, params: z.output<typeof executeParams>, 
 }
 
 /** agent.*: execute, stream (non-streaming, as the contract says), cacheStats, getOperationModels. */
-export function agentMethods(deps: { runtime: AgentRuntime }) {
+export function agentMethods(deps: { runtime: AgentRuntime; tenants?: TenantGuard }) {
   const { runtime } = deps;
+  const tenants = deps.tenants ?? tenantGuard();
   const { rpcMethod, adminMethod } = methodsOf('agent', toRpcError);
   return [
     rpcMethod('execute', {
       description: 'Run one agent turn: the reply, token usage and finish reason.',
       params: executeParams,
       result: turnResult,
-      handler: (params, context) => execute(runtime, params, context),
+      handler: (params, context) => execute(runtime, tenants, params, context),
     }),
     rpcMethod('stream', {
       description:
@@ -92,7 +104,7 @@ export function agentMethods(deps: { runtime: AgentRuntime }) {
           },
           'agent.stream answered with a non-streaming result',
         );
-        return execute(runtime, params, context);
+        return execute(runtime, tenants, params, context);
       },
     }),
     adminMethod('cacheStats', {

@@ -2,6 +2,7 @@ import { type AgentRuntime, entityIdSchema, sessionKeySchema } from '@agentd/age
 import type { SseWriter } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { defaultSessionKey, rpcTurn } from './agent.js';
+import { type TenantGuard, tenantGuard } from './tenancy.js';
 import { toRpcError } from './agent-errors.js';
 import { methodsOf } from './define.js';
 
@@ -21,13 +22,17 @@ const queryParams = z
  * `createSseRpcHandler`, so it takes the `/rpc` path for scope, params and errors. Not in
  * `rpc.discover`: it is an HTTP endpoint, not a JSON-RPC method. Event format: docs/chat-stream.md.
  */
-export function chatStreamMethod(deps: { runtime: AgentRuntime }, open: () => SseWriter) {
+export function chatStreamMethod(
+  deps: { runtime: AgentRuntime; tenants?: TenantGuard },
+  open: () => SseWriter,
+) {
+  const tenants = deps.tenants ?? tenantGuard();
   const { rpcMethod } = methodsOf('http', toRpcError);
   return rpcMethod('chatStream', {
     description: 'One agent turn as server-sent events.',
     params: queryParams,
     handler: ({ message, agentId, sessionKey }, context) => {
-      const key = sessionKey ?? defaultSessionKey(context.clientId);
+      const key = tenants.session(context, sessionKey ?? defaultSessionKey(context));
       const sse = open();
       sse.send({
         event: 'start',

@@ -9,6 +9,7 @@ import {
 import { type MethodContext, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { methodsOf } from './define.js';
+import { type TenantGuard, tenantGuard } from './tenancy.js';
 
 const nameSchema = z.string().trim().min(1).max(200);
 
@@ -46,13 +47,22 @@ function requireAdminForGate(context: MethodContext): void {
 }
 
 /** cron.*: persisted jobs, their run records and manual fires (all rpc scope; gates need admin). */
-export function cronMethods(deps: { cron: CronService }) {
+export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) {
   const { cron } = deps;
+  const tenants = deps.tenants ?? tenantGuard();
   const { rpcMethod } = methodsOf('cron', cronRpcError);
+  /** Refuses a tenant-bound caller a job of another tenant (unbound callers are not looked up). */
+  const mine = (context: MethodContext, name: string): void => {
+    if (context.identity.tenant !== undefined) tenants.owned(context, cron.get(name).tenant, { job: name });
+  };
   return [
     rpcMethod('list', {
       description: 'Every job with its schedule, next and last run, last error and wake-gate.',
-      handler: () => ({ jobs: cron.list() }),
+      handler: (_params, context) => ({
+        jobs: cron
+          .list()
+          .filter((job) => context.identity.tenant === undefined || job.tenant === context.identity.tenant),
+      }),
     }),
     rpcMethod('add', {
       description:
@@ -70,7 +80,9 @@ export function cronMethods(deps: { cron: CronService }) {
         .strict(),
       handler: async (params, context) => {
         if (params.wakeGate !== undefined) requireAdminForGate(context);
-        const job = await cron.add(params);
+        // A tenant-bound caller's job belongs to its tenant and runs in its sessions.
+        const tenant = context.identity.tenant;
+        const job = await cron.add(tenant === undefined ? params : { ...params, tenant });
         return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
       },
     }),
@@ -89,6 +101,7 @@ export function cronMethods(deps: { cron: CronService }) {
         })
         .strict(),
       handler: async (params, context) => {
+        mine(context, params.name);
         if (params.wakeGate !== undefined) requireAdminForGate(context);
         // Moving a gated job to another agent moves where its admin-approved command runs.
         if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
@@ -105,7 +118,8 @@ export function cronMethods(deps: { cron: CronService }) {
     rpcMethod('remove', {
       description: 'Delete a job; its run records stay for the reports.',
       params: z.object({ name: nameSchema }).strict(),
-      handler: async ({ name }) => {
+      handler: async ({ name }, context) => {
+        mine(context, name);
         const removed = await cron.remove(name);
         return { removed: true, id: removed.id, name: removed.name };
       },
@@ -113,7 +127,8 @@ export function cronMethods(deps: { cron: CronService }) {
     rpcMethod('status', {
       description: 'One job: kind, next run (0 when none is scheduled), enabled, last run, last error.',
       params: z.object({ name: nameSchema }).strict(),
-      handler: ({ name }) => {
+      handler: ({ name }, context) => {
+        mine(context, name);
         const job = cron.get(name);
         return {
           id: job.id,
@@ -137,7 +152,10 @@ export function cronMethods(deps: { cron: CronService }) {
           agentId: agentIdSchema.optional(),
         })
         .strict(),
-      handler: async (params) => ({ runs: await cron.runs(params) }),
+      handler: async (params, context) => {
+        mine(context, params.jobName);
+        return { runs: await cron.runs(params) };
+      },
     }),
     rpcMethod('run', {
       description:
@@ -150,11 +168,13 @@ export function cronMethods(deps: { cron: CronService }) {
             context.addIssue({ code: 'custom', path: ['name'], message: 'required when mode is force' });
           }
         }),
-      handler: ({ name, mode = 'force' }) => {
+      handler: ({ name, mode = 'force' }, context) => {
         if (mode === 'due') {
+          tenants.unboundOnly(context);
           const { jobNames } = cron.runDue();
           return { triggered: true, mode, jobNames };
         }
+        mine(context, name!);
         const { jobName } = cron.runNow(name!);
         return { triggered: true, mode, jobName };
       },

@@ -4,6 +4,7 @@ import type { AnyMethod } from '@agentd/rpc-core';
 import type { DaemonConfig } from '../config-schema.js';
 import type { DaemonServices } from '../services.js';
 import { plaintextTokenGuard } from '../token-policy.js';
+import { tenantGuard } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
 import { browserMethods } from './browser.js';
@@ -34,6 +35,7 @@ export function builtInMethods(deps: {
 }): AnyMethod[] {
   const { services, configStore, config, now } = deps;
   const { securityAudit: audit, agentRuntime: runtime, heartbeat } = services;
+  const tenants = tenantGuard(audit);
   return [
     ...systemMethods({ now }),
     ...gatewayMethods({ control: deps.control, now, audit }),
@@ -50,10 +52,10 @@ export function builtInMethods(deps: {
       maxConcurrency: config.graph.maxConcurrency,
     }),
     ...browserMethods({ browser: services.browser }),
-    ...agentMethods({ runtime }),
+    ...agentMethods({ runtime, tenants }),
     ...agentsMethods({ runtime }),
     ...modelsMethods({ runtime }),
-    ...sessionMethods({ runtime }),
+    ...sessionMethods({ runtime, tenants }),
     ...obsBillingMethods({ runtime }),
     ...obsMethods({
       service: services.obsService,
@@ -63,8 +65,8 @@ export function builtInMethods(deps: {
       now,
       audit,
     }),
-    ...memoryMethods({ store: () => services.memory.current?.store }),
-    ...cronMethods({ cron: services.cron }),
+    ...memoryMethods({ store: () => services.memory.current?.store, tenants }),
+    ...cronMethods({ cron: services.cron, tenants }),
     ...schedulerMethods({ heartbeat }),
     ...heartbeatMethods({ heartbeat }),
   ];

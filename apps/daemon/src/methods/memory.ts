@@ -2,6 +2,7 @@ import { isMemoryStoreError, type MemoryStore } from '@agentd/memory-store';
 import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { methodsOf } from './define.js';
+import { type TenantGuard, tenantGuard } from './tenancy.js';
 
 const idSchema = z.string().min(1).max(128);
 const tagsSchema = z.array(z.string().min(1).max(64)).max(32);
@@ -27,7 +28,8 @@ function memoryRpcError(error: unknown): unknown {
  * flush, stats and store [admin]. While `memory.enabled` is false (read at each
  * call, so a config change applies at once) every method answers -32000 saying so.
  */
-export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
+export function memoryMethods(deps: { store: () => MemoryStore | undefined; tenants?: TenantGuard }) {
+  const tenants = deps.tenants ?? tenantGuard();
   const store = (): MemoryStore => {
     const current = deps.store();
     if (current === undefined) {
@@ -47,15 +49,26 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined }) {
           ...filterShape,
         })
         .strict(),
-      handler: async (params) => {
-        const { results } = await store().search(params);
+      handler: async (params, context) => {
+        // A tenant-bound token searches its tenant's memories only.
+        const tenant = tenants.memoryTenant(context, params.tenant);
+        const { results } = await store().search(tenant === undefined ? params : { ...params, tenant });
         return { results };
       },
     }),
     rpcMethod('inspect', {
       description: 'One entry with its observation links, or overall statistics when no id is given.',
       params: z.object({ id: idSchema.optional() }).strict(),
-      handler: async ({ id }) => (id === undefined ? store().stats() : store().inspect(id)),
+      handler: async ({ id }, context) => {
+        // Statistics span every tenant: a tenant-bound token gets its own entries only.
+        if (id === undefined) {
+          tenants.unboundOnly(context);
+          return store().stats();
+        }
+        const entry = await store().inspect(id);
+        tenants.memoryTenant(context, entry.tenant);
+        return entry;
+      },
     }),
     adminMethod('browse', {
       description: 'Entries newest first, paginated: {entries, total, offset, limit}.',

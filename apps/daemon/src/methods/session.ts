@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defaultSessionKey, rpcTurn } from './agent.js';
 import { toRpcError } from './agent-errors.js';
 import { methodsOf } from './define.js';
+import { type TenantGuard, tenantGuard } from './tenancy.js';
 
 const adminKey = z.object({ session_key: sessionKeySchema }).strict();
 
@@ -11,8 +12,9 @@ const adminKey = z.object({ session_key: sessionKeySchema }).strict();
  * reset_conversation (admin). Admin methods take the snake_case `session_key`; strict
  * schemas reject `key` there, as the contract requires for session.delete.
  */
-export function sessionMethods(deps: { runtime: AgentRuntime }) {
+export function sessionMethods(deps: { runtime: AgentRuntime; tenants?: TenantGuard }) {
   const { runtime } = deps;
+  const tenants = deps.tenants ?? tenantGuard();
   const { sessions } = runtime;
   const { rpcMethod, adminMethod } = methodsOf('session', toRpcError);
   return [
@@ -20,7 +22,8 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
       description:
         "Model, token use, steps executed and step limit of a session (default: the caller's own).",
       params: z.object({ key: sessionKeySchema.optional() }).strict(),
-      handler: ({ key }, context) => sessions.status(key ?? defaultSessionKey(context.clientId)),
+      handler: ({ key }, context) =>
+        sessions.status(tenants.session(context, key ?? defaultSessionKey(context))),
     }),
     rpcMethod('history', {
       description: 'The stored messages of a session, oldest first; `limit` newest before `beforeTs`.',
@@ -31,8 +34,8 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
           beforeTs: z.number().int().nonnegative().optional(),
         })
         .strict(),
-      handler: ({ key, limit, beforeTs }) =>
-        sessions.history(key, {
+      handler: ({ key, limit, beforeTs }, context) =>
+        sessions.history(tenants.session(context, key), {
           ...(limit !== undefined ? { limit } : {}),
           ...(beforeTs !== undefined ? { beforeTs } : {}),
         }),
@@ -46,13 +49,16 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
           limit: z.number().int().min(1).max(1000).optional(),
         })
         .strict(),
-      handler: async (params) => ({
-        sessions: await sessions.list({
+      handler: async (params, context) => {
+        const keyPrefix = tenants.prefix(context);
+        const listed = await sessions.list({
           ...(params.sinceMs !== undefined ? { sinceMs: params.sinceMs } : {}),
           ...(params.kind !== undefined ? { kind: params.kind } : {}),
           ...(params.limit !== undefined ? { limit: params.limit } : {}),
-        }),
-      }),
+          ...(keyPrefix !== undefined ? { keyPrefix } : {}),
+        });
+        return { sessions: listed.filter((session) => tenants.shows(context, String(session.sessionKey))) };
+      },
     }),
     rpcMethod('send', {
       description: 'Send a message into a session (created on first use) and return the agent turn result.',
@@ -64,14 +70,18 @@ export function sessionMethods(deps: { runtime: AgentRuntime }) {
         })
         .strict(),
       handler: ({ key, message, agentId }, context) =>
-        runtime.runTurn(rpcTurn(context, { message, sessionKey: key, agentId })),
+        runtime.runTurn(rpcTurn(context, { message, sessionKey: tenants.session(context, key), agentId })),
     }),
     rpcMethod('search', {
       description: 'Full-text search over transcripts; the best hit per session, best first.',
       params: z
         .object({ query: z.string().min(1).max(1000), limit: z.number().int().min(1).max(200).optional() })
         .strict(),
-      handler: ({ query, limit }) => sessions.search(query, limit ?? 20),
+      handler: async ({ query, limit }, context) => {
+        const keyPrefix = tenants.prefix(context);
+        const hits = await sessions.search(query, limit ?? 20, keyPrefix !== undefined ? { keyPrefix } : {});
+        return hits.filter((hit) => tenants.shows(context, hit.sessionKey));
+      },
     }),
     adminMethod('delete', {
       description: 'Drop a session, its messages and its memory entries; returns the transcript.',

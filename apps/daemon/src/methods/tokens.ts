@@ -1,5 +1,12 @@
 import { isUnsafeKey } from '@agentd/input-guards';
-import { AuthScopesError, isLastAdminToken, type TokenStore } from '@agentd/auth-scopes';
+import { sessionKeySchema } from '@agentd/agent-runtime';
+import {
+  AuthScopesError,
+  bindingIssues,
+  isLastAdminToken,
+  type TokenStore,
+  tenantSchema,
+} from '@agentd/auth-scopes';
 import { RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import {
@@ -66,8 +73,14 @@ export function tokenMethods(deps: {
           scopes: z.array(scopeSchema).min(1),
           clientId: idSchema.optional(),
           id: idSchema.optional(),
+          // Binds the token to one tenant's sessions (the multi-user setup; README).
+          tenant: tenantSchema.optional(),
+          sessionPrefixes: z.array(sessionKeySchema).min(1).max(32).optional(),
         })
-        .strict(),
+        .strict()
+        .superRefine((value, issues) => {
+          for (const issue of bindingIssues(value)) issues.addIssue({ code: 'custom', ...issue });
+        }),
       handler: async (params, context) => {
         const refs = {
           action: 'token_create',

@@ -47,6 +47,9 @@ export class ConfigGit {
         'core.quotePath=false',
         'diff.noprefix=false',
         'log.showSignature=false',
+        // Objects are written with the daemon's umask (077: owner only); a system or global
+        // `core.sharedRepository` would make the config history group- or world-readable.
+        'core.sharedRepository=umask',
         // A data dir mounted from another user (a container volume, root in CI)
         // would otherwise be refused as "dubious ownership"; the trust is
         // limited to this one directory.

@@ -63,6 +63,7 @@ export interface JobState {
   consecutiveErrors: number;
   createdAtMs: number;
   updatedAtMs: number;
+  tenant: string | undefined;
   /** Bumped by every edit, so a run that started before an edit does not undo it. */
   generation: number;
   active: boolean;

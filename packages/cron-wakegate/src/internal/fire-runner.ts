@@ -137,7 +137,8 @@ async function execute(ctx: CronContext, entry: Fire): Promise<void> {
       ctx.runner.runTurn({
         agentId: job.agentId,
         message,
-        sessionKey: `cron:${job.id}`,
+        // A tenant's job runs in that tenant's session space.
+        sessionKey: job.tenant === undefined ? `cron:${job.id}` : `${job.tenant}:cron:${job.id}`,
         timeoutMs,
         signal: controller.signal,
         origin: 'cron',

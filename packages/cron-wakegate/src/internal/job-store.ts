@@ -21,6 +21,10 @@ const addSchema = z.object({
   enabled: z.boolean().optional(),
   timeoutMs: z.number().int().min(1000).max(86_400_000).optional(),
   wakeGate: wakeGateSchema.optional(),
+  tenant: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/)
+    .optional(),
 });
 
 /** The job as `cron.list` shows it (settles its pending advance first). */
@@ -39,6 +43,7 @@ export function toPublic(ctx: CronContext, job: JobState): CronJob {
     createdAtMs: job.createdAtMs,
     updatedAtMs: job.updatedAtMs,
   };
+  if (job.tenant !== undefined) out.tenant = job.tenant;
   if (job.schedule.kind === 'cron') {
     out.expr = job.schedule.expr;
     out.tz = job.schedule.tz;
@@ -99,17 +104,18 @@ async function writeJob(ctx: CronContext, job: JobState, insert: boolean) {
     job.consecutiveErrors,
     job.createdAtMs,
     job.updatedAtMs,
+    job.tenant ?? null,
     job.id,
   ];
   try {
     await ctx.db.execute(
       insert
         ? `INSERT INTO cron_jobs (name, agent_id, message, schedule, schedule_kind, enabled, timeout_ms, wake_gate,
-            next_run_at_ms, last_run_at_ms, last_error, consecutive_errors, created_at_ms, updated_at_ms, id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+            next_run_at_ms, last_run_at_ms, last_error, consecutive_errors, created_at_ms, updated_at_ms, tenant, id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
         : `UPDATE cron_jobs SET name = ?, agent_id = ?, message = ?, schedule = ?, schedule_kind = ?, enabled = ?,
             timeout_ms = ?, wake_gate = ?, next_run_at_ms = ?, last_run_at_ms = ?, last_error = ?,
-            consecutive_errors = ?, created_at_ms = ?, updated_at_ms = ? WHERE id = ?`,
+            consecutive_errors = ?, created_at_ms = ?, updated_at_ms = ?, tenant = ? WHERE id = ?`,
       args,
     );
   } catch (error) {
@@ -142,6 +148,7 @@ export async function loadJobs(ctx: CronContext) {
     consecutive_errors: number;
     created_at_ms: number;
     updated_at_ms: number;
+    tenant: string | null;
   }>('SELECT * FROM cron_jobs');
   for (const row of rows) {
     const job: JobState = {
@@ -159,6 +166,7 @@ export async function loadJobs(ctx: CronContext) {
       consecutiveErrors: row.consecutive_errors,
       createdAtMs: row.created_at_ms,
       updatedAtMs: row.updated_at_ms,
+      tenant: row.tenant ?? undefined,
       generation: 0,
       active: false,
       removed: false,
@@ -212,6 +220,7 @@ export async function addJob(ctx: CronContext, input: AddJobInput): Promise<Cron
     consecutiveErrors: 0,
     createdAtMs: at,
     updatedAtMs: at,
+    tenant: input.tenant,
     generation: 0,
     active: false,
     removed: false,

@@ -1,0 +1,63 @@
+import { allowsSession, bindingOf } from '@agentd/auth-scopes';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { type MethodContext, RpcError } from '@agentd/rpc-core';
+
+/**
+ * The reach of tenant-bound tokens over sessions (`tokens.create {tenant}`): such a caller
+ * uses and lists only sessions of its tenant (and session-key prefixes, when bound to them);
+ * unbound tokens reach every session. A refusal is `-32603` like a missing scope, audited.
+ */
+export interface TenantGuard {
+  /** `sessionKey` when the caller may use it; throws (audited) otherwise. */
+  session(context: MethodContext, sessionKey: string): string;
+  /** The key prefix a listing is narrowed to (`<tenant>:`); `undefined` for an unbound caller. */
+  prefix(context: MethodContext): string | undefined;
+  /** Whether a listed session may be shown to the caller. */
+  shows(context: MethodContext, sessionKey: string): boolean;
+  /** The memory tenant a bound caller is limited to; refuses another one it names. */
+  memoryTenant(context: MethodContext, named: string | undefined): string | undefined;
+  /** Refuses a tenant-bound caller an answer that spans every tenant. */
+  unboundOnly(context: MethodContext): void;
+  /** Refuses a tenant-bound caller a thing (a cron job) owned by another tenant or by none. */
+  owned(context: MethodContext, owner: string | undefined, refs: Record<string, unknown>): void;
+}
+
+/** Creates the guard; refusals become `audit:event` rows of kind `scope`. */
+export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGuard {
+  const refuse = (context: MethodContext, tenant: string, refs: Record<string, unknown>): never => {
+    audit.emit({
+      kind: 'scope',
+      classification: 'denied',
+      outcome: 'failure',
+      severity: 'medium',
+      caller: context.identity.tokenId,
+      method: context.method,
+      reason: 'tenant',
+      ...refs,
+    });
+    throw new RpcError(-32603, `Insufficient scope: this token is bound to tenant '${tenant}'`);
+  };
+  return {
+    session(context, sessionKey) {
+      const binding = bindingOf(context.identity);
+      if (!allowsSession(binding, sessionKey)) refuse(context, binding?.tenant ?? '', { sessionKey });
+      return sessionKey;
+    },
+    prefix: (context) => (context.identity.tenant === undefined ? undefined : `${context.identity.tenant}:`),
+    shows: (context, sessionKey) => allowsSession(bindingOf(context.identity), sessionKey),
+    memoryTenant(context, named) {
+      const tenant = context.identity.tenant;
+      if (tenant === undefined) return named;
+      if (named !== undefined && named !== tenant) refuse(context, tenant, { memoryTenant: named });
+      return tenant;
+    },
+    unboundOnly(context) {
+      const tenant = context.identity.tenant;
+      if (tenant !== undefined) refuse(context, tenant, {});
+    },
+    owned(context, owner, refs) {
+      const tenant = context.identity.tenant;
+      if (tenant !== undefined && owner !== tenant) refuse(context, tenant, refs);
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import { createHttpClient, RpcCallError } from '@agentd/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+type Caller = ReturnType<typeof createHttpClient>;
+
+async function refusedCode(call: Promise<unknown>): Promise<number | undefined> {
+  const error = await call.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  return error instanceof RpcCallError ? error.code : undefined;
+}
+
+describe('tenant-bound tokens (issue #23)', () => {
+  it('reach only their tenant and prefixes, are refused elsewhere with -32603 audited, and unbound tokens keep their reach', async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const url = td.daemon.url;
+    const token = async (params: Record<string, unknown>): Promise<Caller> => {
+      const created = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'], ...params });
+      return createHttpClient({ url, token: created.token });
+    };
+    const acme = await token({ id: 'acme-app', tenant: 'acme' });
+    const bob = await token({ id: 'globex-bob', tenant: 'globex', sessionPrefixes: ['globex:chat:bob'] });
+    const plain = await token({ id: 'plain' });
+
+    await acme.call('agent.execute', { message: 'hello from acme', sessionKey: 'acme:chat:alice' });
+    await bob.call('session.send', { key: 'globex:chat:bob', message: 'hello from bob' });
+    await plain.call('session.send', { key: 'default:chat:zed', message: 'hello from zed' });
+    // A bound caller that names no session lands in its own tenant.
+    const own = (await acme.call('agent.execute', { message: 'hello again' })) as { sessionKey: string };
+    expect(own.sessionKey).toBe('acme:rpc:acme-app');
+
+    const refusals: Array<[Caller, string, Record<string, unknown>]> = [
+      [acme, 'agent.execute', { message: 'x', sessionKey: 'globex:chat:bob' }],
+      [
+        acme,
+        'agent.execute',
+        { message: 'x', sessionKey: { tenantId: 'globex', channelId: 'chat', userId: 'bob' } },
+      ],
+      [acme, 'session.history', { key: 'globex:chat:bob' }],
+      [acme, 'session.send', { key: 'acmex:chat:eve', message: 'x' }],
+      [acme, 'session.status', { key: 'default:chat:zed' }],
+      [bob, 'session.send', { key: 'globex:chat:carol', message: 'x' }],
+      [acme, 'memory.search', { query: 'hello', tenant: 'globex' }],
+      [acme, 'memory.inspect', {}],
+    ];
+    for (const [caller, method, params] of refusals) {
+      expect(await refusedCode(caller.call(method, params)), `${method} ${JSON.stringify(params)}`).toBe(
+        -32603,
+      );
+    }
+
+    const keys = (listed: unknown) =>
+      (listed as { sessions: Array<{ sessionKey: string }> }).sessions
+        .map((session) => session.sessionKey)
+        .sort();
+    expect(keys(await acme.call('session.list', {}))).toEqual(['acme:chat:alice', 'acme:rpc:acme-app']);
+    expect(keys(await bob.call('session.list', {}))).toEqual(['globex:chat:bob']);
+    expect(keys(await plain.call('session.list', {}))).toHaveLength(4);
+    const hits = (await acme.call('session.search', { query: 'hello' })) as Array<{ sessionKey: string }>;
+    expect(hits.map((hit) => hit.sessionKey).sort()).toEqual(['acme:chat:alice', 'acme:rpc:acme-app']);
+    expect(await plain.call('session.history', { key: 'globex:chat:bob' })).toMatchObject({
+      sessionKey: 'globex:chat:bob',
+    });
+
+    const rows = (
+      await admin.call<{ rows: Array<{ refs: Record<string, unknown> }> }>('obs.audit.query', {
+        kind: 'scope',
+      })
+    ).rows;
+    const tenantRefusals = rows.filter((row) => row.refs.reason === 'tenant');
+    expect(tenantRefusals).toHaveLength(refusals.length);
+    expect(tenantRefusals.map((row) => row.refs.caller)).toContain('globex-bob');
+  });
+
+  it("binds cron jobs to the creating token's tenant: listed, touched and run only within it", async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const created = await admin.call<{ token: string }>('tokens.create', {
+      scopes: ['rpc'],
+      id: 'acme-app',
+      tenant: 'acme',
+    });
+    const acme = createHttpClient({ url: td.daemon.url, token: created.token });
+    const schedule = { kind: 'interval', everyMs: 3_600_000 };
+    await acme.call('cron.add', { name: 'acme-digest', message: 'digest', schedule });
+    await admin.call('cron.add', { name: 'ops-backup', message: 'backup', schedule });
+    const names = (listed: unknown) =>
+      (listed as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name).sort();
+    expect(names(await acme.call('cron.list', {}))).toEqual(['acme-digest']);
+    expect(names(await admin.call('cron.list'))).toEqual(['acme-digest', 'ops-backup']);
+    for (const [method, params] of [
+      ['cron.remove', { name: 'ops-backup' }],
+      ['cron.update', { name: 'ops-backup', enabled: false }],
+      ['cron.status', { name: 'ops-backup' }],
+      ['cron.runs', { jobName: 'ops-backup' }],
+      ['cron.run', { name: 'ops-backup' }],
+      ['cron.run', { mode: 'due' }],
+    ] as const) {
+      expect(await refusedCode(acme.call(method, params)), method).toBe(-32603);
+    }
+    await acme.call('cron.run', { name: 'acme-digest' });
+    // The job's turn runs in the tenant's own session space.
+    const sessions = (await acme.call('session.list', {})) as { sessions: Array<{ sessionKey: string }> };
+    for (let attempt = 0; attempt < 100 && sessions.sessions.length === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      sessions.sessions = ((await acme.call('session.list', {})) as typeof sessions).sessions;
+    }
+    expect(sessions.sessions.map((session) => session.sessionKey)).toEqual([
+      expect.stringMatching(/^acme:cron:/),
+    ]);
+    expect(await admin.call('cron.remove', { name: 'ops-backup' })).toMatchObject({ removed: true });
+  });
+
+  it('refuses a binding with admin reach or prefixes outside the tenant', async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    expect((await admin.fail('tokens.create', { scopes: ['admin'], tenant: 'acme' })).code).toBe(-32602);
+    expect(
+      (await admin.fail('tokens.create', { scopes: ['rpc'], tenant: 'acme', sessionPrefixes: ['globex:x'] }))
+        .code,
+    ).toBe(-32602);
+  });
+});
