@@ -27,3 +27,30 @@ export function plaintextTokenGuard(current: () => Array<{ id: string; token?: s
     });
   };
 }
+
+/**
+ * Refuses config writes over RPC that would leave no token with admin reach (`admin` or `*`):
+ * every later call would get 401 until a restart. `tokens.revoke` refuses the same unless
+ * forced; a config write has no such escape, so it is refused. `mode` says how the candidate
+ * applies: `merge` (patch, set: an absent `gateway.tokens` leaves the list as it is, `null`
+ * empties it) or `replace` (apply: an absent list is the empty default).
+ */
+export function adminReachGuard() {
+  return (candidate: Record<string, unknown>, mode: 'merge' | 'replace'): void => {
+    const gateway = candidate.gateway;
+    const hasGateway = typeof gateway === 'object' && gateway !== null;
+    const given = hasGateway ? (gateway as { tokens?: unknown }).tokens : undefined;
+    if (mode === 'merge' && given === undefined) return;
+    const tokens = Array.isArray(given) ? given : [];
+    const reachesAdmin = tokens.some((entry) => {
+      const scopes = (entry as { scopes?: unknown } | null)?.scopes;
+      return Array.isArray(scopes) && (scopes.includes('admin') || scopes.includes('*'));
+    });
+    if (reachesAdmin) return;
+    const message =
+      'the write would leave no token with admin or * scope, locking every admin caller out; keep one (tokens.revoke {force: true} removes the last one deliberately)';
+    throw RpcError.invalidParams(`Invalid params: gateway.tokens: ${message}`, [
+      { path: ['gateway', 'tokens'], code: 'custom', message },
+    ]);
+  };
+}

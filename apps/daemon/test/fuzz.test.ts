@@ -61,9 +61,9 @@ const EXCLUDED: Readonly<Record<string, string>> = {
  * planted credentials, or lock the run out) or wipe what other methods are checked against.
  */
 const MUTATED_ONLY: Readonly<Record<string, string>> = {
-  // Known open issue: config.apply {} (like config.patch {"gateway":{"tokens":[]}}) drops the
-  // last admin token without the guard tokens.revoke has, and every later call is a 401.
-  'config.apply': 'a generated config replaces the whole config, the tokens included',
+  // A generated config without an admin token is now refused (adminReachGuard), but one that
+  // keeps a token still replaces the planted providers the leak checks rely on.
+  'config.apply': 'a generated config replaces the whole config, the planted credentials included',
   'config.rollback': 'a rollback to an earlier commit drops the planted config',
   'obs.reset': 'wipes the observability tables',
   'obs.reset.table': 'wipes an observability table',

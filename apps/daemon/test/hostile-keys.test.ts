@@ -98,3 +98,24 @@ describe('hostile keys and ids (issue #23)', () => {
     socket.close();
   });
 });
+
+describe('config writes that would lock admins out (found by the fuzz suite)', () => {
+  it('refuses a patch, set or apply leaving no admin token with -32602, and the admin token keeps working', async () => {
+    td = await startTestDaemon();
+    const rpc = rpcClient(td.daemon.url);
+    const attempts: Array<[string, Record<string, unknown>]> = [
+      ['config.apply', {}],
+      ['config.patch', { gateway: { tokens: [] } }],
+      ['config.patch', { gateway: { tokens: null } }],
+      ['config.set', { section: 'gateway', key: 'tokens', value: [] }],
+    ];
+    for (const [method, params] of attempts) {
+      const error = await rpc.fail(method, params);
+      expect(error.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
+      expect(error.message).toContain('gateway.tokens');
+    }
+    expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
+    // A patch that leaves the tokens alone is unaffected.
+    expect(await rpc.call('config.patch', { daemon: { logLevel: 'debug' } })).toMatchObject({ ok: true });
+  });
+});

@@ -49,7 +49,7 @@ export function configMethods(deps: {
    * Checks what a write over RPC would put into the config (the patch, the full config, or
    * the patch a `config.set` makes) and throws an RpcError to refuse it.
    */
-  checkWrite?: (candidate: Record<string, unknown>) => void;
+  checkWrite?: (candidate: Record<string, unknown>, mode: 'merge' | 'replace') => void;
   /** The config-audit stream (file line and `audit:event` per write). @default records nothing */
   audit?: TrackWrite;
 }) {
@@ -62,10 +62,11 @@ export function configMethods(deps: {
     sections: readonly string[],
     candidate: Record<string, unknown>,
     run: () => Promise<T>,
+    mode: 'merge' | 'replace' = 'merge',
   ): Promise<T> => {
     const origin = { method: context.method, tokenId: context.identity.tokenId, sections };
     try {
-      check(candidate);
+      check(candidate, mode);
     } catch (error) {
       audit.record({ ...origin, sections: [...sections], outcome: 'failure', reason: 'write_policy' });
       throw error;
@@ -93,7 +94,8 @@ export function configMethods(deps: {
     adminMethod('apply', {
       description: 'Replace the whole config with the given object after validating it.',
       params: z.record(z.string(), z.unknown()),
-      handler: (config, context) => write(context, Object.keys(config), config, () => store.apply(config)),
+      handler: (config, context) =>
+        write(context, Object.keys(config), config, () => store.apply(config), 'replace'),
     }),
     adminMethod('diff', {
       description: 'Unified diff of config.yaml since a commit (default: the last change).',

@@ -3,7 +3,7 @@ import type { RootLogger } from '@agentd/logging';
 import type { AnyMethod } from '@agentd/rpc-core';
 import type { DaemonConfig } from '../config-schema.js';
 import type { DaemonServices } from '../services.js';
-import { plaintextTokenGuard } from '../token-policy.js';
+import { adminReachGuard, plaintextTokenGuard } from '../token-policy.js';
 import { tenantGuard } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
@@ -36,13 +36,19 @@ export function builtInMethods(deps: {
   const { services, configStore, config, now } = deps;
   const { securityAudit: audit, agentRuntime: runtime, heartbeat } = services;
   const tenants = tenantGuard(audit);
+  const plaintext = plaintextTokenGuard(() => configStore.current().gateway.tokens);
+  const adminReach = adminReachGuard();
+  const checkConfigWrite = (candidate: Record<string, unknown>, mode: 'merge' | 'replace') => {
+    plaintext(candidate);
+    adminReach(candidate, mode);
+  };
   return [
     ...systemMethods({ now }),
     ...gatewayMethods({ control: deps.control, now, audit }),
     ...daemonMethods({ logger: deps.logger, audit }),
     ...configMethods({
       store: configStore,
-      checkWrite: plaintextTokenGuard(() => configStore.current().gateway.tokens),
+      checkWrite: checkConfigWrite,
       audit: services.configAudit,
     }),
     ...tokenMethods({ tokens: services.tokens, audit }),
