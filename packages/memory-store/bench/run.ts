@@ -166,12 +166,15 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
     }
     recall /= probes.length;
 
+    // The aims are the default index's (quantized); HNSW is an opt-in whose figures the README
+    // records as missing them on text-like vectors, so its rows are printed for comparison only.
+    const aim = <T>(value: T): T | undefined => (kind === 'quantized' ? value : undefined);
     console.log(`\nstore at ${size} entries, index ${kind} (384-d, built-in embedder, batches of 1000)`);
-    printFigure('insert throughput', (size * 1000) / insertMs, 'entries/s', { above: 5000 });
-    printFigure('hybrid search p50', percentile(latencies, 50), 'ms', { below: 20 });
+    printFigure('insert throughput', (size * 1000) / insertMs, 'entries/s', aim({ above: 5000 }));
+    printFigure('hybrid search p50', percentile(latencies, 50), 'ms', aim({ below: 20 }));
     printFigure('hybrid search p95', percentile(latencies, 95), 'ms');
     printFigure('exact vector scan in libsql p50 (fallback)', percentile(exactLatencies, 50), 'ms');
-    printFigure('ANN recall@10 vs exact', recall, '', { above: 0.95 });
+    printFigure('ANN recall@10 vs exact', recall, '', aim({ above: 0.95 }));
     printFigure('vector index query p50', percentile(indexLatencies, 50), 'ms');
     printFigure('index rebuild from libsql at start', rebuildMs, 'ms');
     printFigure('database bytes per entry', bytes / size, 'B');
