@@ -29,7 +29,11 @@ const AIMS = {
   idleRssMb: { below: 80 },
   /** RSS with 1,000 idle authenticated sockets, MB. */
   socketsRssMb: { below: 120 },
+  /** RSS 60 s after the session load ended, over the RSS before it, MB (issue #23). */
+  afterLoadGrowthMb: { below: 15 },
 };
+/** One-turn sessions of the memory-under-load run (`--sessions N`). */
+const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1]) || 20_000;
 
 const LIBRARY_WS = 'json-rpc-2.0 library over ws';
 const DAEMON_WS = 'agentd system.ping (full stack)';
@@ -226,5 +230,50 @@ async function memory() {
   }
 }
 
+/**
+ * Memory under load (issue #23): many one-turn sessions with 2 KB messages through POST /rpc,
+ * 50 at a time, on a fresh daemon; RSS before, at the peak, and 60 s after the clients left.
+ */
+async function memoryUnderLoad() {
+  const daemon = await startDaemonProcess();
+  try {
+    console.log(
+      `\nDaemon memory under load: ${LOAD_SESSIONS} one-turn sessions, 2 KB messages, 50 at a time`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const before = rssMb(daemon.child.pid!);
+    const message = 'm'.repeat(2048);
+    let next = 0;
+    let peak = before;
+    const worker = async () => {
+      for (let n = next++; n < LOAD_SESSIONS; n = next++) {
+        const response = await fetch(`http://127.0.0.1:${daemon.port}/rpc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: n,
+            method: 'agent.execute',
+            params: { message, sessionKey: `load:chat:user${n}` },
+          }),
+        });
+        await response.text();
+        if (n % 1000 === 0) peak = Math.max(peak, rssMb(daemon.child.pid!));
+      }
+    };
+    await Promise.all(Array.from({ length: 50 }, worker));
+    peak = Math.max(peak, rssMb(daemon.child.pid!));
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
+    const after = rssMb(daemon.child.pid!);
+    printFigure('RSS before the load', before, 'MB');
+    printFigure('RSS at the peak of the load', peak, 'MB');
+    printFigure('RSS 60 s after the load', after, 'MB');
+    printFigure('growth 60 s after the load', after - before, 'MB', AIMS.afterLoadGrowthMb);
+  } finally {
+    await daemon.stop();
+  }
+}
+
 await main();
 await memory();
+await memoryUnderLoad();
