@@ -100,7 +100,7 @@ describe('hostile keys and ids (issue #23)', () => {
 });
 
 describe('config writes that would lock admins out (found by the fuzz suite)', () => {
-  it('refuses a patch, set or apply leaving no admin token with -32602, and the admin token keeps working', async () => {
+  it('refuses a patch, set, apply or rollback leaving no admin token with -32602, and the admin token keeps working', async () => {
     td = await startTestDaemon();
     const rpc = rpcClient(td.daemon.url);
     const attempts: Array<[string, Record<string, unknown>]> = [
@@ -114,6 +114,11 @@ describe('config writes that would lock admins out (found by the fuzz suite)', (
       expect(error.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
       expect(error.message).toContain('gateway.tokens');
     }
+    // The first commit predates the admin token: rolling back to it would drop the token.
+    const { entries } = await rpc.call<{ entries: Array<{ sha: string }> }>('config.history', {});
+    const first = entries.at(-1)?.sha;
+    const rollback = await rpc.fail('config.rollback', { sha: first });
+    expect([rollback.code, rollback.message]).toEqual([-32602, expect.stringContaining('gateway.tokens')]);
     expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
     // A patch that leaves the tokens alone is unaffected.
     expect(await rpc.call('config.patch', { daemon: { logLevel: 'debug' } })).toMatchObject({ ok: true });

@@ -593,6 +593,27 @@ describe('ConfigStore.rollback', () => {
     expect((await caught(store.rollback('abcdef0123456789'))).code).toBe('NOT_FOUND');
   });
 
+  it("hands the restored config to the caller's check, which can refuse the rollback before anything is written", async () => {
+    const { store, dataDir, file } = await loadedStore();
+    await store.set('gateway', 'maxBatchSize', 5);
+    const target = head(dataDir);
+    await store.patch({ gateway: { maxBatchSize: 9 } });
+    const before = readFileSync(file);
+    const seen: unknown[] = [];
+    const refusal = new Error('refused by policy');
+    const check = (config: Record<string, unknown>) => {
+      seen.push(config);
+      throw refusal;
+    };
+    await expect(store.rollback(target, { check })).rejects.toBe(refusal);
+    expect(seen).toEqual([
+      expect.objectContaining({ gateway: expect.objectContaining({ maxBatchSize: 5 }) }),
+    ]);
+    expect(readFileSync(file)).toEqual(before);
+    expect(head(dataDir)).not.toBe(target);
+    expect((await store.rollback(target, { check: () => undefined })).restoredFrom).toBe(target);
+  });
+
   it('refuses a commit whose config is invalid under the current schema and changes nothing', async () => {
     const dataDir = temporaryDirectory();
     const oldSections = {

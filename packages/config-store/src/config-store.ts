@@ -57,6 +57,15 @@ export interface ConfigCommitAuthor {
   email: string;
 }
 
+/** Options of {@link ConfigStore.rollback}. */
+export interface ConfigRollbackOptions {
+  /**
+   * Judges the config the rollback would restore (as written in that commit, before
+   * defaults); throwing refuses the rollback and nothing is written.
+   */
+  check?: ((config: Record<string, unknown>) => void) | undefined;
+}
+
 /** Options of {@link createConfigStore}. */
 export interface ConfigStoreOptions<Sections extends Record<string, ConfigSectionDefinition>> {
   /** Data directory holding the config file and its git history; created when missing. */
@@ -206,7 +215,7 @@ export interface ConfigStore<Config extends object = Record<string, unknown>> {
   /** Commits of the config file, newest first. */
   history(limit?: number): Promise<{ entries: ConfigHistoryEntry[] }>;
   /** Restore the config file of an earlier commit as a new commit. */
-  rollback(sha: string): Promise<ConfigRollbackResult>;
+  rollback(sha: string, options?: ConfigRollbackOptions): Promise<ConfigRollbackResult>;
   /** Compact the history repository. */
   gc(): Promise<ConfigGcResult>;
   /** Register a change listener; returns a function that removes it. */
@@ -462,7 +471,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
       return { entries: await repository.log(limit) };
     },
 
-    async rollback(sha) {
+    async rollback(sha, options = {}) {
       let restoredFrom = '';
       const result = await write(async (repository, current) => {
         restoredFrom = await requireCommit(repository, sha);
@@ -478,6 +487,8 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           'VALIDATION',
           `${settings.fileName} at ${restoredFrom.slice(0, 12)}`,
         );
+        // The caller's policy sees what the rollback would restore, before anything is written.
+        options.check?.(next.raw as Record<string, unknown>);
         return persist(
           ctx,
           repository,

@@ -6,6 +6,7 @@ export {
   type ConfigGcStats,
   type ConfigHistoryEntry,
   type ConfigOf,
+  type ConfigRollbackOptions,
   type ConfigRollbackResult,
   type ConfigSchemaResult,
   type ConfigSectionDefinition,

@@ -49,7 +49,7 @@ export function configMethods(deps: {
    * Checks what a write over RPC would put into the config (the patch, the full config, or
    * the patch a `config.set` makes) and throws an RpcError to refuse it.
    */
-  checkWrite?: (candidate: Record<string, unknown>, mode: 'merge' | 'replace') => void;
+  checkWrite?: (candidate: Record<string, unknown>, mode: 'merge' | 'replace' | 'restore') => void;
   /** The config-audit stream (file line and `audit:event` per write). @default records nothing */
   audit?: TrackWrite;
 }) {
@@ -114,7 +114,11 @@ export function configMethods(deps: {
     adminMethod('rollback', {
       description: 'Restore the config of an earlier commit after validating it against the current schema.',
       params: z.object({ sha: shaSchema }).strict(),
-      handler: ({ sha }, context) => write(context, [], {}, () => store.rollback(sha)),
+      // What a rollback restores is known only once the store has read the commit.
+      handler: ({ sha }, context) =>
+        write(context, [], {}, () =>
+          store.rollback(sha, { check: (restored) => check(restored, 'restore') }),
+        ),
     }),
     adminMethod('get', {
       description: 'Raw section without redaction, or the sanitised whole config.',
