@@ -38,9 +38,11 @@ export function plaintextTokenGuard(current: () => Array<{ id: string; token?: s
 export function adminReachGuard() {
   return (candidate: Record<string, unknown>, mode: 'merge' | 'replace'): void => {
     const gateway = candidate.gateway;
+    // In a merge, `gateway: null` removes the whole section, tokens included.
+    if (mode === 'merge' && gateway === undefined) return;
     const hasGateway = typeof gateway === 'object' && gateway !== null;
     const given = hasGateway ? (gateway as { tokens?: unknown }).tokens : undefined;
-    if (mode === 'merge' && given === undefined) return;
+    if (mode === 'merge' && hasGateway && given === undefined) return;
     const tokens = Array.isArray(given) ? given : [];
     const reachesAdmin = tokens.some((entry) => {
       const scopes = (entry as { scopes?: unknown } | null)?.scopes;

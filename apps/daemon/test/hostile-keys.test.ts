@@ -107,6 +107,7 @@ describe('config writes that would lock admins out (found by the fuzz suite)', (
       ['config.apply', {}],
       ['config.patch', { gateway: { tokens: [] } }],
       ['config.patch', { gateway: { tokens: null } }],
+      ['config.patch', { gateway: null }],
       ['config.set', { section: 'gateway', key: 'tokens', value: [] }],
     ];
     for (const [method, params] of attempts) {

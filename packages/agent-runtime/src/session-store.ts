@@ -374,6 +374,8 @@ export class SessionStore {
         [session.id],
       );
       await tx.execute('DELETE FROM agent_sessions WHERE id = ?', [session.id]);
+      // A turn key keeps the turn's answer; it goes with the transcript.
+      await tx.execute('DELETE FROM agent_turn_keys WHERE session_key = ?', [sessionKey]);
       return { session, messages: rows.map(toMessage) };
     });
   }
@@ -390,6 +392,7 @@ export class SessionStore {
       const session = await this.get(sessionKey, tx);
       if (!session) return undefined;
       const deleted = await tx.execute('DELETE FROM agent_messages WHERE session_id = ?', [session.id]);
+      await tx.execute('DELETE FROM agent_turn_keys WHERE session_key = ?', [sessionKey]);
       await tx.execute(
         `UPDATE agent_sessions SET message_count = 0, summary = NULL, summary_tokens = 0,
            compacted_before_seq = next_seq, updated_at = ? WHERE id = ?`,

@@ -43,6 +43,9 @@ describe('createAgentRuntime', () => {
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     await t.runtime.runTurn({ message: 'do it', sessionKey: 'hook:k', turnKey: 'queue:8' });
     expect(seen).toHaveLength(2);
+    // Deleting the session deletes the answers kept under its turn keys too.
+    await t.runtime.sessions.delete('hook:k');
+    expect(await t.db.query('SELECT turn_key FROM agent_turn_keys')).toEqual([]);
   });
 
   it('keeps no turn key for a turn that did not finish, so it can run again', async () => {

@@ -10,6 +10,7 @@ import {
   REDACTION_MAX_DEPTH,
   TRUNCATED,
   isRedactedField,
+  redactUrls,
   redactValue,
 } from './redact.js';
 import { runWithTrace } from './trace.js';
@@ -203,6 +204,10 @@ describe('createLogger redaction', () => {
     expect(text).not.toContain(secret);
     expect(text).toContain('"anthropic-version":"2023-06-01"');
     expect(text).toContain('https://[REDACTED]@llm.example/v1?api_key=[REDACTED]&region=eu');
+    expect(redactUrls(`https://bob:p@ss${secret}@host/x`)).toBe('https://[REDACTED]@host/x');
+    expect(redactUrls(`https://acct.blob.example/c?sv=2024&sig=${secret}&X-Amz-Signature=${secret}`)).toBe(
+      'https://acct.blob.example/c?sv=2024&sig=[REDACTED]&X-Amz-Signature=[REDACTED]',
+    );
     expect(text).toContain('"sessionKey":"tenant:chat:alice"');
     for (const name of [
       'X-Api-Key',

@@ -72,6 +72,7 @@ const CREDENTIAL_ENDINGS = [
   'authorization',
   'cookie',
   'connectionstring',
+  'signature',
 ] as const;
 
 // Field names in logs come from a small vocabulary, so a memo pays off; the cap
@@ -135,8 +136,9 @@ export function isPlainHeader(name: string): boolean {
 }
 
 // `scheme://user:pass@host` and credential-named query parameters (`?authToken=…`).
-const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
-const urlQueryCredential = /([?&])([A-Za-z_-]+)=([^&#\s"']*)/g;
+// User-info runs to the last `@` before the path: a password may itself hold an `@`.
+const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s?#]*@/gi;
+const urlQueryCredential = /([?&])([A-Za-z0-9._-]+)=([^&#\s"']*)/g;
 
 /**
  * Masks the credentials a URL can carry, wherever URLs appear in `text` (a message, an error,
@@ -148,7 +150,7 @@ export function redactUrls(text: string): string {
   return text
     .replace(urlUserInfo, `$1${REDACTED}@`)
     .replace(urlQueryCredential, (whole, lead: string, name: string) =>
-      isRedactedField(name) ? `${lead}${name}=${REDACTED}` : whole,
+      isRedactedField(name) || name.toLowerCase() === 'sig' ? `${lead}${name}=${REDACTED}` : whole,
     );
 }
 

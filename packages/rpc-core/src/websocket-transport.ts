@@ -178,9 +178,10 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
   );
 
   function onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    if (connection.queue.stalled && !isBinary) {
-      // Already read from the socket before it was paused: answered once the queue drains.
-      connection.queue.hold(toText(data));
+    if (connection.queue.stalled) {
+      // Already read from the socket before it was paused: answered once the queue drains
+      // (a binary frame too, so its error answer keeps its place in line).
+      connection.queue.hold(isBinary ? '' : toText(data), isBinary);
       return;
     }
     onText(connection, data, isBinary);
@@ -237,7 +238,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
       stream,
       connectionId,
       { maxBufferedBytes, slowClientTimeoutMs, logger },
-      (text) => onText(connection, text, false),
+      (text, isBinary) => onText(connection, text, isBinary),
     );
     const connection: Connection = {
       socket,

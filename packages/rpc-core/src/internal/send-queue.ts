@@ -7,6 +7,8 @@ export const SLOW_CONSUMER_CLOSE_CODE = 4009;
 const SLOW_CONSUMER_REASON = 'Send queue full';
 /** After the close frame, how long a peer that reads nothing gets before the socket is destroyed. */
 const TERMINATE_AFTER_MS = 1000;
+/** Characters of messages held while paused past which the peer is closed at once (one TCP read is far less). */
+const MAX_HELD_CHARS = 4 * 1024 * 1024;
 
 /** Settings of the per-connection send queue. */
 export interface SendQueueSettings {
@@ -27,7 +29,9 @@ export interface SendQueueSettings {
 export class SendQueue {
   #stalled = false;
   #timer: NodeJS.Timeout | undefined;
-  #held: string[] = [];
+  #held: Array<{ text: string; isBinary: boolean }> = [];
+  #heldChars = 0;
+  #closing = false;
   readonly #onDrain = (): void => this.#drained();
 
   constructor(
@@ -36,7 +40,7 @@ export class SendQueue {
     private readonly connectionId: string,
     private readonly settings: SendQueueSettings,
     /** Handles a held message once the queue has drained. */
-    private readonly process: (text: string) => void,
+    private readonly process: (text: string, isBinary: boolean) => void,
   ) {}
 
   /** Whether input is paused; a message received meanwhile is passed to {@link hold}. */
@@ -44,9 +48,15 @@ export class SendQueue {
     return this.#stalled;
   }
 
-  /** Keeps a message that arrived in the read that stalled the connection, for after the drain. */
-  hold(text: string): void {
-    this.#held.push(text);
+  /**
+   * Keeps a message that arrived in the read that stalled the connection, for after the drain.
+   * Reading is paused, so only what was already read arrives here; a peer that still pushes
+   * more than {@link MAX_HELD_CHARS} is closed at once.
+   */
+  hold(text: string, isBinary: boolean): void {
+    this.#held.push({ text, isBinary });
+    this.#heldChars += text.length;
+    if (this.#heldChars > MAX_HELD_CHARS) this.#closeSlow();
   }
 
   /** Called after each send: pauses the connection once its queue is over the cap. */
@@ -54,7 +64,8 @@ export class SendQueue {
     const { maxBufferedBytes, slowClientTimeoutMs, logger } = this.settings;
     if (maxBufferedBytes === 0 || this.#stalled || this.socket.bufferedAmount <= maxBufferedBytes) return;
     this.#stalled = true;
-    this.stream.pause();
+    // ws's own pause: ws resumes a socket it paused itself unless the WebSocket is paused.
+    this.socket.pause();
     this.stream.on('drain', this.#onDrain);
     this.#timer = setTimeout(() => this.#closeSlow(), slowClientTimeoutMs);
     this.#timer.unref();
@@ -69,6 +80,7 @@ export class SendQueue {
     clearTimeout(this.#timer);
     this.stream.off('drain', this.#onDrain);
     this.#held = [];
+    this.#heldChars = 0;
   }
 
   #drained(): void {
@@ -77,11 +89,17 @@ export class SendQueue {
     this.stream.off('drain', this.#onDrain);
     this.#stalled = false;
     // Held messages go first, in order; one of them may stall the connection again.
-    while (this.#held.length > 0 && !this.#stalled) this.process(this.#held.shift()!);
-    if (!this.#stalled) this.stream.resume();
+    while (this.#held.length > 0 && !this.#stalled) {
+      const held = this.#held.shift()!;
+      this.#heldChars -= held.text.length;
+      this.process(held.text, held.isBinary);
+    }
+    if (!this.#stalled) this.socket.resume();
   }
 
   #closeSlow(): void {
+    if (this.#closing) return;
+    this.#closing = true;
     this.settings.logger.warn(
       {
         connectionId: this.connectionId,
