@@ -25,6 +25,8 @@ export interface ToolGateCall {
   readonly agent: AgentDefinition;
   readonly sessionKey: string;
   readonly traceId: string;
+  /** The turn's memory tenant, when it has one (tools get it in their context). */
+  readonly memoryTenant?: string | undefined;
   /** The model step (1-based) that asked for the call. */
   readonly step: number;
   /** The call's number within the turn (the trajectory's `seq`). */

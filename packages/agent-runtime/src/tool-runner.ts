@@ -28,6 +28,8 @@ export interface ToolRun {
   allowedTools: readonly string[] | undefined;
   sessionKey: string;
   traceId: string;
+  /** The turn's memory tenant, handed to tools in their context. */
+  memoryTenant?: string | undefined;
   call: ModelToolCall;
   step: number;
   seq: number;
@@ -134,6 +136,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
       agent: input.agent,
       sessionKey: input.sessionKey,
       traceId: input.traceId,
+      memoryTenant: input.memoryTenant,
       step: input.step,
       seq: input.seq,
       allowedTools: input.allowedTools,
@@ -168,6 +171,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
           sessionKey: call.sessionKey,
           signal,
           traceId: call.traceId,
+          ...(call.memoryTenant !== undefined ? { memoryTenant: call.memoryTenant } : {}),
         }),
         new Promise((_, reject) => {
           timer = setTimeout(() => {

@@ -35,6 +35,7 @@ const turnRequestSchema = z.object({
   synthetic: z.boolean().optional(),
   allowedTools: z.array(z.string().min(1)).optional(),
   turnKey: z.string().min(1).max(200).optional(),
+  memoryTenant: z.string().min(1).max(64).optional(),
 });
 
 /** The turn loop: runs turns, serialised per session, and knows which are in flight. */
@@ -329,6 +330,7 @@ async function runCalls(
       allowedTools: state.input.allowedTools,
       sessionKey: state.sessionKey,
       traceId: state.traceId,
+      memoryTenant: state.input.memoryTenant,
       call,
       step,
       seq: ++state.toolSeq,

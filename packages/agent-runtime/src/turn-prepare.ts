@@ -99,6 +99,7 @@ async function addRecall(
     sessionKey: state.sessionKey,
     traceId: state.traceId,
     message: state.input.message,
+    memoryTenant: state.input.memoryTenant,
     signal,
   });
   state.recallEvidence = recalled.evidence;

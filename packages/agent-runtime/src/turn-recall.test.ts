@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   readSessionIndex,
   readTrajectory,
@@ -19,6 +20,46 @@ describe('createAgentRuntime recall', () => {
   };
   const recallAgents = (memory: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     entries: { mem: { name: 'Mem', systemPrompt: 'Be brief.', memory, ...extra } },
+  });
+
+  it("recalls from the turn's memory tenant and hands it to tools, so a tenant-bound caller stays in its own memory", async () => {
+    const asked: Array<Record<string, unknown>> = [];
+    const contexts: unknown[] = [];
+    const t = await startRuntime({
+      agents: recallAgents({ autoRecall: true }, { tools: ['note'] }),
+      tools: [
+        {
+          name: 'note',
+          description: 'records its context',
+          params: z.object({}),
+          handler: async (_params, context) => {
+            contexts.push(context.memoryTenant);
+            return 'ok';
+          },
+        },
+      ],
+      offline: {
+        script: (request) =>
+          request.messages.some((message) => message.role === 'tool')
+            ? { text: 'done' }
+            : { toolCalls: [{ toolName: 'note', input: {} }] },
+      },
+      recall: {
+        recall: async (request) => {
+          asked.push({ ...request });
+          return { context: undefined, entries: [], record: recalledRecord };
+        },
+      },
+    });
+    await t.runtime.runTurn({
+      agentId: 'mem',
+      message: 'hi',
+      sessionKey: 'acme:chat:a',
+      memoryTenant: 'acme',
+    });
+    await t.runtime.runTurn({ agentId: 'mem', message: 'hi', sessionKey: 'default:chat:b' });
+    expect(asked.map((request) => request.tenant)).toEqual(['acme', undefined]);
+    expect(contexts).toEqual(['acme', undefined]);
   });
 
   it('puts the recalled memories into the system side of the context and records counts and lanes', async () => {

@@ -17,6 +17,7 @@ export async function recallBeforeTurn(
     sessionKey: string;
     traceId: string;
     message: string;
+    memoryTenant?: string | undefined;
     signal: AbortSignal;
   },
 ): Promise<{ context: string | undefined; evidence: TurnRecallRecord }> {
@@ -43,6 +44,7 @@ export async function recallBeforeTurn(
       agentId,
       sessionKey,
       message,
+      ...(turn.memoryTenant !== undefined ? { tenant: turn.memoryTenant } : {}),
       signal: AbortSignal.any([turnSignal, controller.signal]),
     });
     // A recall abandoned at the time limit may still reject later; nobody waits for it then.

@@ -32,6 +32,11 @@ export interface AgentTurnRequest {
    * after a crash (a webhook delivery) passes its entry's id, so the turn runs exactly once.
    */
   turnKey?: string;
+  /**
+   * The memory tenant of the turn: what its automatic recall searches and its memory tools
+   * read and write. Set for a tenant-bound caller's turns; `default` when absent.
+   */
+  memoryTenant?: string;
 }
 
 /** What one agent turn produced. */
@@ -61,6 +66,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Trace id of the turn, for the tool's own logs. */
   traceId?: string | undefined;
+  /** The turn's memory tenant (see `AgentTurnRequest.memoryTenant`), when it has one. */
+  memoryTenant?: string | undefined;
 }
 
 /**

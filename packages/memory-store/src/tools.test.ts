@@ -40,6 +40,23 @@ describe('createMemoryTools', () => {
     expect(other.results).toEqual([]);
   });
 
+  it("keeps a turn with a memory tenant in that tenant's memory, apart from the default pool", async () => {
+    const [search, save] = createMemoryTools(memory.store);
+    const acme = { ...context('chef'), memoryTenant: 'acme' };
+    const stored = (await save.handler(
+      save.params.parse({ content: 'acme keeps payroll on Fridays' }),
+      acme,
+    )) as {
+      id: string;
+    };
+    expect(await memory.store.inspect(stored.id)).toMatchObject({ tenant: 'acme' });
+    const query = search.params.parse({ query: 'payroll Fridays' });
+    expect(((await search.handler(query, acme)) as { results: Array<{ id: string }> }).results).toHaveLength(
+      1,
+    );
+    expect(((await search.handler(query, context('chef'))) as { results: unknown[] }).results).toEqual([]);
+  });
+
   it('rejects tool input its schema does not allow', () => {
     const [search] = createMemoryTools(memory.store);
     expect(search.params.safeParse({ query: '' }).success).toBe(false);

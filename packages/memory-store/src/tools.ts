@@ -46,7 +46,8 @@ export function createMemoryTools(
   store: MemoryStore,
   options: MemoryToolsOptions = {},
 ): [AgentTool<z.infer<typeof searchParams>>, AgentTool<z.infer<typeof storeParams>>] {
-  const tenantOf = options.tenantOf ?? (() => 'default');
+  // A turn's memory tenant (a tenant-bound caller's) when it has one.
+  const tenantOf = options.tenantOf ?? ((context: ToolContext) => context.memoryTenant ?? 'default');
   const maxResults = options.maxResults ?? 10;
   const lexical = store.embedder.kind === 'lexical';
   return [

@@ -35,6 +35,8 @@ export function rpcTurn(
     traceId: context.traceId,
     signal: context.signal,
     ...(turn.agentId ? { agentId: turn.agentId } : {}),
+    // A tenant-bound caller's turn recalls and writes only its tenant's memory.
+    ...(context.identity.tenant !== undefined ? { memoryTenant: context.identity.tenant } : {}),
   };
 }
 

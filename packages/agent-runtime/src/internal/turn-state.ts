@@ -20,6 +20,7 @@ export interface TurnInput {
   synthetic?: boolean | undefined;
   allowedTools?: string[] | undefined;
   turnKey?: string | undefined;
+  memoryTenant?: string | undefined;
 }
 
 /** Who and what a turn runs for, fixed before it starts. */

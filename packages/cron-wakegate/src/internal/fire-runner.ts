@@ -139,6 +139,7 @@ async function execute(ctx: CronContext, entry: Fire): Promise<void> {
         message,
         // A tenant's job runs in that tenant's session space.
         sessionKey: job.tenant === undefined ? `cron:${job.id}` : `${job.tenant}:cron:${job.id}`,
+        ...(job.tenant === undefined ? {} : { memoryTenant: job.tenant }),
         timeoutMs,
         signal: controller.signal,
         origin: 'cron',
