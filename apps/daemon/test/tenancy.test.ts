@@ -10,6 +10,11 @@ afterEach(async () => {
 
 type Caller = ReturnType<typeof createHttpClient>;
 
+/** Calls any method by name (the typed client knows the catalogue's names only as literals). */
+function callAny(client: Caller, method: string, params: Record<string, unknown>): Promise<unknown> {
+  return (client.call as unknown as (name: string, params: unknown) => Promise<unknown>)(method, params);
+}
+
 async function refusedCode(call: Promise<unknown>): Promise<number | undefined> {
   const error = await call.then(
     () => undefined,
@@ -118,6 +123,31 @@ describe('tenant-bound tokens (issue #23)', () => {
       expect.stringMatching(/^acme:cron:/),
     ]);
     expect(await admin.call('cron.remove', { name: 'ops-backup' })).toMatchObject({ removed: true });
+  });
+
+  it('refuses bound tokens the namespaces every tenant shares, which unbound tokens keep', async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const bound = await admin.call<{ token: string }>('tokens.create', {
+      scopes: ['rpc'],
+      id: 'acme-app',
+      tenant: 'acme',
+    });
+    const plain = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'], id: 'plain' });
+    const acme = createHttpClient({ url: td.daemon.url, token: bound.token });
+    const unbound = createHttpClient({ url: td.daemon.url, token: plain.token });
+    const shared: Array<[string, Record<string, unknown>]> = [
+      ['graph.list', {}],
+      ['graph.runs', {}],
+      ['browser.status', {}],
+      ['heartbeat.history', {}],
+      ['scheduler.wake', { text: 'hello' }],
+      ['obs.diagnostics', {}],
+    ];
+    for (const [method, params] of shared) {
+      expect(await refusedCode(callAny(acme, method, params)), method).toBe(-32603);
+      expect(await refusedCode(callAny(unbound, method, params)), `${method} unbound`).toBeUndefined();
+    }
   });
 
   it('refuses a binding with admin reach or prefixes outside the tenant', async () => {

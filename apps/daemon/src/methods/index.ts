@@ -4,7 +4,7 @@ import type { AnyMethod } from '@agentd/rpc-core';
 import type { DaemonConfig } from '../config-schema.js';
 import type { DaemonServices } from '../services.js';
 import { adminReachGuard, plaintextTokenGuard } from '../token-policy.js';
-import { tenantGuard } from './tenancy.js';
+import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
 import { browserMethods } from './browser.js';
@@ -53,28 +53,35 @@ export function builtInMethods(deps: {
       audit: services.configAudit,
     }),
     ...tokenMethods({ tokens: services.tokens, audit }),
-    ...graphMethods({
-      graph: services.graph,
-      limits: config.graph,
-      maxConcurrency: config.graph.maxConcurrency,
-    }),
-    ...browserMethods({ browser: services.browser }),
+    // Graph runs and the browser are shared by every tenant: bound tokens are refused there.
+    ...unboundOnly(
+      tenants,
+      graphMethods({
+        graph: services.graph,
+        limits: config.graph,
+        maxConcurrency: config.graph.maxConcurrency,
+      }),
+    ),
+    ...unboundOnly(tenants, browserMethods({ browser: services.browser })),
     ...agentMethods({ runtime, tenants }),
     ...agentsMethods({ runtime }),
     ...modelsMethods({ runtime }),
     ...sessionMethods({ runtime, tenants }),
     ...obsBillingMethods({ runtime }),
-    ...obsMethods({
-      service: services.obsService,
-      evidence: services.obsEvidence,
-      db: services.db,
-      contextEngine: config.contextEngine,
-      now,
-      audit,
-    }),
+    ...unboundOnly(
+      tenants,
+      obsMethods({
+        service: services.obsService,
+        evidence: services.obsEvidence,
+        db: services.db,
+        contextEngine: config.contextEngine,
+        now,
+        audit,
+      }),
+    ),
     ...memoryMethods({ store: () => services.memory.current?.store, tenants }),
     ...cronMethods({ cron: services.cron, tenants }),
-    ...schedulerMethods({ heartbeat }),
-    ...heartbeatMethods({ heartbeat }),
+    ...unboundOnly(tenants, schedulerMethods({ heartbeat })),
+    ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
   ];
 }

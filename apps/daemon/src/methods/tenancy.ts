@@ -1,6 +1,6 @@
 import { allowsSession, bindingOf } from '@agentd/auth-scopes';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
-import { type MethodContext, RpcError } from '@agentd/rpc-core';
+import { type AnyMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
 
 /**
  * The reach of tenant-bound tokens over sessions (`tokens.create {tenant}`): such a caller
@@ -60,4 +60,19 @@ export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGua
       if (tenant !== undefined && owner !== tenant) refuse(context, tenant, refs);
     },
   };
+}
+
+/**
+ * The methods of a namespace whose state every tenant shares (the one browser, graph runs,
+ * the heartbeat, diagnostics), refused to tenant-bound callers: each handler first calls
+ * `unboundOnly`. A synchronous handler stays synchronous.
+ */
+export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod[] {
+  return methods.map((method) => ({
+    ...method,
+    handler: (params: unknown, context: MethodContext) => {
+      guard.unboundOnly(context);
+      return method.handler(params, context);
+    },
+  }));
 }
