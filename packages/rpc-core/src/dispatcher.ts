@@ -193,7 +193,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /**
    * Per method: whether its schema turns `{}` into an empty object (no defaults, no
    * transforms), so a call without params, the common case for status methods, skips the
-   * parse. Decided once, on first use.
+   * parse. Decided once, on first use: a params schema whose verdict on `{}` depends on live
+   * state (a refinement reading the clock or a store) must not be used without params.
    */
   const takesEmpty = new WeakMap<AnyMethod, boolean>();
   function acceptsEmpty(method: AnyMethod): boolean {
