@@ -41,6 +41,7 @@ import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
+import { sharedToolsGate } from './methods/tenancy.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -245,6 +246,7 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
+      toolGates: [sharedToolsGate()],
     }),
   );
   // Graph nodes, queued webhook turns and cron jobs run as turns of this runtime,

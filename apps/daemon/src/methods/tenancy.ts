@@ -1,3 +1,4 @@
+import type { ToolGate } from '@agentd/agent-runtime';
 import { allowsSession, bindingOf } from '@agentd/auth-scopes';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 import { type AnyMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
@@ -75,4 +76,24 @@ export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod
       return method.handler(params, context);
     },
   }));
+}
+
+/**
+ * The agent tools whose state every tenant shares (graph pipelines, the one browser), refused
+ * in the turns of a tenant-bound caller or a tenant's cron job: a turn with a memory tenant.
+ */
+export function sharedToolsGate(prefixes: readonly string[] = ['graph_', 'browser_']): ToolGate {
+  return {
+    name: 'tenant-shared-tools',
+    before(call) {
+      if (call.memoryTenant === undefined || !prefixes.some((prefix) => call.toolName.startsWith(prefix))) {
+        return { allow: true };
+      }
+      return {
+        allow: false,
+        errorKind: 'denied',
+        message: `${call.toolName} acts on state every tenant shares; a turn of tenant '${call.memoryTenant}' may not use it`,
+      };
+    },
+  };
 }

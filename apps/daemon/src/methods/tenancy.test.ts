@@ -1,0 +1,21 @@
+import type { ToolGateCall } from '@agentd/agent-runtime';
+import { describe, expect, it } from 'vitest';
+import { sharedToolsGate } from './tenancy.js';
+
+// The gate reads the tool's name and the turn's memory tenant only.
+const call = (toolName: string, memoryTenant?: string) =>
+  ({ toolName, memoryTenant }) as unknown as ToolGateCall;
+
+describe('sharedToolsGate', () => {
+  it("refuses graph and browser tools in a tenant's turn and lets every other call through", () => {
+    const gate = sharedToolsGate();
+    expect(gate.before?.(call('graph_execute', 'acme'))).toEqual({
+      allow: false,
+      errorKind: 'denied',
+      message: "graph_execute acts on state every tenant shares; a turn of tenant 'acme' may not use it",
+    });
+    expect(gate.before?.(call('browser_navigate', 'acme'))).toMatchObject({ allow: false });
+    expect(gate.before?.(call('memory_search', 'acme'))).toEqual({ allow: true });
+    expect(gate.before?.(call('graph_execute'))).toEqual({ allow: true });
+  });
+});
