@@ -23,18 +23,27 @@ async function refusedCode(call: Promise<unknown>): Promise<number | undefined> 
   return error instanceof RpcCallError ? error.code : undefined;
 }
 
+/** Has the admin create an rpc token with `params` on the test daemon and answers a client holding it. */
+async function tokenClient(params: Record<string, unknown>): Promise<Caller> {
+  const url = td!.daemon.url;
+  const created = await rpcClient(url).call<{ token: string }>('tokens.create', {
+    scopes: ['rpc'],
+    ...params,
+  });
+  return createHttpClient({ url, token: created.token });
+}
+
 describe('tenant-bound tokens (issue #23)', () => {
   it('reach only their tenant and prefixes, are refused elsewhere with -32603 audited, and unbound tokens keep their reach', async () => {
     td = await startTestDaemon();
     const admin = rpcClient(td.daemon.url);
-    const url = td.daemon.url;
-    const token = async (params: Record<string, unknown>): Promise<Caller> => {
-      const created = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'], ...params });
-      return createHttpClient({ url, token: created.token });
-    };
-    const acme = await token({ id: 'acme-app', tenant: 'acme' });
-    const bob = await token({ id: 'globex-bob', tenant: 'globex', sessionPrefixes: ['globex:chat:bob'] });
-    const plain = await token({ id: 'plain' });
+    const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
+    const bob = await tokenClient({
+      id: 'globex-bob',
+      tenant: 'globex',
+      sessionPrefixes: ['globex:chat:bob'],
+    });
+    const plain = await tokenClient({ id: 'plain' });
 
     await acme.call('agent.execute', { message: 'hello from acme', sessionKey: 'acme:chat:alice' });
     await bob.call('session.send', { key: 'globex:chat:bob', message: 'hello from bob' });
@@ -89,12 +98,7 @@ describe('tenant-bound tokens (issue #23)', () => {
   it("binds cron jobs to the creating token's tenant: listed, touched and run only within it", async () => {
     td = await startTestDaemon();
     const admin = rpcClient(td.daemon.url);
-    const created = await admin.call<{ token: string }>('tokens.create', {
-      scopes: ['rpc'],
-      id: 'acme-app',
-      tenant: 'acme',
-    });
-    const acme = createHttpClient({ url: td.daemon.url, token: created.token });
+    const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const schedule = { kind: 'interval', everyMs: 3_600_000 };
     await acme.call('cron.add', { name: 'acme-digest', message: 'digest', schedule });
     await admin.call('cron.add', { name: 'ops-backup', message: 'backup', schedule });
@@ -127,15 +131,8 @@ describe('tenant-bound tokens (issue #23)', () => {
 
   it('refuses bound tokens the namespaces every tenant shares, which unbound tokens keep', async () => {
     td = await startTestDaemon();
-    const admin = rpcClient(td.daemon.url);
-    const bound = await admin.call<{ token: string }>('tokens.create', {
-      scopes: ['rpc'],
-      id: 'acme-app',
-      tenant: 'acme',
-    });
-    const plain = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'], id: 'plain' });
-    const acme = createHttpClient({ url: td.daemon.url, token: bound.token });
-    const unbound = createHttpClient({ url: td.daemon.url, token: plain.token });
+    const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
+    const unbound = await tokenClient({ id: 'plain' });
     const shared: Array<[string, Record<string, unknown>]> = [
       ['graph.list', {}],
       ['graph.runs', {}],
