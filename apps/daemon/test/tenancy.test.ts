@@ -95,28 +95,49 @@ describe('tenant-bound tokens (issue #23)', () => {
     expect(tenantRefusals.map((row) => row.refs.caller)).toContain('globex-bob');
   });
 
-  it("binds cron jobs to the creating token's tenant: listed, touched and run only within it", async () => {
+  it("binds cron jobs to the creating token's tenant: named, listed, touched and run only within it", async () => {
     td = await startTestDaemon();
     const admin = rpcClient(td.daemon.url);
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
+    const globex = await tokenClient({ id: 'globex-app', tenant: 'globex' });
     const schedule = { kind: 'interval', everyMs: 3_600_000 };
-    await acme.call('cron.add', { name: 'acme-digest', message: 'digest', schedule });
+    expect(await acme.call('cron.add', { name: 'digest', message: 'digest', schedule })).toMatchObject({
+      created: true,
+      name: 'digest',
+    });
+    // Names are per tenant: another tenant's same name is no "job exists" that would reveal it.
+    await globex.call('cron.add', { name: 'digest', message: 'digest', schedule });
     await admin.call('cron.add', { name: 'ops-backup', message: 'backup', schedule });
+    // An operator-made job under a tenant's prefix is not the tenant's.
+    await admin.call('cron.add', { name: 'acme/planted', message: 'x', schedule });
     const names = (listed: unknown) =>
       (listed as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name).sort();
-    expect(names(await acme.call('cron.list', {}))).toEqual(['acme-digest']);
-    expect(names(await admin.call('cron.list'))).toEqual(['acme-digest', 'ops-backup']);
+    expect(names(await acme.call('cron.list', {}))).toEqual(['digest']);
+    expect(names(await admin.call('cron.list'))).toEqual([
+      'acme/digest',
+      'acme/planted',
+      'globex/digest',
+      'ops-backup',
+    ]);
+    // Another owner's job cannot even be named: the tenant's names resolve under its prefix.
     for (const [method, params] of [
       ['cron.remove', { name: 'ops-backup' }],
       ['cron.update', { name: 'ops-backup', enabled: false }],
       ['cron.status', { name: 'ops-backup' }],
       ['cron.runs', { jobName: 'ops-backup' }],
       ['cron.run', { name: 'ops-backup' }],
+    ] as const) {
+      expect(await refusedCode(acme.call(method, params)), method).toBe(-32004);
+    }
+    for (const [method, params] of [
+      ['cron.status', { name: 'planted' }],
+      ['cron.remove', { name: 'planted' }],
       ['cron.run', { mode: 'due' }],
     ] as const) {
       expect(await refusedCode(acme.call(method, params)), method).toBe(-32603);
     }
-    await acme.call('cron.run', { name: 'acme-digest' });
+    expect(await acme.call('cron.status', { name: 'digest' })).toMatchObject({ name: 'digest' });
+    expect(await acme.call('cron.run', { name: 'digest' })).toMatchObject({ jobName: 'digest' });
     // The job's turn runs in the tenant's own session space.
     const sessions = (await acme.call('session.list', {})) as { sessions: Array<{ sessionKey: string }> };
     for (let attempt = 0; attempt < 100 && sessions.sessions.length === 0; attempt++) {
@@ -126,7 +147,16 @@ describe('tenant-bound tokens (issue #23)', () => {
     expect(sessions.sessions.map((session) => session.sessionKey)).toEqual([
       expect.stringMatching(/^acme:cron:/),
     ]);
+    const runs = (await acme.call('cron.runs', { jobName: 'digest' })) as {
+      runs: Array<{ jobName: string }>;
+    };
+    for (const run of runs.runs) expect(run.jobName).toBe('digest');
     expect(await admin.call('cron.remove', { name: 'ops-backup' })).toMatchObject({ removed: true });
+    expect(await globex.call('cron.remove', { name: 'digest' })).toMatchObject({
+      removed: true,
+      name: 'digest',
+    });
+    expect(names(await acme.call('cron.list', {}))).toEqual(['digest']);
   });
 
   it('refuses bound tokens the namespaces every tenant shares, which unbound tokens keep', async () => {

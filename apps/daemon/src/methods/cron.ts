@@ -51,9 +51,23 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
   const { cron } = deps;
   const tenants = deps.tenants ?? tenantGuard();
   const { rpcMethod } = methodsOf('cron', cronRpcError);
-  /** Refuses a tenant-bound caller a job of another tenant (unbound callers are not looked up). */
-  const mine = (context: MethodContext, name: string): void => {
-    if (context.identity.tenant !== undefined) tenants.owned(context, cron.get(name).tenant, { job: name });
+  /**
+   * Resolves a caller's job name: a tenant's jobs live under `<tenant>/`, so two tenants may
+   * use the same name and neither learns the other's names from a "job exists" refusal; an
+   * unbound caller (the operator) uses and sees the qualified name. A bound caller is refused
+   * a job of another owner (an operator-made name under its prefix).
+   */
+  const mine = (context: MethodContext, name: string): string => {
+    const tenant = context.identity.tenant;
+    if (tenant === undefined) return name;
+    const qualified = `${tenant}/${name}`;
+    tenants.owned(context, cron.get(qualified).tenant, { job: name });
+    return qualified;
+  };
+  /** The name a caller sees: its own name for a tenant's job, the qualified one for the operator. */
+  const shown = (context: MethodContext, name: string): string => {
+    const tenant = context.identity.tenant;
+    return tenant !== undefined && name.startsWith(`${tenant}/`) ? name.slice(tenant.length + 1) : name;
   };
   return [
     rpcMethod('list', {
@@ -61,7 +75,8 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
       handler: (_params, context) => ({
         jobs: cron
           .list()
-          .filter((job) => context.identity.tenant === undefined || job.tenant === context.identity.tenant),
+          .filter((job) => context.identity.tenant === undefined || job.tenant === context.identity.tenant)
+          .map((job) => ({ ...job, name: shown(context, job.name) })),
       }),
     }),
     rpcMethod('add', {
@@ -82,8 +97,10 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
         if (params.wakeGate !== undefined) requireAdminForGate(context);
         // A tenant-bound caller's job belongs to its tenant and runs in its sessions.
         const tenant = context.identity.tenant;
-        const job = await cron.add(tenant === undefined ? params : { ...params, tenant });
-        return { id: job.id, created: true, name: job.name, nextRunAtMs: job.nextRunAtMs };
+        const job = await cron.add(
+          tenant === undefined ? params : { ...params, name: `${tenant}/${params.name}`, tenant },
+        );
+        return { id: job.id, created: true, name: shown(context, job.name), nextRunAtMs: job.nextRunAtMs };
       },
     }),
     rpcMethod('update', {
@@ -101,15 +118,15 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
         })
         .strict(),
       handler: async (params, context) => {
-        mine(context, params.name);
+        const name = mine(context, params.name);
         if (params.wakeGate !== undefined) requireAdminForGate(context);
         // Moving a gated job to another agent moves where its admin-approved command runs.
-        if (params.agentId !== undefined && cron.get(params.name).wakeGate) requireAdminForGate(context);
-        const job = await cron.update(params);
+        if (params.agentId !== undefined && cron.get(name).wakeGate) requireAdminForGate(context);
+        const job = await cron.update({ ...params, name });
         return {
           id: job.id,
           updated: true,
-          name: job.name,
+          name: shown(context, job.name),
           enabled: job.enabled,
           nextRunAtMs: job.nextRunAtMs,
         };
@@ -119,20 +136,18 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
       description: 'Delete a job; its run records stay for the reports.',
       params: z.object({ name: nameSchema }).strict(),
       handler: async ({ name }, context) => {
-        mine(context, name);
-        const removed = await cron.remove(name);
-        return { removed: true, id: removed.id, name: removed.name };
+        const removed = await cron.remove(mine(context, name));
+        return { removed: true, id: removed.id, name: shown(context, removed.name) };
       },
     }),
     rpcMethod('status', {
       description: 'One job: kind, next run (0 when none is scheduled), enabled, last run, last error.',
       params: z.object({ name: nameSchema }).strict(),
       handler: ({ name }, context) => {
-        mine(context, name);
-        const job = cron.get(name);
+        const job = cron.get(mine(context, name));
         return {
           id: job.id,
-          name: job.name,
+          name: shown(context, job.name),
           scheduleKind: job.scheduleKind,
           nextRunAtMs: job.nextRunAtMs,
           enabled: job.enabled,
@@ -153,8 +168,8 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
         })
         .strict(),
       handler: async (params, context) => {
-        mine(context, params.jobName);
-        return { runs: await cron.runs(params) };
+        const runs = await cron.runs({ ...params, jobName: mine(context, params.jobName) });
+        return { runs: runs.map((run) => ({ ...run, jobName: shown(context, run.jobName) })) };
       },
     }),
     rpcMethod('run', {
@@ -174,9 +189,8 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
           const { jobNames } = cron.runDue();
           return { triggered: true, mode, jobNames };
         }
-        mine(context, name!);
-        const { jobName } = cron.runNow(name!);
-        return { triggered: true, mode, jobName };
+        const { jobName } = cron.runNow(mine(context, name!));
+        return { triggered: true, mode, jobName: shown(context, jobName) };
       },
     }),
   ];
