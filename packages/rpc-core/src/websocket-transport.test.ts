@@ -419,4 +419,56 @@ describe('createWebSocketTransport backpressure', () => {
     slow.socket.resume();
     expect((await slow.closed).code).not.toBe(1000);
   });
+
+  it('serves a client that reads slowly in bursts: every answer arrives in order across many stalls, none lost', async () => {
+    const answer = (id: number) => `${id}:`.padEnd(200_000, 'y');
+    const registry = new MethodRegistry().register(
+      defineMethod({
+        name: 'big',
+        scope: 'rpc',
+        params: z.object({ n: z.number() }).strict(),
+        handler: ({ n }) => answer(n),
+      }),
+    );
+    const logger = recordingLogger();
+    const transport = createWebSocketTransport({
+      dispatcher: createDispatcher({ registry }),
+      authenticate: authenticateFromTokens,
+      heartbeatMs: 0,
+      pingIntervalMs: 0,
+      maxBufferedBytes: 65_536,
+      // Long enough that a reader taking a burst every 20 ms never counts as stopped.
+      slowClientTimeoutMs: 5_000,
+      logger,
+    });
+    const { server, url } = await listen(transport);
+    const client = await connect(url, 'rpc-token');
+    cleanups.push(async () => {
+      client.socket.terminate();
+      await transport.close();
+      await closeServer(server);
+    });
+    // 40 requests sent at once (8 MB of answers), read 20 ms at a time with pauses between.
+    const count = 40;
+    for (let i = 0; i < count; i++)
+      client.socket.send(`{"jsonrpc":"2.0","method":"big","params":{"n":${i}},"id":${i}}`);
+    let bursts = 0;
+    while (client.received.length < count) {
+      client.socket.pause();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      client.socket.resume();
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      bursts++;
+      if (bursts > 2_000) throw new Error(`only ${client.received.length} answers arrived`);
+    }
+    // The server stalled on this connection more than once (its queue passed the cap).
+    expect(
+      logger.lines.filter((line) => line.message === 'websocket send queue full; reading paused').length,
+    ).toBeGreaterThan(1);
+    const answers = client.received as Array<{ id: number; result: string }>;
+    expect(answers.map((message) => message.id)).toEqual(Array.from({ length: count }, (_, i) => i));
+    for (const message of answers) expect(message.result).toBe(answer(message.id));
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+    expect(logger.lines.some((line) => line.message === 'websocket closed: client not reading')).toBe(false);
+  });
 });
