@@ -23,7 +23,12 @@ export interface SseRpcHandlerOptions {
   method(open: () => SseWriter): AnyMethod;
   /** Interval of keep-alive comments. @default 15000 */
   heartbeatMs?: number | undefined;
-  /** Logger for authentication failures. @default a no-op logger */
+  /**
+   * Bytes waiting for a client that stopped reading past which its stream is ended and the
+   * method's work cancelled; `0` turns the cap off. @default 1048576
+   */
+  maxBufferedBytes?: number | undefined;
+  /** Logger for authentication failures and streams ended for a client not reading. @default a no-op logger */
   logger?: RpcLogger | undefined;
   /** Source of per-request connection ids. @default crypto.randomUUID */
   randomId?: (() => string) | undefined;
@@ -40,6 +45,7 @@ const optionsSchema = z.object({
   authenticate: fn<Authenticate>('authenticate'),
   method: fn<(open: () => SseWriter) => AnyMethod>('method'),
   heartbeatMs: z.number().int().nonnegative().default(15_000),
+  maxBufferedBytes: z.number().int().nonnegative().default(1_048_576),
   logger: loggerSchema.optional(),
   randomId: fn<() => string>('randomId').optional(),
 });
@@ -72,7 +78,7 @@ function sendJson(response: ServerResponse, status: number, error: RpcError, hea
  */
 export function createSseRpcHandler(options: SseRpcHandlerOptions): SseRpcHandler {
   const parsed = parseOptions(optionsSchema, options, 'createSseRpcHandler');
-  const { dispatcher, authenticate, heartbeatMs } = parsed;
+  const { dispatcher, authenticate, heartbeatMs, maxBufferedBytes } = parsed;
   const logger = parsed.logger ?? noopLogger;
   const randomId = parsed.randomId ?? defaultRandomId;
 
@@ -92,9 +98,23 @@ export function createSseRpcHandler(options: SseRpcHandlerOptions): SseRpcHandle
     let stream: SseWriter | undefined;
     const open = (): SseWriter => {
       if (!stream) {
-        stream = createSseWriter(response, { heartbeatMs });
+        const opened = createSseWriter(response, { heartbeatMs, maxBufferedBytes });
+        stream = opened;
         // What streamed so far stays with the handler; the client going away cancels the rest.
-        stream.onClose(() => controller.abort());
+        opened.onClose(() => {
+          controller.abort();
+          if (opened.overflowed) {
+            logger.warn(
+              {
+                connectionId: connection.connectionId,
+                errorKind: 'resource',
+                hint: 'The client stopped reading its event stream; the request was cancelled.',
+                maxBufferedBytes,
+              },
+              'sse stream closed: client not reading',
+            );
+          }
+        });
       }
       return stream;
     };

@@ -89,4 +89,29 @@ describe('createSseWriter', () => {
     writer().close();
     expect(await readAll(response)).toBe('');
   });
+
+  it('ends the stream of a client that stops reading, instead of buffering without bound', async () => {
+    const options = { heartbeatMs: 0, maxBufferedBytes: 1_048_576, slowClientTimeoutMs: 200 };
+    const { response, writer } = await start(options, () => {});
+    response.pause();
+    const closed = new Promise<void>((resolve) => writer().onClose(resolve));
+    const event = { event: 'delta', data: { text: 'z'.repeat(64 * 1024) } };
+    // 20 MB: more than the kernel's socket buffers take before bytes wait in the process.
+    for (let i = 0; i < 320; i++) writer().send(event);
+    await closed;
+    expect(writer().overflowed).toBe(true);
+    expect(writer().closed).toBe(true);
+    expect(writer().send(event)).toBe(false);
+  });
+
+  it('keeps streaming to a client that reads, even through a burst over the cap', async () => {
+    const options = { heartbeatMs: 0, maxBufferedBytes: 65_536, slowClientTimeoutMs: 2_000 };
+    const { response, writer } = await start(options, (stream) => {
+      for (let i = 0; i < 40; i++) stream.send({ data: { n: i, text: 'w'.repeat(16 * 1024) } });
+      setTimeout(() => stream.close(), 50);
+    });
+    const text = await readAll(response);
+    expect(writer().overflowed).toBe(false);
+    expect(text.match(/^data: /gm)).toHaveLength(40);
+  });
 });

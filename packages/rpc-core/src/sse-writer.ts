@@ -15,6 +15,19 @@ export interface SseWriterOptions {
    * @default undefined
    */
   retryMs?: number | undefined;
+  /**
+   * Bytes of events waiting in the process for the client past which it counts as not reading:
+   * if they do not drain within `slowClientTimeoutMs` the stream is ended (`overflowed` turns
+   * true) instead of buffering without bound; `0` turns the cap off.
+   * @default 1048576
+   */
+  maxBufferedBytes?: number | undefined;
+  /**
+   * How long the waiting bytes may stay over `maxBufferedBytes` (a burst a reading client takes
+   * in passes; a client that stopped reading does not).
+   * @default 10000
+   */
+  slowClientTimeoutMs?: number | undefined;
 }
 
 /** One server-sent event. */
@@ -37,6 +50,8 @@ export interface SseWriter {
   close(): void;
   /** Whether the stream has ended, by `close()` or because the client went away. */
   readonly closed: boolean;
+  /** Whether the stream was ended because the client stopped reading (see `maxBufferedBytes`). */
+  readonly overflowed: boolean;
   /** Calls `listener` once when the stream ends (at once if it already has); returns a function that unsubscribes. */
   onClose(listener: () => void): () => void;
 }
@@ -44,6 +59,8 @@ export interface SseWriter {
 const optionsSchema = z.object({
   heartbeatMs: z.number().int().nonnegative().default(15_000),
   retryMs: z.number().int().nonnegative().optional(),
+  maxBufferedBytes: z.number().int().nonnegative().default(1_048_576),
+  slowClientTimeoutMs: z.number().int().positive().default(10_000),
 });
 
 const lineBreak = /\r\n|\r|\n/;
@@ -64,15 +81,19 @@ function checkField(name: string, value: string): string {
  * @throws {RpcCoreError} `INVALID_OPTIONS` when the options fail validation.
  */
 export function createSseWriter(response: ServerResponse, options: SseWriterOptions = {}): SseWriter {
-  const { heartbeatMs, retryMs } = parseOptions(optionsSchema, options, 'createSseWriter');
+  const parsed = parseOptions(optionsSchema, options, 'createSseWriter');
+  const { heartbeatMs, retryMs, maxBufferedBytes, slowClientTimeoutMs } = parsed;
   const listeners = new Set<() => void>();
   let closed = false;
+  let overflowed = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  let slow: NodeJS.Timeout | undefined;
 
   function finish(): void {
     if (closed) return;
     closed = true;
     clearInterval(heartbeat);
+    clearTimeout(slow);
     for (const listener of [...listeners]) listener();
     listeners.clear();
   }
@@ -89,7 +110,25 @@ export function createSseWriter(response: ServerResponse, options: SseWriterOpti
   function write(chunk: string): boolean {
     if (closed || response.writableEnded || response.destroyed) return false;
     response.write(chunk);
+    if (maxBufferedBytes > 0 && slow === undefined && response.writableLength > maxBufferedBytes) watchSlow();
     return true;
+  }
+
+  /** Over the cap: a client that drains in time is fine; one that does not is cut off. */
+  function watchSlow(): void {
+    const drained = (): void => {
+      clearTimeout(slow);
+      slow = undefined;
+    };
+    response.once('drain', drained);
+    slow = setTimeout(() => {
+      response.off('drain', drained);
+      // The client stopped reading: end the stream (its listeners cancel the work feeding it).
+      overflowed = true;
+      response.destroy();
+      finish();
+    }, slowClientTimeoutMs);
+    slow.unref();
   }
 
   function comment(text: string): boolean {
@@ -137,6 +176,9 @@ export function createSseWriter(response: ServerResponse, options: SseWriterOpti
     close,
     get closed() {
       return closed;
+    },
+    get overflowed() {
+      return overflowed;
     },
     onClose,
   };
