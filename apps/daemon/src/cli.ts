@@ -4,6 +4,7 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 // Only what every command needs is loaded up front: `agentd call` and `--help` should not pay
 // for loading the whole daemon (browser driver, model SDKs, vector index).
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
+import { holdYoungGenerationDuringStart } from './startup-heap.js';
 import { VERSION } from './version.js';
 
 const HELP = `agentd ${VERSION}: a self-hosted daemon for AI agents
@@ -60,6 +61,7 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const port = values.port === undefined ? undefined : parsePort(values.port);
       ignoreBrokenStdio();
+      const releaseYoungGeneration = holdYoungGenerationDuringStart();
       const [{ startDaemon }, { firstStartBlock }] = await Promise.all([
         import('./daemon.js'),
         import('./first-start.js'),
@@ -73,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
         logToStdout: true,
         print: (line) => bootstrapLines.push(line),
       });
+      releaseYoungGeneration();
       const shutdown = (signal: string) => {
         daemon.logger.module('daemon').info({ reason: signal }, 'signal received');
         // stop() bounds its last log flush, and exit() then ends the process whatever is
