@@ -57,6 +57,37 @@ async function until(condition: () => boolean): Promise<void> {
 }
 
 // Messages, limits, rate limiting and heartbeats.
+/**
+ * A transport with one method, `big {n?}`, whose answers fill a 64 KiB send queue at once;
+ * closed by the test's cleanups.
+ */
+async function serveBigAnswers(answer: (n: number) => string, slowClientTimeoutMs: number) {
+  const registry = new MethodRegistry().register(
+    defineMethod({
+      name: 'big',
+      scope: 'rpc',
+      params: z.object({ n: z.number().optional() }).strict(),
+      handler: ({ n }) => answer(n ?? 0),
+    }),
+  );
+  const logger = recordingLogger();
+  const transport = createWebSocketTransport({
+    dispatcher: createDispatcher({ registry }),
+    authenticate: authenticateFromTokens,
+    heartbeatMs: 0,
+    pingIntervalMs: 0,
+    maxBufferedBytes: 65_536,
+    slowClientTimeoutMs,
+    logger,
+  });
+  const { server, url } = await listen(transport);
+  cleanups.push(async () => {
+    await transport.close();
+    await closeServer(server);
+  });
+  return { url, logger };
+}
+
 describe('createWebSocketTransport', () => {
   it('answers requests, batches and notifications over a real socket', async () => {
     const { client } = await start();
@@ -371,35 +402,15 @@ describe('createWebSocketTransport backpressure', () => {
   it('stops reading a client that does not read its answers, closes it with 4009, and keeps serving others', async () => {
     const answer = 'x'.repeat(500_000);
     let served = 0;
-    const registry = new MethodRegistry().register(
-      defineMethod({
-        name: 'big',
-        scope: 'rpc',
-        params: z.object({}).strict(),
-        handler: () => {
-          served++;
-          return answer;
-        },
-      }),
-    );
-    const logger = recordingLogger();
-    const transport = createWebSocketTransport({
-      dispatcher: createDispatcher({ registry }),
-      authenticate: authenticateFromTokens,
-      heartbeatMs: 0,
-      pingIntervalMs: 0,
-      maxBufferedBytes: 65_536,
-      slowClientTimeoutMs: 300,
-      logger,
-    });
-    const { server, url } = await listen(transport);
+    const { url, logger } = await serveBigAnswers(() => {
+      served++;
+      return answer;
+    }, 300);
     const slow = await connect(url, 'rpc-token');
     const reader = await connect(url, 'rpc-token');
-    cleanups.push(async () => {
+    cleanups.push(() => {
       slow.socket.terminate();
       reader.socket.terminate();
-      await transport.close();
-      await closeServer(server);
     });
     // 100 requests for 50 MB of answers the client never reads.
     slow.socket.pause();
@@ -422,32 +433,10 @@ describe('createWebSocketTransport backpressure', () => {
 
   it('serves a client that reads slowly in bursts: every answer arrives in order across many stalls, none lost', async () => {
     const answer = (id: number) => `${id}:`.padEnd(200_000, 'y');
-    const registry = new MethodRegistry().register(
-      defineMethod({
-        name: 'big',
-        scope: 'rpc',
-        params: z.object({ n: z.number() }).strict(),
-        handler: ({ n }) => answer(n),
-      }),
-    );
-    const logger = recordingLogger();
-    const transport = createWebSocketTransport({
-      dispatcher: createDispatcher({ registry }),
-      authenticate: authenticateFromTokens,
-      heartbeatMs: 0,
-      pingIntervalMs: 0,
-      maxBufferedBytes: 65_536,
-      // Long enough that a reader taking a burst every 20 ms never counts as stopped.
-      slowClientTimeoutMs: 5_000,
-      logger,
-    });
-    const { server, url } = await listen(transport);
+    // Long enough that a reader taking a burst every 20 ms never counts as stopped.
+    const { url, logger } = await serveBigAnswers((n) => answer(n), 5_000);
     const client = await connect(url, 'rpc-token');
-    cleanups.push(async () => {
-      client.socket.terminate();
-      await transport.close();
-      await closeServer(server);
-    });
+    cleanups.push(() => client.socket.terminate());
     // 40 requests sent at once (8 MB of answers), read 20 ms at a time with pauses between.
     const count = 40;
     for (let i = 0; i < count; i++)
