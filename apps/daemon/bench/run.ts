@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
+import { burstLoad, type LoadTarget, mixedLoad, sessionLoad } from './loads.js';
 
 const here = import.meta.dirname;
 const TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
@@ -29,11 +30,20 @@ const AIMS = {
   idleRssMb: { below: 80 },
   /** RSS with 1,000 idle authenticated sockets, MB. */
   socketsRssMb: { below: 120 },
-  /** RSS 60 s after the session load ended, over the RSS before it, MB (issue #23). */
+  /** RSS 60 s after a load (20,000 sessions, mixed traffic, bursts) ended, over the RSS before it, MB (issue #23). */
   afterLoadGrowthMb: { below: 15 },
+  /** The same after 100,000 one-turn sessions (`--sessions 100000`), MB (issue #23). */
+  after100kSessionsGrowthMb: { below: 30 },
 };
 /** One-turn sessions of the memory-under-load run (`--sessions N`). */
 const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1]) || 20_000;
+/** Seconds of mixed traffic (`--mixed-seconds N`). */
+const MIXED_SECONDS = Number(process.argv[process.argv.indexOf('--mixed-seconds') + 1]) || 30;
+/** How long after a load its RSS is read again (`--settle-seconds N`). */
+const SETTLE_MS = (Number(process.argv[process.argv.indexOf('--settle-seconds') + 1]) || 60) * 1000;
+/** Which parts run (`--part throughput|memory|load`, repeatable); all when none is named. */
+const PARTS = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--part' ? [arg] : []));
+const runs = (part: string) => PARTS.length === 0 || PARTS.includes(part);
 
 const LIBRARY_WS = 'json-rpc-2.0 library over ws';
 const DAEMON_WS = 'agentd system.ping (full stack)';
@@ -231,49 +241,46 @@ async function memory() {
 }
 
 /**
- * Memory under load (issue #23): many one-turn sessions with 2 KB messages through POST /rpc,
- * 50 at a time, on a fresh daemon; RSS before, at the peak, and 60 s after the clients left.
+ * Memory under load (issue #23), each load on a fresh daemon: one-turn sessions with 2 KB
+ * messages, mixed traffic from 120 clients, and three bursts of 200 sockets; RSS before, at the
+ * peak, and 60 s after the clients left.
  */
 async function memoryUnderLoad() {
+  const sessionsAim = LOAD_SESSIONS >= 100_000 ? AIMS.after100kSessionsGrowthMb : AIMS.afterLoadGrowthMb;
+  await underLoad(`${LOAD_SESSIONS} one-turn sessions, 2 KB messages, 50 at a time`, sessionsAim, (target) =>
+    sessionLoad(target, LOAD_SESSIONS),
+  );
+  await underLoad(
+    `${MIXED_SECONDS} s of mixed traffic, 100 WebSocket + 20 HTTP clients`,
+    AIMS.afterLoadGrowthMb,
+    (target) => mixedLoad(target, MIXED_SECONDS * 1000),
+  );
+  await underLoad('3 bursts of 200 sockets x 20 turns', AIMS.afterLoadGrowthMb, async (target) => {
+    for (let cycle = 0; cycle < 3; cycle++) await burstLoad(target, cycle);
+  });
+}
+
+async function underLoad(title: string, aim: { below: number }, load: (target: LoadTarget) => Promise<void>) {
   const daemon = await startDaemonProcess();
   try {
-    console.log(
-      `\nDaemon memory under load: ${LOAD_SESSIONS} one-turn sessions, 2 KB messages, 50 at a time`,
-    );
+    console.log(`\nDaemon memory under load: ${title}`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const before = rssMb(daemon.child.pid!);
-    const message = 'm'.repeat(2048);
-    let next = 0;
+    const pid = daemon.child.pid!;
+    const before = rssMb(pid);
     let peak = before;
-    const worker = async () => {
-      for (let n = next++; n < LOAD_SESSIONS; n = next++) {
-        const response = await fetch(`http://127.0.0.1:${daemon.port}/rpc`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: n,
-            method: 'agent.execute',
-            params: { message, sessionKey: `load:chat:user${n}` },
-          }),
-        });
-        await response.text();
-        if (n % 1000 === 0) peak = Math.max(peak, rssMb(daemon.child.pid!));
-      }
-    };
-    await Promise.all(Array.from({ length: 50 }, worker));
-    peak = Math.max(peak, rssMb(daemon.child.pid!));
-    await new Promise((resolve) => setTimeout(resolve, 60_000));
-    const after = rssMb(daemon.child.pid!);
+    await load({ port: daemon.port, token: TOKEN, sampleRss: () => (peak = Math.max(peak, rssMb(pid))) });
+    peak = Math.max(peak, rssMb(pid));
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const after = rssMb(pid);
     printFigure('RSS before the load', before, 'MB');
     printFigure('RSS at the peak of the load', peak, 'MB');
-    printFigure('RSS 60 s after the load', after, 'MB');
-    printFigure('growth 60 s after the load', after - before, 'MB', AIMS.afterLoadGrowthMb);
+    printFigure(`RSS ${SETTLE_MS / 1000} s after the load`, after, 'MB');
+    printFigure(`growth ${SETTLE_MS / 1000} s after the load`, after - before, 'MB', aim);
   } finally {
     await daemon.stop();
   }
 }
 
-await main();
-await memory();
-await memoryUnderLoad();
+if (runs('throughput')) await main();
+if (runs('memory')) await memory();
+if (runs('load')) await memoryUnderLoad();
