@@ -52,6 +52,8 @@ export interface ResolveOptions {
   reason?: string | undefined;
   /** @default 'operator' */
   resolvedBy?: string | undefined;
+  /** Id of the caller's token (never the secret), kept in the audit row as `caller`. */
+  caller?: string | undefined;
 }
 
 /** The approval gates' state: rules, pending requests (persisted), decision caches. */
@@ -205,7 +207,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   });
 
   /** Audits a decided request: `reasonKind` is a closed token, the operator's text stays out of the row. */
-  const auditDecision = (row: RequestRow, reasonKind: string): void => {
+  const auditDecision = (row: RequestRow, reasonKind: string, caller?: string): void => {
     const approved = row.status === 'approved';
     audit({
       classification: approved ? 'allowed' : 'denied',
@@ -218,6 +220,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       toolName: row.toolName,
       reason: reasonKind,
       resolvedBy: row.resolvedBy,
+      ...(caller !== undefined ? { caller } : {}),
     });
   };
 
@@ -229,7 +232,12 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   async function decide(
     entry: Entry,
     approved: boolean,
-    decision: { reason: string | undefined; resolvedBy: string; reasonKind: string },
+    decision: {
+      reason: string | undefined;
+      resolvedBy: string;
+      reasonKind: string;
+      caller?: string | undefined;
+    },
   ): Promise<ApprovalResolution> {
     entries.delete(entry.row.id);
     byJoinKey.delete(entry.joinKey);
@@ -274,7 +282,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
           ),
         );
     }
-    auditDecision(row, decision.reasonKind);
+    auditDecision(row, decision.reasonKind, decision.caller);
     const resolution = resolutionOf(row);
     announce({ type: 'resolved', resolution });
     return resolution;
@@ -479,6 +487,7 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         reason: resolveOptions.reason,
         resolvedBy: resolveOptions.resolvedBy ?? 'operator',
         reasonKind: 'operator',
+        caller: resolveOptions.caller,
       };
       const resolutions = await Promise.all(chosen.map((entry) => decide(entry, approved, decision)));
       return { resolved: resolutions.length, requestIds: resolutions.map((resolution) => resolution.id) };
