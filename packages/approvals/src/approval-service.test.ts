@@ -292,6 +292,39 @@ describe('approval service', () => {
     expect(await service.resolveAll(true)).toEqual({ resolved: 0, requestIds: [] });
   });
 
+  it('answers a second, racing resolve with the decision that won, and audits the caller', async () => {
+    const { service, audits } = await setup();
+    void service.check(call());
+    await untilPending(service, 1);
+    const [won, lost] = await Promise.all([
+      service.resolve('apr-1', true, { caller: 'tok-alice' }),
+      service.resolve('apr-1', false, { caller: 'tok-bob' }),
+    ]);
+    expect(won).toMatchObject({ status: 'approved' });
+    expect(won.alreadyResolved).toBeUndefined();
+    expect(lost).toMatchObject({ status: 'approved', alreadyResolved: true });
+    expect(audits.filter((event) => event.action === 'resolve')).toEqual([
+      expect.objectContaining({ classification: 'allowed', caller: 'tok-alice' }),
+    ]);
+  });
+
+  it('deletes decided requests older than 30 days at start, keeping pending and recent ones', async () => {
+    const { db, dir } = await openDb();
+    const day = 86_400_000;
+    const first = await setup(REQUIRE, db);
+    void first.service.check(call('old'));
+    await untilPending(first.service, 1);
+    await first.service.resolve('apr-1', false);
+    await first.service.close();
+    await db.execute('UPDATE approval_requests SET resolved_at_ms = ?', [Date.now() - 31 * day]);
+    await db.close();
+    const reopened = (await openDb(dir)).db;
+    const second = createApprovalService({ db: reopened, config: REQUIRE });
+    await second.start();
+    expect(await reopened.query('SELECT id FROM approval_requests')).toEqual([]);
+    await second.close();
+  });
+
   it('answers REQUEST_NOT_FOUND for an unknown id', async () => {
     const { service } = await setup();
     const error = await service.resolve('toString', true).catch((caught: unknown) => caught);

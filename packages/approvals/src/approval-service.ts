@@ -114,6 +114,11 @@ const optionsSchema = z.object({
   timers: z.unknown().optional(),
 });
 
+/** How many recent decisions are kept in memory (see `decided`). */
+const RECENT_DECISIONS = 1_000;
+/** Decided rows older than this are deleted at start. */
+const KEEP_DECIDED_MS = 30 * 86_400_000;
+
 const ignore = (): void => {};
 const silent: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
 const globalTimers: ApprovalTimers = {
@@ -154,6 +159,12 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   const approvals = new DecisionCache<true>(now);
   const denials = new DecisionCache<string>(now);
   const entries = new Map<string, Entry>();
+  // The latest decisions, so a second resolve of an id answers what won even before its row is written.
+  const decided = new Map<string, ApprovalResolution>();
+  const remember = (resolution: ApprovalResolution): void => {
+    decided.set(resolution.id, resolution);
+    if (decided.size > RECENT_DECISIONS) decided.delete(decided.keys().next().value as string);
+  };
   const byJoinKey = new Map<string, Entry>();
   let config = parseSection(options.config);
   let rules: CompiledRules = compileRules(config);
@@ -263,6 +274,8 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       : { allow: false, via: 'denied', reason: decision.reason ?? 'denied', requestId: row.id };
     for (const wake of entry.waiters) wake(verdict);
     entry.waiters.clear();
+    const resolution = resolutionOf(row);
+    remember(resolution);
     if (await entry.written) {
       await store
         .decide(row.id, {
@@ -283,7 +296,6 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         );
     }
     auditDecision(row, decision.reasonKind, decision.caller);
-    const resolution = resolutionOf(row);
     announce({ type: 'resolved', resolution });
     return resolution;
   }
@@ -395,20 +407,21 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   return {
     async start() {
       await options.db.migrate(MIGRATION_PACKAGE, approvalsMigrations);
+      await store.pruneDecided(now() - KEEP_DECIDED_MS);
       // Agent turns do not survive a restart, so a request left pending has nobody waiting on it.
       for (const row of await store.pending()) {
         const at = now();
         if (!(await store.decide(row.id, { status: 'denied', reason: 'restart', resolvedBy: 'system', at })))
           continue;
-        const decided: RequestRow = {
+        const denied: RequestRow = {
           ...row,
           status: 'denied',
           reason: 'restart',
           resolvedBy: 'system',
           resolvedAt: at,
         };
-        auditDecision(decided, 'restart');
-        announce({ type: 'resolved', resolution: resolutionOf(decided) });
+        auditDecision(denied, 'restart');
+        announce({ type: 'resolved', resolution: resolutionOf(denied) });
         logger.info(
           { requestId: row.id, toolName: row.toolName, reason: 'restart' },
           'approval request denied at start',
@@ -470,11 +483,23 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     async resolve(id, approved, resolveOptions = {}) {
       const resolvedBy = resolveOptions.resolvedBy ?? 'operator';
       const entry = entries.get(id);
-      if (entry)
-        return decide(entry, approved, { reason: resolveOptions.reason, resolvedBy, reasonKind: 'operator' });
+      if (entry) {
+        return decide(entry, approved, {
+          reason: resolveOptions.reason,
+          resolvedBy,
+          reasonKind: 'operator',
+          caller: resolveOptions.caller,
+        });
+      }
+      // Decided moments ago: its row may not be updated yet, so memory answers first.
+      const recent = decided.get(id);
+      if (recent) return { ...recent, alreadyResolved: true };
       const row = await store.get(id);
-      if (!row)
+      if (!row || row.status === 'pending') {
+        // A pending row with no request in memory was made by a process that has not started this
+        // service (start() decides every earlier one): not a request this service can resolve.
         throw new ApprovalsError('REQUEST_NOT_FOUND', `Approval request not found: ${id}`, { data: { id } });
+      }
       return { ...resolutionOf(row), alreadyResolved: true };
     },
 

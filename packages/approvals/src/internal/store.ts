@@ -94,6 +94,15 @@ export class RequestStore {
     return row ? fromSql(row) : undefined;
   }
 
+  /** Deletes decided requests resolved before `before` (epoch ms); answers how many. */
+  async pruneDecided(before: number): Promise<number> {
+    const result = await this.#db.execute(
+      "DELETE FROM approval_requests WHERE status != 'pending' AND resolved_at_ms < ?",
+      [before],
+    );
+    return result.rowsAffected;
+  }
+
   /** Requests still pending, oldest first. */
   async pending(): Promise<RequestRow[]> {
     const rows = await this.#db.query<SqlRequestRow>(
