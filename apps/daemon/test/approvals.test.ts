@@ -180,6 +180,36 @@ describe('approval gates (issue #15)', { timeout: 120_000 }, () => {
     );
   });
 
+  it('keeps a request pending when its turn ends; the same call retried joins it', async () => {
+    const { daemon, admin, turn, waitPending } = await start();
+    // A caller that gives up: its HTTP request is aborted, which cancels the turn.
+    const gaveUp = new AbortController();
+    const first = fetch(`${daemon.url}/rpc`, {
+      method: 'POST',
+      signal: gaveUp.signal,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'agent.execute',
+        params: { agentId: 'ops', message: defineGraph('j'), sessionKey: 'default:rpc:retry' },
+      }),
+    }).catch((error: unknown) => error);
+    const [request] = await waitPending(1);
+    gaveUp.abort();
+    await first;
+    await eventually(async () => ((await waitPending(1))[0]?.waiting === 0 ? true : undefined));
+
+    const retry = turn(defineGraph('j'), 'default:rpc:retry');
+    const [joined] = await eventually(async () => {
+      const list = await waitPending(1);
+      return list[0]?.waiting === 1 ? list : undefined;
+    });
+    expect(joined?.id).toBe(request?.id);
+    await admin.call('admin.approval.resolve', { id: request?.id, approved: true });
+    expect((await retry).response).toMatch(/Tool graph_define returned/);
+  });
+
   it('resolveAll decides one session or all, answering the ids; bad params and unknown ids are refused', async () => {
     const { admin, turn, waitPending } = await start();
     const one = turn(defineGraph('p'), 'default:rpc:one');

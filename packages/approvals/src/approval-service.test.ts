@@ -256,7 +256,7 @@ describe('approval service', () => {
     expect(await c).toMatchObject({ allow: false, requestId: 'apr-2' });
   });
 
-  it('ends the wait when the turn ends; the request is cancelled once nobody waits', async () => {
+  it('ends the wait when the turn ends; the request stays pending and a retry joins it', async () => {
     const { service } = await setup();
     const one = new AbortController();
     const two = new AbortController();
@@ -264,14 +264,21 @@ describe('approval service', () => {
     const b = service.check(call('t', {}, 's1', two.signal));
     await untilPending(service, 1);
     one.abort();
-    expect(await a).toMatchObject({ allow: false, reason: 'cancelled' });
+    expect(await a).toMatchObject({ allow: false, reason: 'cancelled', requestId: 'apr-1' });
     expect(service.pending()[0]?.waiting).toBe(1);
     two.abort();
     expect(await b).toMatchObject({ allow: false, reason: 'cancelled' });
+    expect(service.pending()).toMatchObject([{ id: 'apr-1', waiting: 0 }]);
+    const retry = service.check(call('t', {}, 's1'));
+    await settle();
+    expect(service.pending()).toMatchObject([{ id: 'apr-1', waiting: 1 }]);
+    await service.resolve('apr-1', true);
+    expect(await retry).toEqual({ allow: true, via: 'approved', requestId: 'apr-1' });
+    // A call whose turn had already ended asks nothing new.
+    const ended = new AbortController();
+    ended.abort();
+    expect(await service.check(call('u', {}, 's1', ended.signal))).toMatchObject({ reason: 'cancelled' });
     expect(service.pending()).toEqual([]);
-    // Nobody decided, so nothing is cached: the next call asks again.
-    void service.check(call('t'));
-    await untilPending(service, 1);
   });
 
   it('resolveAll decides every pending request, or one session only', async () => {

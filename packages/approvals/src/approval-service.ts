@@ -261,11 +261,11 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       resolvedAt: now(),
     };
     const { sessionKey, toolName } = row;
-    // Nobody decided a cancelled request, so it leaves no cached decision behind.
+    // A request the service itself could not keep decides nothing about the tool: no cache.
     if (approved) {
       approvals.set(sessionKey, toolName, true, config.approvalCacheMs);
       denials.delete(sessionKey, toolName);
-    } else if (decision.reasonKind !== 'cancelled') {
+    } else if (decision.reasonKind !== 'unavailable') {
       denials.set(sessionKey, toolName, decision.reason ?? 'denied', config.denialCacheMs);
       approvals.delete(sessionKey, toolName);
     }
@@ -382,20 +382,16 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
   function wait(entry: Entry, signal: AbortSignal | undefined): Promise<ApprovalVerdict> {
     return new Promise((resolve) => {
       const onAbort = (): void => {
+        // The turn ended; the request stays pending until decided or timed out, so a retry of
+        // the same call joins it and an operator's late approval still reaches the cache.
         entry.waiters.delete(wake);
         resolve({ allow: false, via: 'denied', reason: 'cancelled', requestId: entry.row.id });
-        // The last call waiting is gone: nobody would run the tool if it were approved now.
-        if (entry.waiters.size === 0 && entries.get(entry.row.id) === entry) {
-          void decide(entry, false, { reason: 'cancelled', resolvedBy: 'system', reasonKind: 'cancelled' });
-        }
       };
       const wake = (verdict: ApprovalVerdict): void => {
         signal?.removeEventListener('abort', onAbort);
         resolve(verdict);
       };
       if (signal?.aborted) {
-        // Joined nothing: the request (if new) is decided by the abort path below.
-        entry.waiters.add(wake);
         onAbort();
         return;
       }
@@ -470,6 +466,8 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         });
         return { allow: false, via: 'denial_cache', reason: denied };
       }
+      // A turn that has already ended would run nothing: no request is made for it.
+      if (call.signal?.aborted) return { allow: false, via: 'denied', reason: 'cancelled' };
       return ask(call);
     },
 

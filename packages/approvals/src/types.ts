@@ -11,7 +11,8 @@ export type ApprovalStatus = 'pending' | 'approved' | 'denied';
  * - `denial_cache`: the same session and tool were denied moments ago.
  * - `timeout`: nobody resolved the request within `timeoutMs`.
  * - `restart`: the daemon restarted while the request was pending; the turn that waited is gone.
- * - `cancelled`: every turn waiting on the request ended (cancelled, timed out) first.
+ * - `cancelled`: the turn that waited ended (cancelled, timed out) before a decision; the
+ *   request itself stays pending (a retry of the same call joins it).
  * - `shutdown`: the daemon is stopping; the request stays pending and is denied with
  *   `restart` at the next start.
  * - `unavailable`: the request could not be recorded, so it was refused (fail closed).
