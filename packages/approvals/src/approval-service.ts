@@ -14,8 +14,9 @@ import { ApprovalsError } from './errors.js';
 import { DecisionCache } from './internal/decision-cache.js';
 import { type RequestRow, RequestStore } from './internal/store.js';
 import { approvalsMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { Notices } from './internal/notices.js';
+import { decisionAudit, pendingView, resolutionOf } from './internal/views.js';
 import type {
-  ApprovalAuditEvent,
   ApprovalAuditSink,
   ApprovalCheck,
   ApprovalEvent,
@@ -100,6 +101,15 @@ interface Entry {
   recorded: boolean;
 }
 
+/** How a request gets decided: the operator's or a system reason, and who. */
+interface Decision {
+  reason: string | undefined;
+  resolvedBy: string;
+  /** `operator` or a system reason: the audit row's closed `reason` token. */
+  reasonKind: string;
+  caller?: string | undefined;
+}
+
 const optionsSchema = z.object({
   db: z.custom<Database>((value) => typeof (value as Database | null)?.execute === 'function', {
     message: 'expected an open @agentd/storage Database',
@@ -114,7 +124,7 @@ const optionsSchema = z.object({
   timers: z.unknown().optional(),
 });
 
-/** How many recent decisions are kept in memory (see `decided`). */
+/** How many recent decisions are kept in memory (see `#decided`). */
 const RECENT_DECISIONS = 1_000;
 /** Decided rows older than this are deleted at start. */
 const KEEP_DECIDED_MS = 30 * 86_400_000;
@@ -150,236 +160,287 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
       `createApprovalService: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`,
     );
   }
-  const now = options.now ?? Date.now;
-  const ids = options.ids ?? (() => `apr-${randomUUID()}`);
-  const timers = options.timers ?? globalTimers;
-  const logger = options.logger ?? silent;
-  const store = new RequestStore(options.db);
-  const listeners = new Set<(event: ApprovalEvent) => void>();
-  const approvals = new DecisionCache<true>(now);
-  const denials = new DecisionCache<string>(now);
-  const entries = new Map<string, Entry>();
-  // The latest decisions, so a second resolve of an id answers what won even before its row is written.
-  const decided = new Map<string, ApprovalResolution>();
-  const remember = (resolution: ApprovalResolution): void => {
-    decided.set(resolution.id, resolution);
-    if (decided.size > RECENT_DECISIONS) decided.delete(decided.keys().next().value as string);
-  };
-  const byJoinKey = new Map<string, Entry>();
-  let config = parseSection(options.config);
-  let rules: CompiledRules = compileRules(config);
-  let closed = false;
+  return new Approvals(options);
+}
 
-  const audit = (
-    event: Pick<ApprovalAuditEvent, 'classification' | 'outcome' | 'severity'> & Record<string, unknown>,
-  ): void => {
-    try {
-      options.audit?.emit({ kind: 'approval', ...event });
-    } catch {
-      // The sink promises not to throw; a decision never fails because auditing did.
-    }
-  };
+class Approvals implements ApprovalService {
+  readonly #db: Database;
+  readonly #store: RequestStore;
+  readonly #now: () => number;
+  readonly #ids: () => string;
+  readonly #timers: ApprovalTimers;
+  readonly #logger: Logger;
+  readonly #notices: Notices;
+  readonly #approvals: DecisionCache<true>;
+  readonly #denials: DecisionCache<string>;
+  readonly #entries = new Map<string, Entry>();
+  readonly #byJoinKey = new Map<string, Entry>();
+  /** The latest decisions, so a second resolve answers what won even before its row is written. */
+  readonly #decided = new Map<string, ApprovalResolution>();
+  #config: ApprovalsConfig;
+  #rules: CompiledRules;
+  #closed = false;
 
-  const announce = (event: ApprovalEvent): void => {
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (err) {
-        logger.warn(
-          { err, hint: 'an approval event listener threw; the decision stands', errorKind: 'internal' },
-          'approval event not delivered',
-        );
-      }
-    }
-  };
-
-  const pendingView = (row: RequestRow, waiting: number): PendingApproval => ({
-    id: row.id,
-    sessionKey: row.sessionKey,
-    agentId: row.agentId,
-    toolName: row.toolName,
-    argsDigest: row.argsDigest,
-    createdAt: row.createdAt,
-    expiresAt: row.expiresAt,
-    ageMs: Math.max(0, now() - row.createdAt),
-    waiting,
-  });
-
-  const resolutionOf = (row: RequestRow): ApprovalResolution => ({
-    id: row.id,
-    sessionKey: row.sessionKey,
-    agentId: row.agentId,
-    toolName: row.toolName,
-    approved: row.status === 'approved',
-    status: row.status === 'approved' ? 'approved' : 'denied',
-    ...(row.reason !== undefined ? { reason: row.reason } : {}),
-    resolvedBy: row.resolvedBy ?? 'system',
-    resolvedAt: row.resolvedAt ?? now(),
-  });
-
-  /** Audits a decided request: `reasonKind` is a closed token, the operator's text stays out of the row. */
-  const auditDecision = (row: RequestRow, reasonKind: string, caller?: string): void => {
-    const approved = row.status === 'approved';
-    audit({
-      classification: approved ? 'allowed' : 'denied',
-      outcome: approved ? 'success' : 'failure',
-      severity: approved ? 'medium' : 'low',
-      agentId: row.agentId,
-      sessionKey: row.sessionKey,
-      action: 'resolve',
-      requestId: row.id,
-      toolName: row.toolName,
-      reason: reasonKind,
-      resolvedBy: row.resolvedBy,
-      ...(caller !== undefined ? { caller } : {}),
-    });
-  };
-
-  /**
-   * Decides a request waiting in this process: off the pending maps at once (so a second
-   * decision finds nothing), then the caches, the waiting calls, the row, the audit and the
-   * announcement. `reasonKind` is `operator` or a system reason.
-   */
-  async function decide(
-    entry: Entry,
-    approved: boolean,
-    decision: {
-      reason: string | undefined;
-      resolvedBy: string;
-      reasonKind: string;
-      caller?: string | undefined;
-    },
-  ): Promise<ApprovalResolution> {
-    entries.delete(entry.row.id);
-    byJoinKey.delete(entry.joinKey);
-    timers.clearTimeout(entry.timer);
-    const row: RequestRow = {
-      ...entry.row,
-      status: approved ? 'approved' : 'denied',
-      reason: decision.reason,
-      resolvedBy: decision.resolvedBy,
-      resolvedAt: now(),
-    };
-    const { sessionKey, toolName } = row;
-    // A request the service itself could not keep decides nothing about the tool: no cache.
-    if (approved) {
-      approvals.set(sessionKey, toolName, true, config.approvalCacheMs);
-      denials.delete(sessionKey, toolName);
-    } else if (decision.reasonKind !== 'unavailable') {
-      denials.set(sessionKey, toolName, decision.reason ?? 'denied', config.denialCacheMs);
-      approvals.delete(sessionKey, toolName);
-    }
-    const verdict: ApprovalVerdict = approved
-      ? { allow: true, via: 'approved', requestId: row.id }
-      : { allow: false, via: 'denied', reason: decision.reason ?? 'denied', requestId: row.id };
-    for (const wake of entry.waiters) wake(verdict);
-    entry.waiters.clear();
-    const resolution = resolutionOf(row);
-    remember(resolution);
-    if (await entry.written) {
-      await store
-        .decide(row.id, {
-          status: row.status as 'approved' | 'denied',
-          ...decision,
-          at: row.resolvedAt ?? now(),
-        })
-        .catch((err: unknown) =>
-          logger.error(
-            {
-              err,
-              requestId: row.id,
-              hint: 'check the database; the decision was applied in memory',
-              errorKind: 'resource',
-            },
-            'approval decision not recorded',
-          ),
-        );
-    }
-    auditDecision(row, decision.reasonKind, decision.caller);
-    announce({ type: 'resolved', resolution });
-    return resolution;
+  constructor(options: ApprovalServiceOptions) {
+    this.#db = options.db;
+    this.#store = new RequestStore(options.db);
+    this.#now = options.now ?? Date.now;
+    this.#ids = options.ids ?? (() => `apr-${randomUUID()}`);
+    this.#timers = options.timers ?? globalTimers;
+    this.#logger = options.logger ?? silent;
+    this.#notices = new Notices(options.audit, this.#logger);
+    this.#approvals = new DecisionCache<true>(this.#now);
+    this.#denials = new DecisionCache<string>(this.#now);
+    this.#config = parseSection(options.config);
+    this.#rules = compileRules(this.#config);
   }
 
-  /** Makes a request (or joins the identical one pending) and waits for its decision. */
-  function ask(call: ApprovalCheck): Promise<ApprovalVerdict> {
-    const fingerprint = argsFingerprint(call.input);
-    const joinKey = [call.sessionKey, call.agentId, call.toolName, fingerprint].join('\u0000');
-    let entry = byJoinKey.get(joinKey);
-    if (!entry) {
-      const createdAt = now();
-      const row: RequestRow = {
-        id: ids(),
-        sessionKey: call.sessionKey,
-        agentId: call.agentId,
-        toolName: call.toolName,
-        fingerprint,
-        argsDigest: digestArgs(call.input),
-        status: 'pending',
-        reason: undefined,
-        resolvedBy: undefined,
-        createdAt,
-        expiresAt: createdAt + config.timeoutMs,
-        resolvedAt: undefined,
+  get config(): ApprovalsConfig {
+    return this.#config;
+  }
+
+  async start(): Promise<void> {
+    await this.#db.migrate(MIGRATION_PACKAGE, approvalsMigrations);
+    await this.#store.pruneDecided(this.#now() - KEEP_DECIDED_MS);
+    // Agent turns do not survive a restart, so a request left pending has nobody to run its tool.
+    for (const row of await this.#store.pending()) {
+      const at = this.#now();
+      const decision = { status: 'denied' as const, reason: 'restart', resolvedBy: 'system', at };
+      if (!(await this.#store.decide(row.id, decision))) continue;
+      const denied: RequestRow = {
+        ...row,
+        status: 'denied',
+        reason: 'restart',
+        resolvedBy: 'system',
+        resolvedAt: at,
       };
-      const created: Entry = {
-        row,
-        joinKey,
-        waiters: new Set(),
-        timer: undefined,
-        written: Promise.resolve(false),
-        recorded: false,
-      };
-      entry = created;
-      entries.set(row.id, created);
-      byJoinKey.set(joinKey, created);
-      created.timer = timers.setTimeout(() => {
-        if (entries.get(row.id) === created) {
-          void decide(created, false, { reason: 'timeout', resolvedBy: 'system', reasonKind: 'timeout' });
-        }
-      }, config.timeoutMs);
-      created.written = store.insert(row).then(
-        () => {
-          created.recorded = true;
-          // Listed, audited and announced once durable: what an operator sees survives a crash.
-          if (entries.get(row.id) === created) {
-            audit({
-              classification: 'escalated',
-              outcome: 'success',
-              severity: 'low',
-              agentId: row.agentId,
-              sessionKey: row.sessionKey,
-              action: 'request',
-              requestId: row.id,
-              toolName: row.toolName,
-            });
-            announce({ type: 'requested', request: pendingView(row, created.waiters.size) });
-          }
-          return true;
-        },
-        (err: unknown) => {
-          logger.error(
-            {
-              err,
-              hint: 'check the database; the tool call was refused (fail closed)',
-              errorKind: 'resource',
-            },
-            'approval request not recorded',
-          );
-          if (entries.get(row.id) === created) {
-            void decide(created, false, {
-              reason: 'unavailable',
-              resolvedBy: 'system',
-              reasonKind: 'unavailable',
-            });
-          }
-          return false;
-        },
+      this.#notices.audit(decisionAudit(denied, 'restart'));
+      this.#notices.announce({ type: 'resolved', resolution: resolutionOf(denied, at) });
+      this.#logger.info(
+        { requestId: row.id, toolName: row.toolName, reason: 'restart' },
+        'approval request denied at start',
       );
     }
-    return wait(entry, call.signal);
   }
 
-  function wait(entry: Entry, signal: AbortSignal | undefined): Promise<ApprovalVerdict> {
+  async check(call: ApprovalCheck): Promise<ApprovalVerdict> {
+    if (this.#closed) return { allow: false, via: 'denied', reason: 'shutdown' };
+    if (!this.#config.enabled) return { allow: true, via: 'off' };
+    const { mode, rule } = this.#rules.modeOf(call.toolName);
+    if (mode === 'auto') return { allow: true, via: 'auto' };
+    const who = { agentId: call.agentId, sessionKey: call.sessionKey, toolName: call.toolName };
+    if (mode === 'deny') {
+      this.#notices.audit({
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'low',
+        ...who,
+        action: 'rule',
+        rule,
+        reason: 'rule',
+      });
+      return { allow: false, via: 'rule', reason: 'rule' };
+    }
+    if (this.#approvals.get(call.sessionKey, call.toolName)) {
+      this.#notices.audit({
+        classification: 'allowed',
+        outcome: 'success',
+        severity: 'info',
+        ...who,
+        action: 'cache',
+        reason: 'approval_cache',
+      });
+      return { allow: true, via: 'approval_cache' };
+    }
+    const denied = this.#denials.get(call.sessionKey, call.toolName);
+    if (denied !== undefined) {
+      this.#notices.audit({
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'info',
+        ...who,
+        action: 'cache',
+        reason: 'denial_cache',
+      });
+      return { allow: false, via: 'denial_cache', reason: denied };
+    }
+    // A turn that has already ended would run nothing: no request is made for it.
+    if (call.signal?.aborted) return { allow: false, via: 'denied', reason: 'cancelled' };
+    return this.#wait(this.#request(call), call.signal);
+  }
+
+  pending(): PendingApproval[] {
+    const now = this.#now();
+    return [...this.#entries.values()]
+      .filter((entry) => entry.recorded)
+      .map((entry) => pendingView(entry.row, entry.waiters.size, now))
+      .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  async resolve(id: string, approved: boolean, options: ResolveOptions = {}): Promise<ApprovalResolution> {
+    const entry = this.#entries.get(id);
+    if (entry) {
+      return this.#decide(entry, approved, {
+        reason: options.reason,
+        resolvedBy: options.resolvedBy ?? 'operator',
+        reasonKind: 'operator',
+        caller: options.caller,
+      });
+    }
+    // Decided moments ago: its row may not be updated yet, so memory answers first.
+    const recent = this.#decided.get(id);
+    if (recent) return { ...recent, alreadyResolved: true };
+    const row = await this.#store.get(id);
+    // A pending row with no request in memory is none this service made (start() decides every
+    // earlier one), so it is no request it can resolve.
+    if (!row || row.status === 'pending') {
+      throw new ApprovalsError('REQUEST_NOT_FOUND', `Approval request not found: ${id}`, { data: { id } });
+    }
+    return { ...resolutionOf(row, this.#now()), alreadyResolved: true };
+  }
+
+  async resolveAll(
+    approved: boolean,
+    options: ResolveOptions & { sessionKey?: string | undefined } = {},
+  ): Promise<{ resolved: number; requestIds: string[] }> {
+    const chosen = [...this.#entries.values()].filter(
+      (entry) => options.sessionKey === undefined || entry.row.sessionKey === options.sessionKey,
+    );
+    const decision: Decision = {
+      reason: options.reason,
+      resolvedBy: options.resolvedBy ?? 'operator',
+      reasonKind: 'operator',
+      caller: options.caller,
+    };
+    const resolutions = await Promise.all(chosen.map((entry) => this.#decide(entry, approved, decision)));
+    return { resolved: resolutions.length, requestIds: resolutions.map((resolution) => resolution.id) };
+  }
+
+  clearDenialCache(): number {
+    const cleared = this.#denials.clear();
+    this.#notices.audit({
+      classification: 'allowed',
+      outcome: 'success',
+      severity: 'low',
+      action: 'clear_denial_cache',
+      cleared,
+    });
+    return cleared;
+  }
+
+  clearSession(sessionKey: string): number {
+    return this.#approvals.clearSession(sessionKey) + this.#denials.clearSession(sessionKey);
+  }
+
+  applyConfig(section: ApprovalsConfigInput): void {
+    this.#config = parseSection(section);
+    this.#rules = compileRules(this.#config);
+  }
+
+  onEvent(listener: (event: ApprovalEvent) => void): () => void {
+    return this.#notices.subscribe(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const entry of this.#entries.values()) {
+      this.#timers.clearTimeout(entry.timer);
+      for (const wake of entry.waiters)
+        wake({ allow: false, via: 'denied', reason: 'shutdown', requestId: entry.row.id });
+      entry.waiters.clear();
+    }
+    // The rows stay pending; their inserts finish before the database closes.
+    await Promise.all([...this.#entries.values()].map((entry) => entry.written));
+    this.#entries.clear();
+    this.#byJoinKey.clear();
+  }
+
+  /** The pending request identical to `call`, or a new one (timer armed, row being written). */
+  #request(call: ApprovalCheck): Entry {
+    const fingerprint = argsFingerprint(call.input);
+    const joinKey = [call.sessionKey, call.agentId, call.toolName, fingerprint].join('\u0000');
+    const joined = this.#byJoinKey.get(joinKey);
+    if (joined) return joined;
+    const createdAt = this.#now();
+    const { timeoutMs } = this.#config;
+    const row: RequestRow = {
+      id: this.#ids(),
+      sessionKey: call.sessionKey,
+      agentId: call.agentId,
+      toolName: call.toolName,
+      fingerprint,
+      argsDigest: digestArgs(call.input),
+      status: 'pending',
+      reason: undefined,
+      resolvedBy: undefined,
+      createdAt,
+      expiresAt: createdAt + timeoutMs,
+      resolvedAt: undefined,
+    };
+    const entry: Entry = {
+      row,
+      joinKey,
+      waiters: new Set(),
+      timer: undefined,
+      written: Promise.resolve(false),
+      recorded: false,
+    };
+    this.#entries.set(row.id, entry);
+    this.#byJoinKey.set(joinKey, entry);
+    entry.timer = this.#timers.setTimeout(() => {
+      if (this.#entries.get(row.id) === entry) {
+        void this.#decide(entry, false, { reason: 'timeout', resolvedBy: 'system', reasonKind: 'timeout' });
+      }
+    }, timeoutMs);
+    entry.written = this.#store.insert(row).then(
+      () => this.#recorded(entry),
+      (err: unknown) => this.#unrecorded(entry, err),
+    );
+    return entry;
+  }
+
+  /** The row is written: the request is listed, audited (`escalated`) and announced. */
+  #recorded(entry: Entry): true {
+    entry.recorded = true;
+    const { row } = entry;
+    if (this.#entries.get(row.id) === entry) {
+      this.#notices.audit({
+        classification: 'escalated',
+        outcome: 'success',
+        severity: 'low',
+        agentId: row.agentId,
+        sessionKey: row.sessionKey,
+        action: 'request',
+        requestId: row.id,
+        toolName: row.toolName,
+      });
+      this.#notices.announce({
+        type: 'requested',
+        request: pendingView(row, entry.waiters.size, this.#now()),
+      });
+    }
+    return true;
+  }
+
+  /** The row could not be written: nothing runs without a recorded request (fail closed). */
+  #unrecorded(entry: Entry, err: unknown): false {
+    this.#logger.error(
+      { err, hint: 'check the database; the tool call was refused (fail closed)', errorKind: 'resource' },
+      'approval request not recorded',
+    );
+    if (this.#entries.get(entry.row.id) === entry) {
+      void this.#decide(entry, false, {
+        reason: 'unavailable',
+        resolvedBy: 'system',
+        reasonKind: 'unavailable',
+      });
+    }
+    return false;
+  }
+
+  /** Waits for the request's decision, or until `signal` says the turn ended. */
+  #wait(entry: Entry, signal: AbortSignal | undefined): Promise<ApprovalVerdict> {
     return new Promise((resolve) => {
       const onAbort = (): void => {
         // The turn ended; the request stays pending until decided or timed out, so a retry of
@@ -391,174 +452,67 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
         signal?.removeEventListener('abort', onAbort);
         resolve(verdict);
       };
-      if (signal?.aborted) {
-        onAbort();
-        return;
-      }
       entry.waiters.add(wake);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  return {
-    async start() {
-      await options.db.migrate(MIGRATION_PACKAGE, approvalsMigrations);
-      await store.pruneDecided(now() - KEEP_DECIDED_MS);
-      // Agent turns do not survive a restart, so a request left pending has nobody waiting on it.
-      for (const row of await store.pending()) {
-        const at = now();
-        if (!(await store.decide(row.id, { status: 'denied', reason: 'restart', resolvedBy: 'system', at })))
-          continue;
-        const denied: RequestRow = {
-          ...row,
-          status: 'denied',
-          reason: 'restart',
-          resolvedBy: 'system',
-          resolvedAt: at,
-        };
-        auditDecision(denied, 'restart');
-        announce({ type: 'resolved', resolution: resolutionOf(denied) });
-        logger.info(
-          { requestId: row.id, toolName: row.toolName, reason: 'restart' },
-          'approval request denied at start',
+  /**
+   * Decides a request: off the pending maps at once (so a second decision finds nothing), then
+   * the caches, the waiting calls, the row, the audit and the announcement.
+   */
+  async #decide(entry: Entry, approved: boolean, decision: Decision): Promise<ApprovalResolution> {
+    this.#entries.delete(entry.row.id);
+    this.#byJoinKey.delete(entry.joinKey);
+    this.#timers.clearTimeout(entry.timer);
+    const at = this.#now();
+    const row: RequestRow = {
+      ...entry.row,
+      status: approved ? 'approved' : 'denied',
+      reason: decision.reason,
+      resolvedBy: decision.resolvedBy,
+      resolvedAt: at,
+    };
+    this.#cacheDecision(row, decision.reasonKind);
+    const verdict: ApprovalVerdict = approved
+      ? { allow: true, via: 'approved', requestId: row.id }
+      : { allow: false, via: 'denied', reason: decision.reason ?? 'denied', requestId: row.id };
+    for (const wake of entry.waiters) wake(verdict);
+    entry.waiters.clear();
+    const resolution = resolutionOf(row, at);
+    this.#decided.set(row.id, resolution);
+    if (this.#decided.size > RECENT_DECISIONS)
+      this.#decided.delete(this.#decided.keys().next().value as string);
+    if (await entry.written) {
+      const status = approved ? ('approved' as const) : ('denied' as const);
+      await this.#store
+        .decide(row.id, { status, reason: decision.reason, resolvedBy: decision.resolvedBy, at })
+        .catch((err: unknown) =>
+          this.#logger.error(
+            {
+              err,
+              requestId: row.id,
+              hint: 'check the database; the decision was applied in memory',
+              errorKind: 'resource',
+            },
+            'approval decision not recorded',
+          ),
         );
-      }
-    },
+    }
+    this.#notices.audit(decisionAudit(row, decision.reasonKind, decision.caller));
+    this.#notices.announce({ type: 'resolved', resolution });
+    return resolution;
+  }
 
-    async check(call) {
-      if (closed) return { allow: false, via: 'denied', reason: 'shutdown' };
-      if (!config.enabled) return { allow: true, via: 'off' };
-      const { mode, rule } = rules.modeOf(call.toolName);
-      if (mode === 'auto') return { allow: true, via: 'auto' };
-      const who = { agentId: call.agentId, sessionKey: call.sessionKey, toolName: call.toolName };
-      if (mode === 'deny') {
-        audit({
-          classification: 'denied',
-          outcome: 'failure',
-          severity: 'low',
-          ...who,
-          action: 'rule',
-          rule,
-          reason: 'rule',
-        });
-        return { allow: false, via: 'rule', reason: 'rule' };
-      }
-      if (approvals.get(call.sessionKey, call.toolName)) {
-        audit({
-          classification: 'allowed',
-          outcome: 'success',
-          severity: 'info',
-          ...who,
-          action: 'cache',
-          reason: 'approval_cache',
-        });
-        return { allow: true, via: 'approval_cache' };
-      }
-      const denied = denials.get(call.sessionKey, call.toolName);
-      if (denied !== undefined) {
-        audit({
-          classification: 'denied',
-          outcome: 'failure',
-          severity: 'info',
-          ...who,
-          action: 'cache',
-          reason: 'denial_cache',
-        });
-        return { allow: false, via: 'denial_cache', reason: denied };
-      }
-      // A turn that has already ended would run nothing: no request is made for it.
-      if (call.signal?.aborted) return { allow: false, via: 'denied', reason: 'cancelled' };
-      return ask(call);
-    },
-
-    pending() {
-      return [...entries.values()]
-        .filter((entry) => entry.recorded)
-        .map((entry) => pendingView(entry.row, entry.waiters.size))
-        .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
-    },
-
-    async resolve(id, approved, resolveOptions = {}) {
-      const resolvedBy = resolveOptions.resolvedBy ?? 'operator';
-      const entry = entries.get(id);
-      if (entry) {
-        return decide(entry, approved, {
-          reason: resolveOptions.reason,
-          resolvedBy,
-          reasonKind: 'operator',
-          caller: resolveOptions.caller,
-        });
-      }
-      // Decided moments ago: its row may not be updated yet, so memory answers first.
-      const recent = decided.get(id);
-      if (recent) return { ...recent, alreadyResolved: true };
-      const row = await store.get(id);
-      if (!row || row.status === 'pending') {
-        // A pending row with no request in memory was made by a process that has not started this
-        // service (start() decides every earlier one): not a request this service can resolve.
-        throw new ApprovalsError('REQUEST_NOT_FOUND', `Approval request not found: ${id}`, { data: { id } });
-      }
-      return { ...resolutionOf(row), alreadyResolved: true };
-    },
-
-    async resolveAll(approved, resolveOptions = {}) {
-      const chosen = [...entries.values()].filter(
-        (entry) =>
-          resolveOptions.sessionKey === undefined || entry.row.sessionKey === resolveOptions.sessionKey,
-      );
-      const decision = {
-        reason: resolveOptions.reason,
-        resolvedBy: resolveOptions.resolvedBy ?? 'operator',
-        reasonKind: 'operator',
-        caller: resolveOptions.caller,
-      };
-      const resolutions = await Promise.all(chosen.map((entry) => decide(entry, approved, decision)));
-      return { resolved: resolutions.length, requestIds: resolutions.map((resolution) => resolution.id) };
-    },
-
-    clearDenialCache() {
-      const cleared = denials.clear();
-      audit({
-        classification: 'allowed',
-        outcome: 'success',
-        severity: 'low',
-        action: 'clear_denial_cache',
-        cleared,
-      });
-      return cleared;
-    },
-
-    clearSession(sessionKey) {
-      return approvals.clearSession(sessionKey) + denials.clearSession(sessionKey);
-    },
-
-    applyConfig(section) {
-      config = parseSection(section);
-      rules = compileRules(config);
-    },
-
-    get config() {
-      return config;
-    },
-
-    onEvent(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-
-    async close() {
-      if (closed) return;
-      closed = true;
-      const shutdown: ApprovalVerdict = { allow: false, via: 'denied', reason: 'shutdown' };
-      for (const entry of entries.values()) {
-        timers.clearTimeout(entry.timer);
-        for (const wake of entry.waiters) wake({ ...shutdown, requestId: entry.row.id });
-        entry.waiters.clear();
-      }
-      // The rows stay pending; their inserts finish before the database closes.
-      await Promise.all([...entries.values()].map((entry) => entry.written));
-      entries.clear();
-      byJoinKey.clear();
-    },
-  };
+  /** An approval or denial answers the same session and tool for a while (`unavailable` decides nothing). */
+  #cacheDecision(row: RequestRow, reasonKind: string): void {
+    const { sessionKey, toolName } = row;
+    if (row.status === 'approved') {
+      this.#approvals.set(sessionKey, toolName, true, this.#config.approvalCacheMs);
+      this.#denials.delete(sessionKey, toolName);
+    } else if (reasonKind !== 'unavailable') {
+      this.#denials.set(sessionKey, toolName, row.reason ?? 'denied', this.#config.denialCacheMs);
+      this.#approvals.delete(sessionKey, toolName);
+    }
+  }
 }
