@@ -19,6 +19,10 @@ Usage:
   agentd call <method> [json-params] [--url URL] [--token TOKEN]
       Call a method over HTTP and print the result as JSON.
       URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
+  agentd approvals [--url URL] [--token TOKEN]
+      List the tool calls waiting for approval (id, tool, agent, session, age, arguments).
+  agentd approve <id> [--reason TEXT] | agentd deny <id> [--reason TEXT]
+      Approve or deny one waiting tool call (an admin token is needed).
   agentd --help | --version
 
 Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN.
@@ -44,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       id: { type: 'string' },
       url: { type: 'string' },
       token: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
   if (values.version) {
@@ -172,6 +177,18 @@ async function main(argv: string[]): Promise<number> {
         }
         throw error;
       }
+    }
+    case 'approvals':
+    case 'approve':
+    case 'deny': {
+      const { runApprovalCommand } = await import('./cli-approvals.js');
+      const token = values.token ?? process.env.AGENTD_TOKEN;
+      if (!token) throw new UsageError('a token is needed: --token or AGENTD_TOKEN');
+      return runApprovalCommand(command, rest, {
+        url: values.url ?? process.env.AGENTD_URL ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`,
+        token,
+        reason: values.reason,
+      });
     }
     default:
       throw new UsageError(`unknown command: ${command}`);

@@ -3,6 +3,7 @@ import {
   contextEngineSectionSchema,
   providersSectionSchema,
 } from '@agentd/agent-runtime';
+import { approvalsSectionSchema } from '@agentd/approvals';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
@@ -80,6 +81,8 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // Rules, modes, timeout and caches apply from the next tool call; waiting requests keep their expiry.
+  approvals: section(approvalsSectionSchema),
 };
 
 /**

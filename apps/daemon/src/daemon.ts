@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { ensureBootstrapToken } from '@agentd/auth-scopes';
+import { ensureBootstrapToken, hasScope, type Scope } from '@agentd/auth-scopes';
 import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
 import type { AgentTurnRunner, EventSink } from '@agentd/contracts';
 import type { NodeExecutor } from '@agentd/graph-engine';
@@ -15,7 +15,7 @@ import {
   sweepLogs,
 } from '@agentd/logging';
 import type { MemoryService } from '@agentd/memory-store';
-import { MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
+import { type Identity, MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
 import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
 import { runAsActor, sweepEvidence } from '@agentd/evidence';
@@ -334,6 +334,11 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   tokens.onRevoke((tokenId) => {
     gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
   });
+  // approval.requested / approval.resolved reach the admin WebSocket clients only.
+  services.approvals.onEvent((event) => {
+    const params = event.type === 'requested' ? event.request : event.resolution;
+    gateway.ws.notifyWhere(isOperator, `approval.${event.type}`, params);
+  });
 
   // The one apply path: every committed change (writes, SIGHUP, gateway.restart) reaches here.
   const liveConfig = createLiveConfig({ initial: config, logger: logger.module('config') });
@@ -349,6 +354,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,
+    approvals: services.approvals,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,
@@ -388,6 +394,9 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
       return Promise.all([closeServer(server), gateway.ws.close()]);
     },
   );
+  // Stopped before the listener closes: turns waiting for an approval end (their requests stay
+  // pending and are denied with reason `restart` at the next start) instead of holding the stop.
+  lifecycle.add('approval waits', () => services.approvals.close());
   // After listen: a start that cannot bind must not mint (and print) a token it never serves.
   await runAsActor({ method: 'bootstrap' }, () =>
     ensureBootstrapToken({ store: tokens, env, print: context.print, logger: logger.module('auth') }),
@@ -484,6 +493,11 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     restart,
     stop,
   };
+}
+
+/** An unbound admin caller: approval notifications name sessions of every tenant. */
+function isOperator(identity: Identity): boolean {
+  return identity.tenant === undefined && hasScope(identity.scopes as readonly Scope[], 'admin');
 }
 
 /** A config-store logger that drops lines until the real one is attached. */

@@ -11,6 +11,7 @@ function fakeGeneration(name: string, log: string[]) {
     },
     notify: () => state.connections,
     broadcast: () => state.connections,
+    notifyWhere: () => state.connections,
     closeWhere: () => 0,
     get connectionCount() {
       return state.connections;
@@ -39,6 +40,7 @@ describe('createGatewayPool', () => {
     await pool.http({} as never, {} as never);
     expect(log).toEqual(['b:upgrade', 'b:http']);
     expect(pool.ws.broadcast('heartbeat')).toBe(2);
+    expect(pool.ws.notifyWhere(() => true, 'approval.requested')).toBe(2);
     expect(built[0]!.state.closed).toBe(false);
     built[0]!.state.connections = 0;
     pool.ws.handleUpgrade({} as never, {} as never, Buffer.alloc(0));

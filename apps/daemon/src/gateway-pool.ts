@@ -48,6 +48,8 @@ export function createGatewayPool<G extends GatewayGeneration>(build: () => G): 
     },
     notify: (clientId, method, params) => sum((generation) => generation.ws.notify(clientId, method, params)),
     broadcast: (method, params) => sum((generation) => generation.ws.broadcast(method, params)),
+    notifyWhere: (predicate, method, params) =>
+      sum((generation) => generation.ws.notifyWhere(predicate, method, params)),
     closeWhere: (predicate, code, reason) =>
       sum((generation) => generation.ws.closeWhere(predicate, code, reason)),
     get connectionCount() {

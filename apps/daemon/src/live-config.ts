@@ -78,6 +78,7 @@ export interface LiveServices {
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
+  approvals: { applyConfig(section: DaemonConfig['approvals']): void };
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -182,4 +183,5 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // On opens the store the first time (then re-configures it); off withdraws it from the
   // memory methods, recall and the agent tools until it is on again.
   live.on(['memory'], (next) => services.memory.apply(next.memory));
+  live.on(['approvals'], (next) => services.approvals.applyConfig(next.approvals));
 }

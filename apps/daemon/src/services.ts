@@ -7,6 +7,7 @@ import {
   type ServedWindowMonitor,
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
+import { type ApprovalService, createApprovalGate, createApprovalService } from '@agentd/approvals';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import {
@@ -79,6 +80,8 @@ export interface DaemonServices {
   obsService: ObsService;
   browser: BrowserService;
   hooks: WebhookService;
+  /** Approval gates: the tool gate's state, pending requests and decision caches. */
+  approvals: ApprovalService;
 }
 
 /**
@@ -212,7 +215,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'approvals'
 > & {
   events: EventSink;
 };
@@ -225,6 +228,17 @@ async function startAgents(
 ): Promise<DaemonServices> {
   const { options, config, configStore, dataDir, env, now, logger } = context;
   const { events, db, memory, obsEvidence, securityAudit, cacheTrace } = stores;
+  // Approval gates: before the runtime, whose tool gate chain asks them and whose session.reset
+  // clears their cached decisions. Requests a previous process left pending are denied at start.
+  const approvals = await lifecycle.service('approvals', () =>
+    createApprovalService({
+      db,
+      config: config.approvals,
+      audit: securityAudit,
+      logger: logger.module('agent'),
+      now,
+    }),
+  );
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
@@ -246,7 +260,8 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      toolGates: [sharedToolsGate()],
+      toolGates: [sharedToolsGate(), createApprovalGate(approvals)],
+      approvals,
     }),
   );
   // Graph nodes, queued webhook turns and cron jobs run as turns of this runtime,
@@ -370,5 +385,6 @@ async function startAgents(
     obsService,
     browser,
     hooks,
+    approvals,
   };
 }

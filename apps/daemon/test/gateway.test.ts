@@ -13,10 +13,6 @@ import { METHOD_CATALOGUE } from './method-catalogue.js';
  * neither served nor listed.
  */
 const EXPECTED_MISSING: ReadonlySet<string> = new Set([
-  'admin.approval.clearDenialCache',
-  'admin.approval.pending',
-  'admin.approval.resolve',
-  'admin.approval.resolveAll',
   'audio.transcribe',
   'autonomy.evict',
   'capabilities.introspect',

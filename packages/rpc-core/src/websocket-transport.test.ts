@@ -279,6 +279,24 @@ describe('createWebSocketTransport', () => {
     expect(transport.notify('nobody', 'x.y')).toBe(0);
   });
 
+  it('sends notifyWhere notifications only to the connections whose identity matches', async () => {
+    const { client, transport } = await start();
+    const chosen = await client('rpc-token');
+    const other = await client('other-token');
+    const sent = transport.notifyWhere((identity) => identity.tokenId === 'tok-rpc', 'approval.requested', {
+      id: 'a1',
+    });
+    expect(sent).toBe(1);
+    expect(await chosen.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'approval.requested',
+      params: { id: 'a1' },
+    });
+    expect(transport.broadcast('after', {})).toBe(2);
+    expect(await other.next()).toEqual({ jsonrpc: '2.0', method: 'after', params: {} });
+    expect(other.received).toEqual([{ jsonrpc: '2.0', method: 'after', params: {} }]);
+  });
+
   it('closes the connections matched by closeWhere and leaves the others open', async () => {
     const { client, transport } = await start();
     const revoked = await client('rpc-token');

@@ -99,6 +99,11 @@ export interface WebSocketTransport {
   /** Sends a notification to every connection; returns how many sockets it was sent to. */
   broadcast(method: string, params?: unknown): number;
   /**
+   * Sends a notification to every connection whose identity matches (for example only
+   * admin-scoped callers); returns how many sockets it was sent to.
+   */
+  notifyWhere(predicate: (identity: Identity) => boolean, method: string, params?: unknown): number;
+  /**
    * Closes every connection whose identity matches, for example after a token is revoked; returns how many.
    * @param code close code, default 4001
    * @param reason close reason, default `Unauthorized`
@@ -397,6 +402,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     handleUpgrade,
     notify: (clientId, method, params) => connections.notify(clientId, method, params),
     broadcast: (method, params) => connections.broadcast(method, params),
+    notifyWhere: (predicate, method, params) => connections.notifyWhere(predicate, method, params),
     closeWhere: (predicate, code, reason) => connections.closeWhere(predicate, code, reason),
     get connectionCount() {
       return connections.size;

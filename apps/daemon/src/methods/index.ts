@@ -7,6 +7,7 @@ import { adminReachGuard, plaintextTokenGuard } from '../token-policy.js';
 import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
+import { approvalMethods } from './approvals.js';
 import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
 import { cronMethods } from './cron.js';
@@ -83,5 +84,7 @@ export function builtInMethods(deps: {
     ...cronMethods({ cron: services.cron, tenants }),
     ...unboundOnly(tenants, schedulerMethods({ heartbeat })),
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
+    // Pending requests name sessions of every tenant: bound tokens are refused.
+    ...unboundOnly(tenants, approvalMethods({ approvals: services.approvals })),
   ];
 }

@@ -91,6 +91,12 @@ export class Connections extends Set<Connection> {
     return this.#sendToAll(JSON.stringify(createNotification(method, params)), () => true);
   }
 
+  /** Sends a notification to every connection whose identity matches; returns how many got it. */
+  notifyWhere(predicate: (identity: Identity) => boolean, method: string, params?: unknown): number {
+    const text = JSON.stringify(createNotification(method, params));
+    return this.#sendToAll(text, (connection) => predicate(connection.identity));
+  }
+
   /** Closes the open connections whose identity matches; returns how many. */
   closeWhere(predicate: (identity: Identity) => boolean, code = 4001, reason = 'Unauthorized'): number {
     let closed = 0;
