@@ -10,6 +10,7 @@ import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
+import { secretsSectionSchema } from '@agentd/secrets';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import type { ConfigOf } from '@agentd/config-store';
@@ -80,6 +81,8 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // The master key is read once, when secrets.db is opened.
+  secrets: section(secretsSectionSchema, ['*']),
 };
 
 /**

@@ -68,6 +68,11 @@ export interface ModelResolver {
   freshProvider(resolved: ResolvedModel): Promise<ModelProvider>;
   /** Configured providers and models, without keys. */
   list(): { providers: ProviderView[]; models: ModelView[] };
+  /**
+   * Drops every built provider, so the next call resolves its key again: a secret a
+   * `${secret:NAME}` key names may have a new value while the entry itself is unchanged.
+   */
+  forgetProviders(): void;
 }
 
 /** The built-in offline provider entry. */
@@ -193,6 +198,10 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
     );
   }
 
+  function forgetProviders(): void {
+    providerCache.clear();
+  }
+
   function list(): { providers: ProviderView[]; models: ModelView[] } {
     const entries = new Map(Object.entries(ctx.config.providers.entries));
     if (!entries.has(OFFLINE_PROVIDER_ID)) entries.set(OFFLINE_PROVIDER_ID, OFFLINE_ENTRY);
@@ -228,7 +237,7 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
     return { providers, models: all };
   }
 
-  return { providerEntry, resolve, provider, freshProvider, list };
+  return { providerEntry, resolve, provider, freshProvider, list, forgetProviders };
 }
 
 function modelIds(entry: ProviderEntry): string[] {
