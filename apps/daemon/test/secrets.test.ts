@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { AgentTurnRunner } from '@agentd/contracts';
@@ -270,5 +270,27 @@ describe('env.set and ${secret:NAME}', () => {
 
     const again = await pool.start(dataDir, { env: { AGENTD_MASTER_KEY: key } });
     expect(await rpcClient(again.url).call('env.list')).toMatchObject({ secrets: [{ name: 'KEEP_ME' }] });
+  });
+
+  it('reads the master key from secrets.masterKeyFile and refuses a file others can read', async () => {
+    const dataDir = pool.tempDir();
+    const keyFile = join(pool.tempDir(), 'master.key');
+    writeFileSync(keyFile, `${masterKey()}\n`);
+    chmodSync(keyFile, 0o644);
+    const config = { secrets: { masterKeyFile: keyFile } };
+    const refused = await pool.start(dataDir, { config }).catch((error: unknown) => error);
+    expect((refused as Error).message).toBe(
+      `The master key file ${keyFile} has mode 0644; it must be 0600 (chmod 600 ${keyFile})`,
+    );
+    chmodSync(keyFile, 0o600);
+    const daemon = await pool.start(dataDir);
+    expect(
+      await rpcClient(daemon.url).call('env.set', { key: 'FROM_FILE_KEY', value: 'v-0123456789' }),
+    ).toEqual({
+      set: true,
+      key: 'FROM_FILE_KEY',
+      storage: 'encrypted',
+      reloaded: true,
+    });
   });
 });
