@@ -32,6 +32,7 @@ export interface SecretsCliOptions {
 /** A command line the CLI refuses (exit code 2). */
 export class SecretsUsageError extends Error {}
 
+/** The usage lines of `agentd secrets`. */
 export const SECRETS_USAGE = `usage:
   agentd secrets set NAME          (the value is read from stdin, never from the command line)
   agentd secrets list [--filter GLOB] [--limit N]

@@ -175,7 +175,8 @@ describe('env.set and ${secret:NAME}', () => {
   });
 
   it('validates key and value, rejects [REDACTED] and rate-limits env.set and env.list, answering no value', async () => {
-    const daemon = await pool.start(pool.tempDir(), { env: { AGENTD_MASTER_KEY: masterKey() } });
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir, { env: { AGENTD_MASTER_KEY: masterKey() } });
     const rpc = rpcClient(daemon.url);
     const planted = `never-echoed-${randomBytes(8).toString('hex')}`;
     const refusals = [
@@ -206,6 +207,9 @@ describe('env.set and ${secret:NAME}', () => {
       'env.list is limited to 30 calls per minute',
     ]);
     expect(JSON.stringify([limited, listLimited])).not.toContain(planted);
+    // Refused and accepted calls alike left the value in no log, evidence or database file.
+    await daemon.stop();
+    expectNowhereOnDisk(dataDir, [planted]);
   });
 
   it('without a master key writes <data dir>/.env (0600) and says so; references resolve from it', async () => {
