@@ -16,6 +16,10 @@ Usage:
   agentd token create [--scopes rpc,admin,*] [--client-id ID] [--id ID] [--data-dir DIR]
       Create a token in the data dir's config; prints the secret once. A running
       daemon on that data dir picks it up at once.
+  agentd secrets set NAME | list [--filter GLOB] [--limit N] | rotate-key [--data-dir DIR]
+      Secrets of the data dir: set reads the value from stdin (never the command line),
+      list shows names and metadata, rotate-key re-encrypts every secret under the new
+      master key read from stdin (stop the daemon first).
   agentd call <method> [json-params] [--url URL] [--token TOKEN]
       Call a method over HTTP and print the result as JSON.
       URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
@@ -25,7 +29,7 @@ Usage:
       Approve or deny one waiting tool call (an admin token is needed).
   agentd --help | --version
 
-Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN.
+Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN, AGENTD_MASTER_KEY.
   AGENTD_GRAPH_EXECUTOR=echo runs graph nodes offline with a deterministic executor (each
   node's output is its rendered prompt) after AGENTD_GRAPH_ECHO_DELAY_MS (default 0).
 Exit codes: 0 ok, 1 failure, 2 usage error.`;
@@ -49,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
       url: { type: 'string' },
       token: { type: 'string' },
       reason: { type: 'string' },
+      filter: { type: 'string' },
+      limit: { type: 'string' },
     },
   });
   if (values.version) {
@@ -145,6 +151,17 @@ async function main(argv: string[]): Promise<number> {
             : '. A daemon already running on this data dir picks it up on SIGHUP or restart.'),
       );
       return 0;
+    }
+    case 'secrets': {
+      const { runSecretsCli, SecretsUsageError } = await import('./secrets-cli.js');
+      return runSecretsCli(rest, {
+        dataDir,
+        env: process.env,
+        filter: values.filter,
+        limit: values.limit,
+      }).catch((error: unknown) => {
+        throw error instanceof SecretsUsageError ? new UsageError(error.message) : error;
+      });
     }
     case 'call': {
       const [method, json] = rest;

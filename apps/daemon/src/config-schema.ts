@@ -11,6 +11,7 @@ import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
+import { secretsSectionSchema } from '@agentd/secrets';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import type { ConfigOf } from '@agentd/config-store';
@@ -83,6 +84,8 @@ export const configSections = {
   heartbeat: section(heartbeatSectionSchema),
   // Rules, modes, timeout and caches apply from the next tool call; waiting requests keep their expiry.
   approvals: section(approvalsSectionSchema),
+  // The master key is read once, when secrets.db is opened.
+  secrets: section(secretsSectionSchema, ['*']),
 };
 
 /**

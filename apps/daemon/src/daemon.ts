@@ -32,6 +32,7 @@ import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
 import { createLiveConfig, registerDaemonAppliers, withAbsoluteLogPath } from './live-config.js';
 import { builtInMethods } from './methods/index.js';
+import { sectionsReferencing } from './secret-refs.js';
 import { type DaemonServices, startServices } from './services.js';
 import { VERSION } from './version.js';
 
@@ -310,9 +311,19 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     },
   };
 
+  // env.set: the sections that reference the secret go through the live-config path again, so
+  // the new value is resolved in process (no restart); liveConfig is created below, before any call.
+  const reresolveSecret = (name: string): Promise<boolean> => {
+    const current = configStore.current();
+    return liveConfig.apply(current, sectionsReferencing(current, name)).then(
+      () => true,
+      () => false,
+    );
+  };
+
   const registry = new MethodRegistry();
   for (const method of [
-    ...builtInMethods({ services, control, configStore, config, logger, now }),
+    ...builtInMethods({ services, control, configStore, config, logger, now, reresolveSecret }),
     ...(options.methods ?? []),
   ]) {
     registry.register(method);

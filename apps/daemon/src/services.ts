@@ -10,6 +10,7 @@ import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/aut
 import { type ApprovalService, createApprovalGate, createApprovalService } from '@agentd/approvals';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
+import { checkSecretRefs } from './secret-refs.js';
 import {
   createCronService,
   createHeartbeatService,
@@ -27,6 +28,7 @@ import {
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
+import { openSecrets, type Secrets } from '@agentd/secrets';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import {
@@ -61,6 +63,10 @@ export interface ServiceContext {
 
 /** Every long-lived service of a daemon. */
 export interface DaemonServices {
+  /** The secrets store (or its `.env` fallback): what `${secret:NAME}` resolves from first. */
+  secrets: Secrets;
+  /** Resolves a `${secret:NAME}` name: the secrets store, then the `.env` file, then the environment. */
+  lookupSecret: (name: string) => Promise<string | undefined>;
   db: Database;
   obsEvidence: ObsEvidence;
   posture: ServedWindowMonitor;
@@ -128,7 +134,25 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   );
   configStore.onChange(configAudit.onChange);
 
-  const storageConfig = await resolveSecretRefs(config.storage, (name) => env[name]);
+  // Opened before anything resolves a credential: every ${secret:NAME} resolves from the store
+  // first, then the environment. A wrong master key fails the start here, touching nothing.
+  const secrets = await lifecycle.start(
+    'secrets',
+    () =>
+      openSecrets({
+        dataDir,
+        env,
+        masterKeyFile: config.secrets.masterKeyFile,
+        now,
+        logger: logger.module('secrets'),
+      }),
+    (store) => store.close(),
+  );
+  const lookupSecret = (name: string) => secrets.lookup(name);
+  // An unknown name fails the start naming the key that references it, never an empty credential.
+  await checkSecretRefs(config, secrets);
+
+  const storageConfig = await resolveSecretRefs(config.storage, lookupSecret);
   const db = await lifecycle.start(
     'storage',
     () => openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') }),
@@ -157,7 +181,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
         open: async (section) =>
           createMemoryService({
             database: db,
-            section: await resolveSecretRefs(section, (name) => env[name]),
+            section,
+            resolveSecrets: (raw) => resolveSecretRefs(raw, lookupSecret),
             logger: logger.module('memory'),
             events,
           }),
@@ -169,7 +194,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   );
 
   const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
-    resolveSecretRefs(list, (name) => env[name]);
+    resolveSecretRefs(list, lookupSecret);
   const tokens: TokenStore = createTokenStore({
     tokens: await resolveTokens(config.gateway.tokens),
     now,
@@ -199,6 +224,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (trace) => trace?.close(),
   );
   return {
+    secrets,
+    lookupSecret,
     events,
     securityAudit,
     configAudit,
@@ -227,7 +254,7 @@ async function startAgents(
   stores: Stores,
 ): Promise<DaemonServices> {
   const { options, config, configStore, dataDir, env, now, logger } = context;
-  const { events, db, memory, obsEvidence, securityAudit, cacheTrace } = stores;
+  const { events, db, memory, obsEvidence, securityAudit, cacheTrace, lookupSecret } = stores;
   // Approval gates: before the runtime, whose tool gate chain asks them and whose session.reset
   // clears their cached decisions. Requests a previous process left pending are denied at start.
   const approvals = await lifecycle.service('approvals', () =>
@@ -250,7 +277,7 @@ async function startAgents(
       agents: config.agents,
       providers: config.providers,
       contextEngine: config.contextEngine,
-      resolveSecret: (name) => env[name],
+      resolveSecret: lookupSecret,
       persistAgents: async (entries) => {
         await configStore.patch(
           { agents: { entries } },
@@ -335,7 +362,7 @@ async function startAgents(
       createWebhookService({
         db,
         section: config.webhooks,
-        resolveSecrets: (fields) => resolveSecretRefs(fields, (name) => env[name]),
+        resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
         runner: agentRunner,
         wakeTarget: options.wakeTarget ?? heartbeat,
         deliver: options.deliverHookResponse,

@@ -433,12 +433,14 @@ describe('webhook decisions', () => {
   });
 
   it('records the first unsigned acceptance of a path low and a refusal for an unusable secret', async () => {
-    const d = await start({
-      webhooks: { enabled: true, mappings: [{ id: 'open', match: { path: 'open' } }] },
-    });
+    const d = await start(
+      { webhooks: { enabled: true, mappings: [{ id: 'open', match: { path: 'open' } }] } },
+      // A known secret too short for a webhook token (an unknown name is refused at the write).
+      { env: { AUDIT_TEST_SHORT_SECRET: 'too-short' } },
+    );
     // Three requests, one row: an open endpoint is worth a look once, not a row per request.
     for (let i = 0; i < 3; i++) expect(await post(`${d.daemon.url}/hooks/open`, '{}')).toBe(200);
-    await d.call('config.patch', { webhooks: { token: '${secret:AUDIT_TEST_MISSING_SECRET}' } });
+    await d.call('config.patch', { webhooks: { token: '${secret:AUDIT_TEST_SHORT_SECRET}' } });
     expect(await post(`${d.daemon.url}/hooks/open`, '{}')).toBe(500);
     const rows = await d.rows({ kind: 'webhook' });
     expect(rows.map((row) => [row.classification, row.severity, row.refs.reason, row.refs.path])).toEqual([

@@ -22,8 +22,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'context.tree',
   'delivery.queue.status',
   'discord.action',
-  'env.list',
-  'env.set',
   'image.analyze',
   'image.generate',
   'learning.status',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ProviderEntry } from './config.js';
 import { startRuntime } from '../test/helpers.js';
 
 describe('AgentRuntime.agents', () => {
@@ -38,5 +39,51 @@ describe('AgentRuntime.agents', () => {
         message: expect.stringContaining('OPENAI_KEY'),
       },
     );
+  });
+
+  it('resolves secret references in provider headers, and names the header of an unknown one', async () => {
+    const built: Array<{ headers: ProviderEntry['headers']; apiKey: string | undefined }> = [];
+    const secrets: Record<string, string> = { HDR: 'header-$&-value', KEY: 'the-key' };
+    const t = await startRuntime({
+      resolveSecret: (name) => (Object.hasOwn(secrets, name) ? secrets[name] : undefined),
+      providers: {
+        entries: {
+          remote: {
+            type: 'openai-compatible',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            apiKey: '${secret:KEY}',
+            headers: { 'x-auth': 'Token ${secret:HDR}', 'x-plain': 'p' },
+            models: ['m'],
+          },
+          broken: {
+            type: 'openai-compatible',
+            baseUrl: 'http://127.0.0.1:9/v1',
+            headers: { 'x-auth': '${secret:ABSENT}' },
+            models: ['m'],
+          },
+        },
+      },
+      providerFactory: (id, entry, apiKey) => {
+        built.push({ headers: entry.headers, apiKey });
+        return {
+          id,
+          type: 'openai-compatible',
+          offline: false,
+          stream: async function* () {},
+          probe: async () => {},
+        };
+      },
+    });
+    await t.runtime.agents.update('default', { provider: 'remote' }, { dryRun: true });
+    expect(built).toEqual([
+      { headers: { 'x-auth': 'Token header-$&-value', 'x-plain': 'p' }, apiKey: 'the-key' },
+    ]);
+    await expect(
+      t.runtime.agents.update('default', { provider: 'broken' }, { dryRun: true }),
+    ).rejects.toMatchObject({
+      code: 'SECRET_MISSING',
+      message:
+        'Provider broken: secret ABSENT is not set (referenced at providers.entries.broken.headers.x-auth)',
+    });
   });
 });

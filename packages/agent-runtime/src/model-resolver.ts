@@ -68,7 +68,15 @@ export interface ModelResolver {
   freshProvider(resolved: ResolvedModel): Promise<ModelProvider>;
   /** Configured providers and models, without keys. */
   list(): { providers: ProviderView[]; models: ModelView[] };
+  /**
+   * Drops every built provider, so the next call resolves its key again: a secret a
+   * `${secret:NAME}` key names may have a new value while the entry itself is unchanged.
+   */
+  forgetProviders(): void;
 }
+
+/** A `${secret:NAME}` reference inside a string (the config store's name rule). */
+const embeddedSecretRef = /\$\{secret:([A-Za-z0-9_][A-Za-z0-9_.\-/]{0,127})\}/g;
 
 /** The built-in offline provider entry. */
 const OFFLINE_ENTRY: ProviderEntry = providerEntrySchema.parse({
@@ -175,22 +183,57 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
     return value;
   }
 
+  /**
+   * The entry's headers with every `${secret:NAME}` in a value resolved (a custom auth header
+   * is a credential as much as the API key is).
+   */
+  async function resolveHeaders(providerId: string, entry: ProviderEntry): Promise<ProviderEntry> {
+    if (!entry.headers) return entry;
+    const headers: Record<string, string> = {};
+    for (const [header, value] of Object.entries(entry.headers)) {
+      let resolvedValue = value;
+      for (const match of value.matchAll(embeddedSecretRef)) {
+        const name = match[1] ?? '';
+        const secret = await settings.resolveSecret(name);
+        if (secret === undefined || secret === '') {
+          throw new AgentRuntimeError(
+            'SECRET_MISSING',
+            `Provider ${providerId}: secret ${name} is not set (referenced at providers.entries.${providerId}.headers.${header})`,
+            { data: { provider: providerId, name } },
+          );
+        }
+        // A function replacement: `$` in a secret is not a replacement pattern.
+        resolvedValue = resolvedValue.replace(match[0], () => secret);
+      }
+      headers[header] = resolvedValue;
+    }
+    return { ...entry, headers };
+  }
+
+  async function build({ providerId, entry }: ResolvedModel): Promise<ModelProvider> {
+    return factory(
+      providerId,
+      await resolveHeaders(providerId, entry),
+      await resolveApiKey(providerId, entry),
+    );
+  }
+
   async function provider(resolved: ResolvedModel): Promise<ModelProvider> {
     const { providerId, entry } = resolved;
     const fingerprint = JSON.stringify(entry);
     const cached = providerCache.get(providerId);
     if (cached && cached.fingerprint === fingerprint) return cached.provider;
-    const built = factory(providerId, entry, await resolveApiKey(providerId, entry));
+    const built = await build(resolved);
     providerCache.set(providerId, { fingerprint, provider: built });
     return built;
   }
 
   async function freshProvider(resolved: ResolvedModel): Promise<ModelProvider> {
-    return factory(
-      resolved.providerId,
-      resolved.entry,
-      await resolveApiKey(resolved.providerId, resolved.entry),
-    );
+    return build(resolved);
+  }
+
+  function forgetProviders(): void {
+    providerCache.clear();
   }
 
   function list(): { providers: ProviderView[]; models: ModelView[] } {
@@ -228,7 +271,7 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
     return { providers, models: all };
   }
 
-  return { providerEntry, resolve, provider, freshProvider, list };
+  return { providerEntry, resolve, provider, freshProvider, list, forgetProviders };
 }
 
 function modelIds(entry: ProviderEntry): string[] {

@@ -91,6 +91,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           config.providers,
           'applyConfig.providers',
         );
+        // Re-applied providers resolve their keys again (a secret's value may have changed).
+        models.forgetProviders();
       }
       if (config.contextEngine !== undefined) {
         ctx.config.contextEngine = parseOptions(

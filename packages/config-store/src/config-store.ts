@@ -63,7 +63,7 @@ export interface ConfigRollbackOptions {
    * Judges the config the rollback would restore (as written in that commit, before
    * defaults); throwing refuses the rollback and nothing is written.
    */
-  check?: ((config: Record<string, unknown>) => void) | undefined;
+  check?: ((config: Record<string, unknown>) => void | Promise<void>) | undefined;
 }
 
 /** Options of {@link createConfigStore}. */
@@ -488,7 +488,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
           `${settings.fileName} at ${restoredFrom.slice(0, 12)}`,
         );
         // The caller's policy sees what the rollback would restore, before anything is written.
-        options.check?.(next.raw as Record<string, unknown>);
+        await options.check?.(next.raw as Record<string, unknown>);
         return persist(
           ctx,
           repository,

@@ -40,6 +40,7 @@ export {
   isSecretRef,
   parseSecretRef,
   resolveSecretRefs,
+  secretRefNames,
   type SecretLookup,
   secretRef,
   secretRefSchema,

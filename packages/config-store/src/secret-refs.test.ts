@@ -6,6 +6,7 @@ import {
   parseSecretRef,
   resolveSecretRefs,
   secretRef,
+  secretRefNames,
   secretRefSchema,
 } from './secret-refs.js';
 
@@ -84,5 +85,18 @@ describe('resolveSecretRefs', () => {
     expect(JSON.stringify({ message: storeError.message, data: storeError.data })).not.toContain(
       'super-secret-value',
     );
+  });
+});
+
+describe('secretRefNames', () => {
+  it('finds whole and embedded references at any depth, each name once', () => {
+    const config = {
+      providers: { entries: { a: { apiKey: '${secret:A_KEY}' }, b: { apiKey: '${secret:A_KEY}' } } },
+      storage: { url: 'libsql://db?authToken=${secret:DB_TOKEN}&x=${secret:OTHER}' },
+      list: [{ deep: ['${secret:IN_ARRAY}'] }, 7, null],
+      plain: 'no reference',
+    };
+    expect([...secretRefNames(config)].sort()).toEqual(['A_KEY', 'DB_TOKEN', 'IN_ARRAY', 'OTHER']);
+    expect(secretRefNames({ port: 1 }).size).toBe(0);
   });
 });

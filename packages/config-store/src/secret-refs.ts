@@ -96,6 +96,26 @@ export async function resolveSecretRefs<T>(config: T, lookup: SecretLookup): Pro
   return (await visit(config, '')) as T;
 }
 
+/**
+ * The names every `${secret:NAME}` in `value` refers to (whole or embedded references, at any
+ * depth), each once. Reads no secret: for finding which config sections use a name.
+ */
+export function secretRefNames(value: unknown): Set<string> {
+  const names = new Set<string>();
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') {
+      for (const match of item.matchAll(embeddedReference)) names.add(match[1]!);
+    } else if (Array.isArray(item)) {
+      stack.push(...item);
+    } else if (isPlainObject(item)) {
+      stack.push(...Object.values(item));
+    }
+  }
+  return names;
+}
+
 function join(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }

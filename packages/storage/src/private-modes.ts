@@ -6,7 +6,7 @@ import { StorageError } from './errors.js';
 /**
  * What of a data directory holds private data: the config and its git history, the
  * databases with their WAL files, the pid and lock files, logs and evidence. Entries that do
- * not exist are skipped; directories are walked whole.
+ * not exist are skipped; directories are walked whole. `.env` holds secrets while no master key is set.
  */
 export const PRIVATE_DATA_DIR_ENTRIES: readonly string[] = Object.freeze([
   'config.yaml',
@@ -20,6 +20,7 @@ export const PRIVATE_DATA_DIR_ENTRIES: readonly string[] = Object.freeze([
   'secrets.db-wal',
   'secrets.db-shm',
   'secrets.db-journal',
+  '.env',
   'agentd.pid',
   'agentd.lock',
   'logs',

@@ -49,7 +49,10 @@ export function configMethods(deps: {
    * Checks what a write over RPC would put into the config (the patch, the full config, or
    * the patch a `config.set` makes) and throws an RpcError to refuse it.
    */
-  checkWrite?: (candidate: Record<string, unknown>, mode: 'merge' | 'replace' | 'restore') => void;
+  checkWrite?: (
+    candidate: Record<string, unknown>,
+    mode: 'merge' | 'replace' | 'restore',
+  ) => void | Promise<void>;
   /** The config-audit stream (file line and `audit:event` per write). @default records nothing */
   audit?: TrackWrite;
 }) {
@@ -57,7 +60,7 @@ export function configMethods(deps: {
   const audit = deps.audit ?? untracked;
   const check = deps.checkWrite ?? (() => undefined);
   /** Runs one write: the policy check first (a refusal is a recorded failure), then the store call. */
-  const write = <T extends ConfigWriteResult>(
+  const write = async <T extends ConfigWriteResult>(
     context: MethodContext,
     sections: readonly string[],
     candidate: Record<string, unknown>,
@@ -66,7 +69,7 @@ export function configMethods(deps: {
   ): Promise<T> => {
     const origin = { method: context.method, tokenId: context.identity.tokenId, sections };
     try {
-      check(candidate, mode);
+      await check(candidate, mode);
     } catch (error) {
       audit.record({ ...origin, sections: [...sections], outcome: 'failure', reason: 'write_policy' });
       throw error;

@@ -3,6 +3,7 @@ import type { RootLogger } from '@agentd/logging';
 import type { AnyMethod } from '@agentd/rpc-core';
 import type { DaemonConfig } from '../config-schema.js';
 import type { DaemonServices } from '../services.js';
+import { unknownSecretRefGuard } from '../secret-refs.js';
 import { adminReachGuard, plaintextTokenGuard } from '../token-policy.js';
 import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
@@ -12,6 +13,7 @@ import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
 import { cronMethods } from './cron.js';
 import { daemonMethods } from './daemon.js';
+import { envMethods } from './env.js';
 import { type GatewayControl, gatewayMethods } from './gateway.js';
 import { graphMethods } from './graph.js';
 import { heartbeatMethods } from './heartbeat.js';
@@ -33,16 +35,23 @@ export function builtInMethods(deps: {
   config: DaemonConfig;
   logger: RootLogger;
   now: () => number;
+  /** Applies the config sections that reference the secret `name` again (after `env.set`). */
+  reresolveSecret: (name: string) => Promise<boolean>;
 }): AnyMethod[] {
   const { services, configStore, config, now } = deps;
   const { securityAudit: audit, agentRuntime: runtime, heartbeat } = services;
   const tenants = tenantGuard(audit);
   const plaintext = plaintextTokenGuard(() => configStore.current().gateway.tokens);
   const adminReach = adminReachGuard();
-  const checkConfigWrite = (candidate: Record<string, unknown>, mode: 'merge' | 'replace' | 'restore') => {
+  const knownSecrets = unknownSecretRefGuard(services.secrets);
+  const checkConfigWrite = async (
+    candidate: Record<string, unknown>,
+    mode: 'merge' | 'replace' | 'restore',
+  ) => {
     // A restored commit's tokens were written before; only the admin reach is judged for it.
     if (mode !== 'restore') plaintext(candidate);
     adminReach(candidate, mode === 'restore' ? 'replace' : mode);
+    await knownSecrets(candidate);
   };
   return [
     ...systemMethods({ now }),
@@ -54,6 +63,10 @@ export function builtInMethods(deps: {
       audit: services.configAudit,
     }),
     ...tokenMethods({ tokens: services.tokens, audit }),
+    ...unboundOnly(
+      tenants,
+      envMethods({ secrets: services.secrets, reresolve: deps.reresolveSecret, audit, now }),
+    ),
     // Graph runs and the browser are shared by every tenant: bound tokens are refused there.
     ...unboundOnly(
       tenants,
