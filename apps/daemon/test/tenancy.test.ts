@@ -159,13 +159,66 @@ describe('tenant-bound tokens (issue #23)', () => {
     expect(names(await acme.call('cron.list', {}))).toEqual(['digest']);
   });
 
+  it("binds graphs to the caller's tenant: defined, saved, run and listed within it, its nodes in the tenant's sessions", async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
+    const globex = await tokenClient({ id: 'globex-app', tenant: 'globex' });
+    const call = <T>(client: Caller, method: string, params: Record<string, unknown> = {}) =>
+      callAny(client, method, params) as Promise<T>;
+    const definition = { nodes: [{ id: 'a', prompt: 'say hello' }] };
+    const { graphId } = await call<{ graphId: string }>(acme, 'graph.define', definition);
+    const { runId } = await call<{ runId: string }>(acme, 'graph.execute', { graphId });
+    let status = '';
+    for (let attempt = 0; attempt < 200 && status !== 'completed'; attempt++) {
+      status = (await call<{ status: string }>(acme, 'graph.status', { runId })).status;
+      if (status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(status).toBe('completed');
+    // The node's turn ran in the tenant's session space.
+    const sessions = await call<{ sessions: Array<{ sessionKey: string }> }>(acme, 'session.list', {
+      kind: 'graph',
+    });
+    expect(sessions.sessions.map((session) => session.sessionKey)).toEqual([`acme:graph:${runId}:a`]);
+
+    // Saved names are per tenant; the operator sees them qualified.
+    expect(await call(acme, 'graph.save', { graphId, name: 'pipe' })).toMatchObject({ name: 'pipe' });
+    const other = await call<{ graphId: string }>(globex, 'graph.define', definition);
+    await call(globex, 'graph.save', { graphId: other.graphId, name: 'pipe' });
+    const names = (listed: unknown) =>
+      (listed as { graphs: Array<{ name: string }> }).graphs.map((g) => g.name);
+    expect(names(await call(acme, 'graph.list'))).toEqual(['pipe']);
+    expect(names(await call(admin as unknown as Caller, 'graph.list'))).toEqual(['acme/pipe', 'globex/pipe']);
+    expect(await call(acme, 'graph.load', { name: 'pipe' })).toMatchObject({ name: 'pipe' });
+
+    // Another tenant cannot see, run or touch them.
+    expect(await refusedCode(call(globex, 'graph.execute', { graphId }))).toBe(-32004);
+    expect(await refusedCode(call(globex, 'graph.save', { graphId, name: 'stolen' }))).toBe(-32004);
+    for (const method of [
+      'graph.status',
+      'graph.outputs',
+      'graph.cancel',
+      'graph.runDetail',
+      'graph.deleteRun',
+    ]) {
+      expect(await refusedCode(call(globex, method, { runId })), method).toBe(-32603);
+    }
+    expect((await call<{ runs: unknown[] }>(globex, 'graph.runs')).runs).toEqual([]);
+    expect(
+      (await call<{ runs: Array<{ runId: string }> }>(acme, 'graph.runs')).runs.map((run) => run.runId),
+    ).toEqual([runId]);
+    // An operator-made saved graph under the tenant's prefix is not the tenant's.
+    await admin.call('graph.save', { graphId, name: 'acme/planted' });
+    expect(await refusedCode(call(acme, 'graph.load', { name: 'planted' }))).toBe(-32603);
+    expect(await call(acme, 'graph.delete', { name: 'pipe' })).toMatchObject({ deleted: true, name: 'pipe' });
+    expect(await call(acme, 'graph.deleteRun', { runId })).toMatchObject({ deleted: true });
+  });
+
   it('refuses bound tokens the namespaces every tenant shares, which unbound tokens keep', async () => {
     td = await startTestDaemon();
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const unbound = await tokenClient({ id: 'plain' });
     const shared: Array<[string, Record<string, unknown>]> = [
-      ['graph.list', {}],
-      ['graph.runs', {}],
       ['browser.status', {}],
       ['heartbeat.history', {}],
       ['scheduler.wake', { text: 'hello' }],

@@ -19,6 +19,11 @@ export interface GraphAuthor {
   origin: 'rpc' | 'tool';
   /** The authoring agent, when an agent authored it. */
   agentId?: string | undefined;
+  /**
+   * The tenant of a tenant-bound caller: the graphs it defines, saves and runs are that
+   * tenant's, and their nodes run in the tenant's sessions (`<tenant>:graph:<runId>:<nodeId>`).
+   */
+  tenant?: string | undefined;
 }
 
 /**

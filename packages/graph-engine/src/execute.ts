@@ -15,6 +15,8 @@ export interface NodeRequest {
   nodeId: string;
   /** The node's `agentId`, or the run's default agent when the node names none. */
   agentId: string | undefined;
+  /** The tenant the run belongs to, if any: its turns run in that tenant's sessions. */
+  tenant?: string | undefined;
   /** The node's prompt with `{{inputs.x}}` and `{{nodes.<id>.output}}` filled in. */
   prompt: string;
   /** 1 for the first attempt, 2 for the first retry, ... */
@@ -80,6 +82,8 @@ export interface ExecuteGraphOptions {
   graphId?: string | undefined;
   /** Agent for nodes that name none. */
   defaultAgentId?: string | undefined;
+  /** The tenant the run belongs to, passed on in each {@link NodeRequest}. */
+  tenant?: string | undefined;
   /**
    * Final states carried over from an interrupted run: completed nodes keep their outputs
    * (which later prompts read), failed or skipped ones stay so. Every other node runs.
@@ -336,6 +340,7 @@ export function executeGraph(options: ExecuteGraphOptions): GraphExecution {
         graphId,
         nodeId: node.id,
         agentId: node.agentId ?? options.defaultAgentId,
+        ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
         prompt: renderSegments(node.template, inputs, outputOf),
         attempt,
         timeoutMs,

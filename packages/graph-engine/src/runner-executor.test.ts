@@ -32,6 +32,12 @@ function fakeRunner(finishReason = 'stop') {
 }
 
 describe('createRunnerExecutor', () => {
+  it("runs a tenant's node in the tenant's session space and memory", async () => {
+    const { runner, turns } = fakeRunner();
+    await createRunnerExecutor(runner).run(request({ tenant: 'acme' }));
+    expect(turns[0]).toMatchObject({ sessionKey: 'acme:graph:r1:n1', memoryTenant: 'acme' });
+  });
+
   it('runs a node as one graph-origin agent turn in its own session', async () => {
     const { runner, turns } = fakeRunner();
     const signal = new AbortController().signal;

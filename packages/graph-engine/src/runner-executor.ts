@@ -6,7 +6,8 @@ const failedFinishReasons = new Set(['error', 'timeout', 'cancelled']);
 
 /**
  * Runs each graph node as one agent turn: the rendered prompt is the message, the session is
- * `graph:<runId>:<nodeId>` (so `session.list {kind: graph}` finds it), and a turn that ends
+ * `graph:<runId>:<nodeId>` (`<tenant>:graph:…` for a tenant's run; `session.list {kind: graph}`
+ * finds it), and a turn that ends
  * in error, timeout or cancellation fails the attempt (the engine may retry it).
  */
 export function createRunnerExecutor(runner: AgentTurnRunner): NodeExecutor {
@@ -15,7 +16,12 @@ export function createRunnerExecutor(runner: AgentTurnRunner): NodeExecutor {
       const result = await runner.runTurn({
         ...(request.agentId === undefined ? {} : { agentId: request.agentId }),
         message: request.prompt,
-        sessionKey: `graph:${request.runId}:${request.nodeId}`,
+        // A tenant's run works in the tenant's session space and memory.
+        sessionKey:
+          request.tenant === undefined
+            ? `graph:${request.runId}:${request.nodeId}`
+            : `${request.tenant}:graph:${request.runId}:${request.nodeId}`,
+        ...(request.tenant === undefined ? {} : { memoryTenant: request.tenant }),
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         origin: 'graph',

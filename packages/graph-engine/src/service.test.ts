@@ -479,3 +479,71 @@ describe('createGraphService', () => {
     expect(() => createGraphService({ db, runsDir: '' })).toThrow(GraphError);
   });
 });
+
+// Tenants: a tenant's graphs, saved graphs and runs are its own.
+describe('createGraphService tenants', () => {
+  it("keeps a tenant's graphs, saved graphs and runs apart and runs its nodes as the tenant", async () => {
+    const requests: NodeRequest[] = [];
+    const executor: NodeExecutor = {
+      run: async (request) => {
+        requests.push(request);
+        return `ok ${request.nodeId}`;
+      },
+    };
+    const service = await open({ executor });
+    const acme = { origin: 'rpc' as const, tenant: 'acme' };
+    const { graphId } = await service.define(diamond, acme);
+    const operatorGraph = await service.define(diamond);
+    expect(await service.ownerOf({ graphId })).toEqual({ tenant: 'acme' });
+    expect(await service.ownerOf({ graphId: operatorGraph.graphId })).toEqual({});
+    expect(await service.ownerOf({ graphId: 'nope' })).toBeUndefined();
+
+    // Another tenant (or the operator's graph for a tenant) is not found.
+    const foreign = await rejection(
+      service.execute({ graphId }, { author: { origin: 'rpc', tenant: 'globex' } }),
+    );
+    expect(foreign.code).toBe('GRAPH_NOT_FOUND');
+    expect((await rejection(service.save(graphId, 'pipe', 'globex'))).code).toBe('GRAPH_NOT_FOUND');
+
+    const { runId } = await service.execute({ graphId, inputs: { x: 1 } }, { author: acme });
+    expect(await service.waitForRun(runId)).toBe('completed');
+    expect(requests.map((request) => request.tenant)).toEqual(['acme', 'acme', 'acme', 'acme']);
+    expect(await service.ownerOf({ runId })).toEqual({ tenant: 'acme' });
+    const operatorRun = await service.execute({ graphId: operatorGraph.graphId });
+    await service.waitForRun(operatorRun.runId);
+    expect(requests.slice(4).every((request) => request.tenant === undefined)).toBe(true);
+    expect((await service.runs({ tenant: 'acme' })).runs.map((run) => run.runId)).toEqual([runId]);
+    expect((await service.runs()).runs).toHaveLength(2);
+
+    await service.save(graphId, 'acme/pipe', 'acme');
+    await service.save(operatorGraph.graphId, 'ops');
+    expect((await service.list('acme')).graphs.map((graph) => graph.name)).toEqual(['acme/pipe']);
+    expect((await service.list()).graphs.map((graph) => graph.name)).toEqual(['acme/pipe', 'ops']);
+    expect(await service.ownerOf({ name: 'acme/pipe' })).toEqual({ tenant: 'acme' });
+    // A loaded graph belongs to the saved graph's tenant.
+    const loaded = await service.load('acme/pipe');
+    expect(await service.ownerOf({ graphId: loaded.graphId })).toEqual({ tenant: 'acme' });
+  });
+
+  it('resumes a tenant run after a restart still as the tenant', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = await open({
+      executor: { run: (request) => gate.then(() => `late ${request.nodeId}`) },
+    });
+    const { graphId } = await first.define(
+      { nodes: [{ id: 'only', prompt: 'p' }] },
+      { origin: 'rpc', tenant: 'acme' },
+    );
+    const { runId } = await first.execute({ graphId }, { author: { origin: 'rpc', tenant: 'acme' } });
+    await first.close();
+    release();
+    services.splice(services.indexOf(first), 1);
+    const seen: NodeRequest[] = [];
+    const second = await open({ executor: { run: async (request) => (seen.push(request), 'done') } });
+    expect(await second.waitForRun(runId)).toBe('completed');
+    expect(seen.map((request) => request.tenant)).toEqual(['acme']);
+  });
+});

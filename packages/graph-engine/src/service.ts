@@ -14,7 +14,14 @@ import type {
   RunSummary,
   SavedGraph,
 } from './graph-types.js';
-import { deleteGraph, defineGraph, listGraphs, loadGraph, saveGraph } from './internal/definitions.js';
+import {
+  deleteGraph,
+  defineGraph,
+  listGraphs,
+  loadGraph,
+  ownerOf,
+  saveGraph,
+} from './internal/definitions.js';
 import { type GraphContext, graphOptionsSchema } from './internal/graph-context.js';
 import { OutputFiles } from './internal/output-files.js';
 import { cancelRun, executeRun, resumeRuns } from './internal/run-executor.js';
@@ -69,18 +76,27 @@ export interface GraphService {
   outputs(runId: string, nodeIds?: string[]): Promise<RunOutputs>;
   /** Cancels a pending or running run; `cancelled` is false when it had already finished. */
   cancel(runId: string): Promise<{ runId: string; status: RunStatus; cancelled: boolean }>;
-  /** Saves a defined graph under a name (replacing an earlier graph of that name). */
-  save(graphId: string, name: string): Promise<SavedGraph & { graphId: string }>;
+  /**
+   * Saves a defined graph under a name (replacing an earlier graph of that name); with `tenant`,
+   * only that tenant's graph is found and the saved graph is the tenant's.
+   */
+  save(graphId: string, name: string, tenant?: string): Promise<SavedGraph & { graphId: string }>;
   /** Defines a fresh graph from a saved one. */
   load(name: string): Promise<DefinedGraph & { name: string }>;
-  /** Saved graphs by name. */
-  list(): Promise<{ graphs: SavedGraph[] }>;
+  /** Saved graphs by name; with `tenant`, only that tenant's. */
+  list(tenant?: string): Promise<{ graphs: SavedGraph[] }>;
+  /** The owner of a graph, saved graph or run (`{}` for the operator's), undefined when there is none. */
+  ownerOf(
+    ref: { graphId: string } | { name: string } | { runId: string },
+  ): Promise<{ tenant?: string } | undefined>;
   /** Deletes a saved graph only; definitions and runs stay. */
   delete(name: string): Promise<{ deleted: true; name: string }>;
   /** Runs, newest first. */
   runs(filter?: {
     graphId?: string | undefined;
     limit?: number | undefined;
+    /** Only the runs of this tenant. */
+    tenant?: string | undefined;
   }): Promise<{ runs: RunSummary[] }>;
   /** Everything recorded about one run (no outputs). */
   runDetail(runId: string): Promise<RunDetail>;
@@ -140,9 +156,10 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
     status: (runId) => runStatus(ctx, runId),
     outputs: (runId, nodeIds) => runOutputs(ctx, runId, nodeIds),
     cancel: (runId) => cancelRun(ctx, runId),
-    save: (graphId, name) => saveGraph(ctx, graphId, name),
+    save: (graphId, name, tenant) => saveGraph(ctx, graphId, name, tenant),
     load: (name) => loadGraph(ctx, name),
-    list: () => listGraphs(ctx),
+    list: (tenant) => listGraphs(ctx, tenant),
+    ownerOf: (ref) => ownerOf(ctx, ref),
     delete: (name) => deleteGraph(ctx, name),
     runs: (filter = {}) => listRuns(ctx, filter),
     runDetail: (runId) => runDetail(ctx, runId),

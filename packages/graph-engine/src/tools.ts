@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { graphDefinitionSchema, type GraphLimits } from './definition.js';
 import { GraphError } from './errors.js';
 import type { RunStatus } from './execute.js';
+import type { GraphAuthor } from './events.js';
 import { type RawInput, unwrapRawInput, withRawFallback } from './raw-input.js';
 import { entityIdPattern } from './graph-types.js';
 import type { GraphService } from './service.js';
@@ -68,7 +69,7 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
     params: withRawFallback(graphDefinitionSchema(options.limits)),
     handler: async (params, context) => {
       try {
-        return await service.define(unwrapRawInput(params), { origin: 'tool', agentId: context.agentId });
+        return await service.define(unwrapRawInput(params), authorOf(context));
       } catch (error) {
         if (error instanceof GraphError && error.code === 'INVALID_GRAPH') {
           return { valid: false, error: error.message, issues: error.issues };
@@ -87,7 +88,7 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
     handler: async (params, context) => {
       const raw = unwrapRawInput(params) as Record<string, unknown> | undefined;
       const { waitMs, ...request } = (raw ?? {}) as { waitMs?: unknown } & Record<string, unknown>;
-      const author = { origin: 'tool' as const, agentId: context.agentId };
+      const author = authorOf(context);
       let runId: string;
       try {
         ({ runId } = await service.execute(request, {
@@ -122,6 +123,15 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
   };
 
   return [defineTool, executeTool];
+}
+
+/** The tool's caller as an author: its agent and, in a tenant's turn, the tenant. */
+function authorOf(context: ToolContext): GraphAuthor {
+  return {
+    origin: 'tool',
+    agentId: context.agentId,
+    ...(context.memoryTenant === undefined ? {} : { tenant: context.memoryTenant }),
+  };
 }
 
 function waitFor<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | undefined> {

@@ -9,7 +9,7 @@ import {
 import { type MethodContext, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { methodsOf } from './define.js';
-import { type TenantGuard, tenantGuard } from './tenancy.js';
+import { type TenantGuard, tenantGuard, tenantNames } from './tenancy.js';
 
 const nameSchema = z.string().trim().min(1).max(200);
 
@@ -58,17 +58,12 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
    * a job of another owner (an operator-made name under its prefix).
    */
   const mine = (context: MethodContext, name: string): string => {
-    const tenant = context.identity.tenant;
-    if (tenant === undefined) return name;
-    const qualified = `${tenant}/${name}`;
+    if (context.identity.tenant === undefined) return name;
+    const qualified = tenantNames(context).qualify(name);
     tenants.owned(context, cron.get(qualified).tenant, { job: name });
     return qualified;
   };
-  /** The name a caller sees: its own name for a tenant's job, the qualified one for the operator. */
-  const shown = (context: MethodContext, name: string): string => {
-    const tenant = context.identity.tenant;
-    return tenant !== undefined && name.startsWith(`${tenant}/`) ? name.slice(tenant.length + 1) : name;
-  };
+  const shown = (context: MethodContext, name: string): string => tenantNames(context).show(name);
   return [
     rpcMethod('list', {
       description: 'Every job with its schedule, next and last run, last error and wake-gate.',
@@ -98,7 +93,9 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
         // A tenant-bound caller's job belongs to its tenant and runs in its sessions.
         const tenant = context.identity.tenant;
         const job = await cron.add(
-          tenant === undefined ? params : { ...params, name: `${tenant}/${params.name}`, tenant },
+          tenant === undefined
+            ? params
+            : { ...params, name: tenantNames(context).qualify(params.name), tenant },
         );
         return { id: job.id, created: true, name: shown(context, job.name), nextRunAtMs: job.nextRunAtMs };
       },

@@ -9,9 +9,10 @@ import {
   unwrapRawInput,
   withRawFallback,
 } from '@agentd/graph-engine';
-import { type ParamIssue, RpcError } from '@agentd/rpc-core';
+import { type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
 import { methodsOf } from './define.js';
+import { type TenantGuard, tenantGuard, tenantNames } from './tenancy.js';
 
 /** `graph.deleteRun` of a run that is still pending or running (docs/decisions.md). */
 export const RUN_STILL_ACTIVE = -32009;
@@ -56,9 +57,33 @@ function graphRpcError(error: unknown): unknown {
  * their body through to the service even when it does not parse, so every authoring is
  * reported in `pipeline:authored`; the service answers -32602 naming the fields.
  */
-export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; maxConcurrency?: number }) {
+export function graphMethods(deps: {
+  graph: GraphService;
+  limits?: GraphLimits;
+  maxConcurrency?: number;
+  tenants?: TenantGuard;
+}) {
   const { graph } = deps;
+  const tenants = deps.tenants ?? tenantGuard();
   const { rpcMethod } = methodsOf('graph', graphRpcError);
+  /** The author of a call: a tenant-bound caller's graphs and runs are its tenant's. */
+  const author = (context: MethodContext) => {
+    const tenant = context.identity.tenant;
+    return tenant === undefined ? { origin: 'rpc' as const } : { origin: 'rpc' as const, tenant };
+  };
+  /** Refuses a tenant-bound caller a run or saved graph of another owner (a missing one stays not found). */
+  const mine = async (context: MethodContext, ref: { runId: string } | { name: string }): Promise<void> => {
+    if (context.identity.tenant === undefined) return;
+    const owner = await graph.ownerOf(ref);
+    if (owner !== undefined) tenants.owned(context, owner.tenant, ref);
+  };
+  /** Runs a call on one run after the owner check. */
+  const onRun =
+    <T>(call: (runId: string) => Promise<T>) =>
+    async (params: { runId: string }, context: MethodContext): Promise<T> => {
+      await mine(context, { runId: params.runId });
+      return call(params.runId);
+    };
   const executeParams = z
     .object({
       graphId,
@@ -77,17 +102,17 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
         'Define a pipeline {nodes:[{id, prompt, agentId?, dependsOn?, timeoutMs?, retries?}], name?}; ' +
         'prompts may use {{inputs.x}} and {{nodes.<id>.output}}. Returns {graphId, nodeCount}.',
       params: withRawFallback(graphDefinitionSchema(deps.limits)),
-      handler: (params) => graph.define(unwrapRawInput(params), { origin: 'rpc' }),
+      handler: (params, context) => graph.define(unwrapRawInput(params), author(context)),
     }),
     rpcMethod('execute', {
       description: 'Start a run of a defined graph with optional inputs and concurrency. Returns {runId}.',
       params: withRawFallback(executeParams),
-      handler: (params) => graph.execute(unwrapRawInput(params), { author: { origin: 'rpc' } }),
+      handler: (params, context) => graph.execute(unwrapRawInput(params), { author: author(context) }),
     }),
     rpcMethod('status', {
       description: 'Run status with per-node status, error and output (first 500 characters).',
       params: runParams,
-      handler: (params) => graph.status(params.runId),
+      handler: onRun((id) => graph.status(id)),
     }),
     rpcMethod('outputs', {
       description:
@@ -99,49 +124,74 @@ export function graphMethods(deps: { graph: GraphService; limits?: GraphLimits; 
           nodeIds: z.array(z.string().regex(nodeIdPattern, 'node id')).max(100_000).optional(),
         })
         .strict(),
-      handler: (params) => graph.outputs(params.runId, params.nodeIds),
+      handler: async (params, context) => {
+        await mine(context, { runId: params.runId });
+        return graph.outputs(params.runId, params.nodeIds);
+      },
     }),
     rpcMethod('cancel', {
       description: 'Cancel a running graph: in-flight nodes finish, no new nodes are dispatched.',
       params: runParams,
-      handler: (params) => graph.cancel(params.runId),
+      handler: onRun((id) => graph.cancel(id)),
     }),
     rpcMethod('save', {
       description: 'Save a defined graph (by graphId) under a human-readable name.',
       params: z.object({ graphId, name: savedName }).strict(),
-      handler: (params) => graph.save(params.graphId, params.name),
+      handler: async (params, context) => {
+        const names = tenantNames(context);
+        const name = names.qualify(params.name);
+        await mine(context, { name });
+        const saved = await graph.save(params.graphId, name, context.identity.tenant);
+        return { ...saved, name: names.show(saved.name) };
+      },
     }),
     rpcMethod('load', {
       description: 'Load a saved graph by name; returns a fresh graphId ready to execute.',
       params: savedParams,
-      handler: (params) => graph.load(params.name),
+      handler: async (params, context) => {
+        const names = tenantNames(context);
+        const name = names.qualify(params.name);
+        await mine(context, { name });
+        const loaded = await graph.load(name);
+        return { ...loaded, name: names.show(loaded.name) };
+      },
     }),
     rpcMethod('list', {
       description: 'Saved named graphs: name, creation timestamp, node count.',
-      handler: () => graph.list(),
+      handler: async (_params, context) => {
+        const names = tenantNames(context);
+        const { graphs } = await graph.list(context.identity.tenant);
+        return { graphs: graphs.map((saved) => ({ ...saved, name: names.show(saved.name) })) };
+      },
     }),
     rpcMethod('delete', {
       description: 'Delete a saved named graph only; runs and their files are untouched.',
       params: savedParams,
-      handler: (params) => graph.delete(params.name),
+      handler: async (params, context) => {
+        const names = tenantNames(context);
+        const name = names.qualify(params.name);
+        await mine(context, { name });
+        const deleted = await graph.delete(name);
+        return { ...deleted, name: names.show(deleted.name) };
+      },
     }),
     rpcMethod('deleteRun', {
       description: "Delete a finished run's records and output files; a pending or running run is refused.",
       params: runParams,
-      handler: (params) => graph.deleteRun(params.runId),
+      handler: onRun((id) => graph.deleteRun(id)),
     }),
     rpcMethod('runDetail', {
       description:
         'Everything recorded about one run: inputs, concurrency, per-node attempts, times and errors.',
       params: runParams,
-      handler: (params) => graph.runDetail(params.runId),
+      handler: onRun((id) => graph.runDetail(id)),
     }),
     rpcMethod('runs', {
       description: 'Runs, newest first, optionally of one graph (limit default 50, at most 500).',
       params: z
         .object({ graphId: graphId.optional(), limit: z.number().int().min(1).max(500).optional() })
         .strict(),
-      handler: (params) => graph.runs(params),
+      handler: (params, context) => graph.runs({ ...params, tenant: context.identity.tenant }),
     }),
   ];
 }

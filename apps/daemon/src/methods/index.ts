@@ -67,15 +67,14 @@ export function builtInMethods(deps: {
       tenants,
       envMethods({ secrets: services.secrets, reresolve: deps.reresolveSecret, audit, now }),
     ),
-    // Graph runs and the browser are shared by every tenant: bound tokens are refused there.
-    ...unboundOnly(
+    // A bound token's graphs, saved graphs and runs are its tenant's; the browser is shared by
+    // every tenant, so bound tokens are refused there.
+    ...graphMethods({
+      graph: services.graph,
+      limits: config.graph,
+      maxConcurrency: config.graph.maxConcurrency,
       tenants,
-      graphMethods({
-        graph: services.graph,
-        limits: config.graph,
-        maxConcurrency: config.graph.maxConcurrency,
-      }),
-    ),
+    }),
     ...unboundOnly(tenants, browserMethods({ browser: services.browser })),
     ...agentMethods({ runtime, tenants }),
     ...agentsMethods({ runtime }),

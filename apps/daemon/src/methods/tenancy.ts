@@ -79,10 +79,11 @@ export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod
 }
 
 /**
- * The agent tools whose state every tenant shares (graph pipelines, the one browser), refused
- * in the turns of a tenant-bound caller or a tenant's cron job: a turn with a memory tenant.
+ * The agent tools whose state every tenant shares (the one browser), refused in the turns of a
+ * tenant-bound caller or a tenant's cron job: a turn with a memory tenant. (The graph tools
+ * author as the turn's tenant, so they stay within it.)
  */
-export function sharedToolsGate(prefixes: readonly string[] = ['graph_', 'browser_']): ToolGate {
+export function sharedToolsGate(prefixes: readonly string[] = ['browser_']): ToolGate {
   return {
     name: 'tenant-shared-tools',
     before(call) {
@@ -95,5 +96,26 @@ export function sharedToolsGate(prefixes: readonly string[] = ['graph_', 'browse
         message: `${call.toolName} acts on state every tenant shares; a turn of tenant '${call.memoryTenant}' may not use it`,
       };
     },
+  };
+}
+
+/**
+ * Names a caller gives to things every caller names (cron jobs, saved graphs): a tenant-bound
+ * caller's live under `<tenant>/`, so two tenants may use one name and a "name taken" answer
+ * reveals nothing of another tenant's; an unbound caller (the operator) uses and sees the
+ * qualified names.
+ */
+export function tenantNames(context: MethodContext): {
+  /** The stored name of a name the caller gives. */
+  qualify(name: string): string;
+  /** The name the caller sees for a stored name. */
+  show(name: string): string;
+} {
+  const tenant = context.identity.tenant;
+  if (tenant === undefined) return { qualify: (name) => name, show: (name) => name };
+  const prefix = `${tenant}/`;
+  return {
+    qualify: (name) => prefix + name,
+    show: (name) => (name.startsWith(prefix) ? name.slice(prefix.length) : name),
   };
 }

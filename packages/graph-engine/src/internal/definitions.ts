@@ -37,63 +37,98 @@ export async function defineGraph(
   }
   const graphId = ctx.randomId();
   await ctx.db.execute(
-    'INSERT INTO graph_definitions (graph_id, name, definition, node_count, created_at) VALUES (?, ?, ?, ?, ?)',
-    [graphId, graph.name ?? null, JSON.stringify(graph.definition), graph.nodes.length, ctx.now()],
+    'INSERT INTO graph_definitions (graph_id, name, definition, node_count, created_at, tenant) VALUES (?, ?, ?, ?, ?, ?)',
+    [
+      graphId,
+      graph.name ?? null,
+      JSON.stringify(graph.definition),
+      graph.nodes.length,
+      ctx.now(),
+      author.tenant ?? null,
+    ],
   );
   emitAuthored(ctx, { action: 'define', valid: true, nodeCount: graph.nodes.length, graphId }, author);
   return { graphId, nodeCount: graph.nodes.length };
 }
 
-/** Saves a defined graph under a name (replacing one of the same name). */
+/**
+ * Saves a defined graph under a name (replacing one of the same name). With `tenant`, only that
+ * tenant's graph is found and the saved graph is the tenant's.
+ */
 export async function saveGraph(
   ctx: GraphContext,
   graphId: string,
   name: string,
+  tenant?: string,
 ): ReturnType<GraphService['save']> {
   ready(ctx);
   checkName(name);
   const row = entityIdPattern.test(graphId)
-    ? await ctx.db.get<{ definition: string; node_count: number }>(
-        'SELECT definition, node_count FROM graph_definitions WHERE graph_id = ?',
+    ? await ctx.db.get<{ definition: string; node_count: number; tenant: string | null }>(
+        'SELECT definition, node_count, tenant FROM graph_definitions WHERE graph_id = ?',
         [graphId],
       )
     : undefined;
-  if (!row) throw new GraphError('GRAPH_NOT_FOUND', `Graph not found: ${graphId}`, { data: { graphId } });
+  if (!row || (tenant !== undefined && (row.tenant ?? undefined) !== tenant))
+    throw new GraphError('GRAPH_NOT_FOUND', `Graph not found: ${graphId}`, { data: { graphId } });
   const createdAt = ctx.now();
   await ctx.db.execute(
-    `INSERT INTO graph_saved (name, source_graph_id, definition, node_count, created_at) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO graph_saved (name, source_graph_id, definition, node_count, created_at, tenant) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (name) DO UPDATE SET source_graph_id = excluded.source_graph_id, definition = excluded.definition,
-       node_count = excluded.node_count, created_at = excluded.created_at`,
-    [name, graphId, row.definition, row.node_count, createdAt],
+       node_count = excluded.node_count, created_at = excluded.created_at, tenant = excluded.tenant`,
+    [name, graphId, row.definition, row.node_count, createdAt, tenant ?? null],
   );
   return { name, graphId, createdAt, nodeCount: row.node_count };
 }
 
-/** Defines a new graph from a saved one. */
+/** Defines a new graph from a saved one; the new graph belongs to the saved graph's tenant. */
 export async function loadGraph(ctx: GraphContext, name: string): ReturnType<GraphService['load']> {
   ready(ctx);
-  const row = await ctx.db.get<{ definition: string; node_count: number }>(
-    'SELECT definition, node_count FROM graph_saved WHERE name = ?',
+  const row = await ctx.db.get<{ definition: string; node_count: number; tenant: string | null }>(
+    'SELECT definition, node_count, tenant FROM graph_saved WHERE name = ?',
     [name],
   );
   if (!row) throw new GraphError('SAVED_GRAPH_NOT_FOUND', `Graph not found: ${name}`, { data: { name } });
   const graphId = ctx.randomId();
   await ctx.db.execute(
-    'INSERT INTO graph_definitions (graph_id, name, definition, node_count, created_at) VALUES (?, ?, ?, ?, ?)',
-    [graphId, name, row.definition, row.node_count, ctx.now()],
+    'INSERT INTO graph_definitions (graph_id, name, definition, node_count, created_at, tenant) VALUES (?, ?, ?, ?, ?, ?)',
+    [graphId, name, row.definition, row.node_count, ctx.now(), row.tenant],
   );
   return { graphId, nodeCount: row.node_count, name };
 }
 
-/** Saved graphs by name. */
-export async function listGraphs(ctx: GraphContext): ReturnType<GraphService['list']> {
+/** Saved graphs by name; with `tenant`, only that tenant's. */
+export async function listGraphs(ctx: GraphContext, tenant?: string): ReturnType<GraphService['list']> {
   ready(ctx);
   const rows = await ctx.db.query<{ name: string; created_at: number; node_count: number }>(
-    'SELECT name, created_at, node_count FROM graph_saved ORDER BY name',
+    tenant === undefined
+      ? 'SELECT name, created_at, node_count FROM graph_saved ORDER BY name'
+      : 'SELECT name, created_at, node_count FROM graph_saved WHERE tenant = ? ORDER BY name',
+    tenant === undefined ? [] : [tenant],
   );
   return {
     graphs: rows.map((row) => ({ name: row.name, createdAt: row.created_at, nodeCount: row.node_count })),
   };
+}
+
+/**
+ * The owner of a graph, saved graph or run: `{tenant}` (no tenant for the operator's), or
+ * undefined when there is none of that id or name.
+ */
+export async function ownerOf(
+  ctx: GraphContext,
+  ref: { graphId: string } | { name: string } | { runId: string },
+): Promise<{ tenant?: string } | undefined> {
+  ready(ctx);
+  const [sql, key] =
+    'graphId' in ref
+      ? ['SELECT tenant FROM graph_definitions WHERE graph_id = ?', ref.graphId]
+      : 'name' in ref
+        ? ['SELECT tenant FROM graph_saved WHERE name = ?', ref.name]
+        : ['SELECT tenant FROM graph_runs WHERE run_id = ?', ref.runId];
+  const row = await ctx.db.get<{ tenant: string | null }>(sql, [key]);
+  if (!row) return undefined;
+  return row.tenant === null ? {} : { tenant: row.tenant };
 }
 
 /** Deletes a saved graph; throws `SAVED_GRAPH_NOT_FOUND`. */

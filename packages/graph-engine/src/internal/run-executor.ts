@@ -36,19 +36,27 @@ const executeParamsSchema = z
   })
   .strict();
 
+/** What {@link startRun} starts: a new run, or one a previous process left unfinished. */
+export interface RunStart {
+  runId: string;
+  graphId: string;
+  startedAt: number;
+  graph: CompiledGraph;
+  inputs: Record<string, unknown>;
+  concurrency: number;
+  defaultAgentId: string | undefined;
+  /** The tenant the run belongs to (its nodes run in the tenant's sessions). */
+  tenant: string | undefined;
+  /** Node states recorded before a restart; undefined for a new run. */
+  resumeFrom: ReadonlyMap<string, NodeState> | undefined;
+  /** Whether a cancel was requested before the restart. */
+  cancelled: boolean;
+}
+
 /** Starts (or resumes) executing a run, recording each node's progress and the outcome. */
-export function startRun(
-  ctx: GraphContext,
-  runId: string,
-  graphId: string,
-  startedAt: number,
-  graph: CompiledGraph,
-  inputs: Record<string, unknown>,
-  concurrency: number,
-  defaultAgentId: string | undefined,
-  resumeFrom: ReadonlyMap<string, NodeState> | undefined,
-  cancelled: boolean,
-): ActiveRun {
+export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
+  const { runId, graphId, startedAt, graph, inputs, concurrency, defaultAgentId, tenant } = start;
+  const { resumeFrom, cancelled } = start;
   const writer = ready(ctx);
   const update = (sql: string, args: GraphSqlValue[]) =>
     writer.write(sql, args).catch((error: unknown) => {
@@ -72,6 +80,7 @@ export function startRun(
     runId,
     graphId,
     defaultAgentId,
+    ...(tenant === undefined ? {} : { tenant }),
     resumeFrom,
     cancelled,
     now: ctx.now,
@@ -223,18 +232,18 @@ export async function resumeRuns(ctx: GraphContext): ReturnType<GraphService['st
         [row.run_id],
       );
     });
-    startRun(
-      ctx,
-      row.run_id,
-      row.graph_id,
-      row.started_at,
+    startRun(ctx, {
+      runId: row.run_id,
+      graphId: row.graph_id,
+      startedAt: row.started_at,
       graph,
-      JSON.parse(row.inputs) as Record<string, unknown>,
-      row.concurrency,
-      row.default_agent_id ?? undefined,
+      inputs: JSON.parse(row.inputs) as Record<string, unknown>,
+      concurrency: row.concurrency,
+      defaultAgentId: row.default_agent_id ?? undefined,
+      tenant: row.tenant ?? undefined,
       resumeFrom,
-      row.cancel_requested === 1,
-    );
+      cancelled: row.cancel_requested === 1,
+    });
     resumed++;
     const completed = [...resumeFrom.values()].filter((state) => state.status === 'completed').length;
     ctx.logger.info(
@@ -282,11 +291,12 @@ export async function executeRun(
       },
     );
   }
-  const row = await ctx.db.get<{ definition: string; name: string | null }>(
-    'SELECT definition, name FROM graph_definitions WHERE graph_id = ?',
+  const row = await ctx.db.get<{ definition: string; name: string | null; tenant: string | null }>(
+    'SELECT definition, name, tenant FROM graph_definitions WHERE graph_id = ?',
     [graphId],
   );
-  if (!row) {
+  // A tenant's caller finds only its tenant's graphs; the run belongs to the caller's tenant.
+  if (!row || (author.tenant !== undefined && (row.tenant ?? undefined) !== author.tenant)) {
     emitAuthored(
       ctx,
       { action: 'execute', valid: false, nodeCount: 0, invalidReason: 'not_found', graphId },
@@ -328,8 +338,8 @@ export async function executeRun(
   await ctx.files.prepare(runId);
   await ctx.db.transaction(async (tx) => {
     await tx.execute(
-      `INSERT INTO graph_runs (run_id, graph_id, status, definition, node_count, inputs, concurrency, default_agent_id, started_at)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO graph_runs (run_id, graph_id, status, definition, node_count, inputs, concurrency, default_agent_id, started_at, tenant)
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
       [
         runId,
         graphId,
@@ -339,6 +349,7 @@ export async function executeRun(
         concurrency,
         executeOptions.defaultAgentId ?? null,
         startedAt,
+        author.tenant ?? null,
       ],
     );
     // One multi-row insert per chunk keeps a 1,000-node run to a few statements.
@@ -351,18 +362,18 @@ export async function executeRun(
     }
   });
   await writer.write("UPDATE graph_runs SET status = 'running' WHERE run_id = ?", [runId]);
-  startRun(
-    ctx,
+  startRun(ctx, {
     runId,
     graphId,
     startedAt,
     graph,
     inputs,
     concurrency,
-    executeOptions.defaultAgentId,
-    undefined,
-    false,
-  );
+    defaultAgentId: executeOptions.defaultAgentId,
+    tenant: author.tenant,
+    resumeFrom: undefined,
+    cancelled: false,
+  });
   emitAuthored(
     ctx,
     { action: 'execute', valid: true, nodeCount: graph.nodes.length, graphId, runId },

@@ -1,3 +1,4 @@
+import type { GraphSqlValue } from '../database.js';
 import type { GraphDefinition } from '../definition.js';
 import { GraphError } from '../errors.js';
 import type { GraphService } from '../service.js';
@@ -114,19 +115,25 @@ export async function runOutputs(
 /** Runs newest first, optionally of one graph. */
 export async function listRuns(
   ctx: GraphContext,
-  filter: { graphId?: string | undefined; limit?: number | undefined },
+  filter: { graphId?: string | undefined; limit?: number | undefined; tenant?: string | undefined },
 ): ReturnType<GraphService['runs']> {
   ready(ctx);
   const limit = Math.min(Math.max(filter.limit ?? 50, 1), 500);
-  const rows =
-    filter.graphId === undefined
-      ? await ctx.db.query<RunRow>('SELECT * FROM graph_runs ORDER BY started_at DESC, rowid DESC LIMIT ?', [
-          limit,
-        ])
-      : await ctx.db.query<RunRow>(
-          'SELECT * FROM graph_runs WHERE graph_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?',
-          [filter.graphId, limit],
-        );
+  const where: string[] = [];
+  const args: GraphSqlValue[] = [];
+  if (filter.graphId !== undefined) {
+    where.push('graph_id = ?');
+    args.push(filter.graphId);
+  }
+  if (filter.tenant !== undefined) {
+    where.push('tenant = ?');
+    args.push(filter.tenant);
+  }
+  const rows = await ctx.db.query<RunRow>(
+    `SELECT * FROM graph_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+     ORDER BY started_at DESC, rowid DESC LIMIT ?`,
+    [...args, limit],
+  );
   return { runs: rows.map((row) => summary(row, ctx.active.has(row.run_id))) };
 }
 

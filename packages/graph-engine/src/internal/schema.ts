@@ -55,6 +55,15 @@ export const migrations: GraphMigration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: 'graphs, saved graphs and runs may belong to a tenant',
+    up: [
+      'ALTER TABLE graph_definitions ADD COLUMN tenant TEXT',
+      'ALTER TABLE graph_saved ADD COLUMN tenant TEXT',
+      'ALTER TABLE graph_runs ADD COLUMN tenant TEXT',
+    ],
+  },
 ];
 
 /** A row of graph_runs. */
@@ -71,6 +80,7 @@ export interface RunRow {
   resumed_count: number;
   started_at: number;
   finished_at: number | null;
+  tenant: string | null;
 }
 
 /** A row of graph_run_nodes. */
