@@ -111,6 +111,7 @@ describe('createQueueDrainer', () => {
     await drainer.stop();
     expect(deliveries).toEqual([
       {
+        idempotencyKey: expect.stringMatching(/^webhook-queue:/),
         channel: 'telegram',
         to: '42',
         text: 'echo deliver-me',

@@ -7,8 +7,13 @@ import type { AgentJob, WebhookStore } from './store.js';
 
 export type { AgentTurnRunner } from '@agentd/contracts';
 
-/** Sends an agent's answer to a channel, for mappings with `deliver: true`. */
+/**
+ * Sends an agent's answer to a channel, for mappings with `deliver: true`. A job re-run after a
+ * crash calls it again with the same `idempotencyKey` (`webhook-queue:<jobId>`): a deliverer
+ * that records the key before it sends (a channel delivery queue) sends the answer once.
+ */
 export type HookResponseDeliverer = (delivery: {
+  idempotencyKey: string;
   channel: string | undefined;
   to: string | undefined;
   text: string;
@@ -137,6 +142,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         } else {
           try {
             await deliver({
+              idempotencyKey: `webhook-queue:${job.id}`,
               channel: job.channel,
               to: job.to,
               text: result.response,
