@@ -8,6 +8,7 @@ import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
+import { mediaSectionSchema } from '@agentd/media';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
@@ -80,6 +81,8 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // Engines, providers and limits apply to the next media call; provider apiKeys may be ${secret:NAME}.
+  media: section(mediaSectionSchema),
 };
 
 /**

@@ -24,6 +24,7 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
+import { createMediaService, createMediaTools, type MediaService, readConfinedFile } from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
@@ -78,6 +79,7 @@ export interface DaemonServices {
   graph: GraphService;
   obsService: ObsService;
   browser: BrowserService;
+  media: MediaService;
   hooks: WebhookService;
 }
 
@@ -212,7 +214,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'media' | 'hooks'
 > & {
   events: EventSink;
 };
@@ -314,6 +316,22 @@ async function startAgents(
     (service) => service.shutdown(),
   );
 
+  // Speech, vision, documents, video and links; engines are spawned per call. Synthesized speech
+  // goes under the agent's workspace directory (swap `agentDir` for the workspace package's root).
+  const media = await lifecycle.start(
+    'media',
+    async () =>
+      createMediaService({
+        section: await resolveSecretRefs(config.media, (name) => env[name]),
+        agentDir: (agentId) => join(dataDir, 'workspaces', agentId),
+        readWorkspaceFile: readConfinedFile((agentId) => join(dataDir, 'workspaces', agentId)),
+        events,
+        logger: logger.module('media'),
+        now,
+      }),
+    (service) => service.close(),
+  );
+
   const hooks = await lifecycle.start(
     'webhooks',
     () =>
@@ -344,7 +362,11 @@ async function startAgents(
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...createMediaTools(media),
+  ]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -369,6 +391,7 @@ async function startAgents(
     graph,
     obsService,
     browser,
+    media,
     hooks,
   };
 }

@@ -1,7 +1,5 @@
-import mammoth from 'mammoth';
-import { extractText } from 'unpdf';
 import { MediaError } from './errors.js';
-import { tidy, visibleText, parseDocument } from './internal/html.js';
+import { htmlToText, tidy } from './internal/html.js';
 import { sniffMime } from './internal/sniff.js';
 import { decodeText } from './internal/text-decoding.js';
 
@@ -40,7 +38,7 @@ export async function extractDocument(
   } else if (sniffed.kind === 'text') {
     const decoded = decodeText(bytes);
     const html = sniffed.mimeType === 'text/html' || options.mimeType === 'text/html';
-    text = html ? visibleText(parseDocument(decoded)) : tidy(decoded.replace(/\r\n?/g, '\n'));
+    text = html ? await htmlToText(decoded) : tidy(decoded.replace(/\r\n?/g, '\n'));
   } else {
     throw new MediaError(
       'UNSUPPORTED_TYPE',
@@ -62,6 +60,8 @@ export async function extractDocument(
 
 async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string; pages: number }> {
   try {
+    // pdf.js (inside unpdf) is large: imported on the first PDF, not with the package.
+    const { extractText } = await import('unpdf');
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
     const { totalPages, text } = await extractText(new Uint8Array(bytes), { mergePages: false });
     return { text: tidy(text.join('\n\n')), pages: totalPages };
@@ -75,6 +75,7 @@ async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string
 
 async function docxText(bytes: Uint8Array, field: string): Promise<string> {
   try {
+    const { default: mammoth } = await import('mammoth');
     const result = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });
     return tidy(result.value);
   } catch (error) {

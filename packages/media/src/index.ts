@@ -27,3 +27,4 @@ export type { AutoCheck, Synthesis } from './tts.js';
 export { stripDirectives, TTS_DIR } from './tts.js';
 export type { VideoDescription, VisionAnswer } from './vision.js';
 export { createMediaTools } from './tools.js';
+export { readConfinedFile } from './workspace-reader.js';

@@ -75,9 +75,9 @@ export async function readLink(url: string, options: LinkOptions): Promise<LinkR
     const page = await guardedFetch(url, options);
     let title = '';
     let body: string;
-    let meta: Partial<ReturnType<typeof extractArticle>> = {};
+    let meta: Partial<Awaited<ReturnType<typeof extractArticle>>> = {};
     if (page.contentType === 'text/html' || page.contentType === 'application/xhtml+xml') {
-      const article = extractArticle(decodeText(page.body, page.charset));
+      const article = await extractArticle(decodeText(page.body, page.charset));
       ({ title, text: body, ...meta } = article);
     } else if (page.contentType.startsWith('text/')) {
       body = tidy(decodeText(page.body, page.charset));

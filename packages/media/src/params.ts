@@ -16,6 +16,11 @@ const language = z
 const channelType = z.string().min(1).max(64);
 const channelId = z.string().min(1).max(256);
 const url = z.string().min(1).max(8192);
+const sessionKey = z
+  .string()
+  .min(1)
+  .max(512)
+  .describe('Session the speech belongs to: its voice evidence lands in that session (obs.explain)');
 
 /**
  * zod schemas of every media operation's parameters, shared by the daemon's methods and the
@@ -30,6 +35,7 @@ export const mediaParamSchemas = {
         .optional()
         .describe('Declared type (default audio/ogg); the bytes are sniffed anyway'),
       language: language.optional().describe('Spoken language, e.g. en'),
+      sessionKey: sessionKey.optional(),
     })
     .strict(),
   mediaData: z
@@ -37,6 +43,7 @@ export const mediaParamSchemas = {
       data: base64.describe('File bytes, base64 (a data: URI is accepted)'),
       mimeType: mimeType.optional().describe('Declared type; the bytes are sniffed anyway'),
       language: language.optional(),
+      sessionKey: sessionKey.optional(),
     })
     .strict(),
   describeVideo: z
@@ -60,6 +67,7 @@ export const mediaParamSchemas = {
         .optional()
         .describe('Output format; default by channel (Opus for telegram/whatsapp)'),
       channelType: channelType.optional(),
+      sessionKey: sessionKey.optional(),
       _callerChannelType: channelType.optional(),
     })
     .strict(),

@@ -29,14 +29,14 @@ export function createMediaTools(service: MediaService): AgentTool[] {
     tool(
       'media_transcribe',
       'Transcribe audio (base64; any common format) to text.',
-      s.mediaData,
+      s.mediaData.omit({ sessionKey: true }),
       (params, context) =>
         service.transcribe({ data: params.data, language: params.language }, scopeOf(context)),
     ),
     tool(
       'media_speak',
       'Speak text as an audio file in the workspace (media/tts/); returns its path. [[tts:voice=<voice>]] picks a voice.',
-      s.synthesize.omit({ agentId: true }),
+      s.synthesize.omit({ agentId: true, sessionKey: true }),
       (params, context) => service.synthesize({ ...params, agentId: context.agentId }, scopeOf(context)),
     ),
     tool(

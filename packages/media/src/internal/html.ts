@@ -1,26 +1,47 @@
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import type { Readability as ReadabilityClass } from '@mozilla/readability';
+import type { parseHTML as ParseHTML } from 'linkedom';
 
 const BLOCKS = 'p,div,br,li,h1,h2,h3,h4,h5,h6,tr,section,article,blockquote,pre,header,footer';
 
 /** A DOM document as linkedom builds it. */
-type Document = ReturnType<typeof parseHTML>['document'];
+type Document = ReturnType<typeof ParseHTML>['document'];
 /** The part of a DOM node these helpers use. */
 interface Node {
   querySelectorAll(selector: string): Iterable<{ remove(): void; append(text: string): void }>;
   textContent: string | null;
 }
 
-/** Parses HTML into a DOM document (linkedom: a fast, spec-enough DOM without a browser). */
-export function parseDocument(html: string): Document {
-  return parseHTML(html).document;
+interface Dom {
+  parseHTML: typeof ParseHTML;
+  Readability: typeof ReadabilityClass;
+}
+let dom: Promise<Dom> | undefined;
+
+/**
+ * linkedom and Readability, imported on the first HTML read: a daemon that never reads a
+ * page or an HTML document never loads them.
+ */
+function loadDom(): Promise<Dom> {
+  dom ??= Promise.all([import('linkedom'), import('@mozilla/readability')]).then(
+    ([linkedom, readability]) => ({
+      parseHTML: linkedom.parseHTML,
+      Readability: readability.Readability,
+    }),
+  );
+  return dom;
+}
+
+/** The visible text of an HTML string (see {@link visibleText}). */
+export async function htmlToText(html: string): Promise<string> {
+  const { parseHTML } = await loadDom();
+  return visibleText(parseHTML(html).document);
 }
 
 /**
  * The visible text of an HTML document or element: scripts, styles and templates dropped,
  * a line break after each block element, runs of blank space collapsed.
  */
-export function visibleText(document: Document): string {
+function visibleText(document: Document): string {
   const root = (document.body ?? document.documentElement) as unknown as Node | null;
   if (!root) return '';
   for (const node of [...root.querySelectorAll('script,style,noscript,template')]) node.remove();
@@ -53,12 +74,14 @@ export interface Article {
  * Extracts the main article of a page with `@mozilla/readability`; a page Readability finds
  * no article in (a short page, an app shell) falls back to its whole visible text.
  */
-export function extractArticle(html: string): Article {
+export async function extractArticle(html: string): Promise<Article> {
+  const { parseHTML, Readability } = await loadDom();
+  const parseDocument = (source: string) => parseHTML(source).document;
   const document = parseDocument(html);
   const fallbackTitle = document.querySelector('title')?.textContent?.trim() ?? '';
   const lang = document.documentElement?.getAttribute('lang') ?? undefined;
   // Readability mutates the document it reads; the fallback reads a fresh parse.
-  let parsed: ReturnType<Readability<string>['parse']> = null;
+  let parsed: ReturnType<ReadabilityClass<string>['parse']> = null;
   try {
     parsed = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
       charThreshold: 100,

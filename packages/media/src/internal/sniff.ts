@@ -1,5 +1,3 @@
-import { fileTypeFromBuffer } from 'file-type';
-
 /** What the bytes are, by their content rather than by what the caller claimed. */
 export interface SniffResult {
   /** MIME type detected (`audio/ogg`, `application/pdf`, `text/plain`, ...), or `application/octet-stream`. */
@@ -27,6 +25,8 @@ export function mayHoldAudio(mimeType: string): boolean {
  * opens like an HTML page and `text/plain` otherwise (Markdown included).
  */
 export async function sniffMime(bytes: Uint8Array): Promise<SniffResult> {
+  // file-type's signature table is imported on the first sniff, not with the package.
+  const { fileTypeFromBuffer } = await import('file-type');
   const found = await fileTypeFromBuffer(bytes);
   if (found) {
     // file-type may add parameters (`audio/ogg; codecs=opus`); the bare type is what callers compare.
