@@ -8,7 +8,7 @@ import {
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
-import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
+import { type ConfigStore, parseSecretRef, resolveSecretRefs } from '@agentd/config-store';
 import {
   createCronService,
   createHeartbeatService,
@@ -24,7 +24,13 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
-import { createMediaService, createMediaTools, type MediaService, readConfinedFile } from '@agentd/media';
+import {
+  createMediaService,
+  createMediaTools,
+  type HttpProvider,
+  type MediaService,
+  readConfinedFile,
+} from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
@@ -325,6 +331,8 @@ async function startAgents(
         section: await resolveSecretRefs(config.media, (name) => env[name]),
         agentDir: (agentId) => join(dataDir, 'workspaces', agentId),
         readWorkspaceFile: readConfinedFile((agentId) => join(dataDir, 'workspaces', agentId)),
+        // Read at each call, so a providers change is followed without a media re-apply.
+        mainProvider: () => mainMediaProvider(configStore.current().providers, env),
         events,
         logger: logger.module('media'),
         now,
@@ -394,4 +402,22 @@ async function startAgents(
     media,
     hooks,
   };
+}
+
+/**
+ * The provider `media.stt.followMainKey` uses: the first OpenAI-compatible entry with a base
+ * URL, its key resolved from a `${secret:NAME}` reference (undefined when it cannot be).
+ */
+function mainMediaProvider(
+  providers: DaemonConfig['providers'],
+  env: NodeJS.ProcessEnv,
+): HttpProvider | undefined {
+  for (const [id, entry] of Object.entries(providers.entries)) {
+    if (entry.type !== 'openai-compatible' || !entry.baseUrl) continue;
+    const reference = parseSecretRef(entry.apiKey);
+    const apiKey = reference === undefined ? entry.apiKey : env[reference];
+    if (entry.apiKey !== undefined && apiKey === undefined) return undefined;
+    return { id, baseUrl: entry.baseUrl, ...(apiKey ? { apiKey } : {}) };
+  }
+  return undefined;
 }

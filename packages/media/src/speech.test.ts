@@ -175,3 +175,13 @@ describe('MediaService speech (espeak-ng, ffmpeg, pocketsphinx)', () => {
     });
   });
 });
+
+describe('MediaService speech errors', () => {
+  it('refuses an unknown espeak-ng voice as the caller mistake it is', async () => {
+    const local = createMediaService({ agentDir: (agentId) => join(tmpdir(), 'media-voice-test', agentId) });
+    await expect(local.synthesize({ text: 'hello', voice: 'nosuchvoice' })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'INVALID_INPUT') && error.data?.field === 'voice',
+    );
+    local.close();
+  });
+});

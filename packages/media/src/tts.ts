@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MediaError } from './errors.js';
+import { isMediaError, MediaError } from './errors.js';
 import { type CallScope, emitVoiceTurn, ffmpegOf, type MediaContext } from './internal/context.js';
 import { runProgram } from './internal/exec.js';
 import { encodeAudio } from './internal/ffmpeg.js';
@@ -153,6 +153,17 @@ export async function synthesize(
         signal: input.signal,
         input: Buffer.from(text, 'utf8'),
         env: context.env,
+      }).catch((error: unknown) => {
+        // An unknown voice is the caller's mistake, not a broken engine.
+        if (isMediaError(error, 'ENGINE_FAILED') && /voice does not exist/i.test(String(error.data?.stderr)))
+          throw new MediaError(
+            'INVALID_INPUT',
+            `voice ${voice} is not an espeak-ng voice (espeak-ng --voices lists them)`,
+            {
+              data: { field: 'voice' },
+            },
+          );
+        throw error;
       });
       durationMs = wavDurationMs(wav);
       audio = await encodeAudio(wav, format, ffmpegOf(context, input.signal));
