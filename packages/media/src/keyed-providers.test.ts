@@ -271,3 +271,28 @@ describe('MediaService.describeVideo', () => {
     media.close();
   });
 });
+
+describe('image delivery to the calling channel', () => {
+  it('sends the image through the host hook when the caller channel is set, else returns base64', async () => {
+    const sent: Array<{ target: unknown; data: string }> = [];
+    const media = createMediaService({
+      section: { imageGen: { provider: { baseUrl, apiKey: KEY } } },
+      deliverImage: async (target, image) => {
+        sent.push({ target, data: image.data });
+        return { messageId: 'm-1' };
+      },
+    });
+    const delivered = await media.generateImage({
+      prompt: 'a boat',
+      _callerChannelType: 'telegram',
+      _callerChannelId: '42',
+    });
+    expect(delivered).toMatchObject({ delivered: true, messageId: 'm-1', mimeType: 'image/png' });
+    expect(delivered).not.toHaveProperty('data');
+    expect(sent).toEqual([
+      { target: { channelType: 'telegram', channelId: '42' }, data: PNG.toString('base64') },
+    ]);
+    expect(await media.generateImage({ prompt: 'a boat' })).toMatchObject({ data: PNG.toString('base64') });
+    media.close();
+  });
+});

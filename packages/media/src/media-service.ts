@@ -43,7 +43,16 @@ export interface MediaService {
     params: Params<'imageAnalyze'>,
     scope?: CallScope,
   ): Promise<VisionAnswer & { mimeType: string }>;
-  generateImage(params: Params<'imageGenerate'>, scope?: CallScope): Promise<GeneratedImage>;
+  /**
+   * Generates an image; with `_callerChannelType`/`_callerChannelId` and a `deliverImage`
+   * host hook it is sent there and answered as `{ delivered: true, … }` without the bytes.
+   */
+  generateImage(
+    params: Params<'imageGenerate'>,
+    scope?: CallScope,
+  ): Promise<
+    GeneratedImage | (Omit<GeneratedImage, 'data'> & { delivered: true; messageId?: string | undefined })
+  >;
   processLinks(params: Params<'linkProcess'>, scope?: CallScope): Promise<LinkProcessResult>;
   extractDocument(params: Params<'mediaData'>): Promise<DocumentText>;
   describeVideo(params: Params<'describeVideo'>, scope?: CallScope): Promise<VideoDescription>;
@@ -172,13 +181,23 @@ export function createMediaService(options: MediaServiceOptions = {}): MediaServ
         channelId: params.channelId ?? params._callerChannelId,
       });
     },
-    generateImage: async (params, scope = {}) =>
-      generateImage(context, limiter, {
+    async generateImage(params, scope = {}) {
+      const image = await generateImage(context, limiter, {
         ...scope,
         agentId: params.agentId ?? params._agentId ?? scope.agentId,
         prompt: params.prompt,
         size: params.size,
-      }),
+      });
+      const channelType = params._callerChannelType;
+      const channelId = params._callerChannelId;
+      if (!channelType || !channelId || !options.deliverImage || !image.data) return image;
+      const { data, ...rest } = image;
+      const sent = await options.deliverImage(
+        { channelType, channelId },
+        { mimeType: image.mimeType, data, caption: params.prompt },
+      );
+      return { ...rest, delivered: true as const, ...(sent.messageId ? { messageId: sent.messageId } : {}) };
+    },
     processLinks: async (params, scope = {}) => processLinks(params.text, linkOptions(scope.signal)),
     extractDocument: async (params) =>
       extractDocument(bytesOf(params.data, 'data'), {

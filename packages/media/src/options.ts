@@ -189,6 +189,16 @@ export interface MediaServiceOptions {
   readWorkspaceFile?: ((agentId: string, path: string) => Promise<Buffer>) | undefined;
   /** The daemon's main model provider, for `stt.followMainKey`; undefined when it has none. */
   mainProvider?: (() => HttpProvider | undefined) | undefined;
+  /**
+   * Sends a generated image to the channel that asked for it (`_callerChannelType` and
+   * `_callerChannelId`); the channels package provides it. Absent, images are returned as base64.
+   */
+  deliverImage?:
+    | ((
+        target: { channelType: string; channelId: string },
+        image: { mimeType: string; data: string; caption?: string | undefined },
+      ) => Promise<{ messageId?: string | undefined }>)
+    | undefined;
   /** Receives `voice:turn` evidence (content-free). */
   events?: EventSink | undefined;
   /** Logger (pino-compatible). @default a no-op logger */
