@@ -82,6 +82,18 @@ describe('MediaService.test', () => {
     });
   });
 
+  it('refuses input over media.maxInputBytes before decoding it, naming the field', async () => {
+    media.applyConfig({ maxInputBytes: 1024 });
+    const big = Buffer.alloc(2048, 1).toString('base64');
+    await expect(media.extractDocument({ data: big })).rejects.toSatisfy(
+      (error) =>
+        isMediaError(error, 'TOO_LARGE') && error.data?.field === 'data' && error.data?.maxBytes === 1024,
+    );
+    await expect(media.transcribe({ data: big, field: 'audio' })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.field === 'audio',
+    );
+  });
+
   it('refuses an invalid section and keeps the previous one', () => {
     expect(() => media.applyConfig({ tts: { autoMode: 'sometimes' } })).toThrow(/tts\.autoMode/);
     expect(media.autoCheck({ text: 'hi' }).mode).toBe('never');

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
-// The service checks decoded sizes against media.maxInputBytes; this only bounds the string.
-const base64 = z.string().min(1).max(720_000_000);
+// No fixed maximum here: the bound is `media.maxInputBytes` (live config), checked from the
+// string's length before anything is decoded and answered as TOO_LARGE on the field; the
+// gateway's message-size limit bounds what can arrive at all.
+const base64 = z.string().min(1);
 const agentId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (1 to 64)')
@@ -80,7 +82,7 @@ export const mediaParamSchemas = {
     .strict(),
   imageAnalyze: z
     .object({
-      image: z.string().min(1).max(720_000_000).optional().describe('Base64 data URI or base64 image'),
+      image: z.string().min(1).optional().describe('Base64 data URI or base64 image'),
       url: url.optional().describe('http(s) URL of the image or channel attachment'),
       path: z.string().min(1).max(4096).optional().describe('Path inside the agent workspace'),
       prompt: z.string().min(1).max(4000).optional().describe('Default: Describe this image in detail'),
