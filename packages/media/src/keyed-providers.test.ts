@@ -49,6 +49,10 @@ beforeEach(async () => {
     else if (req.url === '/v1/messages') json({ content: [{ type: 'text', text: 'A single pixel.' }] });
     else if (req.url === '/v1/images/generations')
       json({ data: [{ b64_json: PNG.toString('base64'), revised_prompt: 'a cat, drawn' }] });
+    else if (req.url === '/page')
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<title>P</title><p>Page text about harbours and tides.</p>');
     else if (req.url === '/v1/audio/transcriptions') json({ text: 'keyed transcript' });
     else if (req.url === '/v1/audio/speech')
       res.writeHead(200, { 'content-type': 'audio/mpeg' }).end(Buffer.from('ID3fake-mp3'));
@@ -293,6 +297,36 @@ describe('image delivery to the calling channel', () => {
       { target: { channelType: 'telegram', channelId: '42' }, data: PNG.toString('base64') },
     ]);
     expect(await media.generateImage({ prompt: 'a boat' })).toMatchObject({ data: PNG.toString('base64') });
+    media.close();
+  });
+});
+
+describe('model link summaries', () => {
+  it('asks the vision provider chat model for a summary when links.modelSummary is on, labelled model', async () => {
+    const port = new URL(baseUrl).port;
+    const media = createMediaService({
+      section: {
+        vision: { provider: { baseUrl, apiKey: KEY } },
+        links: { allowedHosts: [`127.0.0.1:${port}`], modelSummary: true },
+      },
+    });
+    const { links } = await media.processLinks({ text: `http://127.0.0.1:${port}/page` });
+    expect(links[0]).toMatchObject({ ok: true, summary: 'A tiny red square.', summarySource: 'model' });
+    const request = json(seen.find((entry) => entry.path === '/v1/chat/completions'));
+    expect(request.messages[0].content).toEqual([
+      { type: 'text', text: expect.stringContaining('Page text about harbours and tides.') },
+    ]);
+    media.applyConfig({
+      vision: { provider: { baseUrl: 'http://127.0.0.1:9/v1' } },
+      links: { allowedHosts: [`127.0.0.1:${port}`], modelSummary: true },
+    });
+    const fallback = await media.processLinks({ text: `http://127.0.0.1:${port}/page` });
+    // The model failing is not the link failing: the extractive summary stands in, labelled so.
+    expect(fallback.links[0]).toMatchObject({
+      ok: true,
+      summarySource: 'extractive',
+      summary: expect.stringContaining('harbours'),
+    });
     media.close();
   });
 });

@@ -143,3 +143,30 @@ describe('readConfinedFile', () => {
     );
   });
 });
+
+describe('createMediaTools', () => {
+  it('gives agents the six media tools, run as the calling agent', async () => {
+    const { createMediaTools } = await import('./tools.js');
+    const tools = createMediaTools(media);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'media_transcribe',
+      'media_speak',
+      'media_analyze_image',
+      'media_generate_image',
+      'media_read_document',
+      'media_read_link',
+    ]);
+    const context = { agentId: 'ada', sessionKey: 'tool-session', signal: new AbortController().signal };
+    const speak = tools.find((tool) => tool.name === 'media_speak');
+    const spoken = (await speak?.handler(speak.params.parse({ text: 'from a tool' }), context)) as {
+      path: string;
+      absolutePath: string;
+    };
+    expect(spoken.absolutePath).toBe(join(dir, 'workspaces', 'ada', spoken.path));
+    const read = tools.find((tool) => tool.name === 'media_read_document');
+    expect(await read?.handler({ data: Buffer.from('tool text').toString('base64') }, context)).toMatchObject(
+      { text: 'tool text' },
+    );
+    expect(() => speak?.params.parse({ text: 'x', agentId: 'other' })).toThrow();
+  });
+});

@@ -15,7 +15,13 @@ import type { mediaParamSchemas } from './params.js';
 import { listProviders, type ProvidersReport } from './providers.js';
 import { type Transcript, transcribe } from './stt.js';
 import { type AutoCheck, autoCheck, type Synthesis, sweepDir, synthesize, TTS_DIR } from './tts.js';
-import { analyzeImage, describeVideo, type VideoDescription, type VisionAnswer } from './vision.js';
+import {
+  analyzeImage,
+  describeVideo,
+  summarizeWithModel,
+  type VideoDescription,
+  type VisionAnswer,
+} from './vision.js';
 
 type Params<K extends keyof typeof mediaParamSchemas> = z.output<(typeof mediaParamSchemas)[K]>;
 
@@ -119,7 +125,14 @@ export function createMediaService(options: MediaServiceOptions = {}): MediaServ
       allowedHosts: section.links.allowedHosts,
       resolveHost: options.resolveHost,
     });
-  const linkOptions = (signal?: AbortSignal) => ({ ...section.links, check: linkCheck(), signal });
+  const linkOptions = (signal?: AbortSignal) => ({
+    ...section.links,
+    check: linkCheck(),
+    signal,
+    ...(section.links.modelSummary && section.vision.provider
+      ? { summarize: (text: string, abort?: AbortSignal) => summarizeWithModel(context, text, abort) }
+      : {}),
+  });
   const bytesOf = (data: string, field: string) => decodeBase64(data, field, section.maxInputBytes).bytes;
 
   const imageBytes = async (

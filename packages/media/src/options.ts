@@ -134,6 +134,8 @@ const linksSchema = z
     timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
     /** Redirect hops followed (each re-checked). @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
+    /** Summaries written by the `vision.provider` chat model instead of extractive ones. @default false */
+    modelSummary: z.boolean().default(false),
     /** Characters of article text kept per link. @default 20000 */
     maxChars: z.number().int().min(100).max(1_000_000).default(20_000),
   })

@@ -31,10 +31,18 @@ function loadDom(): Promise<Dom> {
   return dom;
 }
 
+/**
+ * linkedom builds no body for a bare fragment (`<p>hi</p>`, common in small pages and
+ * attachments): such input is wrapped in a full document first.
+ */
+function wholeDocument(html: string): string {
+  return /<html[\s>]/i.test(html) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
+}
+
 /** The visible text of an HTML string (see {@link visibleText}). */
 export async function htmlToText(html: string): Promise<string> {
   const { parseHTML } = await loadDom();
-  return visibleText(parseHTML(html).document);
+  return visibleText(parseHTML(wholeDocument(html)).document);
 }
 
 /**
@@ -76,7 +84,7 @@ export interface Article {
  */
 export async function extractArticle(html: string): Promise<Article> {
   const { parseHTML, Readability } = await loadDom();
-  const parseDocument = (source: string) => parseHTML(source).document;
+  const parseDocument = (source: string) => parseHTML(wholeDocument(source)).document;
   const document = parseDocument(html);
   const fallbackTitle = document.querySelector('title')?.textContent?.trim() ?? '';
   const lang = document.documentElement?.getAttribute('lang') ?? undefined;
