@@ -10,7 +10,8 @@ export type { LinkProcessResult, LinkResult } from './links.js';
 export { extractiveSummary, findUrls } from './links.js';
 export type { MediaLogger } from './logger.js';
 export { noopLogger } from './logger.js';
-export type { MediaService, MediaTestResult } from './media-service.js';
+export type { MediaService } from './media-service.js';
+export type { MediaTestResult } from './media-tests.js';
 export { createMediaService } from './media-service.js';
 export type {
   HttpProvider,

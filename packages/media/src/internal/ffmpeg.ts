@@ -13,6 +13,9 @@ export interface FfmpegContext {
 }
 
 const QUIET = ['-nostdin', '-hide_banner', '-loglevel', 'error'];
+// Input is hostile: a container or playlist could point ffmpeg at URLs or other protocols.
+// Only the scratch file and pipes may be opened.
+const LOCAL_ONLY = ['-protocol_whitelist', 'file,pipe'];
 
 /**
  * A private scratch directory (0700, as mkdtemp makes it) removed after `work`, so inputs
@@ -55,7 +58,20 @@ export async function toSpeechWav(
     const input = join(dir, 'input');
     const output = join(dir, 'speech.wav');
     await writeFile(input, bytes, { mode: 0o600 });
-    const args = [...QUIET, '-i', input, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', output];
+    const args = [
+      ...QUIET,
+      ...LOCAL_ONLY,
+      '-i',
+      input,
+      '-vn',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-c:a',
+      'pcm_s16le',
+      output,
+    ];
     await runProgram(context.command, args, context).catch((error) => corrupt(error, field, 'audio'));
     const wav = await readFile(output);
     if (wav.length <= 44)
@@ -89,7 +105,7 @@ export async function encodeAudio(
 async function probeDurationMs(path: string, context: FfmpegContext): Promise<number | undefined> {
   const { stdout } = await runProgram(
     probeCommand(context.command),
-    ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path],
+    ['-v', 'error', ...LOCAL_ONLY, '-show_entries', 'format=duration', '-of', 'csv=p=0', path],
     context,
   );
   const seconds = Number.parseFloat(stdout.toString('utf8').trim());
@@ -118,6 +134,7 @@ export async function extractFrames(
       const output = join(dir, `frame-${index}.jpg`);
       const args = [
         ...QUIET,
+        ...LOCAL_ONLY,
         '-ss',
         at.toFixed(3),
         '-i',
