@@ -9,6 +9,7 @@ import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
+import { mediaSectionSchema } from '@agentd/media';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
@@ -86,6 +87,8 @@ export const configSections = {
   approvals: section(approvalsSectionSchema),
   // The master key is read once, when secrets.db is opened.
   secrets: section(secretsSectionSchema, ['*']),
+  // Engines, providers and limits apply to the next media call; provider apiKeys may be ${secret:NAME}.
+  media: section(mediaSectionSchema),
 };
 
 /**

@@ -3,6 +3,8 @@ import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
+import type { MediaService } from '@agentd/media';
+import { resolveSecretRefs } from '@agentd/config-store';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
 import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
@@ -75,6 +77,10 @@ export interface LiveServices {
   checkPosture: (providers: DaemonConfig['providers']) => void;
   webhooks: { configure(section: DaemonConfig['webhooks']): Promise<void> };
   browser: BrowserService;
+  media: MediaService;
+  mediaMainProvider: { refresh(): Promise<void> };
+  /** Resolves a `${secret:NAME}` name (the secrets store, `.env`, the environment). */
+  lookupSecret: (name: string) => Promise<string | undefined>;
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
@@ -167,6 +173,7 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
     }),
   );
   live.on(['providers'], (next) => services.checkPosture(next.providers));
+  live.on(['providers'], () => services.mediaMainProvider.refresh());
   live.on(['webhooks'], (next) => services.webhooks.configure(next.webhooks));
   live.on(['browser'], async (next) => {
     const { relaunched } = await services.browser.applyConfig(next.browser);
@@ -174,6 +181,10 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
       log.info({ step: 'config' }, 'browser stopped; the next call launches it with the new section');
   });
   live.on(['graph'], (next) => services.graph.applyConfig(next.graph));
+  // Provider keys may be ${secret:NAME}: resolved here, so the service only sees values.
+  live.on(['media'], async (next) =>
+    services.media.applyConfig(await resolveSecretRefs(next.media, services.lookupSecret)),
+  );
   live.on(['cron'], (next) =>
     services.cron.applyConfig({
       ...next.cron,

@@ -9,7 +9,7 @@ import {
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type ApprovalService, createApprovalGate, createApprovalService } from '@agentd/approvals';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
-import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
+import { type ConfigStore, parseSecretRef, resolveSecretRefs } from '@agentd/config-store';
 import { checkSecretRefs } from './secret-refs.js';
 import {
   createCronService,
@@ -26,6 +26,13 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
+import {
+  createMediaService,
+  createMediaTools,
+  type HttpProvider,
+  type MediaService,
+  readConfinedFile,
+} from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
@@ -85,6 +92,9 @@ export interface DaemonServices {
   graph: GraphService;
   obsService: ObsService;
   browser: BrowserService;
+  media: MediaService;
+  /** The provider media follows with `stt.followMainKey`, kept resolved (see followedMediaProvider). */
+  mediaMainProvider: { refresh(): Promise<void> };
   hooks: WebhookService;
   /** Approval gates: the tool gate's state, pending requests and decision caches. */
   approvals: ApprovalService;
@@ -242,7 +252,16 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'approvals'
+  | 'agentRuntime'
+  | 'cron'
+  | 'heartbeat'
+  | 'graph'
+  | 'obsService'
+  | 'browser'
+  | 'media'
+  | 'mediaMainProvider'
+  | 'hooks'
+  | 'approvals'
 > & {
   events: EventSink;
 };
@@ -356,6 +375,26 @@ async function startAgents(
     (service) => service.shutdown(),
   );
 
+  // Speech, vision, documents, video and links; engines are spawned per call. Synthesized speech
+  // goes under the agent's workspace directory (swap `agentDir` for the workspace package's root).
+  const mediaMainProvider = followedMediaProvider(configStore, lookupSecret);
+  await mediaMainProvider.refresh();
+  const media = await lifecycle.start(
+    'media',
+    async () =>
+      createMediaService({
+        section: await resolveSecretRefs(config.media, lookupSecret),
+        agentDir: (agentId) => join(dataDir, 'workspaces', agentId),
+        readWorkspaceFile: readConfinedFile((agentId) => join(dataDir, 'workspaces', agentId)),
+        // Kept resolved: refreshed when the providers section (or a secret it names) changes.
+        mainProvider: mediaMainProvider.current,
+        events,
+        logger: logger.module('media'),
+        now,
+      }),
+    (service) => service.close(),
+  );
+
   const hooks = await lifecycle.start(
     'webhooks',
     () =>
@@ -386,7 +425,11 @@ async function startAgents(
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...createMediaTools(media),
+  ]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -411,7 +454,37 @@ async function startAgents(
     graph,
     obsService,
     browser,
+    media,
+    mediaMainProvider,
     hooks,
     approvals,
+  };
+}
+
+/**
+ * The provider `media.stt.followMainKey` uses: the first OpenAI-compatible entry with a base
+ * URL, its key resolved from a `${secret:NAME}` reference (undefined when it cannot be). Media
+ * asks for it synchronously and a secret lookup is not, so it is kept resolved and refreshed.
+ */
+function followedMediaProvider(
+  configStore: ConfigStore<DaemonConfig>,
+  lookupSecret: (name: string) => Promise<string | undefined>,
+): { current: () => HttpProvider | undefined; refresh: () => Promise<void> } {
+  let current: HttpProvider | undefined;
+  const resolve = async (): Promise<HttpProvider | undefined> => {
+    for (const [id, entry] of Object.entries(configStore.current().providers.entries)) {
+      if (entry.type !== 'openai-compatible' || !entry.baseUrl) continue;
+      const reference = parseSecretRef(entry.apiKey);
+      const apiKey = reference === undefined ? entry.apiKey : await lookupSecret(reference);
+      if (entry.apiKey !== undefined && apiKey === undefined) return undefined;
+      return { id, baseUrl: entry.baseUrl, ...(apiKey ? { apiKey } : {}) };
+    }
+    return undefined;
+  };
+  return {
+    current: () => current,
+    refresh: async () => {
+      current = await resolve();
+    },
   };
 }

@@ -62,4 +62,25 @@ describe('agentd start', () => {
     expect(hasLoaded(trace(), 'playwright-core')).toBe(true);
     await rpc.call('browser.stop');
   });
+
+  it('loads the media libraries on the first document or page read, not at start', async () => {
+    const dataDir = pool.tempDir();
+    const traceFile = join(dataDir, 'modules.txt');
+    writeFileSync(traceFile, '');
+    const daemon = await pool.startProcess(dataDir, {
+      AGENTD_ADMIN_TOKEN: ADMIN_TOKEN,
+      AGENTD_MODULE_TRACE: traceFile,
+      NODE_OPTIONS: `--import ${join(import.meta.dirname, 'fixtures', 'module-trace.mjs')}`,
+    });
+    const trace = () => readFileSync(traceFile, 'utf8');
+    const rpc = rpcClient(daemon.url);
+    expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
+    for (const heavy of ['unpdf', 'mammoth', 'linkedom', '@mozilla/readability', 'file-type'])
+      expect(hasLoaded(trace(), heavy), heavy).toBe(false);
+    const html = Buffer.from('<!doctype html><html><body><p>Lazy.</p></body></html>').toString('base64');
+    expect(await rpc.call('media.extract_document', { data: html })).toMatchObject({ text: 'Lazy.' });
+    expect(hasLoaded(trace(), 'file-type')).toBe(true);
+    expect(hasLoaded(trace(), 'linkedom')).toBe(true);
+    expect(hasLoaded(trace(), 'unpdf')).toBe(false);
+  });
 });

@@ -542,7 +542,13 @@ describe('createGraphService tenants', () => {
     release();
     services.splice(services.indexOf(first), 1);
     const seen: NodeRequest[] = [];
-    const second = await open({ executor: { run: async (request) => (seen.push(request), 'done') } });
+    const record: NodeExecutor = {
+      run: async (request) => {
+        seen.push(request);
+        return 'done';
+      },
+    };
+    const second = await open({ executor: record });
     expect(await second.waitForRun(runId)).toBe('completed');
     expect(seen.map((request) => request.tenant)).toEqual(['acme']);
   });

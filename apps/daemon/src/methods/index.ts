@@ -17,6 +17,7 @@ import { envMethods } from './env.js';
 import { type GatewayControl, gatewayMethods } from './gateway.js';
 import { graphMethods } from './graph.js';
 import { heartbeatMethods } from './heartbeat.js';
+import { mediaMethods } from './media.js';
 import { memoryMethods } from './memory.js';
 import { modelsMethods } from './models.js';
 import { obsMethods } from './obs.js';
@@ -76,6 +77,8 @@ export function builtInMethods(deps: {
       tenants,
     }),
     ...unboundOnly(tenants, browserMethods({ browser: services.browser })),
+    // Media writes into and reads from agent workspaces and fetches links: unbound tokens only.
+    ...unboundOnly(tenants, mediaMethods({ media: services.media })),
     ...agentMethods({ runtime, tenants }),
     ...agentsMethods({ runtime }),
     ...modelsMethods({ runtime }),

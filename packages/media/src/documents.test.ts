@@ -1,0 +1,71 @@
+import { Document, Packer, Paragraph, TextRun } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { describe, expect, it } from 'vitest';
+import { extractDocument } from './documents.js';
+import { isMediaError } from './errors.js';
+
+async function makePdf(pages: string[]): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  for (const text of pages) pdf.addPage().drawText(text, { x: 50, y: 700, size: 14, font });
+  return pdf.save();
+}
+
+async function makeDocx(paragraphs: string[]): Promise<Buffer> {
+  const doc = new Document({
+    sections: [{ children: paragraphs.map((text) => new Paragraph({ children: [new TextRun(text)] })) }],
+  });
+  return Packer.toBuffer(doc);
+}
+
+describe('extractDocument', () => {
+  it('reads every page of a PDF made by pdf-lib', async () => {
+    const pdf = await makePdf(['Quarterly report for the lighthouse', 'Second page about tides']);
+    const result = await extractDocument(pdf, { maxChars: 10_000 });
+    expect(result.mimeType).toBe('application/pdf');
+    expect(result.pages).toBe(2);
+    expect(result.text).toContain('Quarterly report for the lighthouse');
+    expect(result.text).toContain('Second page about tides');
+    expect(result.truncated).toBe(false);
+  });
+
+  it('reads the paragraphs of a DOCX made by the docx library', async () => {
+    const docx = await makeDocx(['Minutes of the harbour meeting', 'Action: repaint the buoys']);
+    const result = await extractDocument(docx, { maxChars: 10_000 });
+    expect(result.mimeType).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    expect(result.text).toBe('Minutes of the harbour meeting\n\nAction: repaint the buoys');
+  });
+
+  it('takes the visible text of HTML and decodes latin-1 text', async () => {
+    const html = Buffer.from(
+      '<!doctype html><html><head><style>p{}</style><script>var secret=1</script></head><body><h1>Title</h1><p>Body text</p></body></html>',
+    );
+    const page = await extractDocument(html, { maxChars: 1000 });
+    expect(page.mimeType).toBe('text/html');
+    expect(page.text).toBe('Title\nBody text');
+    const latin1 = Buffer.from(
+      'Caf\xe9 cr\xe8me br\xfbl\xe9e, d\xe9j\xe0 vu, na\xefve r\xe9sum\xe9 for the gar\xe7on',
+      'latin1',
+    );
+    expect((await extractDocument(latin1, { maxChars: 1000 })).text).toBe(
+      'Café crème brûlée, déjà vu, naïve résumé for the garçon',
+    );
+  });
+
+  it('cuts at the character limit and says so', async () => {
+    const result = await extractDocument(Buffer.from('a'.repeat(500)), { maxChars: 100 });
+    expect(result).toMatchObject({ truncated: true, totalChars: 500 });
+    expect(result.text).toHaveLength(100);
+  });
+
+  it('refuses a corrupt PDF and a non-document with clear errors naming the field', async () => {
+    const corrupt = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(200, 0x41)]);
+    await expect(extractDocument(corrupt, { maxChars: 100 })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'CORRUPT_INPUT') && error.data?.field === 'data',
+    );
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    await expect(extractDocument(png, { maxChars: 100 })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'UNSUPPORTED_TYPE') && error.data?.detected === 'image/png',
+    );
+  });
+});
