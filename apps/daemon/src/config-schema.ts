@@ -12,6 +12,7 @@ import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
+import { workspaceSectionSchema } from '@agentd/workspace';
 import type { ConfigOf } from '@agentd/config-store';
 import { z } from 'zod';
 import type { util } from 'zod/v4/core';
@@ -80,6 +81,8 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // Per-agent git workspaces; every key applies to the next call.
+  workspace: section(workspaceSectionSchema),
 };
 
 /**

@@ -346,6 +346,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     heartbeat,
     agentRuntime,
     browser: services.browser,
+    workspace: services.workspace,
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,

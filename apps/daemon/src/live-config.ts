@@ -1,6 +1,7 @@
 import type { AgentRuntime } from '@agentd/agent-runtime';
 import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
+import type { WorkspaceService } from '@agentd/workspace';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -75,6 +76,7 @@ export interface LiveServices {
   checkPosture: (providers: DaemonConfig['providers']) => void;
   webhooks: { configure(section: DaemonConfig['webhooks']): Promise<void> };
   browser: BrowserService;
+  workspace: WorkspaceService;
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
@@ -167,6 +169,9 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   );
   live.on(['providers'], (next) => services.checkPosture(next.providers));
   live.on(['webhooks'], (next) => services.webhooks.configure(next.webhooks));
+  live.on(['workspace'], (next) => {
+    services.workspace.applyConfig(next.workspace);
+  });
   live.on(['browser'], async (next) => {
     const { relaunched } = await services.browser.applyConfig(next.browser);
     if (relaunched)

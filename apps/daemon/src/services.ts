@@ -29,6 +29,12 @@ import { createObsEvidence, createObsService, type ObsEvidence, type ObsService 
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import {
+  createWorkspaceService,
+  createWorkspaceTools,
+  type WorkspaceService,
+  workspacePath,
+} from '@agentd/workspace';
+import {
   type ConfigAudit,
   createConfigAudit,
   type CacheTraceStream,
@@ -79,6 +85,8 @@ export interface DaemonServices {
   obsService: ObsService;
   browser: BrowserService;
   hooks: WebhookService;
+  /** Per-agent git workspaces under `<data dir>/workspaces/`. */
+  workspace: WorkspaceService;
 }
 
 /**
@@ -212,7 +220,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'workspace'
 > & {
   events: EventSink;
 };
@@ -257,7 +265,7 @@ async function startAgents(
     createCronService({
       db,
       runner: agentRunner,
-      workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
+      workspaceDir: (agentId) => workspacePath(dataDir, agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
       now,
@@ -343,8 +351,20 @@ async function startAgents(
     (service) => service.close(),
   );
 
+  // Nothing is created until a call needs it: workspaces appear at workspace.init or first use.
+  const workspace = createWorkspaceService({
+    ...config.workspace,
+    dataDir,
+    now,
+    logger: logger.module('workspace'),
+  });
+
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...createWorkspaceTools(workspace),
+  ]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -370,5 +390,6 @@ async function startAgents(
     obsService,
     browser,
     hooks,
+    workspace,
   };
 }

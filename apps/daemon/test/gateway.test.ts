@@ -65,18 +65,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'tts.auto_check',
   'tts.synthesize',
   'whatsapp.action',
-  'workspace.deleteFile',
-  'workspace.git.commit',
-  'workspace.git.diff',
-  'workspace.git.log',
-  'workspace.git.restore',
-  'workspace.git.status',
-  'workspace.init',
-  'workspace.listDir',
-  'workspace.readFile',
-  'workspace.resetFile',
-  'workspace.status',
-  'workspace.writeFile',
 ]);
 
 let td: TestDaemon | undefined;

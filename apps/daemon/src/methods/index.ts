@@ -22,6 +22,7 @@ import { schedulerMethods } from './scheduler.js';
 import { sessionMethods } from './session.js';
 import { systemMethods } from './system.js';
 import { tokenMethods } from './tokens.js';
+import { workspaceMethods } from './workspace.js';
 
 /** Every built-in JSON-RPC method of the daemon (`rpc.discover` is added by the caller). */
 export function builtInMethods(deps: {
@@ -83,5 +84,13 @@ export function builtInMethods(deps: {
     ...cronMethods({ cron: services.cron, tenants }),
     ...unboundOnly(tenants, schedulerMethods({ heartbeat })),
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
+    // An agent's workspace serves every tenant that talks to the agent: bound tokens are refused.
+    ...unboundOnly(
+      tenants,
+      workspaceMethods({
+        workspace: services.workspace,
+        agentExists: (agentId) => runtime.agents.list().includes(agentId),
+      }),
+    ),
   ];
 }
