@@ -13,6 +13,7 @@ import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { workspaceSectionSchema } from '@agentd/workspace';
+import { terminalSectionSchema } from '@agentd/terminal';
 import type { ConfigOf } from '@agentd/config-store';
 import { z } from 'zod';
 import type { util } from 'zod/v4/core';
@@ -83,6 +84,8 @@ export const configSections = {
   heartbeat: section(heartbeatSectionSchema),
   // Per-agent git workspaces; every key applies to the next call.
   workspace: section(workspaceSectionSchema),
+  // Terminal drive limits; open drives are checked against a new section at the next sweep.
+  terminal: section(terminalSectionSchema),
 };
 
 /**

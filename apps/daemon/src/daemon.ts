@@ -347,6 +347,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     agentRuntime,
     browser: services.browser,
     workspace: services.workspace,
+    terminal: services.terminal,
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,

@@ -2,6 +2,7 @@ import type { AgentRuntime } from '@agentd/agent-runtime';
 import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
 import type { WorkspaceService } from '@agentd/workspace';
+import type { TerminalService } from '@agentd/terminal';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -77,6 +78,7 @@ export interface LiveServices {
   webhooks: { configure(section: DaemonConfig['webhooks']): Promise<void> };
   browser: BrowserService;
   workspace: WorkspaceService;
+  terminal: TerminalService;
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
@@ -171,6 +173,9 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   live.on(['webhooks'], (next) => services.webhooks.configure(next.webhooks));
   live.on(['workspace'], (next) => {
     services.workspace.applyConfig(next.workspace);
+  });
+  live.on(['terminal'], (next) => {
+    services.terminal.applyConfig(next.terminal);
   });
   live.on(['browser'], async (next) => {
     const { relaunched } = await services.browser.applyConfig(next.browser);

@@ -34,6 +34,7 @@ import {
   type WorkspaceService,
   workspacePath,
 } from '@agentd/workspace';
+import { createTerminalService, createTerminalTools, type TerminalService } from '@agentd/terminal';
 import {
   type ConfigAudit,
   createConfigAudit,
@@ -87,6 +88,8 @@ export interface DaemonServices {
   hooks: WebhookService;
   /** Per-agent git workspaces under `<data dir>/workspaces/`. */
   workspace: WorkspaceService;
+  /** Agents' terminal drives, run in their workspaces. */
+  terminal: TerminalService;
 }
 
 /**
@@ -220,7 +223,15 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'workspace'
+  | 'agentRuntime'
+  | 'cron'
+  | 'heartbeat'
+  | 'graph'
+  | 'obsService'
+  | 'browser'
+  | 'hooks'
+  | 'workspace'
+  | 'terminal'
 > & {
   events: EventSink;
 };
@@ -358,12 +369,26 @@ async function startAgents(
     now,
     logger: logger.module('workspace'),
   });
+  // Drives run in the agent's workspace; stopping the daemon kills every drive's process group.
+  const terminal = await lifecycle.start(
+    'terminal',
+    () =>
+      createTerminalService({
+        ...config.terminal,
+        cwd: (agentId) => workspace.ensure(agentId),
+        events,
+        now,
+        logger: logger.module('terminal'),
+      }),
+    (service) => service.shutdown(),
+  );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
   agentRuntime.registerTools([
     ...createBrowserTools(browser),
     ...createGraphTools({ service: graph }),
     ...createWorkspaceTools(workspace),
+    ...createTerminalTools(terminal),
   ]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
@@ -391,5 +416,6 @@ async function startAgents(
     browser,
     hooks,
     workspace,
+    terminal,
   };
 }

@@ -68,6 +68,9 @@ describe('createWorkspaceService', () => {
     );
     expect(git(root, 'rev-parse', '--show-toplevel').trim()).toBe(root);
     expect(await service.init('default')).toEqual({ agentId: 'default', created: false, head: first.head });
+    expect(await service.ensure('default')).toBe(root);
+    expect(await service.ensure('other')).toBe(join(dataDir, 'workspaces', 'other'));
+    expect((await service.status('other')).initialized).toBe(true);
     expect(await service.status('default')).toMatchObject({
       initialized: true,
       branch: 'main',

@@ -58,6 +58,11 @@ export interface WriteResult {
 export interface WorkspaceService {
   /** The absolute root of an agent's workspace (nothing is created). */
   path(agentId: string): string;
+  /**
+   * The root of an agent's workspace once it exists: created first while `autoInit` is on,
+   * else `NOT_INITIALIZED`. For what runs in the workspace (terminal drives, generated files).
+   */
+  ensure(agentId: string): Promise<string>;
   status(agentId: string): Promise<WorkspaceStatus>;
   /** Creates the repository with the template files as its first commit; no effect when it exists. */
   init(agentId: string): Promise<{ agentId: string; created: boolean; head: string }>;
@@ -304,6 +309,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions): Worksp
 
   return {
     path: (agentId) => workspacePath(dataDir, agentId),
+    ensure: async (agentId) => (await ready(agentId, true)).root,
     async status(agentId) {
       const git = gitOf(agentId);
       if (!(await initialized(git.root))) return { agentId, initialized: false, changed: 0, pendingEdits: 0 };

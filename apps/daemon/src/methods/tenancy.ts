@@ -80,11 +80,11 @@ export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod
 
 /**
  * The agent tools whose state every tenant shares (graph pipelines, the one browser, an agent's
- * workspace), refused
+ * workspace and terminal drives), refused
  * in the turns of a tenant-bound caller or a tenant's cron job: a turn with a memory tenant.
  */
 export function sharedToolsGate(
-  prefixes: readonly string[] = ['graph_', 'browser_', 'workspace_'],
+  prefixes: readonly string[] = ['graph_', 'browser_', 'workspace_', 'terminal_'],
 ): ToolGate {
   return {
     name: 'tenant-shared-tools',
