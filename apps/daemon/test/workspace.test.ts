@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { workspaceHistoryPath } from '@agentd/workspace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
@@ -99,7 +100,15 @@ describe('workspace namespace', () => {
     outside = mkdtempSync(join(tmpdir(), 'agentd-outside-'));
     writeFileSync(join(outside, 'secret.txt'), 'outside');
     symlinkSync(outside, join(root, 'escape'));
-    const before = execFileSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
+    const git = (...args: string[]) =>
+      execFileSync(
+        'git',
+        [`--git-dir=${workspaceHistoryPath(td!.dataDir, 'default')}`, `--work-tree=${root}`, ...args],
+        {
+          encoding: 'utf8',
+        },
+      );
+    const before = git('rev-parse', 'HEAD');
     for (const path of [
       '../../config.yaml',
       '/etc/passwd',
@@ -126,10 +135,8 @@ describe('workspace namespace', () => {
     });
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('outside');
     expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).not.toContain('pwned');
-    expect(execFileSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' })).toBe(before);
-    expect(execFileSync('git', ['-C', root, 'status', '--porcelain'], { encoding: 'utf8' }).trim()).toBe(
-      '?? escape',
-    );
+    expect(git('rev-parse', 'HEAD')).toBe(before);
+    expect(git('status', '--porcelain').trim()).toBe('?? escape');
   });
 
   it('lets an agent edit through its tools, then the operator sees the diff and restores the file', async () => {

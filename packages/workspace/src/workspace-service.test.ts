@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isWorkspaceError, type WorkspaceErrorCode } from './errors.js';
+import { historyPath, workspacePath } from './internal/paths.js';
 import { WORKSPACE_TEMPLATES } from './internal/templates.js';
 import { createWorkspaceService, type WorkspaceService } from './workspace-service.js';
 
@@ -34,11 +35,12 @@ afterEach(() => {
 });
 
 /** git run the way an operator would, to check what the service did. */
-const git = (root: string, ...args: string[]) =>
-  execFileSync('git', ['-C', root, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CEILING_DIRECTORIES: dataDir },
-  });
+const git = (agentId: string, ...args: string[]) =>
+  execFileSync(
+    'git',
+    [`--git-dir=${historyPath(dataDir, agentId)}`, `--work-tree=${workspacePath(dataDir, agentId)}`, ...args],
+    { encoding: 'utf8', env: { ...process.env, GIT_CEILING_DIRECTORIES: dataDir } },
+  );
 
 async function failure(
   call: Promise<unknown>,
@@ -63,10 +65,12 @@ describe('createWorkspaceService', () => {
     expect(first.created).toBe(true);
     const root = service.path('default');
     expect(root).toBe(join(dataDir, 'workspaces', 'default'));
-    expect(git(root, 'ls-tree', '--name-only', 'HEAD').trim().split('\n').sort()).toEqual(
+    expect(git('default', 'ls-tree', '--name-only', 'HEAD').trim().split('\n').sort()).toEqual(
       [...WORKSPACE_TEMPLATES.keys()].sort(),
     );
-    expect(git(root, 'rev-parse', '--show-toplevel').trim()).toBe(root);
+    // The repository lives outside the work tree: nothing in the workspace can reach its config.
+    expect(existsSync(join(root, '.git'))).toBe(false);
+    expect(existsSync(join(dataDir, 'workspaces', '.history', 'default.git', 'HEAD'))).toBe(true);
     expect(await service.init('default')).toEqual({ agentId: 'default', created: false, head: first.head });
     expect(await service.ensure('default')).toBe(root);
     expect(await service.ensure('other')).toBe(join(dataDir, 'workspaces', 'other'));
@@ -81,19 +85,22 @@ describe('createWorkspaceService', () => {
 
   it('keeps files already in the directory and never commits into the repository above it', async () => {
     // The data directory is a repository of its own (the config history).
-    git(dataDir, 'init', '--quiet');
+    const dataGit = (...args: string[]) =>
+      execFileSync('git', ['-C', dataDir, ...args], { encoding: 'utf8' });
+    dataGit('init', '--quiet');
     mkdirSync(join(dataDir, 'workspaces', 'a1'), { recursive: true });
     writeFileSync(join(dataDir, 'workspaces', 'a1', 'AGENTS.md'), 'mine');
     await service.init('a1');
     const root = service.path('a1');
     expect(readFileSync(join(root, 'AGENTS.md'), 'utf8')).toBe('mine');
-    expect(git(dataDir, 'rev-list', '--all').trim()).toBe('');
-    // With its .git gone, the workspace is uninitialised: nothing falls through to the data dir's repository.
-    rmSync(join(root, '.git'), { recursive: true });
+    expect(dataGit('rev-list', '--all').trim()).toBe('');
+    expect(existsSync(join(root, '.git'))).toBe(false);
+    // With its repository gone, the workspace is uninitialised: nothing falls through to the data dir's.
+    rmSync(historyPath(dataDir, 'a1'), { recursive: true });
     const noAuto = createWorkspaceService({ dataDir, autoInit: false });
     expect((await failure(noAuto.writeFile('a1', 'x.md', 'x'))).code).toBe('NOT_INITIALIZED');
     expect((await failure(noAuto.gitLog('a1'))).code).toBe('NOT_INITIALIZED');
-    expect(git(dataDir, 'rev-list', '--all').trim()).toBe('');
+    expect(dataGit('rev-list', '--all').trim()).toBe('');
   });
 
   it('writes, reads, lists, deletes and commits files with the edits attributed', async () => {
@@ -187,7 +194,7 @@ describe('createWorkspaceService', () => {
     await service.writeFile('default', 'AGENTS.md', 'Be verbose.\n');
     expect(await service.gitRestore('default', 'AGENTS.md')).toEqual({
       path: 'AGENTS.md',
-      sha: git(root, 'rev-parse', 'HEAD').trim(),
+      sha: git('default', 'rev-parse', 'HEAD').trim(),
     });
     expect(readFileSync(join(root, 'AGENTS.md'), 'utf8')).toBe('Be terse.\n');
     await service.gitRestore('default', 'AGENTS.md', initial.slice(0, 10));
@@ -241,7 +248,7 @@ describe('createWorkspaceService', () => {
     const root = service.path('default');
     symlinkSync(outside, join(root, 'out'));
     symlinkSync(join(outside, 'secret.txt'), join(root, 'secret-link'));
-    symlinkSync(join(root, '.git'), join(root, 'gitlink'));
+    symlinkSync(historyPath(dataDir, 'default'), join(root, 'gitlink'));
     symlinkSync(join(root, 'nowhere'), join(root, 'dangling'));
     linkSync(join(outside, 'secret.txt'), join(root, 'hard.txt'));
     const attempts = [
@@ -282,7 +289,7 @@ describe('createWorkspaceService', () => {
     expect((await failure(service.glob('default', '../*'))).code).toBe('INVALID_PATH');
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('outside secret');
     expect(existsSync(join(outside, 'new.txt'))).toBe(false);
-    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).not.toContain('pwned');
+    expect(readFileSync(join(historyPath(dataDir, 'default'), 'config'), 'utf8')).not.toContain('pwned');
     // A symlink that stays inside is followed.
     symlinkSync(join(root, 'AGENTS.md'), join(root, 'inside-link'));
     expect((await service.readFile('default', 'inside-link')).content).toBe(
@@ -360,17 +367,17 @@ describe('createWorkspaceService', () => {
     await Promise.all(writes);
     await service.gitCommit('default', 'final');
     expect((await service.gitStatus('default')).clean).toBe(true);
-    const tree = git(service.path('default'), 'ls-tree', '-r', '--name-only', 'HEAD');
+    const tree = git('default', 'ls-tree', '-r', '--name-only', 'HEAD');
     for (let index = 0; index < 20; index++)
       expect(tree).toContain(`${index % 2 === 0 ? 'alice' : 'bob'}/${index}.md`);
     expect(['alice 19', 'bob 19']).toContain((await service.readFile('default', 'shared.md')).content);
-    const log = git(service.path('default'), 'log', '--format=%B');
+    const log = git('default', 'log', '--format=%B');
     expect(log.match(/Workspace-Edit: write shared\.md/g)?.length).toBe(20);
   });
 
   it('clears a stale index.lock but leaves a fresh one alone', async () => {
     await service.init('default');
-    const lock = join(service.path('default'), '.git', 'index.lock');
+    const lock = join(historyPath(dataDir, 'default'), 'index.lock');
     writeFileSync(lock, '');
     await service.writeFile('default', 'a.md', 'a');
     const fresh = await failure(service.gitCommit('default', 'blocked'));
@@ -395,6 +402,25 @@ describe('createWorkspaceService', () => {
     expect(await failure(capped.gitCommit('default', ' \u0000\u0007\n '))).toMatchObject({
       code: 'INVALID_PARAMS',
       field: 'message',
+    });
+  });
+
+  it('leaves a repository nested in the work tree out of commits', async () => {
+    await service.init('default');
+    const nested = join(service.path('default'), 'vendor', 'lib');
+    mkdirSync(nested, { recursive: true });
+    execFileSync('git', ['-C', nested, 'init', '--quiet']);
+    writeFileSync(join(nested, 'code.js'), 'x');
+    await service.writeFile('default', 'notes.md', 'n');
+    expect(await service.gitCommit('default', 'with a nested repo')).toMatchObject({
+      committed: true,
+      files: 1,
+      skipped: ['vendor/lib'],
+    });
+    expect(git('default', 'ls-tree', '-r', '--name-only', 'HEAD')).not.toContain('vendor');
+    expect(await service.gitCommit('default', 'nothing else')).toMatchObject({
+      committed: false,
+      skipped: ['vendor/lib'],
     });
   });
 

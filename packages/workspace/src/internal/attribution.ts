@@ -18,19 +18,19 @@ export interface PendingEdit {
 /** Trailer lines a commit carries at most; the rest is counted. */
 const MAX_TRAILERS = 50;
 
-/** The journal lives in the repository directory, which no workspace path can reach. */
-const journalPath = (root: string) => join(root, '.git', 'agentd-pending-edits.jsonl');
+/** The journal lives in the repository directory, outside the work tree. */
+const journalPath = (gitDir: string) => join(gitDir, 'agentd-pending-edits.jsonl');
 
 /** Records a change for the attribution of the next commit. */
-export async function recordEdit(root: string, edit: PendingEdit): Promise<void> {
-  await appendFile(journalPath(root), `${JSON.stringify(edit)}\n`, { mode: 0o600 });
+export async function recordEdit(gitDir: string, edit: PendingEdit): Promise<void> {
+  await appendFile(journalPath(gitDir), `${JSON.stringify(edit)}\n`, { mode: 0o600 });
 }
 
 /** Changes recorded since the last commit (a torn last line after a crash is skipped). */
-export async function pendingEdits(root: string): Promise<PendingEdit[]> {
+export async function pendingEdits(gitDir: string): Promise<PendingEdit[]> {
   let text: string;
   try {
-    text = await readFile(journalPath(root), 'utf8');
+    text = await readFile(journalPath(gitDir), 'utf8');
   } catch {
     return [];
   }
@@ -47,8 +47,8 @@ export async function pendingEdits(root: string): Promise<PendingEdit[]> {
 }
 
 /** Forgets the recorded changes once a commit carries them. */
-export async function clearEdits(root: string): Promise<void> {
-  await rm(journalPath(root), { force: true });
+export async function clearEdits(gitDir: string): Promise<void> {
+  await rm(journalPath(gitDir), { force: true });
 }
 
 // Control characters other than tab and newline, and the bidirectional overrides that make a

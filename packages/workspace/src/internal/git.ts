@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type SimpleGit, simpleGit } from 'simple-git';
 import { WorkspaceError } from '../errors.js';
 
@@ -26,11 +25,11 @@ export interface GitSettings {
 }
 
 /**
- * The git operations of one workspace. Every call names the repository with `--git-dir` and
- * `--work-tree`, so a workspace whose `.git` went missing can never fall through to a
- * repository above it (the data directory is itself the config history's repository).
- * Hooks, signing, external diff and text conversion are off and the identity is pinned, so
- * neither the user's git config nor a file in the workspace changes what a call does. Every
+ * The git operations of one workspace. Every call names the repository with `--git-dir` (kept
+ * outside the work tree) and `--work-tree`, so git never looks for a repository itself and can
+ * never fall through to one above (the data directory is the config history's repository).
+ * Hooks, fsmonitor, signing, external diff and text conversion are off and the identity is
+ * pinned, so neither the user's git config nor the workspace changes what a call runs. Every
  * pathspec follows `--`.
  */
 export class WorkspaceGit {
@@ -39,22 +38,23 @@ export class WorkspaceGit {
 
   constructor(
     readonly root: string,
+    readonly gitDir: string,
     private readonly settings: GitSettings,
   ) {
-    this.location = [`--git-dir=${join(root, '.git')}`, `--work-tree=${root}`];
+    this.location = [`--git-dir=${gitDir}`, `--work-tree=${root}`];
   }
 
   /** simple-git wants its directory to exist, so it is made at the first call (after init's mkdir). */
   private get git(): SimpleGit {
-    const { root, settings } = this;
+    const { root, gitDir, settings } = this;
     this.client ??= simpleGit({
       baseDir: root,
       maxConcurrentProcesses: 2,
       trimmed: false,
       timeout: { block: settings.timeoutMs },
-      // Both are set here, never from caller input: the repository location (above) and hooks
-      // pointed at /dev/null (a workspace file can never become a hook that git runs).
-      unsafe: { allowUnsafeConfigPaths: true, allowUnsafeHooksPath: true },
+      // Set here, never from caller input: the repository location (above), hooks pointed at
+      // /dev/null and fsmonitor off (so no configured command ever runs).
+      unsafe: { allowUnsafeConfigPaths: true, allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true },
       config: [
         `user.name=${settings.author.name}`,
         `user.email=${settings.author.email}`,
@@ -64,10 +64,12 @@ export class WorkspaceGit {
         'core.autocrlf=false',
         'core.quotePath=false',
         'core.hooksPath=/dev/null',
+        'core.fsmonitor=false',
         'core.sharedRepository=umask',
         'log.showSignature=false',
         'advice.detachedHead=false',
         `safe.directory=${root}`,
+        `safe.directory=${gitDir}`,
       ],
     });
     return this.client;
@@ -170,11 +172,15 @@ export class WorkspaceGit {
     return output.split('\0').filter((name) => name !== '');
   }
 
-  /** Stages everything and commits; answers the new sha. */
-  async commitAll(message: string, timestampMs: number): Promise<string> {
-    await this.run(['add', '--all', '--', '.']);
+  /**
+   * Stages everything and commits; answers the new sha and the repositories nested in the
+   * work tree, which are left out (git would record them as bare commit pointers).
+   */
+  async commitAll(message: string, timestampMs: number): Promise<{ sha: string; skipped: string[] }> {
+    const skipped = await this.nestedRepositories();
+    const excluded = skipped.map((path) => `:(exclude,literal)${path}`);
+    await this.run(['add', '--all', '--', '.', ...excluded]);
     const { name, email } = this.settings.author;
-    const date = `@${Math.floor(timestampMs / 1000)} +0000`;
     await this.run([
       'commit',
       '--quiet',
@@ -182,11 +188,18 @@ export class WorkspaceGit {
       '--no-gpg-sign',
       '--cleanup=verbatim',
       `--author=${name} <${email}>`,
-      `--date=${date}`,
+      `--date=@${Math.floor(timestampMs / 1000)} +0000`,
       '-m',
       message,
     ]);
-    return (await this.head()) as string;
+    return { sha: (await this.head()) as string, skipped };
+  }
+
+  /** Untracked directories git will not enter: with every untracked file listed, only nested repositories stay directories. */
+  async nestedRepositories(): Promise<string[]> {
+    return (await this.status())
+      .filter((entry) => entry.index === '?' && entry.path.endsWith('/'))
+      .map((entry) => entry.path.slice(0, -1));
   }
 
   /** Whether anything would be committed (tracked changes or untracked files). */

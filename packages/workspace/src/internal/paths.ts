@@ -24,6 +24,17 @@ export function workspacePath(dataDir: string, agentId: string): string {
 }
 
 /**
+ * The git directory of an agent's workspace: `<dataDir>/workspaces/.history/<agentId>.git`,
+ * outside the work tree, so nothing that can write in the workspace (an agent's tools, a
+ * terminal drive, the orchestrate jail) can change the repository's config or hooks, and the
+ * workspace is never a repository nested in the data directory's. `.history` cannot collide
+ * with an agent's directory: agent ids start alphanumeric.
+ */
+export function historyPath(dataDir: string, agentId: string): string {
+  return resolve(dataDir, 'workspaces', '.history', `${checkAgentId(agentId)}.git`);
+}
+
+/**
  * The lexical checks of a caller's path: relative, no `..`, no `.git` segment, no NUL or
  * backslash (a Windows separator some tools would honour). Answers the normalised form
  * (`a/b`, without `./` or duplicate slashes); `''` is the root, allowed only with `allowRoot`.
