@@ -191,6 +191,59 @@ describe('workspace namespace', () => {
     );
   });
 
+  it('keeps every write and commit of two concurrent callers', async () => {
+    td = await startTestDaemon({ config });
+    const admin = rpcClient(td.daemon.url);
+    await admin.call('workspace.init', {});
+    const { token } = await admin.call<{ token: string }>('tokens.create', {
+      scopes: ['admin'],
+      id: 'second',
+    });
+    const other = rpcClient(td.daemon.url, token);
+    const calls: Promise<unknown>[] = [];
+    for (let index = 0; index < 12; index++) {
+      for (const [name, client] of [
+        ['first', admin],
+        ['second', other],
+      ] as const) {
+        calls.push(
+          client.call('workspace.writeFile', { path: `${name}/${index}.md`, content: `${name} ${index}` }),
+        );
+        calls.push(client.call('workspace.writeFile', { path: 'shared.md', content: `${name} ${index}` }));
+        if (index % 4 === 3) calls.push(client.call('workspace.git.commit', { message: `${name} ${index}` }));
+      }
+    }
+    await Promise.all(calls);
+    await admin.call('workspace.git.commit', { message: 'rest' });
+    expect(await admin.call('workspace.git.status')).toMatchObject({ clean: true, files: [] });
+    const root = join(td.dataDir, 'workspaces', 'default');
+    const tree = execFileSync(
+      'git',
+      [
+        `--git-dir=${workspaceHistoryPath(td.dataDir, 'default')}`,
+        `--work-tree=${root}`,
+        'ls-tree',
+        '-r',
+        '--name-only',
+        'HEAD',
+      ],
+      { encoding: 'utf8' },
+    );
+    for (let index = 0; index < 12; index++) {
+      expect(tree).toContain(`first/${index}.md`);
+      expect(tree).toContain(`second/${index}.md`);
+    }
+    const log = await admin.call<{ commits: Array<{ message: string }> }>('workspace.git.log', {
+      limit: 100,
+    });
+    const trailers = log.commits.flatMap(
+      (commit) =>
+        commit.message.match(/Workspace-Edit: write shared\.md by operator \(token ([^)]+)\)/g) ?? [],
+    );
+    expect(trailers).toHaveLength(24);
+    expect(new Set(trailers.map((line) => /token ([^)]+)/.exec(line)?.[1])).size).toBe(2);
+  });
+
   it('refuses rpc-scoped tokens the writing methods and tenant-bound tokens every method', async () => {
     td = await startTestDaemon({ config });
     const admin = rpcClient(td.daemon.url);
