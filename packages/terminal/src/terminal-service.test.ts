@@ -188,6 +188,15 @@ describe('createTerminalService', () => {
     expect(groupMembers(pid)).toEqual([]);
   });
 
+  it('answers SPAWN_FAILED naming the command for a program that is not there', async () => {
+    const terminal = start();
+    const missing = await rejection(terminal.open('a1', { command: 'no-such-program-7f3a' }));
+    expect(missing.code).toBe('SPAWN_FAILED');
+    expect(missing.data).toEqual({ field: 'command' });
+    expect((await rejection(terminal.open('a1', { command: './nothing-here' }))).code).toBe('SPAWN_FAILED');
+    expect(terminal.list('a1')).toEqual([]);
+  });
+
   it('refuses opens once shut down or disabled', async () => {
     const terminal = start({ enabled: false });
     expect((await rejection(terminal.open('a1', bash))).code).toBe('CLOSED');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { TerminalError } from './errors.js';
+import { resolveCommand } from './internal/command.js';
 import { DriveRegistry } from './internal/drive-registry.js';
 import { keyBytes } from './internal/keys.js';
 import { loadLibraries } from './internal/loader.js';
@@ -96,16 +97,18 @@ export function createTerminalService(options: TerminalServiceOptions): Terminal
       displaced = oldest.id;
       void registry.evict(oldest, 'max_sessions');
     }
+    const env = driveEnv(baseEnv, settings.env);
+    const executable = await resolveCommand(params.command, directory, env.PATH);
     let drive: DriveSession;
     try {
       drive = new DriveSession(libraries, {
         id: `term_${randomBytes(8).toString('hex')}`,
         agentId,
         sessionKey: context.sessionKey,
-        command: params.command,
+        command: executable,
         args: params.args ?? [],
         cwd: directory,
-        env: driveEnv(baseEnv, settings.env),
+        env,
         cols: params.cols ?? settings.cols,
         rows: params.rows ?? settings.rows,
         scrollback: settings.scrollback,
