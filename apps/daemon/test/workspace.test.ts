@@ -191,6 +191,26 @@ describe('workspace namespace', () => {
     );
   });
 
+  it('applies a changed workspace section to the next call', async () => {
+    td = await startTestDaemon({ config });
+    const admin = rpcClient(td.daemon.url);
+    await admin.call('workspace.writeFile', { path: 'long.md', content: 'x'.repeat(3000) });
+    expect(await admin.call('workspace.readFile', { path: 'long.md' })).toMatchObject({
+      truncated: false,
+      size: 3000,
+    });
+    await admin.call('config.patch', { workspace: { maxReadBytes: 1024, autoInit: false } });
+    const read = await admin.call<{ content: string; truncated: boolean }>('workspace.readFile', {
+      path: 'long.md',
+    });
+    expect(read.truncated).toBe(true);
+    expect(read.content).toHaveLength(1024);
+    // autoInit off: an agent's first write no longer creates its workspace.
+    expect(
+      (await admin.fail('workspace.writeFile', { agentId: 'writer', path: 'a.md', content: 'a' })).code,
+    ).toBe(-32004);
+  });
+
   it('keeps every write and commit of two concurrent callers', async () => {
     td = await startTestDaemon({ config });
     const admin = rpcClient(td.daemon.url);
