@@ -439,6 +439,10 @@ describe('createWorkspaceService', () => {
       { path: 'notes/a.md', line: 1, text: 'alpha' },
     ]);
     expect((await service.grep('default', { pattern: 'no such text' })).matches).toEqual([]);
+    expect(await failure(service.grep('default', { pattern: 'a(', regex: true }))).toMatchObject({
+      code: 'INVALID_PARAMS',
+      field: 'pattern',
+    });
     expect((await service.grep('default', { pattern: '-e' })).matches).toEqual([]);
     expect((await service.glob('default', 'notes/*.md')).files).toEqual(['notes/a.md']);
     expect((await service.glob('default', '**/*.md')).files.sort()).toContain('HEARTBEAT.md');

@@ -1,5 +1,5 @@
 import { type SimpleGit, simpleGit } from 'simple-git';
-import { WorkspaceError } from '../errors.js';
+import { invalid, WorkspaceError } from '../errors.js';
 
 /** One commit as `git.log` answers it. */
 export interface CommitInfo {
@@ -230,9 +230,16 @@ export class WorkspaceGit {
     try {
       return await this.git.raw([...this.location, ...args]);
     } catch (error) {
+      const message = String((error as Error).message ?? '');
       // git grep exits 1 when nothing matches; simple-git reports that as an error without output.
-      if (/exit(ed)? (with )?code 1\b/i.test(String(error)) || String((error as Error).message ?? '') === '')
-        return '';
+      if (message.trim() === '') return '';
+      if (/fatal: -e option/.test(message)) {
+        throw invalid(
+          'INVALID_PARAMS',
+          'pattern',
+          'pattern is not a valid POSIX extended regular expression',
+        );
+      }
       throw new WorkspaceError('GIT_FAILED', 'git grep failed in the workspace', { cause: error });
     }
   }
