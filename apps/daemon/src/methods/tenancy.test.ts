@@ -18,4 +18,12 @@ describe('sharedToolsGate', () => {
     expect(gate.before?.(call('memory_search', 'acme'))).toEqual({ allow: true });
     expect(gate.before?.(call('graph_execute'))).toEqual({ allow: true });
   });
+
+  it("refuses an agent's workspace and terminal tools in a tenant's turn", () => {
+    const gate = sharedToolsGate();
+    for (const tool of ['workspace_write', 'workspace_read', 'terminal_open', 'terminal_send']) {
+      expect(gate.before?.(call(tool, 'acme')), tool).toMatchObject({ allow: false, errorKind: 'denied' });
+      expect(gate.before?.(call(tool)), tool).toEqual({ allow: true });
+    }
+  });
 });
