@@ -32,6 +32,7 @@ import {
   createWorkspaceService,
   createWorkspaceTools,
   type WorkspaceService,
+  workspaceGitEnv,
   workspacePath,
 } from '@agentd/workspace';
 import { createTerminalService, createTerminalTools, type TerminalService } from '@agentd/terminal';
@@ -376,6 +377,8 @@ async function startAgents(
       createTerminalService({
         ...config.terminal,
         cwd: (agentId) => workspace.ensure(agentId),
+        // git in a drive works on the workspace's repository and names the agent in commits.
+        agentEnv: (agentId) => workspaceGitEnv(dataDir, agentId),
         events,
         now,
         logger: logger.module('terminal'),

@@ -55,6 +55,16 @@ describe('terminal drives through agent tools', () => {
     expect(await admin.call('workspace.status', { agentId: 'operator' })).toMatchObject({
       initialized: true,
     });
+    // git in the drive is the workspace's own repository, and a commit made there names the agent.
+    // (`clear` first: the offline provider quotes the first 200 characters of the screen.)
+    await say('default:rpc:task', 'terminal_send', {
+      sessionId,
+      text: 'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
+      enter: true,
+    });
+    const gitScreen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 500 });
+    expect(gitScreen).toContain('agent operator|from the drive');
+    expect(gitScreen).toContain('agentd|workspace: initial template');
     expect(await say('default:rpc:task', 'terminal_close', { sessionId })).toContain('"closed":true');
     expect(alive(pid)).toBe(false);
 

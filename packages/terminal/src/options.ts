@@ -46,6 +46,8 @@ export type TerminalSection = z.output<typeof terminalSectionSchema>;
 export type TerminalServiceOptions = z.input<typeof terminalSectionSchema> & {
   /** The directory a drive of `agentId` runs in (the agent's workspace, created when needed). */
   cwd: (agentId: string) => Promise<string>;
+  /** Environment of the agent's drives on top of the inherited few (e.g. its git repository). @default none */
+  agentEnv?: (agentId: string) => Record<string, string>;
   /** Receives `terminal.drive_promoted` and `terminal.session_evicted`. @default none */
   events?: EventSink;
   /** Logger. @default a no-op logger */

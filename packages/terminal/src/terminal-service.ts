@@ -72,7 +72,7 @@ export interface TerminalService {
 export function createTerminalService(options: TerminalServiceOptions): TerminalService {
   const parsed = parseServiceOptions(options);
   let settings: TerminalSection = parsed.section;
-  const { cwd, logger, now, baseEnv } = parsed;
+  const { cwd, agentEnv, logger, now, baseEnv } = parsed;
   const registry = new DriveRegistry(() => settings, parsed.events, logger, now);
   let closed = false;
 
@@ -97,7 +97,7 @@ export function createTerminalService(options: TerminalServiceOptions): Terminal
       displaced = oldest.id;
       void registry.evict(oldest, 'max_sessions');
     }
-    const env = driveEnv(baseEnv, settings.env);
+    const env = driveEnv(baseEnv, agentEnv(agentId), settings.env);
     const executable = await resolveCommand(params.command, directory, env.PATH);
     let drive: DriveSession;
     try {
@@ -173,7 +173,7 @@ export function createTerminalService(options: TerminalServiceOptions): Terminal
         ...(drive.exit ? { exit: drive.exit } : {}),
       })),
     applyConfig(section) {
-      settings = parseServiceOptions({ ...(section as object), cwd }).section;
+      settings = parseServiceOptions({ ...(section as object), cwd, agentEnv }).section;
       registry.stopSweeper();
       registry.startSweeper();
     },

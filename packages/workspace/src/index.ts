@@ -1,6 +1,11 @@
 export type { WorkspaceErrorCode, WorkspaceErrorOptions } from './errors.js';
 export { isWorkspaceError, WorkspaceError } from './errors.js';
-export { checkAgentId, historyPath as workspaceHistoryPath, workspacePath } from './internal/paths.js';
+export {
+  checkAgentId,
+  historyPath as workspaceHistoryPath,
+  workspaceGitEnv,
+  workspacePath,
+} from './internal/paths.js';
 export { WORKSPACE_TEMPLATES } from './internal/templates.js';
 export { noopLogger } from './internal/settings.js';
 export type { WorkspaceSection, WorkspaceServiceOptions } from './options.js';

@@ -11,12 +11,13 @@ export const noopLogger: Logger = { debug: ignore, info: ignore, warn: ignore, e
 export function parseServiceOptions(options: TerminalServiceOptions): {
   section: TerminalSection;
   cwd: (agentId: string) => Promise<string>;
+  agentEnv: (agentId: string) => Record<string, string>;
   events: EventSink | undefined;
   logger: Logger;
   now: () => number;
   baseEnv: NodeJS.ProcessEnv;
 } {
-  const { cwd, events, logger, now, baseEnv, ...rest } = options ?? ({} as TerminalServiceOptions);
+  const { cwd, agentEnv, events, logger, now, baseEnv, ...rest } = options ?? ({} as TerminalServiceOptions);
   if (typeof cwd !== 'function') {
     throw new TerminalError(
       'INVALID_OPTIONS',
@@ -35,6 +36,7 @@ export function parseServiceOptions(options: TerminalServiceOptions): {
   return {
     section: parsed.data,
     cwd,
+    agentEnv: agentEnv ?? (() => ({})),
     events,
     logger: logger ?? noopLogger,
     now: now ?? Date.now,
@@ -45,8 +47,12 @@ export function parseServiceOptions(options: TerminalServiceOptions): {
 /** The variables a drive inherits; everything else of the daemon's environment (tokens, keys) stays out. */
 const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ'];
 
-/** A drive's environment: the inherited few, the terminal type, then the configured extras. */
-export function driveEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
+/** A drive's environment: the inherited few, the terminal type, the agent's, then the configured extras. */
+export function driveEnv(
+  base: NodeJS.ProcessEnv,
+  agent: Record<string, string>,
+  extra: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of INHERITED) {
     const value = base[name];
@@ -54,6 +60,7 @@ export function driveEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>)
   }
   env.TERM = 'xterm-256color';
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  for (const [name, value] of Object.entries(agent)) env[name] = value;
   for (const [name, value] of Object.entries(extra)) env[name] = value;
   return env;
 }

@@ -35,6 +35,24 @@ export function historyPath(dataDir: string, agentId: string): string {
 }
 
 /**
+ * Environment for a program run in an agent's workspace (a terminal drive): `git` there works
+ * on the workspace's own repository, never on one found by searching upward (the data
+ * directory is the config history's repository), and commits made there name the agent.
+ */
+export function workspaceGitEnv(dataDir: string, agentId: string): Record<string, string> {
+  const name = `agent ${checkAgentId(agentId)}`;
+  const email = `${agentId}@agents.agentd.invalid`;
+  return {
+    GIT_DIR: historyPath(dataDir, agentId),
+    GIT_WORK_TREE: workspacePath(dataDir, agentId),
+    GIT_AUTHOR_NAME: name,
+    GIT_AUTHOR_EMAIL: email,
+    GIT_COMMITTER_NAME: name,
+    GIT_COMMITTER_EMAIL: email,
+  };
+}
+
+/**
  * The lexical checks of a caller's path: relative, no `..`, no `.git` segment, no NUL or
  * backslash (a Windows separator some tools would honour). Answers the normalised form
  * (`a/b`, without `./` or duplicate slashes); `''` is the root, allowed only with `allowRoot`.
