@@ -23,7 +23,7 @@ function toRpcError(error: unknown): unknown {
 
 const agentId = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'an agent id: letters, digits, dot, underscore, dash')
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/, 'an agent id: letters, digits, dot, underscore, dash')
   .default('default');
 const path = z.string().min(1).max(4096);
 const sha = z.string().min(1).max(64).optional();

@@ -3,8 +3,11 @@ import { lstat, realpath } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { invalid, WorkspaceError } from '../errors.js';
 
-/** An agent id is one safe path segment, the same rule agent ids follow in the config. */
-const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/**
+ * An agent id is one safe path segment, the rule cron jobs name agents by (a superset of the
+ * config's agent ids). Never starting with a dot keeps it apart from `.history`.
+ */
+const AGENT_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
 /** Refuses an agent id that could not name a directory of its own (`..`, `a/b`, empty). */
 export function checkAgentId(agentId: string): string {
@@ -12,7 +15,7 @@ export function checkAgentId(agentId: string): string {
     throw invalid(
       'INVALID_PARAMS',
       'agentId',
-      'agentId must be 1-64 letters, digits, dot, underscore or dash, starting alphanumeric',
+      'agentId must be 1-64 letters, digits, dot, underscore or dash, not starting with a dot',
     );
   }
   return agentId;
@@ -28,7 +31,7 @@ export function workspacePath(dataDir: string, agentId: string): string {
  * outside the work tree, so nothing that can write in the workspace (an agent's tools, a
  * terminal drive, the orchestrate jail) can change the repository's config or hooks, and the
  * workspace is never a repository nested in the data directory's. `.history` cannot collide
- * with an agent's directory: agent ids start alphanumeric.
+ * with an agent's directory: agent ids never start with a dot.
  */
 export function historyPath(dataDir: string, agentId: string): string {
   return resolve(dataDir, 'workspaces', '.history', `${checkAgentId(agentId)}.git`);
