@@ -15,6 +15,8 @@ import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
+import { workspaceSectionSchema } from '@agentd/workspace';
+import { terminalSectionSchema } from '@agentd/terminal';
 import type { ConfigOf } from '@agentd/config-store';
 import { z } from 'zod';
 import type { util } from 'zod/v4/core';
@@ -89,6 +91,10 @@ export const configSections = {
   secrets: section(secretsSectionSchema, ['*']),
   // Engines, providers and limits apply to the next media call; provider apiKeys may be ${secret:NAME}.
   media: section(mediaSectionSchema),
+  // Per-agent git workspaces; every key applies to the next call.
+  workspace: section(workspaceSectionSchema),
+  // Terminal drive limits; open drives are checked against a new section at the next sweep.
+  terminal: section(terminalSectionSchema),
 };
 
 /**

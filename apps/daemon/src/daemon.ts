@@ -365,6 +365,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     media: services.media,
     mediaMainProvider: services.mediaMainProvider,
     lookupSecret: services.lookupSecret,
+    workspace: services.workspace,
+    terminal: services.terminal,
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,

@@ -1,6 +1,8 @@
 import type { AgentRuntime } from '@agentd/agent-runtime';
 import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
+import type { WorkspaceService } from '@agentd/workspace';
+import type { TerminalService } from '@agentd/terminal';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import type { MediaService } from '@agentd/media';
@@ -81,6 +83,8 @@ export interface LiveServices {
   mediaMainProvider: { refresh(): Promise<void> };
   /** Resolves a `${secret:NAME}` name (the secrets store, `.env`, the environment). */
   lookupSecret: (name: string) => Promise<string | undefined>;
+  workspace: WorkspaceService;
+  terminal: TerminalService;
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
@@ -175,6 +179,12 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   live.on(['providers'], (next) => services.checkPosture(next.providers));
   live.on(['providers'], () => services.mediaMainProvider.refresh());
   live.on(['webhooks'], (next) => services.webhooks.configure(next.webhooks));
+  live.on(['workspace'], (next) => {
+    services.workspace.applyConfig(next.workspace);
+  });
+  live.on(['terminal'], (next) => {
+    services.terminal.applyConfig(next.terminal);
+  });
   live.on(['browser'], async (next) => {
     const { relaunched } = await services.browser.applyConfig(next.browser);
     if (relaunched)

@@ -39,6 +39,14 @@ import { openSecrets, type Secrets } from '@agentd/secrets';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import {
+  createWorkspaceService,
+  createWorkspaceTools,
+  type WorkspaceService,
+  workspaceGitEnv,
+  workspacePath,
+} from '@agentd/workspace';
+import { createTerminalService, createTerminalTools, type TerminalService } from '@agentd/terminal';
+import {
   type ConfigAudit,
   createConfigAudit,
   type CacheTraceStream,
@@ -98,6 +106,10 @@ export interface DaemonServices {
   hooks: WebhookService;
   /** Approval gates: the tool gate's state, pending requests and decision caches. */
   approvals: ApprovalService;
+  /** Per-agent git workspaces under `<data dir>/workspaces/`. */
+  workspace: WorkspaceService;
+  /** Agents' terminal drives, run in their workspaces. */
+  terminal: TerminalService;
 }
 
 /**
@@ -262,6 +274,9 @@ type Stores = Omit<
   | 'mediaMainProvider'
   | 'hooks'
   | 'approvals'
+  | 'hooks'
+  | 'workspace'
+  | 'terminal'
 > & {
   events: EventSink;
 };
@@ -318,7 +333,7 @@ async function startAgents(
     createCronService({
       db,
       runner: agentRunner,
-      workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
+      workspaceDir: (agentId) => workspacePath(dataDir, agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
       now,
@@ -376,7 +391,7 @@ async function startAgents(
   );
 
   // Speech, vision, documents, video and links; engines are spawned per call. Synthesized speech
-  // goes under the agent's workspace directory (swap `agentDir` for the workspace package's root).
+  // goes under the agent's workspace directory (the workspace package's one path function).
   const mediaMainProvider = followedMediaProvider(configStore, lookupSecret);
   await mediaMainProvider.refresh();
   const media = await lifecycle.start(
@@ -384,8 +399,8 @@ async function startAgents(
     async () =>
       createMediaService({
         section: await resolveSecretRefs(config.media, lookupSecret),
-        agentDir: (agentId) => join(dataDir, 'workspaces', agentId),
-        readWorkspaceFile: readConfinedFile((agentId) => join(dataDir, 'workspaces', agentId)),
+        agentDir: (agentId) => workspacePath(dataDir, agentId),
+        readWorkspaceFile: readConfinedFile((agentId) => workspacePath(dataDir, agentId)),
         // Kept resolved: refreshed when the providers section (or a secret it names) changes.
         mainProvider: mediaMainProvider.current,
         events,
@@ -424,11 +439,36 @@ async function startAgents(
     (service) => service.close(),
   );
 
+  // Nothing is created until a call needs it: workspaces appear at workspace.init or first use.
+  const workspace = createWorkspaceService({
+    ...config.workspace,
+    dataDir,
+    now,
+    logger: logger.module('workspace'),
+  });
+  // Drives run in the agent's workspace; stopping the daemon kills every drive's process group.
+  const terminal = await lifecycle.start(
+    'terminal',
+    () =>
+      createTerminalService({
+        ...config.terminal,
+        cwd: (agentId) => workspace.ensure(agentId),
+        // git in a drive works on the workspace's repository and names the agent in commits.
+        agentEnv: (agentId) => workspaceGitEnv(dataDir, agentId),
+        events,
+        now,
+        logger: logger.module('terminal'),
+      }),
+    (service) => service.shutdown(),
+  );
+
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
   agentRuntime.registerTools([
     ...createBrowserTools(browser),
     ...createGraphTools({ service: graph }),
     ...createMediaTools(media),
+    ...createWorkspaceTools(workspace),
+    ...createTerminalTools(terminal),
   ]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
@@ -456,6 +496,8 @@ async function startAgents(
     browser,
     media,
     mediaMainProvider,
+    workspace,
+    terminal,
     hooks,
     approvals,
   };

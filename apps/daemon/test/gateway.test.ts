@@ -43,18 +43,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'subagent.steer',
   'telegram.action',
   'whatsapp.action',
-  'workspace.deleteFile',
-  'workspace.git.commit',
-  'workspace.git.diff',
-  'workspace.git.log',
-  'workspace.git.restore',
-  'workspace.git.status',
-  'workspace.init',
-  'workspace.listDir',
-  'workspace.readFile',
-  'workspace.resetFile',
-  'workspace.status',
-  'workspace.writeFile',
 ]);
 
 let td: TestDaemon | undefined;

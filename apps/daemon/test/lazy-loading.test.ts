@@ -47,7 +47,14 @@ describe('agentd start', () => {
     // The trace sees the daemon's own modules, so an empty one would not pass as lazy.
     expect(hasLoaded(trace(), 'zod')).toBe(true);
     expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
-    for (const heavy of ['ai', '@ai-sdk/openai-compatible', '@ai-sdk/anthropic', 'playwright-core']) {
+    for (const heavy of [
+      'ai',
+      '@ai-sdk/openai-compatible',
+      '@ai-sdk/anthropic',
+      'playwright-core',
+      'node-pty',
+      '@xterm/headless',
+    ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }
 

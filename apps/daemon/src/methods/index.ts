@@ -26,6 +26,7 @@ import { schedulerMethods } from './scheduler.js';
 import { sessionMethods } from './session.js';
 import { systemMethods } from './system.js';
 import { tokenMethods } from './tokens.js';
+import { workspaceMethods } from './workspace.js';
 
 /** Every built-in JSON-RPC method of the daemon (`rpc.discover` is added by the caller). */
 export function builtInMethods(deps: {
@@ -101,5 +102,13 @@ export function builtInMethods(deps: {
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
     // Pending requests name sessions of every tenant: bound tokens are refused.
     ...unboundOnly(tenants, approvalMethods({ approvals: services.approvals })),
+    // An agent's workspace serves every tenant that talks to the agent: bound tokens are refused.
+    ...unboundOnly(
+      tenants,
+      workspaceMethods({
+        workspace: services.workspace,
+        agentExists: (agentId) => runtime.agents.list().includes(agentId),
+      }),
+    ),
   ];
 }

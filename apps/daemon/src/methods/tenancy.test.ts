@@ -19,4 +19,12 @@ describe('sharedToolsGate', () => {
     // The graph tools author as the turn's tenant (graph-engine's tools), so they stay open.
     expect(gate.before?.(call('graph_execute', 'acme'))).toEqual({ allow: true });
   });
+
+  it("refuses an agent's workspace and terminal tools in a tenant's turn", () => {
+    const gate = sharedToolsGate();
+    for (const tool of ['workspace_write', 'workspace_read', 'terminal_open', 'terminal_send']) {
+      expect(gate.before?.(call(tool, 'acme')), tool).toMatchObject({ allow: false, errorKind: 'denied' });
+      expect(gate.before?.(call(tool)), tool).toEqual({ allow: true });
+    }
+  });
 });

@@ -79,11 +79,14 @@ export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod
 }
 
 /**
- * The agent tools whose state every tenant shares (the one browser), refused in the turns of a
- * tenant-bound caller or a tenant's cron job: a turn with a memory tenant. (The graph tools
- * author as the turn's tenant, so they stay within it.)
+/**
+ * The agent tools whose state every tenant shares (the one browser, an agent's workspace and
+ * terminal drives), refused in the turns of a tenant-bound caller or a tenant's cron job: a turn
+ * with a memory tenant. (The graph tools author as the turn's tenant, so they stay within it.)
  */
-export function sharedToolsGate(prefixes: readonly string[] = ['browser_']): ToolGate {
+export function sharedToolsGate(
+  prefixes: readonly string[] = ['browser_', 'workspace_', 'terminal_'],
+): ToolGate {
   return {
     name: 'tenant-shared-tools',
     before(call) {

@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+afterEach(async () => {
+  await td?.stop();
+  td = undefined;
+});
+
+const config = {
+  gateway: { wsHeartbeatMs: 0 },
+  agents: { entries: { operator: { name: 'Operator', tools: ['terminal_*'] } } },
+  terminal: { killGraceMs: 200 },
+};
+
+/** Whether a process is still alive (a zombie counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('terminal drives through agent tools', () => {
+  it('runs bash in the agent workspace, reads the screen back, and the obs verdicts follow rule 12', async () => {
+    td = await startTestDaemon({ config });
+    const admin = rpcClient(td.daemon.url);
+    const say = async (sessionKey: string, tool: string, input: Record<string, unknown>) =>
+      (
+        await admin.call<{ response: string }>('agent.execute', {
+          agentId: 'operator',
+          sessionKey,
+          message: `/tool ${tool} ${JSON.stringify(input)}`,
+        })
+      ).response;
+
+    const opened = await say('default:rpc:task', 'terminal_open', {
+      command: 'bash',
+      args: ['--norc', '--noprofile', '-i'],
+    });
+    const sessionId = /term_[0-9a-f]{16}/.exec(opened)?.[0] as string;
+    expect(sessionId).toBeDefined();
+    const pid = Number(/"pid":(\d+)/.exec(opened)?.[1]);
+    await say('default:rpc:task', 'terminal_send', {
+      sessionId,
+      text: 'echo "answer=$((6*7))"; basename "$PWD"',
+      enter: true,
+    });
+    const screen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 300 });
+    expect(screen).toContain('answer=42');
+    expect(screen).toContain('\\noperator\\n');
+    expect(await admin.call('workspace.status', { agentId: 'operator' })).toMatchObject({
+      initialized: true,
+    });
+    // git in the drive is the workspace's own repository, and a commit made there names the agent.
+    // (`clear` first: the offline provider quotes the first 200 characters of the screen.)
+    await say('default:rpc:task', 'terminal_send', {
+      sessionId,
+      text: 'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
+      enter: true,
+    });
+    const gitScreen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 500 });
+    expect(gitScreen).toContain('agent operator|from the drive');
+    expect(gitScreen).toContain('agentd|workspace: initial template');
+    expect(await say('default:rpc:task', 'terminal_close', { sessionId })).toContain('"closed":true');
+    expect(alive(pid)).toBe(false);
+
+    // A drive opened and closed without any task text: the report says so.
+    const idle = await say('default:rpc:notask', 'terminal_open', {
+      command: 'bash',
+      args: ['--norc', '--noprofile', '-i'],
+    });
+    const idleId = /term_[0-9a-f]{16}/.exec(idle)?.[0] as string;
+    await say('default:rpc:notask', 'terminal_close', { sessionId: idleId });
+    const report = await admin.call<{ likelyRootCause: { code: string } }>('obs.explain', {
+      sessionKey: 'default:rpc:notask',
+    });
+    expect(report.likelyRootCause.code).toBe('terminal_drive_opened_without_task');
+    const worked = await admin.call<{ likelyRootCause: { code: string } }>('obs.explain', {
+      sessionKey: 'default:rpc:task',
+    });
+    expect(worked.likelyRootCause.code).not.toMatch(/^terminal_/);
+  });
+
+  it('reports an idle eviction as terminal_drive_evicted and kills the drive when the daemon stops', async () => {
+    td = await startTestDaemon({ config: { ...config, terminal: { killGraceMs: 200, idleTimeoutMs: 400 } } });
+    const admin = rpcClient(td.daemon.url);
+    const open = (sessionKey: string) =>
+      admin.call<{ response: string }>('agent.execute', {
+        agentId: 'operator',
+        sessionKey,
+        message: `/tool terminal_open ${JSON.stringify({ command: 'bash', args: ['--norc', '-i'], input: 'sleep 100\r' })}`,
+      });
+    await open('default:rpc:slow');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const report = await admin.call<{ likelyRootCause: { code: string; detail: string } }>('obs.explain', {
+      sessionKey: 'default:rpc:slow',
+    });
+    expect(report.likelyRootCause.code).toBe('terminal_drive_evicted');
+    expect(report.likelyRootCause.detail).toContain('reason idle');
+
+    await admin.call('config.patch', { terminal: { idleTimeoutMs: 600_000 } });
+    const kept = await open('default:rpc:kept');
+    const pid = Number(/"pid":(\d+)/.exec(kept.response)?.[1]);
+    expect(alive(pid)).toBe(true);
+    await td.daemon.stop();
+    expect(alive(pid)).toBe(false);
+  });
+});
