@@ -4,6 +4,7 @@ import {
   providersSectionSchema,
 } from '@agentd/agent-runtime';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
+import { autonomySectionSchema, securitySectionSchema } from '@agentd/autonomy';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
@@ -80,6 +81,10 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // Sub-agent limits, budgets, leases and the denial breaker: from the next spawn and gate decision.
+  autonomy: section(autonomySectionSchema),
+  // security.agentToAgent.steerInject: from the next subagent.steer.
+  security: section(securitySectionSchema),
 };
 
 /**

@@ -7,6 +7,12 @@ import {
   type ServedWindowMonitor,
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
+import {
+  type AutonomyService,
+  createAutonomyService,
+  createAutonomyTools,
+  resolveToolSet,
+} from '@agentd/autonomy';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import {
@@ -79,6 +85,8 @@ export interface DaemonServices {
   obsService: ObsService;
   browser: BrowserService;
   hooks: WebhookService;
+  /** Sub-agent runs, their durable table, leases and run control. */
+  autonomy: AutonomyService;
 }
 
 /**
@@ -212,7 +220,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'autonomy'
 > & {
   events: EventSink;
 };
@@ -225,6 +233,39 @@ async function startAgents(
 ): Promise<DaemonServices> {
   const { options, config, configStore, dataDir, env, now, logger } = context;
   const { events, db, memory, obsEvidence, securityAudit, cacheTrace } = stores;
+  // Created before the runtime, whose tool gates include its lease gate; it reads the runtime
+  // only when a run starts.
+  let runtimeRef: AgentRuntime | undefined;
+  const autonomy = createAutonomyService({
+    db,
+    runner: () => {
+      if (!runtimeRef) throw new Error('the agent runtime is not started');
+      return runtimeRef;
+    },
+    toolsOf: (agentId) => {
+      if (!runtimeRef) return undefined;
+      let agent: { tools: string[]; toolDenylist: string[] };
+      try {
+        agent = runtimeRef.agents.get(agentId);
+      } catch {
+        return undefined;
+      }
+      const denied = configStore.current().agents.toolDenylist;
+      return resolveToolSet(runtimeRef.toolNames(), agent.tools, agent.toolDenylist, denied);
+    },
+    agentOf: async (sessionKey) => {
+      const status = await runtimeRef?.sessions.status(sessionKey).catch(() => undefined);
+      return typeof status?.agentId === 'string' ? status.agentId : undefined;
+    },
+    costOf: async (sessionKey, sinceMs) =>
+      (await runtimeRef?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
+    autonomy: config.autonomy,
+    security: config.security,
+    audit: securityAudit,
+    events,
+    logger: logger.module('agent'),
+    now,
+  });
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
@@ -246,9 +287,10 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      toolGates: [sharedToolsGate()],
+      toolGates: [sharedToolsGate(), autonomy.gate()],
     }),
   );
+  runtimeRef = agentRuntime;
   // Graph nodes, queued webhook turns and cron jobs run as turns of this runtime,
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
@@ -344,7 +386,14 @@ async function startAgents(
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...createAutonomyTools(autonomy),
+  ]);
+  // After the tools exist (a resumed run's tool set is fixed already) and stopped before the
+  // runtime closes: a stop aborts running runs and leaves them `running` for the next start.
+  await lifecycle.service('autonomy', () => autonomy);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -370,5 +419,6 @@ async function startAgents(
     obsService,
     browser,
     hooks,
+    autonomy,
   };
 }

@@ -157,9 +157,7 @@ describe('kill and steer', () => {
       'c1',
     ]);
     // Killed runs' sessions take no more tool calls.
-    const verdict = await service
-      .gate()
-      .before?.({ sessionKey: grandchild.sessionKey, toolName: 'echo' } as never);
+    const verdict = await service.gate().before({ sessionKey: grandchild.sessionKey, toolName: 'echo' });
     expect(verdict).toMatchObject({ allow: false, errorKind: 'lease_revoked' });
   });
 
@@ -205,7 +203,7 @@ describe('leases, run.kill, evict and the gate', () => {
   it('revokes a tree cooperatively, kills a tree, evicts to the default profile', async () => {
     const { runner, service } = await setup();
     const gate = service.gate();
-    const call = (sessionKey: string, toolName: string) => gate.before?.({ sessionKey, toolName } as never);
+    const call = (sessionKey: string, toolName: string) => gate.before({ sessionKey, toolName });
     const root = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
     const child = await service.spawn({ parentSessionKey: root.sessionKey, task: 't' });
     expect(await call(child.sessionKey, 'echo')).toEqual({ allow: true });
@@ -248,16 +246,16 @@ describe('leases, run.kill, evict and the gate', () => {
     const root = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
     const child = await service.spawn({ parentSessionKey: root.sessionKey, task: 't' });
     const ran = { ran: true, text: '1', content: '1' };
-    await gate.after?.({ sessionKey: child.sessionKey, toolName: 'echo' } as never, ran);
-    await gate.after?.({ sessionKey: child.sessionKey, toolName: 'echo' } as never, ran);
-    expect(await gate.before?.({ sessionKey: child.sessionKey, toolName: 'echo' } as never)).toMatchObject({
+    await gate.after({ sessionKey: child.sessionKey, toolName: 'echo' }, ran);
+    await gate.after({ sessionKey: child.sessionKey, toolName: 'echo' }, ran);
+    expect(await gate.before({ sessionKey: child.sessionKey, toolName: 'echo' })).toMatchObject({
       errorKind: 'budget_exceeded',
     });
     const denied = { ran: false, errorKind: 'denied', text: '', content: '' };
-    await gate.after?.({ sessionKey: child.sessionKey, toolName: 'x' } as never, denied);
-    await gate.after?.({ sessionKey: root.sessionKey, toolName: 'x' } as never, denied);
+    await gate.after({ sessionKey: child.sessionKey, toolName: 'x' }, denied);
+    await gate.after({ sessionKey: root.sessionKey, toolName: 'x' }, denied);
     expect((await service.status(root.runId)).status).toBe('running');
-    await gate.after?.({ sessionKey: child.sessionKey, toolName: 'x' } as never, denied);
+    await gate.after({ sessionKey: child.sessionKey, toolName: 'x' }, denied);
     for (const run of [root, child]) {
       expect(await service.status(run.runId)).toMatchObject({
         status: 'completed',
@@ -279,11 +277,14 @@ describe('durability', () => {
     const safe = await before.spawn({ parentSessionKey: 'p:rpc:1', task: 'safe' });
     const unsafe = await before.spawn({ parentSessionKey: 'p:rpc:2', task: 'unsafe' });
     const revoked = await before.spawn({ parentSessionKey: 'p:rpc:3', task: 'revoked' });
-    await before.gate().after?.({ sessionKey: unsafe.sessionKey, toolName: 'echo' } as never, {
-      ran: true,
-      text: '',
-      content: '',
-    });
+    await before.gate().after(
+      { sessionKey: unsafe.sessionKey, toolName: 'echo' },
+      {
+        ran: true,
+        text: '',
+        content: '',
+      },
+    );
     await before.revoke({ rootRunId: revoked.runId });
     await before.close();
     expect((await before.status(safe.runId)).status).toBe('running');

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolGate } from '@agentd/agent-runtime';
 import type { EventSink, Logger } from '@agentd/contracts';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 import type { Database } from '@agentd/storage';
@@ -12,6 +11,7 @@ import {
 } from './config.js';
 import { AutonomyError } from './errors.js';
 import { createAutonomyGate } from './gate.js';
+import type { AutonomyGate } from './gate-types.js';
 import type { AutonomyContext, Notifier, RunProcess, SubagentTurnRunner } from './internal/context.js';
 import { killRun, killTree, resolveTarget, revokeLeases, steerRun } from './internal/control.js';
 import { type RecoveryResult, recoverRuns } from './internal/recover.js';
@@ -115,7 +115,7 @@ export interface AutonomyService {
   /** The run a session belongs to, if any. */
   runOfSession(sessionKey: string): Promise<RunView | undefined>;
   /** The tool runner gate (lease, capability, budget, denial breaker). */
-  gate(): ToolGate;
+  gate(): AutonomyGate;
   /** Where `session.completed` notifications go (the gateway, once it exists). */
   setNotifier(notifier: Notifier | undefined): void;
   /** Applies a changed `autonomy` or `security` section from the next spawn and gate decision. */

@@ -1,4 +1,4 @@
-import type { ToolGate, ToolGateVerdict } from '@agentd/agent-runtime';
+import type { AutonomyGate, GateVerdict } from './gate-types.js';
 import type { AutonomyContext } from './internal/context.js';
 import { budgetExceeded, recordBreach, stopRuns } from './internal/execute.js';
 import { effectiveCapabilities, runOfSession } from './internal/spawn.js';
@@ -12,9 +12,9 @@ const DENIAL_KINDS = new Set([
   'unknown_tool',
 ]);
 
-const ALLOW: ToolGateVerdict = { allow: true };
+const ALLOW: GateVerdict = { allow: true };
 
-function deny(errorKind: string, message: string): ToolGateVerdict {
+function deny(errorKind: string, message: string): GateVerdict {
   return { allow: false, errorKind, message };
 }
 
@@ -27,7 +27,7 @@ function deny(errorKind: string, message: string): ToolGateVerdict {
  * against the budget and clears the tree's denial streak; a refused one extends it, and
  * `autonomy.denialBreakerThreshold` refusals in a row end the whole tree.
  */
-export function createAutonomyGate(ctx: AutonomyContext): ToolGate {
+export function createAutonomyGate(ctx: AutonomyContext): AutonomyGate {
   return {
     name: 'autonomy-lease',
     async before(call) {

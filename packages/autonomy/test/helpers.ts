@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TurnRequest } from '@agentd/agent-runtime';
 import type { AgentTurnResult } from '@agentd/contracts';
 import { type Database, openDatabase } from '@agentd/storage';
-import { type AutonomyService, type AutonomyServiceOptions, createAutonomyService } from '../src/index.js';
+import {
+  type AutonomyService,
+  type AutonomyServiceOptions,
+  createAutonomyService,
+  type SubagentTurnRequest as TurnRequest,
+} from '../src/index.js';
 
 /** One turn the scripted runner holds until the test settles it (or the turn's signal aborts it). */
 export interface HeldTurn {

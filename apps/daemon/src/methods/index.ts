@@ -7,6 +7,7 @@ import { adminReachGuard, plaintextTokenGuard } from '../token-policy.js';
 import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
+import { autonomyMethods } from './autonomy.js';
 import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
 import { cronMethods } from './cron.js';
@@ -83,5 +84,6 @@ export function builtInMethods(deps: {
     ...cronMethods({ cron: services.cron, tenants }),
     ...unboundOnly(tenants, schedulerMethods({ heartbeat })),
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
+    ...autonomyMethods({ autonomy: services.autonomy, tenants }),
   ];
 }

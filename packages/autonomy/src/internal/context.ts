@@ -1,13 +1,13 @@
-import type { TurnRequest } from '@agentd/agent-runtime';
 import type { AgentTurnResult, EventSink, Logger } from '@agentd/contracts';
 import type { SecurityAudit } from '@agentd/evidence';
 import type { AutonomySection, SecuritySection } from '../config.js';
+import type { SubagentTurnRequest } from '../gate-types.js';
 import type { LeaseStore } from '../lease-store.js';
 import type { RunRecord, RunStore } from '../run-store.js';
 
 /** Runs turns with the runtime's extras (allowed tools, turn keys). */
 export interface SubagentTurnRunner {
-  runTurn(request: TurnRequest): Promise<AgentTurnResult>;
+  runTurn(request: SubagentTurnRequest): Promise<AgentTurnResult>;
 }
 
 /** A process a run started (a tool's child); killed with the run. */
