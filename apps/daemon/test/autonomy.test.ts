@@ -1,10 +1,13 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import {
   type FakeProvider,
   type FakeReply,
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -41,9 +44,41 @@ function afterTool(body: Json): boolean {
   return messages.at(-1)?.role === 'tool';
 }
 
+/** The config of the tests' daemons, with the model fake at `fakeUrl`. */
+function testConfig(fakeUrl: string, extra: Json = {}): Json {
+  const timeouts = { turnMs: 120_000, stallMs: 90_000, toolMs: 60_000 };
+  return {
+    gateway: { wsHeartbeatMs: 0 },
+    providers: {
+      entries: {
+        fake: { type: 'openai-compatible', baseUrl: fakeUrl, apiKey: '${secret:K}', models: ['m'] },
+      },
+    },
+    agents: {
+      entries: {
+        boss: { name: 'Boss', tools: ['subagent_*', 'capabilities_introspect'], timeouts },
+        narrow: { name: 'Narrow', tools: ['subagent_list'] },
+        slow: {
+          name: 'Slow',
+          provider: 'fake',
+          tools: ['subagent_list', 'capabilities_introspect'],
+          timeouts,
+        },
+        scripted: {
+          name: 'Scripted',
+          provider: 'fake',
+          tools: ['subagent_*', 'capabilities_introspect'],
+          timeouts,
+        },
+      },
+    },
+    ...extra,
+  };
+}
+
 /**
- * Agents of the tests: `boss` (offline, may spawn and wait), `narrow` (offline, may only
- * list), `slow` and `scripted` on a local OpenAI-compatible fake whose replies each test scripts.
+ * A daemon whose agents are `boss` (offline, may spawn and wait), `narrow` (offline, may only
+ * list), `slow` and `scripted` (on a local OpenAI-compatible fake whose replies each test scripts).
  */
 async function autonomyDaemon(
   respond: (body: Json, index: number) => FakeReply = () => ({ hangMs: 30_000, text: 'late' }),
@@ -52,37 +87,7 @@ async function autonomyDaemon(
 ) {
   const fake = await startFakeOpenAi({ apiKey: 'k', respond });
   fakes.push(fake);
-  const timeouts = { turnMs: 120_000, stallMs: 60_000, toolMs: 60_000 };
-  const daemon = await pool.start(dataDir, {
-    env: { K: 'k' },
-    config: {
-      gateway: { wsHeartbeatMs: 0 },
-      providers: {
-        entries: {
-          fake: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:K}', models: ['m'] },
-        },
-      },
-      agents: {
-        entries: {
-          boss: { name: 'Boss', tools: ['subagent_*', 'capabilities_introspect'], timeouts },
-          narrow: { name: 'Narrow', tools: ['subagent_list'] },
-          slow: {
-            name: 'Slow',
-            provider: 'fake',
-            tools: ['subagent_list', 'capabilities_introspect'],
-            timeouts,
-          },
-          scripted: {
-            name: 'Scripted',
-            provider: 'fake',
-            tools: ['subagent_*', 'capabilities_introspect'],
-            timeouts,
-          },
-        },
-      },
-      ...extra,
-    },
-  });
+  const daemon = await pool.start(dataDir, { env: { K: 'k' }, config: testConfig(fake.url, extra) });
   return { daemon, fake, rpc: rpcClient(daemon.url), dataDir };
 }
 
@@ -195,6 +200,8 @@ describe('sub-agents through the daemon', () => {
     await fake.aborted;
     expect((await statusOf(rpc, grandchild?.runId ?? '')).status).toBe('killed');
     expect((await statusOf(rpc, child.runId)).status).toBe('killed');
+    const underKilled = await rpc.fail('session.spawn', { parentKey: grandchild?.sessionKey ?? '', task: 'x' });
+    expect(underKilled).toMatchObject({ code: -32602, message: expect.stringContaining('parentKey') });
     expect(
       await eventually(async () => ((await auditActions(rpc)).includes('subagent.kill') ? true : undefined)),
     ).toBe(true);
@@ -373,4 +380,56 @@ describe('leases and run control through the daemon', () => {
     expect(refused.code).toBe(-32000);
     expect(refused.message).toContain('autonomy.maxConcurrentRuns');
   });
+});
+
+describe('durable runs across a crash', () => {
+  it('after kill -9 mid-run, resumes the run that called no tool and orphans the one that did', async () => {
+    let phase: 'before' | 'after' = 'before';
+    const fake = await startFakeOpenAi({
+      apiKey: 'k',
+      respond: (body) => {
+        if (phase === 'after') return { text: `after restart: ${lastUser(body)}` };
+        if (lastUser(body) === 'unsafe' && !afterTool(body)) {
+          return { toolCalls: [{ id: 'u1', name: 'subagent_list', input: {} }] };
+        }
+        return { hangMs: 60_000, text: 'never' };
+      },
+    });
+    fakes.push(fake);
+    const dataDir = pool.tempDir();
+    writeFileSync(join(dataDir, 'config.yaml'), stringify(testConfig(fake.url)));
+    const first = await pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, K: 'k' });
+    const before = rpcClient(first.url);
+    const spawn = (task: string) =>
+      before.call<{ runId: string }>('session.spawn', {
+        parentKey: 'default:rpc:ops',
+        task,
+        agentId: 'scripted',
+      });
+    const safe = await spawn('safe');
+    const unsafe = await spawn('unsafe');
+    // Both turns are in their model call: the unsafe one after its tool call.
+    await eventually(async () => (chatCalls(fake) >= 3 ? true : undefined), 30_000);
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await exited;
+
+    phase = 'after';
+    const callsBefore = chatCalls(fake);
+    const daemon = await pool.start(dataDir, { env: { K: 'k' } });
+    const rpc = rpcClient(daemon.url);
+    expect(await ended(rpc, safe.runId)).toMatchObject({
+      status: 'completed',
+      resumed: 1,
+      response: 'after restart: safe',
+    });
+    expect(await statusOf(rpc, unsafe.runId)).toMatchObject({
+      status: 'orphaned',
+      endReason: 'restart',
+      toolCalls: 1,
+    });
+    // Only the resumed run called the model again, once.
+    expect(chatCalls(fake) - callsBefore).toBe(1);
+    await eventually(async () => ((await auditActions(rpc)).includes('orphaned') ? true : undefined));
+  }, 120_000);
 });

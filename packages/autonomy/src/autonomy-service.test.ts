@@ -157,6 +157,10 @@ describe('kill and steer', () => {
       'c1',
     ]);
     // Killed runs' sessions take no more tool calls.
+    const refused = await service
+      .spawn({ parentSessionKey: grandchild.sessionKey, task: 't' })
+      .catch((e: unknown) => e);
+    expect(isAutonomyError(refused, 'NOT_RUNNING')).toBe(true);
     const verdict = await service.gate().before({ sessionKey: grandchild.sessionKey, toolName: 'echo' });
     expect(verdict).toMatchObject({ allow: false, errorKind: 'lease_revoked' });
   });

@@ -26,10 +26,14 @@ function toWire(error: unknown): unknown {
       return new RpcError(-32000, error.message, { data: { limit: data.limit } });
     case 'RATE_LIMITED':
       return new RpcError(-32000, error.message, { data: { retryInMs: data.retryInMs } });
-    case 'NOT_RUNNING':
-      return RpcError.invalidParams(`Invalid params: target: ${error.message}`, [
-        { path: ['target'], code: 'custom', message: error.message },
+    case 'NOT_RUNNING': {
+      // A spawn under an ended run names parentKey; a steer of an ended run names target.
+      const field = data.field === 'parentKey' ? 'parentKey' : 'target';
+      const message = error.message.replace(/^parentKey: /, '');
+      return RpcError.invalidParams(`Invalid params: ${field}: ${message}`, [
+        { path: [field], code: 'custom', message },
       ]);
+    }
     default:
       return error;
   }

@@ -100,6 +100,14 @@ function childCapabilities(
 export async function spawnRun(ctx: AutonomyContext, request: SpawnRequest): Promise<SpawnResult> {
   if (ctx.closed) throw new AutonomyError('CLOSED', 'the autonomy service is closed');
   const parent = await runOfSession(ctx, request.parentSessionKey);
+  // A killed or revoked run's session may not spawn: its capabilities are gone for good.
+  if (parent && (parent.revoked || parent.status === 'killed' || parent.status === 'orphaned')) {
+    throw new AutonomyError(
+      'NOT_RUNNING',
+      `parentKey: run ${parent.runId} of this session was ${parent.revoked ? 'revoked' : parent.status}; it may not spawn`,
+      { data: { runId: parent.runId, status: parent.status, field: 'parentKey' } },
+    );
+  }
   const depth = await checkLimits(
     ctx,
     parent?.status === 'running' ? parent : undefined,
