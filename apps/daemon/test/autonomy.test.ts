@@ -200,7 +200,10 @@ describe('sub-agents through the daemon', () => {
     await fake.aborted;
     expect((await statusOf(rpc, grandchild?.runId ?? '')).status).toBe('killed');
     expect((await statusOf(rpc, child.runId)).status).toBe('killed');
-    const underKilled = await rpc.fail('session.spawn', { parentKey: grandchild?.sessionKey ?? '', task: 'x' });
+    const underKilled = await rpc.fail('session.spawn', {
+      parentKey: grandchild?.sessionKey ?? '',
+      task: 'x',
+    });
     expect(underKilled).toMatchObject({ code: -32602, message: expect.stringContaining('parentKey') });
     expect(
       await eventually(async () => ((await auditActions(rpc)).includes('subagent.kill') ? true : undefined)),
