@@ -12,6 +12,7 @@ import {
   createAutonomyService,
   createAutonomyTools,
   resolveToolSet,
+  summarizeAutonomy,
 } from '@agentd/autonomy';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
@@ -344,6 +345,7 @@ async function startAgents(
     dataDir,
     evidence: obsEvidence,
     cronWakeGate: (window) => summarizeWakeGateFires(db, window),
+    autonomy: (window) => summarizeAutonomy(db, window),
     // The runtime writes the evidence in this process: its roll counts spare the readers disk checks.
     evidenceRolls: agentRuntime.evidenceRolls,
     now,

@@ -370,6 +370,16 @@ describe('leases and run control through the daemon', () => {
     });
     expect(await ended(rpc, run.runId)).toMatchObject({ status: 'completed', endReason: 'denial_breaker' });
     await eventually(async () => ((await auditActions(rpc)).includes('denial_breaker') ? true : undefined));
+    const fleet = await rpc.call<{ autonomy: Json; findings: Array<{ code: string }> }>(
+      'obs.fleet.health',
+      {},
+    );
+    expect(fleet.autonomy).toMatchObject({ runs: { total: 1 }, denialBreakerTrips: 1, revoked: 0 });
+    expect(fleet.findings.map((finding) => finding.code)).toContain('autonomy_denial_breaker');
+    const signals = await rpc.call<{ events: Array<{ category: string }> }>('obs.diagnostics', {
+      category: 'autonomy_denial_breaker',
+    });
+    expect(JSON.stringify(signals)).toContain(run.runId);
   });
 
   it('refuses spawns past the configured limits with -32000', async () => {
@@ -434,5 +444,18 @@ describe('durable runs across a crash', () => {
     // Only the resumed run called the model again, once.
     expect(chatCalls(fake) - callsBefore).toBe(1);
     await eventually(async () => ((await auditActions(rpc)).includes('orphaned') ? true : undefined));
+    const fleet = await rpc.call<{ autonomy: Json; findings: Array<{ code: string }> }>(
+      'obs.fleet.health',
+      {},
+    );
+    expect(fleet.autonomy).toMatchObject({
+      runs: { total: 2, degraded: 1, degradedRate: 0.5 },
+      orphaned: 1,
+      resumed: 1,
+      worstRootRunId: unsafe.runId,
+    });
+    const codes = fleet.findings.map((finding) => finding.code);
+    expect(codes).toContain('fleet_autonomy_degradation');
+    expect(codes).toContain('durable_orphaned');
   }, 120_000);
 });

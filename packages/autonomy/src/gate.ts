@@ -100,7 +100,8 @@ async function tripDenialBreaker(ctx: AutonomyContext, rootRunId: string, runId:
   );
   const at = ctx.now();
   await ctx.store.signal('denial_breaker', { runId, rootRunId }, at);
-  ctx.events.emit('autonomy:denial_breaker', {
+  // The health-signal row the fleet report's recurring-signal finding counts.
+  ctx.events.emit('autonomy_denial_breaker', {
     runId,
     rootRunId,
     consecutiveDenials: streak,

@@ -36,6 +36,7 @@ export { type AutonomyLogger, noopLogger } from './logger.js';
 export { autonomyMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export { ENDED_STATUSES, type RunBudget, type RunRecord, type RunStatus, RunStore } from './run-store.js';
 export { type RunView, runView } from './run-view.js';
+export { summarizeAutonomy } from './summary.js';
 export type { AutonomyGate, GateCall, GateResult, GateVerdict, SubagentTurnRequest } from './gate-types.js';
 export { createAutonomyTools } from './tools.js';
 export { intersectToolSets, matchesAny, resolveToolSet } from './tool-set.js';
