@@ -258,6 +258,10 @@ async function startAgents(
       const status = await runtimeRef?.sessions.status(sessionKey).catch(() => undefined);
       return typeof status?.agentId === 'string' ? status.agentId : undefined;
     },
+    // The run's end becomes a note on an existing parent session, read by the parent's next turn.
+    recordOnParent: async (parentSessionKey, note) => {
+      await runtimeRef?.sessions.note(parentSessionKey, note);
+    },
     costOf: async (sessionKey, sinceMs) =>
       (await runtimeRef?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
     autonomy: config.autonomy,

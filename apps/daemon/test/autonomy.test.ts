@@ -121,6 +121,8 @@ describe('sub-agents through the daemon', () => {
     });
     const socket = await openRaw(daemon.wsUrl, token);
     const alice = rpcClient(daemon.url, token);
+    // The parent session exists (alice's default rpc session), so the result is noted on it.
+    await alice.call('agent.execute', { message: 'hello', agentId: 'boss' });
     const spawned = await alice.call<{ runId: string; sessionKey: string; status: string }>('session.spawn', {
       parentKey: 'default:rpc:alice',
       task: 'say hello',
@@ -146,6 +148,17 @@ describe('sub-agents through the daemon', () => {
       tokensUsed: { total: expect.any(Number) },
     });
     expect(run.completedAt).toBeGreaterThanOrEqual((run as unknown as { startedAt: number }).startedAt);
+    const parentHistory = await eventually(async () => {
+      const history = await alice.call<{ messages: Array<{ role: string; content: string }> }>(
+        'session.history',
+        { key: 'default:rpc:alice' },
+      );
+      return history.messages.length === 3 ? history : undefined;
+    });
+    expect(parentHistory.messages[2]).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining(`[sub-agent run ${spawned.runId} completed]`),
+    });
     const listed = await alice.call<{ runs: Run[] }>('subagent.list', { status: 'completed', limit: 5 });
     expect(listed.runs.map((entry) => entry.runId)).toEqual([spawned.runId]);
     const sessions = await rpc.call<{ sessions: Array<{ sessionKey: string }> }>('session.list', {

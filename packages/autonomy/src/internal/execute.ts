@@ -2,6 +2,9 @@ import type { AgentTurnResult } from '@agentd/contracts';
 import type { RunEnd, RunRecord } from '../run-store.js';
 import type { ActiveRun, AutonomyContext } from './context.js';
 
+/** The longest note a run's end leaves on its parent session. */
+const MAX_NOTE_CHARS = 4000;
+
 /** Why a run's controller was aborted (the abort reason decides the end status). */
 export type StopReason = 'killed' | 'timeout' | 'denial_breaker' | 'steered' | 'shutdown';
 
@@ -187,23 +190,14 @@ export async function endRun(ctx: AutonomyContext, run: ActiveRun, end: RunEnd):
   await announce(ctx, record);
 }
 
-/** Tells the client and the parent session that a run ended. */
+/**
+ * Tells the client and the parent session that a run ended. The note on the parent session
+ * waits for the parent's running turn (it is written between turns), so it is not awaited:
+ * a parent turn waiting for this run must not wait for its own note.
+ */
 async function announce(ctx: AutonomyContext, record: RunRecord): Promise<void> {
   const result = record.response ?? record.error ?? record.status;
-  try {
-    ctx.notifier.current?.(record.clientId, 'session.completed', {
-      sessionKey: record.sessionKey,
-      result,
-      runId: record.runId,
-      parentKey: record.parentSessionKey,
-      status: record.status,
-    });
-    await ctx.recordOnParent(
-      record.parentSessionKey,
-      `[sub-agent run ${record.runId} ${record.status}] ${result}`.slice(0, 4000),
-    );
-    await ctx.store.markAnnounced(record.runId);
-  } catch (error) {
+  const failed = (error: unknown) =>
     ctx.logger.warn(
       {
         err: error,
@@ -213,7 +207,24 @@ async function announce(ctx: AutonomyContext, record: RunRecord): Promise<void> 
       },
       'sub-agent completion not announced',
     );
+  try {
+    ctx.notifier.current?.(record.clientId, 'session.completed', {
+      sessionKey: record.sessionKey,
+      result,
+      runId: record.runId,
+      parentKey: record.parentSessionKey,
+      status: record.status,
+    });
+  } catch (error) {
+    failed(error);
   }
+  void ctx
+    .recordOnParent(
+      record.parentSessionKey,
+      `[sub-agent run ${record.runId} ${record.status}] ${result}`.slice(0, MAX_NOTE_CHARS),
+    )
+    .then(() => ctx.store.markAnnounced(record.runId))
+    .catch(failed);
 }
 
 /** Kills every process the run started (SIGKILL to its process group when it leads one). */
