@@ -242,6 +242,28 @@ describe('leases, run.kill, evict and the gate', () => {
     expect(isAutonomyError(missing, 'RUN_NOT_FOUND')).toBe(true);
   });
 
+  it('mints child leases under a running run, never wider, revoked with the run', async () => {
+    const { service } = await setup();
+    const run = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
+    const { lease, secret } = await service.mintChildLease(run.sessionKey, { capabilities: ['echo'] });
+    expect(lease).toMatchObject({ runId: run.runId, rootRunId: run.runId, capabilities: ['echo'] });
+    expect(JSON.stringify(lease)).not.toContain(secret);
+    expect((await service.leases.validate(secret, 'echo')).leaseId).toBe(lease.leaseId);
+    const wider = await service
+      .mintChildLease(run.runId, { capabilities: ['forbidden'] })
+      .catch((e: unknown) => e);
+    expect(isAutonomyError(wider, 'INVALID_OPTIONS')).toBe(true);
+    const renewed = await service.leases.renew(secret, 10_000);
+    expect(renewed.expiresAt).toBeGreaterThan(lease.createdAt);
+
+    await service.kill(run.runId);
+    const refused = await service.leases.validate(secret).catch((e: unknown) => e);
+    expect(isAutonomyError(refused, 'LEASE_INVALID')).toBe(true);
+    expect((refused as { data: { reason: string } }).data.reason).toBe('revoked');
+    const ended = await service.mintChildLease(run.runId, { capabilities: [] }).catch((e: unknown) => e);
+    expect(isAutonomyError(ended, 'NOT_RUNNING')).toBe(true);
+  });
+
   it('ends the run tree after N consecutive denied calls and counts tool calls against the budget', async () => {
     const { db, service } = await setup({
       autonomy: { denialBreakerThreshold: 3, budget: { maxToolCalls: 2 } },

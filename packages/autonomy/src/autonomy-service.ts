@@ -112,6 +112,17 @@ export interface AutonomyService {
   trackProcess(sessionKey: string, child: RunProcess): boolean;
   /** The lease-authenticated surface: what a capability socket calls with a presented secret. */
   readonly leases: Pick<LeaseStore, 'validate' | 'renew' | 'get'>;
+  /**
+   * Mints a child lease under a running run's lease (the per-run lease a jailed script or another
+   * lease-authenticated client presents): `capabilities` must be a subset of the run's current
+   * set, it expires with `ttlMs` (default `autonomy.leaseTtlMs`), and revoking or killing the
+   * run revokes it through the parent link. The secret is answered once and never stored.
+   * @throws `RUN_NOT_FOUND`, `NOT_RUNNING`, `INVALID_OPTIONS` (capabilities wider than the run's)
+   */
+  mintChildLease(
+    target: string,
+    request: { capabilities: readonly string[]; ttlMs?: number },
+  ): Promise<{ lease: LeaseView; secret: string }>;
   /** The run a session belongs to, if any. */
   runOfSession(sessionKey: string): Promise<RunView | undefined>;
   /** The tool runner gate (lease, capability, budget, denial breaker). */
@@ -260,6 +271,43 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
       return true;
     },
     leases: ctx.leases,
+    async mintChildLease(target, request) {
+      const record = await resolveTarget(ctx, target);
+      if (record.status !== 'running' || !record.leaseId || !ctx.active.has(record.runId)) {
+        throw new AutonomyError(
+          'NOT_RUNNING',
+          `Run ${record.runId} is not running (status ${record.status})`,
+          {
+            data: { runId: record.runId, status: record.status },
+          },
+        );
+      }
+      const allowed = effectiveCapabilities(ctx, record);
+      const wider = request.capabilities.filter((name) => !allowed.includes(name));
+      if (wider.length > 0) {
+        throw new AutonomyError(
+          'INVALID_OPTIONS',
+          `capabilities: not held by run ${record.runId}: ${wider.slice(0, 5).join(', ')}`,
+          {
+            data: { issues: [{ path: ['capabilities'], message: 'wider than the run' }] },
+          },
+        );
+      }
+      const minted = await ctx.leases.mint({
+        runId: record.runId,
+        rootRunId: record.rootRunId,
+        agentId: record.agentId,
+        capabilities: request.capabilities,
+        ttlMs: request.ttlMs ?? ctx.settings.autonomy.leaseTtlMs,
+        parentLeaseId: record.leaseId,
+      });
+      audit('lease.mint', {
+        runId: record.runId,
+        rootRunId: record.rootRunId,
+        leaseId: minted.lease.leaseId,
+      });
+      return minted;
+    },
     async runOfSession(sessionKey) {
       const record = await runOfSession(ctx, sessionKey);
       return record ? runView(record, now()) : undefined;

@@ -42,6 +42,9 @@ export function effectiveCapabilities(ctx: AutonomyContext, record: RunRecord): 
   return record.capabilities.filter((name) => matchesAny(ctx.settings.autonomy.defaultProfile, name));
 }
 
+/** How long a run's lease outlives the run's own timeout. */
+const LEASE_GRACE_MS = 60_000;
+
 function limit(name: string, message: string): never {
   throw new AutonomyError('LIMIT_EXCEEDED', message, { data: { limit: name } });
 }
@@ -125,7 +128,8 @@ export async function spawnRun(ctx: AutonomyContext, request: SpawnRequest): Pro
     rootRunId,
     agentId,
     capabilities,
-    ttlMs: ctx.settings.autonomy.leaseTtlMs,
+    // The lease outlives the longest the run may take, so a long run never loses it midway.
+    ttlMs: Math.max(ctx.settings.autonomy.leaseTtlMs, ctx.settings.autonomy.runTimeoutMs + LEASE_GRACE_MS),
     parentLeaseId: parent?.leaseId,
   });
   const record: RunRecord = {
