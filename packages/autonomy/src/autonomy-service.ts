@@ -13,7 +13,15 @@ import { AutonomyError } from './errors.js';
 import { createAutonomyGate } from './gate.js';
 import type { AutonomyGate } from './gate-types.js';
 import type { AutonomyContext, Notifier, RunProcess, SubagentTurnRunner } from './internal/context.js';
-import { killRun, killTree, resolveTarget, revokeLeases, steerRun } from './internal/control.js';
+import {
+  killRun,
+  killTree,
+  mintChildLease,
+  resolveTarget,
+  revokeLeases,
+  steerRun,
+  waitForRuns,
+} from './internal/control.js';
 import { type RecoveryResult, recoverRuns } from './internal/recover.js';
 import {
   effectiveCapabilities,
@@ -152,10 +160,11 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
 }
 
 /** Creates the service. Call `start()` before use. */
-export function createAutonomyService(options: AutonomyServiceOptions): AutonomyService {
+/** The shared state of a service, options validated and defaulted. */
+function buildContext(options: AutonomyServiceOptions): AutonomyContext {
   const now = options.now ?? Date.now;
   const newId = options.newId ?? (() => randomUUID());
-  const ctx: AutonomyContext = {
+  return {
     store: new RunStore(options.db),
     leases: new LeaseStore(options.db, now, newId),
     settings: {
@@ -180,6 +189,11 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
     evicted: new Set(),
     closed: false,
   };
+}
+
+export function createAutonomyService(options: AutonomyServiceOptions): AutonomyService {
+  const ctx = buildContext(options);
+  const { now } = ctx;
   const gate = createAutonomyGate(ctx);
   // Spawns run one at a time, so two cannot both pass a limit that only one fits under.
   let spawning: Promise<unknown> = Promise.resolve();
@@ -251,19 +265,7 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
       return { evicted: true };
     },
     introspect: (caller) => introspect(ctx, caller),
-    async wait(runIds, { timeoutMs, signal }) {
-      const pending = runIds.map((runId) => ctx.active.get(runId)?.done).filter((done) => done !== undefined);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(pending),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, timeoutMs);
-          signal?.addEventListener('abort', resolve, { once: true });
-        }),
-      ]);
-      clearTimeout(timer);
-      return Promise.all(runIds.map(async (runId) => runView(await resolveTarget(ctx, runId), now())));
-    },
+    wait: (runIds, options) => waitForRuns(ctx, runIds, options),
     trackProcess(sessionKey, child) {
       const run = ctx.active.get(ctx.bySession.get(sessionKey) ?? '');
       if (!run) return false;
@@ -272,38 +274,10 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
     },
     leases: ctx.leases,
     async mintChildLease(target, request) {
-      const record = await resolveTarget(ctx, target);
-      if (record.status !== 'running' || !record.leaseId || !ctx.active.has(record.runId)) {
-        throw new AutonomyError(
-          'NOT_RUNNING',
-          `Run ${record.runId} is not running (status ${record.status})`,
-          {
-            data: { runId: record.runId, status: record.status },
-          },
-        );
-      }
-      const allowed = effectiveCapabilities(ctx, record);
-      const wider = request.capabilities.filter((name) => !allowed.includes(name));
-      if (wider.length > 0) {
-        throw new AutonomyError(
-          'INVALID_OPTIONS',
-          `capabilities: not held by run ${record.runId}: ${wider.slice(0, 5).join(', ')}`,
-          {
-            data: { issues: [{ path: ['capabilities'], message: 'wider than the run' }] },
-          },
-        );
-      }
-      const minted = await ctx.leases.mint({
-        runId: record.runId,
-        rootRunId: record.rootRunId,
-        agentId: record.agentId,
-        capabilities: request.capabilities,
-        ttlMs: request.ttlMs ?? ctx.settings.autonomy.leaseTtlMs,
-        parentLeaseId: record.leaseId,
-      });
+      const minted = await mintChildLease(ctx, target, request);
       audit('lease.mint', {
-        runId: record.runId,
-        rootRunId: record.rootRunId,
+        runId: minted.lease.runId,
+        rootRunId: minted.lease.rootRunId,
         leaseId: minted.lease.leaseId,
       });
       return minted;

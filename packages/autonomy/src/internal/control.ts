@@ -1,8 +1,10 @@
 import { AutonomyError } from '../errors.js';
+import type { LeaseView } from '../lease-store.js';
 import type { RunRecord } from '../run-store.js';
+import { type RunView, runView } from '../run-view.js';
 import type { ActiveRun, AutonomyContext } from './context.js';
 import { stopRuns } from './execute.js';
-import type { SpawnResult, spawnRun } from './spawn.js';
+import { effectiveCapabilities, type SpawnResult, type spawnRun } from './spawn.js';
 
 /** Steering is limited to one call per target every 2 s (the contract). */
 export const STEER_INTERVAL_MS = 2000;
@@ -122,4 +124,54 @@ export async function steerRun(
   // The limit is shared by both modes and follows the target to its replacement.
   ctx.steeredAt.set(spawned.runId, at);
   return { status: 'steered', oldRunId: record.runId, newRunId: spawned.runId };
+}
+
+/** Mints a child lease under a running run's lease, never wider than the run's capabilities now. */
+export async function mintChildLease(
+  ctx: AutonomyContext,
+  target: string,
+  request: { capabilities: readonly string[]; ttlMs?: number },
+): Promise<{ lease: LeaseView; secret: string }> {
+  const record = await resolveTarget(ctx, target);
+  if (record.status !== 'running' || !record.leaseId || !ctx.active.has(record.runId)) {
+    throw new AutonomyError('NOT_RUNNING', `Run ${record.runId} is not running (status ${record.status})`, {
+      data: { runId: record.runId, status: record.status },
+    });
+  }
+  const allowed = effectiveCapabilities(ctx, record);
+  const wider = request.capabilities.filter((name) => !allowed.includes(name));
+  if (wider.length > 0) {
+    throw new AutonomyError(
+      'INVALID_OPTIONS',
+      `capabilities: not held by run ${record.runId}: ${wider.slice(0, 5).join(', ')}`,
+      { data: { issues: [{ path: ['capabilities'], message: 'wider than the run' }] } },
+    );
+  }
+  return ctx.leases.mint({
+    runId: record.runId,
+    rootRunId: record.rootRunId,
+    agentId: record.agentId,
+    capabilities: request.capabilities,
+    ttlMs: request.ttlMs ?? ctx.settings.autonomy.leaseTtlMs,
+    parentLeaseId: record.leaseId,
+  });
+}
+
+/** Waits until the runs have ended (or `timeoutMs` passed, or `signal` aborted); answers their records. */
+export async function waitForRuns(
+  ctx: AutonomyContext,
+  runIds: readonly string[],
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<RunView[]> {
+  const pending = runIds.map((runId) => ctx.active.get(runId)?.done).filter((done) => done !== undefined);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(pending),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, options.timeoutMs);
+      options.signal?.addEventListener('abort', resolve, { once: true });
+    }),
+  ]);
+  clearTimeout(timer);
+  return Promise.all(runIds.map(async (runId) => runView(await resolveTarget(ctx, runId), ctx.now())));
 }
