@@ -89,6 +89,9 @@ export async function steerRun(
 > {
   const record = await resolveTarget(ctx, target);
   const at = ctx.now();
+  // Only steers of the last 2 s matter; older ones are forgotten so the map stays small.
+  for (const [runId, steered] of ctx.steeredAt)
+    if (at - steered >= STEER_INTERVAL_MS) ctx.steeredAt.delete(runId);
   const last = ctx.steeredAt.get(record.runId);
   if (last !== undefined && at - last < STEER_INTERVAL_MS) {
     throw new AutonomyError(

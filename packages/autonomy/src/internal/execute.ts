@@ -167,6 +167,10 @@ export async function endRun(ctx: AutonomyContext, run: ActiveRun, end: RunEnd):
   });
   ctx.active.delete(record.runId);
   ctx.bySession.delete(record.sessionKey);
+  // A tree's denial streak lives as long as some run of the tree runs here.
+  if (![...ctx.active.values()].some((other) => other.record.rootRunId === record.rootRunId)) {
+    ctx.denials.delete(record.rootRunId);
+  }
   if (!written) return;
   Object.assign(record, {
     status: end.status,
