@@ -159,6 +159,10 @@ describe('sub-agents through the daemon', () => {
       role: 'user',
       content: expect.stringContaining(`[sub-agent run ${spawned.runId} completed]`),
     });
+    const explained = await rpc.call<{ sessionKey: string; agentId: string }>('obs.explain', {
+      rootRunId: spawned.runId,
+    });
+    expect(explained).toMatchObject({ sessionKey: spawned.sessionKey, agentId: 'boss' });
     const listed = await alice.call<{ runs: Run[] }>('subagent.list', { status: 'completed', limit: 5 });
     expect(listed.runs.map((entry) => entry.runId)).toEqual([spawned.runId]);
     const sessions = await rpc.call<{ sessions: Array<{ sessionKey: string }> }>('session.list', {
