@@ -230,7 +230,7 @@ describe('sub-agents through the daemon', () => {
   it('steers by respawn, then (after a live config change) by injection, one call per 2 s', async () => {
     const { rpc } = await autonomyDaemon((body) =>
       lastUser(body) === 'think long'
-        ? { hangMs: 2500, text: 'first answer' }
+        ? { hangMs: 4000, text: 'first answer' }
         : { text: `echo: ${lastUser(body)}` },
     );
     const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
@@ -278,7 +278,7 @@ describe('leases and run control through the daemon', () => {
     const { rpc } = await autonomyDaemon((body) =>
       afterTool(body)
         ? { text: 'after the tool' }
-        : { hangMs: 2000, toolCalls: [{ id: 'c1', name: 'subagent_list', input: {} }] },
+        : { hangMs: 3000, toolCalls: [{ id: 'c1', name: 'subagent_list', input: {} }] },
     );
     const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
       parentKey: 'default:rpc:ops',
@@ -304,7 +304,7 @@ describe('leases and run control through the daemon', () => {
       lastUser(body) === 'probe'
         ? afterTool(body)
           ? { text: 'probed' }
-          : { hangMs: 1500, toolCalls: [{ id: 'p1', name: 'subagent_spawn', input: { task: 'x' } }] }
+          : { hangMs: 3000, toolCalls: [{ id: 'p1', name: 'subagent_spawn', input: { task: 'x' } }] }
         : { hangMs: 30_000, text: 'late' },
     );
     const task = `/tool subagent_spawn ${JSON.stringify({ task: 'think long', agentId: 'slow', wait: true })}`;
