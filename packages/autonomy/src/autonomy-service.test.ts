@@ -89,6 +89,17 @@ describe('spawn, status and completion', () => {
     expect((await service.list({ status: 'completed' })).map((run) => run.runId)).toEqual([spawned.runId]);
   });
 
+  it('ends a run failed when its turn fails, and timeout when its turn times out', async () => {
+    const { runner, service } = await setup();
+    const failing = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
+    const slow = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
+    (await runner.turnOf(failing.sessionKey)).finish('', 5, 'error');
+    (await runner.turnOf(slow.sessionKey)).finish('part', 5, 'timeout');
+    const [failed, timedOut] = await service.wait([failing.runId, slow.runId], { timeoutMs: 5000 });
+    expect(failed).toMatchObject({ status: 'failed', error: 'the turn failed' });
+    expect(timedOut).toMatchObject({ status: 'timeout', response: 'part' });
+  });
+
   it('refuses spawns past depth, children per parent and daemon-wide concurrency', async () => {
     const { runner, service } = await setup({
       autonomy: { maxDepth: 2, maxChildrenPerParent: 2, maxConcurrentRuns: 3 },

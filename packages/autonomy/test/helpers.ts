@@ -13,7 +13,7 @@ import {
 /** One turn the scripted runner holds until the test settles it (or the turn's signal aborts it). */
 export interface HeldTurn {
   request: TurnRequest;
-  finish(response?: string, tokens?: number): void;
+  finish(response?: string, tokens?: number, finishReason?: string): void;
   fail(error: Error): void;
 }
 
@@ -39,11 +39,11 @@ export function scriptedRunner(auto?: (request: TurnRequest) => string) {
       return new Promise((resolve, reject) => {
         const turn: HeldTurn = {
           request,
-          finish: (response = 'done', tokens = 10) =>
+          finish: (response = 'done', tokens = 10, finishReason = 'stop') =>
             resolve({
               response,
               tokensUsed: { input: tokens - 4, output: 4, total: tokens },
-              finishReason: 'stop',
+              finishReason,
               sessionKey,
             }),
           fail: reject,

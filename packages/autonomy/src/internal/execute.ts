@@ -112,6 +112,7 @@ export async function executeRun(ctx: AutonomyContext, run: ActiveRun): Promise<
     let message: string | undefined = record.task;
     let response = '';
     let failed: string | undefined;
+    let timedOut = false;
     for (let index = 0; message !== undefined && !controller.signal.aborted; index++) {
       const limit = budgetExceeded(record);
       if (limit && limit !== 'tool_calls') {
@@ -122,12 +123,23 @@ export async function executeRun(ctx: AutonomyContext, run: ActiveRun): Promise<
       const result = await turn(ctx, run, message, index);
       response = result.response;
       if (result.finishReason === 'error') failed = 'the turn failed';
+      // The agent's own turn limit (timeouts.turnMs) ends the run as its run limit would.
+      if (result.finishReason === 'timeout') timedOut = true;
+      if (failed || timedOut) break;
       message = run.steerQueue.shift();
     }
     const at = ctx.now();
     if (controller.signal.aborted) end = stopEnd(controller.signal.reason as StopReason, at);
     else if (failed) end = { status: 'failed', endReason: 'error', response, error: failed, completedAt: at };
-    else end = { status: 'completed', endReason: 'completed', response, completedAt: at };
+    else if (timedOut) {
+      end = {
+        status: 'timeout',
+        endReason: 'timeout',
+        response,
+        error: 'the turn timed out',
+        completedAt: at,
+      };
+    } else end = { status: 'completed', endReason: 'completed', response, completedAt: at };
   } catch (error) {
     const at = ctx.now();
     end = controller.signal.aborted

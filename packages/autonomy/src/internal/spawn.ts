@@ -111,11 +111,7 @@ export async function spawnRun(ctx: AutonomyContext, request: SpawnRequest): Pro
       { data: { runId: parent.runId, status: parent.status, field: 'parentKey' } },
     );
   }
-  const depth = await checkLimits(
-    ctx,
-    parent?.status === 'running' ? parent : undefined,
-    request.parentSessionKey,
-  );
+  const depth = await checkLimits(ctx, parent, request.parentSessionKey);
   const parentAgentId =
     request.parentAgentId ?? parent?.agentId ?? (await ctx.agentOf(request.parentSessionKey));
   const agentId = request.agentId ?? parentAgentId ?? 'default';
