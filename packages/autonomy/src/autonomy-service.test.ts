@@ -89,6 +89,17 @@ describe('spawn, status and completion', () => {
     expect((await service.list({ status: 'completed' })).map((run) => run.runId)).toEqual([spawned.runId]);
   });
 
+  it("broadcasts an untargeted completion, but never a tenant's", async () => {
+    const { runner, service, notices, notes } = await setup();
+    const open = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
+    const tenant = await service.spawn({ parentSessionKey: 't1:rpc:1', task: 't', memoryTenant: 't1' });
+    (await runner.turnOf(open.sessionKey)).finish('public');
+    (await runner.turnOf(tenant.sessionKey)).finish('private');
+    await service.wait([open.runId, tenant.runId], { timeoutMs: 5000 });
+    await until(() => (notes.length === 2 ? true : undefined));
+    expect(notices.map((notice) => [notice.clientId, notice.params.result])).toEqual([[undefined, 'public']]);
+  });
+
   it('ends a run failed when its turn fails, and timeout when its turn times out', async () => {
     const { runner, service } = await setup();
     const failing = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });

@@ -224,13 +224,16 @@ async function announce(ctx: AutonomyContext, record: RunRecord): Promise<void> 
       'sub-agent completion not announced',
     );
   try {
-    ctx.notifier.current?.(record.clientId, 'session.completed', {
-      sessionKey: record.sessionKey,
-      result,
-      runId: record.runId,
-      parentKey: record.parentSessionKey,
-      status: record.status,
-    });
+    // Untargeted notifications go to every client; a tenant's result never does.
+    const broadcastable = record.clientId !== undefined || record.memoryTenant === undefined;
+    if (broadcastable)
+      ctx.notifier.current?.(record.clientId, 'session.completed', {
+        sessionKey: record.sessionKey,
+        result,
+        runId: record.runId,
+        parentKey: record.parentSessionKey,
+        status: record.status,
+      });
   } catch (error) {
     failed(error);
   }
