@@ -343,6 +343,23 @@ describe('leases and run control through the daemon', () => {
       },
     );
     expect(history.messages.find((m) => m.role === 'tool')?.content).toContain('default profile');
+    const denials = await eventually(async () => {
+      const { rows } = await rpc.call<{ rows: Array<{ sessionKey?: string; refs: Json }> }>(
+        'obs.audit.query',
+        {
+          kind: 'capability',
+        },
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(denials[0]).toMatchObject({
+      sessionKey: evicted.sessionKey,
+      refs: expect.objectContaining({
+        toolName: 'subagent_spawn',
+        reason: 'capability_denied',
+        runId: evicted.runId,
+      }),
+    });
     await eventually(async () => {
       const actions = await auditActions(rpc);
       return actions.includes('run.kill') && actions.includes('autonomy.evict') ? true : undefined;

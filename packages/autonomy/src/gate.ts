@@ -1,5 +1,6 @@
 import type { AutonomyGate, GateVerdict } from './gate-types.js';
 import type { AutonomyContext } from './internal/context.js';
+import type { RunRecord } from './run-store.js';
 import { budgetExceeded, recordBreach, stopRuns } from './internal/execute.js';
 import { effectiveCapabilities, runOfSession } from './internal/spawn.js';
 
@@ -33,38 +34,23 @@ export function createAutonomyGate(ctx: AutonomyContext): AutonomyGate {
     async before(call) {
       const record = await runOfSession(ctx, call.sessionKey);
       if (!record) return ALLOW;
-      if (record.status !== 'running') {
-        if (record.revoked || record.status === 'killed') {
-          return deny(
-            'lease_revoked',
-            `Run ${record.runId} was ${record.status === 'killed' ? 'killed' : 'revoked'}; its session may not call tools`,
-          );
-        }
-        return ALLOW;
+      const verdict = await decide(ctx, record, call.toolName);
+      if (!verdict.allow) {
+        // The authorization decision, for the audit trail (capability:audited rows).
+        ctx.events.emit('capability:audited', {
+          kind: 'capability',
+          classification: 'denied',
+          outcome: 'failure',
+          severity: 'low',
+          agentId: record.agentId,
+          sessionKey: record.sessionKey,
+          runId: record.runId,
+          rootRunId: record.rootRunId,
+          toolName: call.toolName,
+          reason: verdict.errorKind,
+        });
       }
-      const usable = record.leaseId
-        ? await ctx.leases.usable(record.leaseId)
-        : { ok: false as const, reason: 'unknown' };
-      if (!usable.ok) {
-        return deny(
-          'lease_revoked',
-          `The lease of run ${record.runId} is ${usable.reason}; no further tool calls`,
-        );
-      }
-      if (!effectiveCapabilities(ctx, record).includes(call.toolName)) {
-        const evicted = ctx.evicted.has(record.rootRunId);
-        return deny(
-          'capability_denied',
-          `Capability denied: ${call.toolName} is not in this run's ${evicted ? 'default profile (the run tree was evicted)' : 'capability set'}`,
-        );
-      }
-      const run = ctx.active.get(record.runId);
-      const spent = budgetExceeded(record);
-      if (spent) {
-        if (run) await recordBreach(ctx, run, spent);
-        return deny('budget_exceeded', `The run's budget is spent (${spent}); no further tool calls`);
-      }
-      return ALLOW;
+      return verdict;
     },
     async after(call, result) {
       const run = ctx.active.get(ctx.bySession.get(call.sessionKey) ?? '');
@@ -85,6 +71,42 @@ export function createAutonomyGate(ctx: AutonomyContext): AutonomyGate {
       return result;
     },
   };
+}
+
+/** The lease, capability and budget decision of one call of a run. */
+async function decide(ctx: AutonomyContext, record: RunRecord, toolName: string): Promise<GateVerdict> {
+  if (record.status !== 'running') {
+    if (record.revoked || record.status === 'killed') {
+      return deny(
+        'lease_revoked',
+        `Run ${record.runId} was ${record.status === 'killed' ? 'killed' : 'revoked'}; its session may not call tools`,
+      );
+    }
+    return ALLOW;
+  }
+  const usable = record.leaseId
+    ? await ctx.leases.usable(record.leaseId)
+    : { ok: false as const, reason: 'unknown' };
+  if (!usable.ok) {
+    return deny(
+      'lease_revoked',
+      `The lease of run ${record.runId} is ${usable.reason}; no further tool calls`,
+    );
+  }
+  if (!effectiveCapabilities(ctx, record).includes(toolName)) {
+    const evicted = ctx.evicted.has(record.rootRunId);
+    return deny(
+      'capability_denied',
+      `Capability denied: ${toolName} is not in this run's ${evicted ? 'default profile (the run tree was evicted)' : 'capability set'}`,
+    );
+  }
+  const spent = budgetExceeded(record);
+  if (spent) {
+    const run = ctx.active.get(record.runId);
+    if (run) await recordBreach(ctx, run, spent);
+    return deny('budget_exceeded', `The run's budget is spent (${spent}); no further tool calls`);
+  }
+  return ALLOW;
 }
 
 /** Ends a run tree after `streak` denied calls in a row and counts the trip. */
