@@ -5,6 +5,7 @@ import {
 } from '@agentd/agent-runtime';
 import { approvalsSectionSchema } from '@agentd/approvals';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
+import { autonomySectionSchema, securitySectionSchema } from '@agentd/autonomy';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
@@ -95,6 +96,10 @@ export const configSections = {
   workspace: section(workspaceSectionSchema),
   // Terminal drive limits; open drives are checked against a new section at the next sweep.
   terminal: section(terminalSectionSchema),
+  // Sub-agent limits, budgets, leases and the denial breaker: from the next spawn and gate decision.
+  autonomy: section(autonomySectionSchema),
+  // security.agentToAgent.steerInject: from the next subagent.steer.
+  security: section(securitySectionSchema),
 };
 
 /**

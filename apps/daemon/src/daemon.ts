@@ -378,6 +378,14 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     checkPosture: (providers) => void posture.check(providers),
     webhooks: hooks,
   });
+  liveConfig.on(['autonomy', 'security'], (next) =>
+    services.autonomy.applyConfig({ autonomy: next.autonomy, security: next.security }),
+  );
+  // Sub-agent completions go to the client that started the run tree.
+  services.autonomy.setNotifier((clientId, method, params) => {
+    if (clientId === undefined) gateway.ws.broadcast(method, params);
+    else gateway.ws.notify(clientId, method, params);
+  });
   configStore.onChange((cfg, change) => {
     config = cfg;
     return liveConfig.apply(cfg, change.changedSections);

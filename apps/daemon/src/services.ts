@@ -8,6 +8,13 @@ import {
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type ApprovalService, createApprovalGate, createApprovalService } from '@agentd/approvals';
+import {
+  type AutonomyService,
+  createAutonomyService,
+  createAutonomyTools,
+  resolveToolSet,
+  summarizeAutonomy,
+} from '@agentd/autonomy';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
 import { type ConfigStore, parseSecretRef, resolveSecretRefs } from '@agentd/config-store';
 import { checkSecretRefs } from './secret-refs.js';
@@ -110,6 +117,8 @@ export interface DaemonServices {
   workspace: WorkspaceService;
   /** Agents' terminal drives, run in their workspaces. */
   terminal: TerminalService;
+  /** Sub-agent runs, their durable table, leases and run control. */
+  autonomy: AutonomyService;
 }
 
 /**
@@ -274,9 +283,9 @@ type Stores = Omit<
   | 'mediaMainProvider'
   | 'hooks'
   | 'approvals'
-  | 'hooks'
   | 'workspace'
   | 'terminal'
+  | 'autonomy'
 > & {
   events: EventSink;
 };
@@ -300,6 +309,43 @@ async function startAgents(
       now,
     }),
   );
+  // Created before the runtime, whose tool gates include its lease gate; it reads the runtime
+  // only when a run starts.
+  let runtimeRef: AgentRuntime | undefined;
+  const autonomy = createAutonomyService({
+    db,
+    runner: () => {
+      if (!runtimeRef) throw new Error('the agent runtime is not started');
+      return runtimeRef;
+    },
+    toolsOf: (agentId) => {
+      if (!runtimeRef) return undefined;
+      let agent: { tools: string[]; toolDenylist: string[] };
+      try {
+        agent = runtimeRef.agents.get(agentId);
+      } catch {
+        return undefined;
+      }
+      const denied = configStore.current().agents.toolDenylist;
+      return resolveToolSet(runtimeRef.toolNames(), agent.tools, agent.toolDenylist, denied);
+    },
+    agentOf: async (sessionKey) => {
+      const status = await runtimeRef?.sessions.status(sessionKey).catch(() => undefined);
+      return typeof status?.agentId === 'string' ? status.agentId : undefined;
+    },
+    // The run's end becomes a note on an existing parent session, read by the parent's next turn.
+    recordOnParent: async (parentSessionKey, note) => {
+      await runtimeRef?.sessions.note(parentSessionKey, note);
+    },
+    costOf: async (sessionKey, sinceMs) =>
+      (await runtimeRef?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
+    autonomy: config.autonomy,
+    security: config.security,
+    audit: securityAudit,
+    events,
+    logger: logger.module('agent'),
+    now,
+  });
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
@@ -321,10 +367,13 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      toolGates: [sharedToolsGate(), createApprovalGate(approvals)],
+      // The tenant gate, then leases and capabilities, then a human's yes: a call refused anyway
+      // never waits for an approval.
+      toolGates: [sharedToolsGate(), autonomy.gate(), createApprovalGate(approvals)],
       approvals,
     }),
   );
+  runtimeRef = agentRuntime;
   // Graph nodes, queued webhook turns and cron jobs run as turns of this runtime,
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
@@ -378,6 +427,7 @@ async function startAgents(
     dataDir,
     evidence: obsEvidence,
     cronWakeGate: (window) => summarizeWakeGateFires(db, window),
+    autonomy: (window) => summarizeAutonomy(db, window),
     // The runtime writes the evidence in this process: its roll counts spare the readers disk checks.
     evidenceRolls: agentRuntime.evidenceRolls,
     now,
@@ -469,7 +519,11 @@ async function startAgents(
     ...createMediaTools(media),
     ...createWorkspaceTools(workspace),
     ...createTerminalTools(terminal),
+    ...createAutonomyTools(autonomy),
   ]);
+  // After the tools exist (a resumed run's tool set is fixed already) and stopped before the
+  // runtime closes: a stop aborts running runs and leaves them `running` for the next start.
+  await lifecycle.service('autonomy', () => autonomy);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -500,6 +554,7 @@ async function startAgents(
     terminal,
     hooks,
     approvals,
+    autonomy,
   };
 }
 

@@ -13,8 +13,6 @@ import { METHOD_CATALOGUE } from './method-catalogue.js';
  * neither served nor listed.
  */
 const EXPECTED_MISSING: ReadonlySet<string> = new Set([
-  'autonomy.evict',
-  'capabilities.introspect',
   'channels.list',
   'channels.status',
   'context.conversations',
@@ -22,7 +20,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'delivery.queue.status',
   'discord.action',
   'learning.status',
-  'lease.revoke',
   'message.attach',
   'message.delete',
   'message.edit',
@@ -31,16 +28,10 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'message.reply',
   'message.send',
   'notification.send',
-  'run.kill',
-  'session.run_status',
-  'session.spawn',
   'skills.get',
   'skills.import',
   'skills.list',
   'slack.action',
-  'subagent.kill',
-  'subagent.list',
-  'subagent.steer',
   'telegram.action',
   'whatsapp.action',
 ]);

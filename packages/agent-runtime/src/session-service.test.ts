@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { startRuntime } from '../test/helpers.js';
+import { recordingScript, startRuntime } from '../test/helpers.js';
+import type { ModelRequest } from './provider.js';
 
 describe('AgentRuntime.sessions', () => {
   it('reports status, lists, exports and searches sessions', async () => {
@@ -44,6 +45,30 @@ describe('AgentRuntime.sessions', () => {
       code: 'SESSION_NOT_FOUND',
       message: 'Session not found: missing',
     });
+  });
+
+  it('appends a note between turns that the next turn sees, only to an existing session', async () => {
+    const seen: ModelRequest[] = [];
+    const t = await startRuntime({ offline: { script: recordingScript(seen) } });
+    await t.runtime.runTurn({ message: 'start', sessionKey: 'parent' });
+    expect(await t.runtime.sessions.note('parent', '[sub-agent run r1 completed] 42')).toBe(true);
+    expect(await t.runtime.sessions.note('absent', 'x')).toBe(false);
+    const history = await t.runtime.sessions.history('parent');
+    expect(history.messages.map((message) => [message.role, message.content.slice(0, 20)])).toEqual([
+      ['user', 'start'],
+      ['assistant', expect.any(String)],
+      ['user', '[sub-agent run r1 co'],
+    ]);
+    await t.runtime.runTurn({ message: 'what did it say?', sessionKey: 'parent' });
+    expect(seen.at(-1)?.messages.map((message) => message.content)).toEqual([
+      'start',
+      'ok',
+      '[sub-agent run r1 completed] 42',
+      'what did it say?',
+    ]);
+    expect((await t.runtime.sessions.status('parent')).messageCount).toBe(5);
+    const after = await t.runtime.sessions.history('parent');
+    expect(after.messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('resets messages but keeps the session, and deletes sessions returning the transcript', async () => {

@@ -3,9 +3,11 @@ import { DEFAULT_AGENT_ID } from './config.js';
 import { AgentRuntimeError } from './errors.js';
 import type { ModelResolver, ResolvedModel } from './model-resolver.js';
 import { requireSession } from './internal/require-session.js';
+import { toModelMessage } from './internal/messages.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { type CompactResult, compactSession } from './session-compaction.js';
 import type { SessionKind, SessionMessage, SessionRecord, SessionSearchHit } from './session-store.js';
+import { estimateMessageTokens } from './tokens.js';
 
 /** The export record of a session (contract: "Session export record"). */
 export interface SessionExport {
@@ -52,6 +54,12 @@ export interface SessionsApi {
   /** `keyPrefix` keeps only hits in sessions whose key starts with it. */
   search(query: string, limit?: number, options?: { keyPrefix?: string }): Promise<SessionSearchHit[]>;
   compact(sessionKey: string): Promise<CompactResult>;
+  /**
+   * Appends a user message to an existing session between its turns (under the session's
+   * lock, so never inside a running turn): how a sub-agent's result reaches its parent's
+   * next turn. Answers false when the session does not exist.
+   */
+  note(sessionKey: string, content: string): Promise<boolean>;
 }
 
 /**
@@ -227,6 +235,18 @@ export function createSessionService(
     search: (query, limit = 20, searchOptions = {}) =>
       ctx.store.search(query, limit, searchOptions.keyPrefix),
     compact: (sessionKey) => ctx.locks.run(sessionKey, () => compactSession(ctx, agents, models, sessionKey)),
+    note: (sessionKey, content) =>
+      ctx.locks.run(sessionKey, async () => {
+        const tokens = estimateMessageTokens(toModelMessage({ role: 'user', content, tokens: 0 }));
+        const appended = await ctx.store.appendMessage(
+          sessionKey,
+          { role: 'user', content, tokens },
+          ctx.now(),
+        );
+        // The cached context of the session no longer matches its messages.
+        if (appended) ctx.cache.delete(sessionKey);
+        return appended;
+      }),
   };
 
   async function deleteMemories(agentId: string, sessionKey: string, purgeDerived: boolean): Promise<number> {

@@ -406,6 +406,28 @@ export class SessionStore {
     });
   }
 
+  /**
+   * Appends one message to an existing session outside a turn (no turn, step or billing is
+   * counted). Answers false when the session does not exist.
+   */
+  async appendMessage(sessionKey: string, message: NewMessage, now: number): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      const session = await this.get(sessionKey, tx);
+      if (!session) return false;
+      await tx.execute(
+        `INSERT INTO agent_messages (session_id, seq, role, content, tool_calls, tool_call_id, tool_name, is_error,
+           tokens, created_at, trace_id) VALUES (?, ?, ?, ?, NULL, NULL, NULL, 0, ?, ?, NULL)`,
+        [session.id, session.nextSeq, message.role, message.content, message.tokens, now],
+      );
+      await tx.execute(
+        `UPDATE agent_sessions SET next_seq = next_seq + 1, message_count = message_count + 1, updated_at = ?
+         WHERE id = ?`,
+        [now, session.id],
+      );
+      return true;
+    });
+  }
+
   /** Stores a compaction summary covering every message below `beforeSeq`. */
   async compact(sessionId: number, beforeSeq: number, summary: string, summaryTokens: number, now: number) {
     await this.#db.execute(

@@ -1,8 +1,9 @@
-import type { CronWakeGateBlock } from '@agentd/contracts';
+import type { AutonomyBlock, AutonomyRunSummary, CronWakeGateBlock } from '@agentd/contracts';
 import type { SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
 import { REPORT_SCHEMA_VERSION, type RootCause, type Truncation } from './incident-report.js';
 import {
+  autonomyFindings,
   degradationFindings,
   efficiencyFindings,
   FLEET_THRESHOLDS,
@@ -44,6 +45,8 @@ export interface FleetEvidence {
   /** Diagnostic rows in the window, oldest first. */
   diagnostics: DiagnosticEvent[];
   cronWakeGate?: FleetCronWakeGate | undefined;
+  /** The durable run table's figures; absent when the durable store is not wired. */
+  autonomy?: AutonomyRunSummary | undefined;
   coverage: {
     sessionSummaryStore: { found: boolean; rows: number };
     sessionIndex: { daysRead: number; daysMissing: number };
@@ -79,6 +82,7 @@ export interface FleetHealthReport {
   findings: Finding[];
   likelyRootCause: RootCause;
   pipelineAuthoringGate?: { buildAuthor: boolean; reason: string };
+  autonomy?: AutonomyBlock;
   cronWakeGate?: FleetCronWakeGate;
   suggestedNextSteps: string[];
   truncations: Truncation[];
@@ -163,7 +167,17 @@ export function buildFleetHealthReport(evidence: FleetEvidence): FleetHealthRepo
     (row) => (str(row.data, 'event') ?? 'opened') === 'opened',
   ).length;
 
+  // Tool-breaker trips of sub-agent run sessions (`<tenant>:subagent:<runId>`) join the run figures.
+  const autonomy: AutonomyBlock | undefined = evidence.autonomy && {
+    ...evidence.autonomy,
+    breakerTrips: rows('tool:breaker').filter(
+      (row) =>
+        (str(row.data, 'event') ?? 'opened') === 'opened' && (row.sessionKey ?? '').includes(':subagent:'),
+    ).length,
+  };
+
   const { findings, find } = findingList();
+  if (autonomy) autonomyFindings(find, autonomy);
   degradationFindings(find, { total: sessions.length, degraded }, degradedByCause);
   postureFindings(find, rows);
   voiceFindings(find, rows);
@@ -226,6 +240,7 @@ export function buildFleetHealthReport(evidence: FleetEvidence): FleetHealthRepo
     findings,
     likelyRootCause,
     pipelineAuthoringGate,
+    ...(autonomy ? { autonomy } : {}),
     ...(evidence.cronWakeGate ? { cronWakeGate: evidence.cronWakeGate } : {}),
     suggestedNextSteps,
     truncations,

@@ -1,3 +1,4 @@
+import type { AutonomyRunSummary } from '@agentd/contracts';
 import type { EvidenceRolls, SessionIndexRecord } from '@agentd/evidence';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
@@ -57,6 +58,8 @@ export interface ObsServiceOptions {
   evidence: ObsEvidence;
   /** Computes the fleet `cronWakeGate` block (e.g. `summarizeWakeGateFires` of @agentd/cron-wakegate). @default absent block */
   cronWakeGate?: (window: { sinceMs: number; untilMs: number }) => Promise<FleetCronWakeGate | undefined>;
+  /** Computes the fleet `autonomy` figures (`summarizeAutonomy` of @agentd/autonomy). @default absent block */
+  autonomy?: (window: { sinceMs: number; untilMs: number }) => Promise<AutonomyRunSummary | undefined>;
   /**
    * Roll counts of the evidence writer in this process (`AgentRuntime.evidenceRolls`): reads then
    * detect a roll under them without extra disk checks. @default checked on disk
@@ -90,6 +93,7 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     rolls: options.evidenceRolls,
     now: options.now ?? Date.now,
     cronWakeGate: options.cronWakeGate,
+    autonomy: options.autonomy,
   };
   const { db } = context;
 

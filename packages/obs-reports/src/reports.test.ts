@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fleetCorpus, incidentCorpus, PLANTED_OUTPUT, PLANTED_SECRET } from '../test/fixtures.js';
+import { diag, fleetCorpus, incidentCorpus, PLANTED_OUTPUT, PLANTED_SECRET } from '../test/fixtures.js';
 import { buildFleetHealthReport } from './fleet-report.js';
 import {
   buildIncidentReport,
@@ -135,6 +135,56 @@ describe('buildIncidentReport', () => {
     });
     expect(gone.offloads[0]?.resolved).toBe(false);
     expect(gone.coverage?.offloads).toEqual({ pointersResolved: 0, pointersTotal: 1 });
+  });
+
+  it('fills the autonomy block and its findings from the run figures and run-session breaker trips', () => {
+    const corpus = fleetCorpus();
+    const report = buildFleetHealthReport({
+      ...corpus,
+      diagnostics: [
+        ...corpus.diagnostics,
+        diag('tool:breaker', { event: 'opened', toolName: 'fetch' }, 'default:subagent:r2'),
+        diag('tool:breaker', { event: 'closed', toolName: 'fetch' }, 'default:subagent:r2'),
+      ],
+      autonomy: {
+        runs: { total: 6, degraded: 3, degradedRate: 0.5 },
+        orphaned: 1,
+        resumed: 2,
+        revoked: 2,
+        killed: 1,
+        denialBreakerTrips: 1,
+        budgetBreaches: 1,
+        costUsd: 0.25,
+        worstRootRunId: 'r1',
+      },
+    });
+    expect(report.autonomy).toEqual({
+      runs: { total: 6, degraded: 3, degradedRate: 0.5 },
+      orphaned: 1,
+      resumed: 2,
+      revoked: 2,
+      killed: 1,
+      breakerTrips: 1,
+      denialBreakerTrips: 1,
+      budgetBreaches: 1,
+      costUsd: 0.25,
+      worstRootRunId: 'r1',
+    });
+    const codes = report.findings.map((finding) => finding.code);
+    for (const code of [
+      'fleet_autonomy_degradation',
+      'durable_orphaned',
+      'autonomy_revoked',
+      'autonomy_killed',
+      'autonomy_denial_breaker',
+    ]) {
+      expect(codes).toContain(code);
+    }
+    expect(report.likelyRootCause.code).toBe('fleet_autonomy_degradation');
+    // Between pipelineAuthoringGate and cronWakeGate, as the contract orders the blocks.
+    const keys = Object.keys(report);
+    expect(keys.indexOf('autonomy')).toBe(keys.indexOf('pipelineAuthoringGate') + 1);
+    expect(buildFleetHealthReport(corpus).autonomy).toBeUndefined();
   });
 
   it('gives byte-identical JSON for the same evidence', () => {

@@ -9,6 +9,7 @@ import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
 import { approvalMethods } from './approvals.js';
+import { autonomyMethods } from './autonomy.js';
 import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
 import { cronMethods } from './cron.js';
@@ -110,5 +111,6 @@ export function builtInMethods(deps: {
         agentExists: (agentId) => runtime.agents.list().includes(agentId),
       }),
     ),
+    ...autonomyMethods({ autonomy: services.autonomy, tenants }),
   ];
 }

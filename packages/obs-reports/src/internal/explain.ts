@@ -78,6 +78,14 @@ async function resolveSession(
     );
     if (row?.session_key) return { sessionKey: row.session_key, reference };
   }
+  // A sub-agent run tree (@agentd/autonomy): the root run's own session.
+  if (await tableExists(db, 'autonomy_runs')) {
+    const row = await db.get<{ session_key: string }>(
+      'SELECT session_key FROM autonomy_runs WHERE run_id = ?',
+      [rootRunId],
+    );
+    if (row) return { sessionKey: String(row.session_key), reference };
+  }
   return { reference };
 }
 

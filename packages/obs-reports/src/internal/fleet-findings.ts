@@ -1,5 +1,6 @@
 /** The findings of a FleetHealthReport, each from its part of the window's evidence. */
 import type { DiagnosticEvent } from '../evidence-store.js';
+import type { AutonomyBlock } from '@agentd/contracts';
 import type { FleetEvidence, FleetHealthReport, Finding } from '../fleet-report.js';
 import { bool, bump, count, ratio, sortedObject, str, topKey } from './values.js';
 
@@ -35,6 +36,16 @@ const HINTS: Record<string, string> = {
   orchestrate_efficiency: 'informational: orchestrate runs and the tokens they saved',
   cron_wake_gate_efficiency: 'failed-open gates wake the model defensively; fix the gate scripts',
   memory_lifecycle: 'informational: memory lifecycle sweeps in the window',
+  fleet_autonomy_degradation:
+    'sub-agent runs were orphaned or revoked; check subagent.list and the audit rows of kind lease',
+  durable_orphaned:
+    'runs cut off by a daemon stop after calling tools were not resumed; spawn them again if still needed',
+  autonomy_revoked:
+    'leases were revoked by an operator or run.kill; check obs.audit.query kind lease for why',
+  autonomy_killed:
+    'sub-agent runs were killed; check obs.audit.query kind lease and the runs with subagent.list',
+  autonomy_denial_breaker:
+    'a run tree kept calling tools outside its capability set; review its task and tool set',
 };
 
 /** Adds one finding (with its code's hint) to the report's list. */
@@ -214,5 +225,27 @@ export function recurringSignalFindings(find: Find, diagnostics: DiagnosticEvent
   for (const [signal, n] of Object.entries(sortedObject(signalCounts))) {
     if (n >= FLEET_THRESHOLDS.recurringSignal)
       find('fleet_recurring_health_signal', `${signal} seen ${n} times`, n);
+  }
+}
+
+/** The autonomy block's findings: degraded runs, orphaned, revoked, killed, denial-breaker trips. */
+export function autonomyFindings(find: Find, autonomy: AutonomyBlock): void {
+  const { runs, orphaned, revoked, killed, denialBreakerTrips } = autonomy;
+  if (runs.degraded > 0) {
+    find(
+      'fleet_autonomy_degradation',
+      `${runs.degraded} of ${runs.total} sub-agent runs degraded (${orphaned} orphaned, ${revoked} revoked)`,
+      runs.degraded,
+    );
+  }
+  if (orphaned > 0) find('durable_orphaned', `${orphaned} run(s) orphaned by a restart`, orphaned);
+  if (revoked > 0) find('autonomy_revoked', `${revoked} run(s) with revoked leases`, revoked);
+  if (killed > 0) find('autonomy_killed', `${killed} run(s) killed`, killed);
+  if (denialBreakerTrips > 0) {
+    find(
+      'autonomy_denial_breaker',
+      `${denialBreakerTrips} capability-denial breaker trip(s) ended run trees`,
+      denialBreakerTrips,
+    );
   }
 }

@@ -63,6 +63,7 @@ export async function fleetHealthOf(
     toolCalls,
     diagnostics,
     cronWakeGate: context.cronWakeGate ? await context.cronWakeGate({ sinceMs, untilMs }) : undefined,
+    autonomy: context.autonomy ? await context.autonomy({ sinceMs, untilMs }) : undefined,
     coverage: {
       sessionSummaryStore: { found: summaryStore !== undefined, rows: summaryStore?.n ?? 0 },
       sessionIndex: { daysRead: read.daysRead, daysMissing: read.daysMissing },

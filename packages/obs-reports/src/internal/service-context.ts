@@ -1,3 +1,4 @@
+import type { AutonomyRunSummary } from '@agentd/contracts';
 import type { EvidenceRolls } from '@agentd/evidence';
 import type { Database } from '@agentd/storage';
 import { ObsReportsError } from '../errors.js';
@@ -13,6 +14,9 @@ export interface ObsServiceContext {
   now: () => number;
   cronWakeGate:
     | ((window: { sinceMs: number; untilMs: number }) => Promise<FleetCronWakeGate | undefined>)
+    | undefined;
+  autonomy:
+    | ((window: { sinceMs: number; untilMs: number }) => Promise<AutonomyRunSummary | undefined>)
     | undefined;
 }
 

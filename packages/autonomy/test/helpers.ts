@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentTurnResult } from '@agentd/contracts';
+import { type Database, openDatabase } from '@agentd/storage';
+import {
+  type AutonomyService,
+  type AutonomyServiceOptions,
+  createAutonomyService,
+  type SubagentTurnRequest as TurnRequest,
+} from '../src/index.js';
+
+/** One turn the scripted runner holds until the test settles it (or the turn's signal aborts it). */
+export interface HeldTurn {
+  request: TurnRequest;
+  finish(response?: string, tokens?: number, finishReason?: string): void;
+  fail(error: Error): void;
+}
+
+/**
+ * A turn runner for unit tests: every turn waits until the test finishes it, and rejects as
+ * the runtime does when its signal aborts. `auto` answers turns at once instead.
+ */
+export function scriptedRunner(auto?: (request: TurnRequest) => string) {
+  const held: HeldTurn[] = [];
+  const waiters: Array<() => void> = [];
+  const runner = {
+    held,
+    async runTurn(request: TurnRequest): Promise<AgentTurnResult> {
+      const sessionKey = request.sessionKey ?? 'none';
+      if (auto) {
+        return {
+          response: auto(request),
+          tokensUsed: { input: 3, output: 2, total: 5 },
+          finishReason: 'stop',
+          sessionKey,
+        };
+      }
+      return new Promise((resolve, reject) => {
+        const turn: HeldTurn = {
+          request,
+          finish: (response = 'done', tokens = 10, finishReason = 'stop') =>
+            resolve({
+              response,
+              tokensUsed: { input: tokens - 4, output: 4, total: tokens },
+              finishReason,
+              sessionKey,
+            }),
+          fail: reject,
+        };
+        request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+        held.push(turn);
+        for (const wake of waiters.splice(0)) wake();
+      });
+    },
+    /** The next held turn for `sessionKey` (waits for it). */
+    async turnOf(sessionKey: string): Promise<HeldTurn> {
+      for (;;) {
+        const index = held.findIndex((turn) => turn.request.sessionKey === sessionKey);
+        if (index >= 0) return held.splice(index, 1)[0] as HeldTurn;
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+  return runner;
+}
+
+/** A temp data dir with a real libsql database, and services over it. */
+export function autonomyFixture() {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-autonomy-'));
+  const databases: Database[] = [];
+  const services: AutonomyService[] = [];
+  return {
+    dir,
+    async open(): Promise<Database> {
+      const db = await openDatabase({ dataDir: dir });
+      databases.push(db);
+      return db;
+    },
+    async service(
+      db: Database,
+      options: Partial<AutonomyServiceOptions> & Pick<AutonomyServiceOptions, 'runner'>,
+    ): Promise<AutonomyService> {
+      const service = createAutonomyService({
+        db,
+        toolsOf: (agentId) =>
+          agentId === 'ghost'
+            ? undefined
+            : agentId === 'narrow'
+              ? ['subagent_list']
+              : ['echo', 'subagent_list', 'subagent_spawn'],
+        ...options,
+      });
+      services.push(service);
+      await service.start();
+      return service;
+    },
+    async cleanup() {
+      for (const service of services.splice(0)) await service.close();
+      for (const db of databases.splice(0)) await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` answers a value. */
+export async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 5000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
