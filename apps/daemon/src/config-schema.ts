@@ -9,6 +9,7 @@ import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
+import { openaiApiSectionSchema } from '@agentd/openai-api';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
@@ -80,6 +81,8 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // `/v1`: on, off and its limits apply to the next request (a new gateway generation).
+  openaiApi: section(openaiApiSectionSchema),
 };
 
 /**

@@ -327,6 +327,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     runtime: agentRuntime,
     audit: services.securityAudit,
     logger,
+    memoryStore: () => services.memory.current?.store,
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
