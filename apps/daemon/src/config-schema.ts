@@ -10,6 +10,7 @@ import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { openaiApiSectionSchema } from '@agentd/openai-api';
+import { mcpSectionSchema } from '@agentd/mcp';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
@@ -83,6 +84,8 @@ export const configSections = {
   heartbeat: section(heartbeatSectionSchema),
   // `/v1`: on, off and its limits apply to the next request (a new gateway generation).
   openaiApi: section(openaiApiSectionSchema),
+  // `/mcp` follows `mcp.serve` at the next request; `mcp.servers` are reconciled in place.
+  mcp: section(mcpSectionSchema),
 };
 
 /**

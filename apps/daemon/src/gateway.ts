@@ -21,13 +21,16 @@ import {
 } from '@agentd/rpc-core';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import type { MemoryStore } from '@agentd/memory-store';
+import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
+import { gatewayCallAs } from './methods/mcp.js';
 import { openAiBackend } from './methods/openai.js';
 import { tenantGuard } from './methods/tenancy.js';
+import { VERSION } from './version.js';
 
 /** The request paths of one gateway configuration; `gateway.restart` builds a new one. */
 export interface Gateway {
@@ -39,6 +42,8 @@ export interface Gateway {
   chatStream: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** `/v1/*`, while `openaiApi.enabled` is true. */
   openai: OpenAiApiHandler | undefined;
+  /** `/mcp` (Streamable HTTP), while `mcp.serve.enabled` is true. */
+  mcp: McpHttpHandler | undefined;
 }
 
 /** What every gateway is built from. */
@@ -117,6 +122,19 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
     });
   };
 
+  // `/mcp`: every tool is a gateway call with the request's identity (the same scopes and audit).
+  const mcpHandler = (cfg: DaemonConfig, dispatcher: Dispatcher): McpHttpHandler | undefined => {
+    if (!cfg.mcp.serve.enabled) return undefined;
+    return createMcpHttpHandler({
+      authenticate: authenticateHttp,
+      callFor: (identity) => gatewayCallAs(dispatcher, identity),
+      maxBodyBytes: cfg.mcp.serve.maxBodyBytes,
+      maxDepth: cfg.gateway.maxParamsDepth,
+      server: { info: { name: 'agentd', version: VERSION } },
+      logger: logger.module('mcp'),
+    });
+  };
+
   return (cfg) => {
     const gatewayLog = logger.module('gateway');
     const dispatcher = createDispatcher({
@@ -167,7 +185,14 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       method: (open) => chatStreamMethod({ runtime: deps.runtime, tenants }, open),
       logger: gatewayLog,
     });
-    return { dispatcher, ws, http, chatStream, openai: openAiHandler(cfg, dispatcher) };
+    return {
+      dispatcher,
+      ws,
+      http,
+      chatStream,
+      openai: openAiHandler(cfg, dispatcher),
+      mcp: mcpHandler(cfg, dispatcher),
+    };
   };
 }
 
@@ -241,6 +266,15 @@ export function createDaemonServer(routes: {
       const openai = gateway.current.openai;
       if (openai) void openai(req, res);
       else openAiOff(res);
+      return;
+    }
+    if (path === '/mcp') {
+      const mcp = gateway.current.mcp;
+      if (mcp) void mcp(req, res);
+      else
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":"mcp.serve.enabled is false"}');
       return;
     }
     if (path === '/health' && req.method === 'GET') {

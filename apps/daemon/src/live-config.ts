@@ -159,6 +159,9 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   });
   // The `/v1` handler is part of a gateway generation: a new one serves the next request.
   live.on(['openaiApi'], () => services.renewGateway());
+  live.on(['mcp'], (next, previous) => {
+    if (JSON.stringify(next.mcp.serve) !== JSON.stringify(previous.mcp.serve)) services.renewGateway();
+  });
   live.on(['heartbeat'], (next) => services.heartbeat.configure(next.heartbeat));
   live.on(['agents', 'providers', 'contextEngine'], (next) =>
     services.agentRuntime.applyConfig({
