@@ -293,6 +293,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     startedAt: context.startedAt,
     configPaths: () => [configStore.filePath],
     sections: () => configStore.sections,
+    mcpServers: () => services.mcpTools.status(),
     scheduleRestart: () => {
       // Answer first, then re-init: the caller sees the confirmation before its socket is closed.
       setTimeout(() => {
@@ -350,6 +351,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,
+    mcpTools: services.mcpTools,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,

@@ -25,6 +25,7 @@ import {
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
+import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
@@ -79,6 +80,8 @@ export interface DaemonServices {
   obsService: ObsService;
   browser: BrowserService;
   hooks: WebhookService;
+  /** `mcp.servers`: their tools as agent tools, their state for gateway.status. */
+  mcpTools: McpToolHost;
 }
 
 /**
@@ -212,7 +215,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'mcpTools'
 > & {
   events: EventSink;
 };
@@ -360,9 +363,31 @@ async function startAgents(
     ),
   );
 
+  // MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
+  // so an unreachable one never holds up the start (its state is in gateway.status).
+  const mcpTools = await lifecycle.start(
+    'mcp servers',
+    () => {
+      const host = createMcpToolHost({
+        servers: config.mcp.servers,
+        tools: {
+          register: (tools) => agentRuntime.registerTools(tools),
+          unregister: (names) => agentRuntime.unregisterTools(names),
+        },
+        resolveSecrets: (entry) => resolveSecretRefs(entry, (name) => env[name]),
+        logger: logger.module('mcp'),
+        now,
+      });
+      void host.start();
+      return host;
+    },
+    (host) => host.close(),
+  );
+
   const { events: _events, ...rest } = stores;
   return {
     ...rest,
+    mcpTools,
     agentRuntime,
     cron,
     heartbeat,

@@ -12,3 +12,11 @@ export {
   mcpServerIdSchema,
   mcpStdioServerSchema,
 } from './config.js';
+export {
+  createMcpToolHost,
+  type McpServerStatus,
+  type McpToolHost,
+  type McpToolHostOptions,
+  type McpToolRegistry,
+} from './tool-host.js';
+export type { Backoff, McpServerState } from './internal/server-connection.js';
