@@ -31,6 +31,8 @@ const AIMS = {
   socketsRssMb: { below: 120 },
   /** RSS 60 s after the session load ended, over the RSS before it, MB (issue #23). */
   afterLoadGrowthMb: { below: 15 },
+  /** POST /v1/chat/completions / POST /rpc agent.execute, offline provider (issue #21). */
+  openAiVsRpc: { above: 0.9 },
 };
 /** One-turn sessions of the memory-under-load run (`--sessions N`). */
 const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1]) || 20_000;
@@ -38,6 +40,8 @@ const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1
 const LIBRARY_WS = 'json-rpc-2.0 library over ws';
 const DAEMON_WS = 'agentd system.ping (full stack)';
 const DAEMON_HTTP = 'agentd POST /rpc system.ping';
+const RPC_TURN = 'POST /rpc agent.execute';
+const OPENAI_TURN = 'POST /v1/chat/completions';
 
 interface Server {
   child: ChildProcess;
@@ -69,12 +73,12 @@ async function startScript(file: string): Promise<Server> {
   return { child, port, stop: () => kill(child) };
 }
 
-async function startDaemonProcess(): Promise<Server & { dataDir: string }> {
+async function startDaemonProcess(extraConfig = ''): Promise<Server & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentd-bench-'));
   // Full stack as shipped: auth, scope, zod, logging at info; only the rate limiter is off.
   writeFileSync(
     join(dataDir, 'config.yaml'),
-    'gateway:\n  wsMessageRateLimit:\n    maxMessages: 0\n    windowMs: 10000\n  wsHeartbeatMs: 30000\n',
+    `gateway:\n  wsMessageRateLimit:\n    maxMessages: 0\n    windowMs: 10000\n  wsHeartbeatMs: 30000\n${extraConfig}`,
   );
   const child = spawn(
     process.execPath,
@@ -274,6 +278,63 @@ async function memoryUnderLoad() {
   }
 }
 
-await main();
-await memory();
-await memoryUnderLoad();
+/**
+ * The OpenAI-compatible API's overhead (issue #21): the same offline-provider turn through
+ * `POST /v1/chat/completions` (non-streaming) and `POST /rpc agent.execute`, interleaved on
+ * one daemon. Each subject keeps to one session of its own, so both histories grow alike.
+ */
+async function openAiOverhead() {
+  // The per-token limit of /v1 is off, as the WebSocket limiter is for the other runs.
+  const daemon = await startDaemonProcess('openaiApi:\n  enabled: true\n  rateLimit:\n    maxRequests: 0\n');
+  try {
+    const message = 'a benchmark turn of about the size of a short chat message';
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+    const turns = await interleave([
+      {
+        name: RPC_TURN,
+        runFor: httpPostLoad({
+          port: daemon.port,
+          path: '/rpc',
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'agent.execute',
+            params: { message, sessionKey: 'bench:rpc:turns' },
+          }),
+          headers,
+          connections: CONNECTIONS,
+        }),
+      },
+      {
+        name: OPENAI_TURN,
+        runFor: httpPostLoad({
+          port: daemon.port,
+          path: '/v1/chat/completions',
+          body: JSON.stringify({
+            model: 'agentd/default',
+            messages: [{ role: 'user', content: message }],
+            user: 'turns',
+          }),
+          headers,
+          connections: CONNECTIONS,
+        }),
+      },
+    ]);
+    printComparison(`Agent turns (offline provider), ${CONNECTIONS} keep-alive connections`, turns, {
+      baseline: RPC_TURN,
+      aims: { [OPENAI_TURN]: AIMS.openAiVsRpc },
+    });
+  } finally {
+    await daemon.stop();
+  }
+}
+
+// `--openai` runs only the OpenAI API overhead comparison.
+if (process.argv.includes('--openai')) {
+  await openAiOverhead();
+} else {
+  await main();
+  await openAiOverhead();
+  await memory();
+  await memoryUnderLoad();
+}
