@@ -206,6 +206,55 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect(refused.type).toBe('permission_error');
   });
 
+  it('answers the Responses API, streamed and not, continuing the session through previous_response_id', async () => {
+    td = await startTestDaemon({ config: { openaiApi: { enabled: true } } });
+    const client = openai();
+    const first = await client.responses.create({ model: 'agentd/default', input: 'hello responses' });
+    expect(first.object).toBe('response');
+    expect(first.status).toBe('completed');
+    expect(first.output_text).toContain('offline');
+    expect(first.usage?.total_tokens).toBe(
+      (first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0),
+    );
+    const sessionKey = (first as unknown as { agentd: { sessionKey: string } }).agentd.sessionKey;
+    expect(sessionKey).toMatch(/^default:openai:/);
+
+    const stream = await client.responses.create({
+      model: 'agentd/default',
+      input: [
+        {
+          role: 'user',
+          content: [{ type: 'input_text', text: 'and a streamed follow-up in several words' }],
+        },
+      ],
+      previous_response_id: first.id,
+      stream: true,
+    });
+    const events: Array<{ type: string; sequence_number: number }> = [];
+    let text = '';
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    expect(events[0]?.type).toBe('response.created');
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.filter((event) => event.type === 'response.output_text.delta').length).toBeGreaterThan(1);
+    const message = completed?.output[0] as { content: Array<{ text: string }> } | undefined;
+    expect(message?.content[0]?.text).toBe(text);
+    const history = await rpcClient(td.daemon.url).call<{ messages: unknown[] }>('session.history', {
+      key: sessionKey,
+    });
+    expect(history.messages).toHaveLength(4);
+
+    const forged = await failure(
+      client.responses.create({ model: 'agentd/default', input: 'x', previous_response_id: 'resp_nothing' }),
+    );
+    expect(forged.status).toBe(400);
+    expect(forged.param).toBe('previous_response_id');
+  });
+
   it('embeds through the memory embedder, as floats and as the base64 the SDK asks for', async () => {
     td = await startTestDaemon({ config: { openaiApi: { enabled: true }, memory: { enabled: true } } });
     const client = openai();

@@ -176,6 +176,37 @@ describe('createOpenAiApiHandler', () => {
     expect((await json(limited)).error.type).toBe('rate_limit_error');
   });
 
+  it('answers a Response cut at the output limit as incomplete, with an id carrying its session', async () => {
+    const url = await serve({
+      backend: backend({
+        chat: async (_caller, turn) => ({
+          response: 'cut',
+          tokensUsed: { input: 1, output: 1, total: 2 },
+          finishReason: 'length',
+          sessionKey: turn.sessionKey,
+        }),
+      }),
+    });
+    const post = (body: unknown) =>
+      fetch(`${url}/v1/responses`, { method: 'POST', headers: auth, body: JSON.stringify(body) }).then(
+        (response) => response.json() as Promise<Record<string, unknown>>,
+      );
+    const first = await post({ model: 'default', input: 'hi', user: 'ann' });
+    expect(first).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
+    const next = await post({ model: 'default', input: 'more', previous_response_id: first.id });
+    expect(next.agentd).toMatchObject({ sessionKey: 's:ann' });
+    const streamed = await fetch(`${url}/v1/responses`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ model: 'default', input: 'hi', stream: true }),
+    }).then((response) => response.text());
+    expect(streamed).toContain('event: response.incomplete\n');
+    expect(streamed).not.toContain('[DONE]');
+  });
+
   it('serves one model by id and embeds with float and base64 encodings', async () => {
     const url = await serve();
     const model = await fetch(`${url}/v1/models/agentd%2Fdefault`, { headers: auth });

@@ -15,9 +15,20 @@ import {
   usageOf,
 } from './chat.js';
 import { embeddingsBody, embeddingsRequestSchema } from './embeddings.js';
-import { isOpenAiApiError, OpenAiApiError } from './errors.js';
+import { OpenAiApiError } from './errors.js';
+import { toApiError } from './internal/failure.js';
 import { createChunkStream } from './internal/chunk-stream.js';
 import { readJsonBody, sendError, sendJson } from './internal/http.js';
+import {
+  closingEvents,
+  openingEvents,
+  type ResponseIds,
+  responseBody,
+  responseId,
+  responsesRequestSchema,
+  responseTurnMessage,
+  sessionOfResponseId,
+} from './responses.js';
 import { fromZodError } from './internal/zod-error.js';
 import type { OpenAiBackend, RateLimiter } from './types.js';
 
@@ -77,7 +88,7 @@ const noopLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
 
 /**
  * Serves the OpenAI API over an agent backend: `GET /v1/models`, `POST /v1/chat/completions`
- * (streamed and not) and `POST /v1/embeddings`. Every request is authenticated (401), counted
+ * and `POST /v1/responses` (streamed and not) and `POST /v1/embeddings`. Every request is authenticated (401), counted
  * against its caller's rate (429) and size-capped (413); failures are OpenAI error bodies.
  * The path is read from `request.url`; the caller mounts the handler under `/v1`.
  *
@@ -111,11 +122,12 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
     if (path?.startsWith('/v1/models/') && method === 'GET') {
       return getModel(response, caller, decodeURIComponent(path.slice('/v1/models/'.length)));
     }
-    if (path === '/v1/chat/completions' || path === '/v1/embeddings') {
+    if (path === '/v1/chat/completions' || path === '/v1/embeddings' || path === '/v1/responses') {
       if (method !== 'POST') throw notAllowed(method, path);
       const body = await readJsonBody(request, parsed.maxBodyBytes);
       const signal = abortOnClose(request, response);
       if (path === '/v1/embeddings') return embeddings(response, caller, body, signal);
+      if (path === '/v1/responses') return responses(request, response, caller, body, signal);
       return chat(request, response, caller, body, signal);
     }
     throw new OpenAiApiError(
@@ -173,6 +185,76 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
       return;
     }
     await streamChat(response, caller, chatRequest, ids, turn);
+  };
+
+  /**
+   * `POST /v1/responses`: one agent turn as a Response. The session is the one the
+   * `previous_response_id` carries, else as for chat completions; streamed, the events run
+   * `response.created` … `response.output_text.delta` … `response.completed`.
+   */
+  const responses = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    caller: C,
+    body: unknown,
+    signal: AbortSignal,
+  ): Promise<void> => {
+    const checked = responsesRequestSchema.safeParse(body);
+    if (!checked.success) throw fromZodError(checked.error);
+    const asked = checked.data;
+    const message = responseTurnMessage(asked);
+    const header = request.headers['x-agentd-session'];
+    const named =
+      asked.previous_response_id != null
+        ? sessionOfResponseId(asked.previous_response_id)
+        : typeof header === 'string' && header !== ''
+          ? header
+          : undefined;
+    const sessionKey = await backend.session(caller, { header: named, user: asked.user ?? undefined });
+    const ids: ResponseIds = {
+      id: responseId(randomId(), sessionKey),
+      messageId: `msg_${randomId().replace(/[^A-Za-z0-9]/g, '')}`,
+      createdAt: Math.floor(now() / 1000),
+      model: asked.model,
+    };
+    const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
+    if (!asked.stream) {
+      const result = await backend.chat(caller, turn);
+      sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
+      return;
+    }
+    const controller = new AbortController();
+    const stream = createChunkStream(response, {
+      headers: { 'x-agentd-session': sessionKey },
+      maxBufferedBytes: parsed.maxBufferedBytes,
+      onOverflow: () => controller.abort(),
+    });
+    let sequence = 0;
+    const send = (event: Record<string, unknown>) =>
+      stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
+    const opening = () => {
+      if (!stream.opened) for (const event of openingEvents(ids)) send(event);
+    };
+    try {
+      const result = await backend.chat(caller, {
+        ...turn,
+        signal: AbortSignal.any([signal, controller.signal]),
+        onDelta: (text) => {
+          if (text === '') return;
+          opening();
+          const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
+          send({ type: 'response.output_text.delta', ...item, delta: text, logprobs: [] });
+        },
+      });
+      opening();
+      for (const event of closingEvents(ids, result)) send(event);
+      stream.end();
+    } catch (error) {
+      if (!stream.opened) throw error;
+      const failure = toApiError(error, logger).toBody().error;
+      send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
+      stream.end();
+    }
   };
 
   /**
@@ -294,19 +376,4 @@ function abortOnClose(request: IncomingMessage, response: ServerResponse): Abort
   });
   request.once('aborted', () => controller.abort());
   return controller.signal;
-}
-
-/** The answer of a failure: its own for an {@link OpenAiApiError}, else a logged 500. */
-function toApiError(error: unknown, logger: Logger): OpenAiApiError {
-  if (isOpenAiApiError(error)) return error;
-  logger.error(
-    { err: error, errorKind: 'internal', hint: 'an OpenAI API request failed inside the daemon; see err' },
-    'openai api request failed',
-  );
-  return new OpenAiApiError(
-    500,
-    'server_error',
-    'internal_error',
-    'The server had an error processing the request',
-  );
 }

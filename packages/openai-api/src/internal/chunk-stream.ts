@@ -2,8 +2,10 @@ import type { ServerResponse } from 'node:http';
 
 /** A server-sent event stream of JSON `data:` lines, closed by `data: [DONE]`. */
 export interface ChunkStream {
-  /** Sends one chunk; opens the stream (status 200) on the first call. */
-  send(chunk: unknown): void;
+  /** Sends one chunk (as event `event` when given); opens the stream (status 200) on the first call. */
+  send(chunk: unknown, event?: string): void;
+  /** Ends the response without `[DONE]` (the Responses API's streams end so). */
+  end(): void;
   /** Sends `data: [DONE]` and ends the response. */
   done(): void;
   /** Whether the stream has been opened. */
@@ -40,9 +42,13 @@ export function createChunkStream(
     }
   };
   return {
-    send(chunk) {
+    send(chunk, event) {
       open();
-      write(`data: ${JSON.stringify(chunk)}\n\n`);
+      write(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(chunk)}\n\n`);
+    },
+    end() {
+      open();
+      if (!response.destroyed) response.end();
     },
     done() {
       open();
