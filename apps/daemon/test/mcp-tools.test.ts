@@ -154,7 +154,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
         servers: {
           web: {
             url,
-            headers: { authorization: 'Bearer ${secret:WEB_TOKEN}' },
+            headers: { authorization: 'Bearer ${secret:WEB_TOKEN}', 'x-team-key': 'planted-team-credential' },
             callTimeoutMs: 300,
             start: 'lazy',
           },
@@ -177,7 +177,13 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     );
     expect(disabled.tools).toEqual([]);
     expect(await toolTurn('helper', 'web__echo', { text: 'x' })).toContain('failed');
-    const status = JSON.stringify(await admin.call('gateway.status'));
-    expect(status).not.toContain('http-secret');
+    // Neither the resolved secret nor a literal header value comes back in an answer.
+    const answers = JSON.stringify([
+      await admin.call('gateway.status'),
+      await admin.call('config.read', { section: 'mcp' }),
+    ]);
+    expect(answers).not.toContain('http-secret');
+    expect(answers).not.toContain('planted-team-credential');
+    expect(answers).toContain('"x-team-key":"[REDACTED]"');
   });
 });
