@@ -87,6 +87,27 @@ describe('createMcpToolHost', () => {
     expect(tools.tools.has('docs__lookup')).toBe(false);
   });
 
+  it('fails a call cleanly when an HTTP server stops answering, and reconnects once it is back', async () => {
+    const url = await serve(['ping']);
+    const port = Number(new URL(url).port);
+    const tools = registry();
+    const servers = mcpSectionSchema.parse({ servers: { web: { url } } }).servers;
+    host = createMcpToolHost({ servers, tools, backoff: { initialMs: 50, maxMs: 100 } });
+    await host.start();
+    const ping = tools.tools.get('web__ping')!;
+    expect(await ping.handler({ word: 'a' }, context)).toBe('ping:a');
+    server!.closeAllConnections();
+    await new Promise((done) => server!.close(done));
+    server = undefined;
+    await expect(ping.handler({ word: 'b' }, context)).rejects.toThrow(
+      'MCP server web went away during ping',
+    );
+    expect(host.status()[0]).toMatchObject({ restarts: 1 });
+    await serve(['ping'], port);
+    await until(() => host!.status()[0]?.state === 'connected');
+    expect(await tools.tools.get('web__ping')!.handler({ word: 'c' }, context)).toBe('ping:c');
+  });
+
   it('reports a server it cannot reach and retries it with backoff until it is up', async () => {
     // A port that was free a moment ago: nothing listens there until the server starts below.
     const probe = createServer();

@@ -207,6 +207,30 @@ describe('createOpenAiApiHandler', () => {
     expect(streamed).not.toContain('[DONE]');
   });
 
+  it('cancels the turn when a streaming client goes away', async () => {
+    let aborted: Promise<void> | undefined;
+    const url = await serve({
+      backend: backend({
+        chat: (_caller, turn) => {
+          aborted = new Promise((resolve) => turn.signal.addEventListener('abort', () => resolve()));
+          turn.onDelta?.('first');
+          return new Promise(() => {});
+        },
+      }),
+    });
+    const controller = new AbortController();
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await expect(aborted).resolves.toBeUndefined();
+  });
+
   it('serves one model by id and embeds with float and base64 encodings', async () => {
     const url = await serve();
     const model = await fetch(`${url}/v1/models/agentd%2Fdefault`, { headers: auth });

@@ -5,6 +5,10 @@ import type { Logger } from '@agentd/contracts';
 import type { McpServerEntry } from '../config.js';
 import { AgentdMcpError } from '../errors.js';
 
+/** The SDK's `ErrorCode.ConnectionClosed` and `ErrorCode.RequestTimeout` (its enum is not loaded up front). */
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+
 /** Where a server is in its life. */
 export type McpServerState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
 
@@ -75,12 +79,15 @@ export class ServerConnection {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (signal.aborted) throw error;
-      if (/timed out|timeout/i.test(message)) {
+      const code = (error as { code?: unknown }).code;
+      if (code === REQUEST_TIMEOUT) {
         throw this.#error('CALL_TIMEOUT', `did not answer ${tool} within ${this.entry.callTimeoutMs} ms`);
       }
-      if (this.#client !== client || /connection closed|fetch failed|ECONNREFUSED|socket/i.test(message)) {
-        // The server went away under the call: report it, and make sure a reconnect is on its way.
-        if (this.#client === client) this.#lost(client, message);
+      // The SDK's ConnectionClosed (a stdio process gone), or fetch failing to reach an HTTP server.
+      const gone = code === CONNECTION_CLOSED || error instanceof TypeError || this.#client !== client;
+      if (gone) {
+        // Report the loss, and make sure a reconnect is on its way.
+        if (this.#client === client) this.#lost(client, message.slice(0, 300));
         throw this.#error('SERVER_UNAVAILABLE', `went away during ${tool}; it is being restarted`);
       }
       throw this.#error('CALL_FAILED', `failed ${tool}: ${message.slice(0, 300)}`);
