@@ -53,10 +53,16 @@ function jsonResource(uri: string, value: unknown): ReadResourceResult {
  */
 export async function createAgentdMcpServer(options: AgentdMcpServerOptions): Promise<McpServer> {
   const { McpServer, ResourceTemplate } = await import('@modelcontextprotocol/sdk/server/mcp.js');
-  const { call } = options;
   const server = new McpServer(options.info ?? { name: 'agentd', version: '0.1.0' });
-  const tool = (run: () => Promise<unknown>) => run().then(answer, refusal);
+  registerTools(server, options);
+  registerResources(server, options.call, ResourceTemplate);
+  return server;
+}
 
+/** The five tools, each one gateway call (graph_execute also polls its run). */
+function registerTools(server: McpServer, options: AgentdMcpServerOptions): void {
+  const { call } = options;
+  const tool = (run: () => Promise<unknown>) => run().then(answer, refusal);
   server.registerTool(
     'ask_agent',
     {
@@ -128,7 +134,14 @@ export async function createAgentdMcpServer(options: AgentdMcpServerOptions): Pr
         return waitForRun(call, runId, options.graphWaitMs ?? 600_000, options.graphPollMs ?? 250);
       }),
   );
+}
 
+/** The agents and sessions as resources. */
+function registerResources(
+  server: McpServer,
+  call: GatewayCall,
+  ResourceTemplate: typeof import('@modelcontextprotocol/sdk/server/mcp.js').ResourceTemplate,
+): void {
   server.registerResource(
     'agents',
     'agentd://agents',
@@ -164,7 +177,6 @@ export async function createAgentdMcpServer(options: AgentdMcpServerOptions): Pr
       return jsonResource(uri.href, await call('session.history', { key }));
     },
   );
-  return server;
 }
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);

@@ -89,6 +89,43 @@ function resultOf(result: CallToolResult, name: string): unknown {
 }
 
 /**
+ * The agent tools of a server's tool list, named `<id>__<tool>`; tools whose full name the
+ * runtime cannot take are added to `skipped`. A call from an agent outside the server's
+ * `agents` is refused before it reaches the server.
+ */
+function agentToolsOf(
+  id: string,
+  server: Hosted,
+  connection: ServerConnection,
+  tools: Tool[],
+  skipped: string[],
+): AgentTool[] {
+  const agentTools: AgentTool[] = [];
+  for (const tool of tools) {
+    const name = `${id}__${tool.name}`;
+    if (!TOOL_NAME.test(name)) {
+      skipped.push(tool.name);
+      continue;
+    }
+    agentTools.push({
+      name,
+      description: `[MCP ${id}] ${tool.description ?? tool.title ?? tool.name}`.slice(0, 4000),
+      params: paramsOf(tool),
+      handler: async (params: unknown, context: ToolContext) => {
+        const allowed = server.entry.agents;
+        if (!allowed.includes('*') && !allowed.includes(context.agentId)) {
+          throw new AgentdMcpError('NOT_ALLOWED', `Agent ${context.agentId} may not use MCP server ${id}`, {
+            data: { serverId: id },
+          });
+        }
+        return resultOf(await connection.call(tool.name, params, context.signal), name);
+      },
+    });
+  }
+  return agentTools;
+}
+
+/**
  * Creates the host of `mcp.servers`: each enabled server's tools become agent tools named
  * `<id>__<tool>` (with the server's JSON Schema as parameters), running through the tool
  * runner's gates like any tool, so allow-lists, denylists, approvals, breakers and the
@@ -109,39 +146,15 @@ export function createMcpToolHost(options: McpToolHostOptions): McpToolHost {
 
   const publish = (id: string, server: Hosted, connection: ServerConnection, tools: Tool[]): void => {
     withdraw(server);
-    const agentTools: AgentTool[] = [];
     const skipped: string[] = [];
-    for (const tool of tools) {
-      const name = `${id}__${tool.name}`;
-      if (!TOOL_NAME.test(name)) {
-        skipped.push(tool.name);
-        continue;
-      }
-      agentTools.push({
-        name,
-        description: `[MCP ${id}] ${tool.description ?? tool.title ?? tool.name}`.slice(0, 4000),
-        params: paramsOf(tool),
-        handler: async (params: unknown, context: ToolContext) => {
-          const allowed = server.entry.agents;
-          if (!allowed.includes('*') && !allowed.includes(context.agentId)) {
-            throw new AgentdMcpError('NOT_ALLOWED', `Agent ${context.agentId} may not use MCP server ${id}`, {
-              data: { serverId: id },
-            });
-          }
-          return resultOf(await connection.call(tool.name, params, context.signal), name);
-        },
-      });
-    }
-    const registered: string[] = [];
-    for (const tool of agentTools) {
+    for (const tool of agentToolsOf(id, server, connection, tools, skipped)) {
       try {
         options.tools.register([tool]);
-        registered.push(tool.name);
+        server.tools.push(tool.name);
       } catch {
         skipped.push(tool.name);
       }
     }
-    server.tools = registered;
     server.lastError =
       skipped.length > 0 ? `tools not offered (bad or taken names): ${skipped.join(', ')}` : null;
   };

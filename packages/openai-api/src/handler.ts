@@ -2,33 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
 import { z } from 'zod';
-import {
-  agentOfModel,
-  type ChatRequest,
-  chatRequestSchema,
-  chunkBody,
-  type CompletionIds,
-  completionBody,
-  MODEL_PREFIX,
-  mapFinishReason,
-  turnMessage,
-  usageOf,
-} from './chat.js';
+import { agentOfModel, MODEL_PREFIX } from './chat.js';
 import { embeddingsBody, embeddingsRequestSchema } from './embeddings.js';
 import { OpenAiApiError } from './errors.js';
+import type { ApiContext } from './internal/context.js';
 import { toApiError } from './internal/failure.js';
-import { createChunkStream } from './internal/chunk-stream.js';
 import { readJsonBody, sendError, sendJson } from './internal/http.js';
-import {
-  closingEvents,
-  openingEvents,
-  type ResponseIds,
-  responseBody,
-  responseId,
-  responsesRequestSchema,
-  responseTurnMessage,
-  sessionOfResponseId,
-} from './responses.js';
+import { serveChat } from './internal/serve-chat.js';
+import { serveResponses } from './internal/serve-responses.js';
 import { fromZodError } from './internal/zod-error.js';
 import type { OpenAiBackend, RateLimiter } from './types.js';
 
@@ -101,6 +82,7 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
   const now = options.now ?? Date.now;
   const randomId = options.randomId ?? randomUUID;
   const limiters = new Map<string, RateLimiter>();
+  const ctx: ApiContext<C> = { backend, logger, now, randomId, maxBufferedBytes: parsed.maxBufferedBytes };
 
   const admit = (caller: C): boolean => {
     const create = options.createRateLimiter;
@@ -127,8 +109,8 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
       const body = await readJsonBody(request, parsed.maxBodyBytes);
       const signal = abortOnClose(request, response);
       if (path === '/v1/embeddings') return embeddings(response, caller, body, signal);
-      if (path === '/v1/responses') return responses(request, response, caller, body, signal);
-      return chat(request, response, caller, body, signal);
+      if (path === '/v1/responses') return serveResponses(ctx, request, response, caller, body, signal);
+      return serveChat(ctx, request, response, caller, body, signal);
     }
     throw new OpenAiApiError(
       404,
@@ -155,155 +137,6 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
     const input = typeof checked.data.input === 'string' ? [checked.data.input] : checked.data.input;
     const result = await backend.embed(caller, input, signal);
     sendJson(response, 200, embeddingsBody(checked.data, input, result));
-  };
-
-  const chat = async (
-    request: IncomingMessage,
-    response: ServerResponse,
-    caller: C,
-    body: unknown,
-    signal: AbortSignal,
-  ): Promise<void> => {
-    const checked = chatRequestSchema.safeParse(body);
-    if (!checked.success) throw fromZodError(checked.error);
-    const chatRequest = checked.data;
-    const message = turnMessage(chatRequest);
-    const header = request.headers['x-agentd-session'];
-    const sessionKey = await backend.session(caller, {
-      header: typeof header === 'string' && header !== '' ? header : undefined,
-      user: chatRequest.user ?? undefined,
-    });
-    const ids: CompletionIds = {
-      id: `chatcmpl-${randomId()}`,
-      created: Math.floor(now() / 1000),
-      model: chatRequest.model,
-    };
-    const turn = { agentId: agentOfModel(chatRequest.model), message, sessionKey, signal };
-    if (!chatRequest.stream) {
-      const result = await backend.chat(caller, turn);
-      sendJson(response, 200, completionBody(ids, result), { 'x-agentd-session': result.sessionKey });
-      return;
-    }
-    await streamChat(response, caller, chatRequest, ids, turn);
-  };
-
-  /**
-   * `POST /v1/responses`: one agent turn as a Response. The session is the one the
-   * `previous_response_id` carries, else as for chat completions; streamed, the events run
-   * `response.created` … `response.output_text.delta` … `response.completed`.
-   */
-  const responses = async (
-    request: IncomingMessage,
-    response: ServerResponse,
-    caller: C,
-    body: unknown,
-    signal: AbortSignal,
-  ): Promise<void> => {
-    const checked = responsesRequestSchema.safeParse(body);
-    if (!checked.success) throw fromZodError(checked.error);
-    const asked = checked.data;
-    const message = responseTurnMessage(asked);
-    const header = request.headers['x-agentd-session'];
-    const named =
-      asked.previous_response_id != null
-        ? sessionOfResponseId(asked.previous_response_id)
-        : typeof header === 'string' && header !== ''
-          ? header
-          : undefined;
-    const sessionKey = await backend.session(caller, { header: named, user: asked.user ?? undefined });
-    const ids: ResponseIds = {
-      id: responseId(randomId(), sessionKey),
-      messageId: `msg_${randomId().replace(/[^A-Za-z0-9]/g, '')}`,
-      createdAt: Math.floor(now() / 1000),
-      model: asked.model,
-    };
-    const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
-    if (!asked.stream) {
-      const result = await backend.chat(caller, turn);
-      sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
-      return;
-    }
-    const controller = new AbortController();
-    const stream = createChunkStream(response, {
-      headers: { 'x-agentd-session': sessionKey },
-      maxBufferedBytes: parsed.maxBufferedBytes,
-      onOverflow: () => controller.abort(),
-    });
-    let sequence = 0;
-    const send = (event: Record<string, unknown>) =>
-      stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
-    const opening = () => {
-      if (!stream.opened) for (const event of openingEvents(ids)) send(event);
-    };
-    try {
-      const result = await backend.chat(caller, {
-        ...turn,
-        signal: AbortSignal.any([signal, controller.signal]),
-        onDelta: (text) => {
-          if (text === '') return;
-          opening();
-          const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
-          send({ type: 'response.output_text.delta', ...item, delta: text, logprobs: [] });
-        },
-      });
-      opening();
-      for (const event of closingEvents(ids, result)) send(event);
-      stream.end();
-    } catch (error) {
-      if (!stream.opened) throw error;
-      const failure = toApiError(error, logger).toBody().error;
-      send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
-      stream.end();
-    }
-  };
-
-  /**
-   * The streamed answer: a role chunk, one chunk per text delta, the finish chunk, the usage
-   * chunk when asked for, then `[DONE]`. The stream opens with the first delta, so a turn that
-   * fails before producing text (an unknown agent) still gets its HTTP status.
-   */
-  const streamChat = async (
-    response: ServerResponse,
-    caller: C,
-    chatRequest: ChatRequest,
-    ids: CompletionIds,
-    turn: { agentId: string; message: string; sessionKey: string; signal: AbortSignal },
-  ): Promise<void> => {
-    const include = chatRequest.stream_options?.include_usage === true;
-    const controller = new AbortController();
-    const stream = createChunkStream(response, {
-      headers: { 'x-agentd-session': turn.sessionKey },
-      maxBufferedBytes: parsed.maxBufferedBytes,
-      onOverflow: () => controller.abort(),
-    });
-    const opening = () => {
-      if (!stream.opened) {
-        stream.send(
-          chunkBody(ids, { delta: { role: 'assistant', content: '' }, finish_reason: null }, { include }),
-        );
-      }
-    };
-    try {
-      const result = await backend.chat(caller, {
-        ...turn,
-        signal: AbortSignal.any([turn.signal, controller.signal]),
-        onDelta: (text) => {
-          if (text === '') return;
-          opening();
-          stream.send(chunkBody(ids, { delta: { content: text }, finish_reason: null }, { include }));
-        },
-      });
-      opening();
-      const finish = { delta: {}, finish_reason: mapFinishReason(result.finishReason) };
-      stream.send(chunkBody(ids, finish, { include }, result));
-      if (include) stream.send(chunkBody(ids, undefined, { include, value: usageOf(result) }));
-      stream.done();
-    } catch (error) {
-      if (!stream.opened) throw error;
-      // Once the stream is open the status is sent; OpenAI then sends the error as an event.
-      stream.send(toApiError(error, logger).toBody());
-      stream.done();
-    }
   };
 
   return async function handleOpenAi(request, response) {
