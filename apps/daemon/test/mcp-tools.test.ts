@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +10,9 @@ import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpe
 
 let td: TestDaemon | undefined;
 let httpServer: Server | undefined;
+const tempDirs: string[] = [];
 afterEach(async () => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   await td?.stop();
   td = undefined;
   await new Promise((done) => (httpServer ? httpServer.close(done) : done(undefined)));
@@ -100,16 +104,24 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
   });
 
   it('gives a clean tool error when the stdio server is killed mid-call, restarts it and reports it', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'agentd-mcp-fixture-'));
+    tempDirs.push(logDir);
+    const log = join(logDir, 'calls.log');
     td = await startTestDaemon({
-      config: { agents, mcp: { servers: { fixture: stdioServer() } } },
-      env: { FIXTURE_GREETING: 'hi' },
+      config: {
+        agents,
+        mcp: { servers: { fixture: stdioServer({ env: { FIXTURE_GREETING: 'hi', FIXTURE_LOG: log } }) } },
+      },
     });
     await connectedWith('fixture', 'fixture__pid');
     const pidOf = async () => Number(/"pid":(\d+)/.exec(await toolTurn('helper', 'fixture__pid'))?.[1]);
     const pid = await pidOf();
     expect(pid).toBeGreaterThan(0);
     const slow = toolTurn('helper', 'fixture__slow', { ms: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Killed once the call is running in the server.
+    await eventually(async () =>
+      existsSync(log) && readFileSync(log, 'utf8').includes(`slow ${pid}`) ? true : undefined,
+    );
     process.kill(pid, 'SIGKILL');
     const answer = await slow;
     // Reported at once: the loss counts as a restart in gateway.status (and a warning in the log).
