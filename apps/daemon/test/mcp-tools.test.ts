@@ -167,7 +167,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
           web: {
             url,
             headers: { authorization: 'Bearer ${secret:WEB_TOKEN}', 'x-team-key': 'planted-team-credential' },
-            callTimeoutMs: 300,
+            callTimeoutMs: 1000,
             start: 'lazy',
           },
         },
@@ -179,8 +179,8 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(lazy.state).toBe('idle');
     expect(await toolTurn('helper', 'web__echo', { text: 'over http' })).toContain('echo: over http');
     expect(seen.every((header) => header === 'Bearer http-secret')).toBe(true);
-    const timedOut = await toolTurn('helper', 'web__slow', { ms: 2000 });
-    expect(timedOut).toContain('did not answer slow within 300 ms');
+    const timedOut = await toolTurn('helper', 'web__slow', { ms: 4000 });
+    expect(timedOut).toContain('did not answer slow within 1000 ms');
 
     // Disabled: the server stops and its tools are withdrawn.
     await admin.call('config.patch', { mcp: { servers: { web: { enabled: false } } } });
