@@ -88,9 +88,9 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(await toolTurn('denied', 'fixture__echo', { text: 'x' })).toContain(
       'Tool not allowed for this agent',
     );
-    // An agent the server is not configured for is refused.
+    // An agent the server is not configured for is neither offered its tools nor let call them.
     expect(await toolTurn('outsider', 'fixture__echo', { text: 'x' })).toContain(
-      'may not use MCP server fixture',
+      'Tool not allowed for this agent',
     );
 
     // A tool registered at run time reaches the agents through list_changed.

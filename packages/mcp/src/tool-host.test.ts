@@ -79,6 +79,7 @@ describe('createMcpToolHost', () => {
     await until(() => tools.tools.has('docs__lookup'));
     const lookup = tools.tools.get('docs__lookup')!;
     expect(lookup.params.safeParse({ word: 'toolong' }).success).toBe(false);
+    expect(lookup.agents).toEqual(['a']);
     expect(await lookup.handler({ word: 'hi' }, context)).toBe('lookup:hi');
     await expect(lookup.handler({ word: 'hi' }, { ...context, agentId: 'b' })).rejects.toThrow(/may not use/);
 

@@ -90,8 +90,8 @@ function resultOf(result: CallToolResult, name: string): unknown {
 
 /**
  * The agent tools of a server's tool list, named `<id>__<tool>`; tools whose full name the
- * runtime cannot take are added to `skipped`. A call from an agent outside the server's
- * `agents` is refused before it reaches the server.
+ * runtime cannot take are added to `skipped`. They are offered only to the server's `agents`,
+ * and a call from another agent is refused before it reaches the server.
  */
 function agentToolsOf(
   id: string,
@@ -111,7 +111,10 @@ function agentToolsOf(
       name,
       description: `[MCP ${id}] ${tool.description ?? tool.title ?? tool.name}`.slice(0, 4000),
       params: paramsOf(tool),
+      // Offered only to these agents (the runtime's allow-list gate refuses the others too).
+      agents: server.entry.agents,
       handler: async (params: unknown, context: ToolContext) => {
+        // Kept for runtimes that do not read `agents`.
         const allowed = server.entry.agents;
         if (!allowed.includes('*') && !allowed.includes(context.agentId)) {
           throw new AgentdMcpError('NOT_ALLOWED', `Agent ${context.agentId} may not use MCP server ${id}`, {
