@@ -34,6 +34,8 @@ const AIMS = {
   afterLoadGrowthMb: { below: 15 },
   /** The same after 100,000 one-turn sessions (`--sessions 100000`), MB (issue #23). */
   after100kSessionsGrowthMb: { below: 30 },
+  /** POST /v1/chat/completions / POST /rpc agent.execute, offline provider (issue #21). */
+  openAiVsRpc: { above: 0.9 },
 };
 /** One-turn sessions of the memory-under-load run (`--sessions N`). */
 const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1]) || 20_000;
@@ -41,13 +43,18 @@ const LOAD_SESSIONS = Number(process.argv[process.argv.indexOf('--sessions') + 1
 const MIXED_SECONDS = Number(process.argv[process.argv.indexOf('--mixed-seconds') + 1]) || 30;
 /** How long after a load its RSS is read again (`--settle-seconds N`). */
 const SETTLE_MS = (Number(process.argv[process.argv.indexOf('--settle-seconds') + 1]) || 60) * 1000;
-/** Which parts run (`--part throughput|memory|load`, repeatable); all when none is named. */
-const PARTS = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--part' ? [arg] : []));
+/** Which parts run (`--part throughput|openai|memory|load`, repeatable; `--openai` = `--part openai`); all when none is named. */
+const PARTS = [
+  ...process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--part' ? [arg] : [])),
+  ...(process.argv.includes('--openai') ? ['openai'] : []),
+];
 const runs = (part: string) => PARTS.length === 0 || PARTS.includes(part);
 
 const LIBRARY_WS = 'json-rpc-2.0 library over ws';
 const DAEMON_WS = 'agentd system.ping (full stack)';
 const DAEMON_HTTP = 'agentd POST /rpc system.ping';
+const RPC_TURN = 'POST /rpc agent.execute';
+const OPENAI_TURN = 'POST /v1/chat/completions';
 
 interface Server {
   child: ChildProcess;
@@ -79,12 +86,12 @@ async function startScript(file: string): Promise<Server> {
   return { child, port, stop: () => kill(child) };
 }
 
-async function startDaemonProcess(): Promise<Server & { dataDir: string }> {
+async function startDaemonProcess(extraConfig = ''): Promise<Server & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentd-bench-'));
   // Full stack as shipped: auth, scope, zod, logging at info; only the rate limiter is off.
   writeFileSync(
     join(dataDir, 'config.yaml'),
-    'gateway:\n  wsMessageRateLimit:\n    maxMessages: 0\n    windowMs: 10000\n  wsHeartbeatMs: 30000\n',
+    `gateway:\n  wsMessageRateLimit:\n    maxMessages: 0\n    windowMs: 10000\n  wsHeartbeatMs: 30000\n${extraConfig}`,
   );
   const child = spawn(
     process.execPath,
@@ -281,6 +288,58 @@ async function underLoad(title: string, aim: { below: number }, load: (target: L
   }
 }
 
+/**
+ * The OpenAI-compatible API's overhead (issue #21): the same offline-provider turn through
+ * `POST /v1/chat/completions` (non-streaming) and `POST /rpc agent.execute`, interleaved on
+ * one daemon. Each subject keeps to one session of its own, so both histories grow alike.
+ */
+async function openAiOverhead() {
+  // The per-token limit of /v1 is off, as the WebSocket limiter is for the other runs.
+  const daemon = await startDaemonProcess('openaiApi:\n  enabled: true\n  rateLimit:\n    maxRequests: 0\n');
+  try {
+    const message = 'a benchmark turn of about the size of a short chat message';
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+    const turns = await interleave([
+      {
+        name: RPC_TURN,
+        runFor: httpPostLoad({
+          port: daemon.port,
+          path: '/rpc',
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'agent.execute',
+            params: { message, sessionKey: 'bench:rpc:turns' },
+          }),
+          headers,
+          connections: CONNECTIONS,
+        }),
+      },
+      {
+        name: OPENAI_TURN,
+        runFor: httpPostLoad({
+          port: daemon.port,
+          path: '/v1/chat/completions',
+          body: JSON.stringify({
+            model: 'agentd/default',
+            messages: [{ role: 'user', content: message }],
+            user: 'turns',
+          }),
+          headers,
+          connections: CONNECTIONS,
+        }),
+      },
+    ]);
+    printComparison(`Agent turns (offline provider), ${CONNECTIONS} keep-alive connections`, turns, {
+      baseline: RPC_TURN,
+      aims: { [OPENAI_TURN]: AIMS.openAiVsRpc },
+    });
+  } finally {
+    await daemon.stop();
+  }
+}
+
 if (runs('throughput')) await main();
+if (runs('openai')) await openAiOverhead();
 if (runs('memory')) await memory();
 if (runs('load')) await memoryUnderLoad();

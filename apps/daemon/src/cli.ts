@@ -27,6 +27,9 @@ Usage:
       List the tool calls waiting for approval (id, tool, agent, session, age, arguments).
   agentd approve <id> [--reason TEXT] | agentd deny <id> [--reason TEXT]
       Approve or deny one waiting tool call (an admin token is needed).
+  agentd mcp [--url URL] [--token TOKEN]
+      Serve agentd as an MCP server over stdin/stdout (for MCP clients that spawn their
+      servers); every tool is a call to the daemon at URL with TOKEN, as for \`call\`.
   agentd --help | --version
 
 Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN, AGENTD_MASTER_KEY.
@@ -206,6 +209,19 @@ async function main(argv: string[]): Promise<number> {
         token,
         reason: values.reason,
       });
+    }
+    case 'mcp': {
+      const url = values.url ?? process.env.AGENTD_URL ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
+      const token = values.token ?? process.env.AGENTD_TOKEN;
+      if (!token) throw new UsageError('a token is needed: --token or AGENTD_TOKEN');
+      const client = createHttpClient({ url, token });
+      const { serveMcpStdio } = await import('@agentd/mcp');
+      // stdout carries the protocol: nothing else may be printed there.
+      await serveMcpStdio({
+        call: (method, params) => client.call(method, params),
+        info: { name: 'agentd', version: VERSION },
+      });
+      return -1;
     }
     default:
       throw new UsageError(`unknown command: ${command}`);

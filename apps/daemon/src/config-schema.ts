@@ -12,6 +12,8 @@ import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { mediaSectionSchema } from '@agentd/media';
 import { memorySectionSchema } from '@agentd/memory-store';
+import { openaiApiSectionSchema } from '@agentd/openai-api';
+import { mcpSectionSchema } from '@agentd/mcp';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
 import { storageSectionSchema } from '@agentd/storage';
@@ -100,6 +102,10 @@ export const configSections = {
   autonomy: section(autonomySectionSchema),
   // security.agentToAgent.steerInject: from the next subagent.steer.
   security: section(securitySectionSchema),
+  // `/v1`: on, off and its limits apply to the next request (a new gateway generation).
+  openaiApi: section(openaiApiSectionSchema),
+  // `/mcp` follows `mcp.serve` at the next request; `mcp.servers` are reconciled in place.
+  mcp: section(mcpSectionSchema),
 };
 
 /**

@@ -294,6 +294,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     startedAt: context.startedAt,
     configPaths: () => [configStore.filePath],
     sections: () => configStore.sections,
+    mcpServers: () => services.mcpTools.status(),
     scheduleRestart: () => {
       // Answer first, then re-init: the caller sees the confirmation before its socket is closed.
       setTimeout(() => {
@@ -338,6 +339,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     runtime: agentRuntime,
     audit: services.securityAudit,
     logger,
+    memoryStore: () => services.memory.current?.store,
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
@@ -371,6 +373,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     cron: services.cron,
     memory: services.memory,
     approvals: services.approvals,
+    mcpTools: services.mcpTools,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,

@@ -20,11 +20,17 @@ import {
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import type { WebhookService } from '@agentd/webhooks-hmac';
+import type { MemoryStore } from '@agentd/memory-store';
+import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
+import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
+import { gatewayCallAs } from './methods/mcp.js';
+import { openAiBackend } from './methods/openai.js';
 import { tenantGuard } from './methods/tenancy.js';
+import { VERSION } from './version.js';
 
 /** The request paths of one gateway configuration; `gateway.restart` builds a new one. */
 export interface Gateway {
@@ -34,6 +40,10 @@ export interface Gateway {
   http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** `GET /api/chat/stream` */
   chatStream: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** `/v1/*`, while `openaiApi.enabled` is true. */
+  openai: OpenAiApiHandler | undefined;
+  /** `/mcp` (Streamable HTTP), while `mcp.serve.enabled` is true. */
+  mcp: McpHttpHandler | undefined;
 }
 
 /** What every gateway is built from. */
@@ -44,6 +54,8 @@ export interface GatewayDeps {
   /** Denied authentications and scope checks become security audit events. */
   audit: SecurityAudit;
   logger: RootLogger;
+  /** The memory store while `memory.enabled` is true (`/v1/embeddings`). */
+  memoryStore: () => MemoryStore | undefined;
 }
 
 /**
@@ -90,6 +102,37 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       });
     }
     return allowed;
+  };
+
+  // `/v1`: the same bearer tokens (header only), scope and tenancy checks as `/rpc`.
+  const openAiHandler = (cfg: DaemonConfig, dispatcher: Dispatcher): OpenAiApiHandler | undefined => {
+    const section = cfg.openaiApi;
+    if (!section.enabled) return undefined;
+    const { maxRequests, windowMs } = section.rateLimit;
+    return createOpenAiApiHandler({
+      authenticate: authenticateHttp,
+      backend: openAiBackend({ dispatcher, runtime: deps.runtime, memoryStore: deps.memoryStore, tenants }),
+      callerKey: (identity) => identity.tokenId,
+      maxBodyBytes: section.maxBodyBytes,
+      ...(maxRequests > 0
+        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxRequests, windowMs }) }
+        : {}),
+      retryAfterSeconds: Math.ceil(windowMs / 1000),
+      logger: logger.module('openai'),
+    });
+  };
+
+  // `/mcp`: every tool is a gateway call with the request's identity (the same scopes and audit).
+  const mcpHandler = (cfg: DaemonConfig, dispatcher: Dispatcher): McpHttpHandler | undefined => {
+    if (!cfg.mcp.serve.enabled) return undefined;
+    return createMcpHttpHandler({
+      authenticate: authenticateHttp,
+      callFor: (identity) => gatewayCallAs(dispatcher, identity),
+      maxBodyBytes: cfg.mcp.serve.maxBodyBytes,
+      maxDepth: cfg.gateway.maxParamsDepth,
+      server: { info: { name: 'agentd', version: VERSION } },
+      logger: logger.module('mcp'),
+    });
   };
 
   return (cfg) => {
@@ -142,8 +185,28 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       method: (open) => chatStreamMethod({ runtime: deps.runtime, tenants }, open),
       logger: gatewayLog,
     });
-    return { dispatcher, ws, http, chatStream };
+    return {
+      dispatcher,
+      ws,
+      http,
+      chatStream,
+      openai: openAiHandler(cfg, dispatcher),
+      mcp: mcpHandler(cfg, dispatcher),
+    };
   };
+}
+
+/** `/v1/*` while the OpenAI-compatible API is off: an OpenAI-style 404 saying how to turn it on. */
+function openAiOff(res: ServerResponse): void {
+  const body = JSON.stringify(
+    new OpenAiApiError(
+      404,
+      'invalid_request_error',
+      'api_disabled',
+      'The OpenAI-compatible API is off: set openaiApi.enabled to true in config.yaml',
+    ).toBody(),
+  );
+  res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(body);
 }
 
 /** Whether the daemon has finished starting; requests that arrive before wait for it. */
@@ -197,6 +260,21 @@ export function createDaemonServer(routes: {
     }
     if (path === '/api/chat/stream') {
       void gateway.current.chatStream(req, res);
+      return;
+    }
+    if (path?.startsWith('/v1/')) {
+      const openai = gateway.current.openai;
+      if (openai) void openai(req, res);
+      else openAiOff(res);
+      return;
+    }
+    if (path === '/mcp') {
+      const mcp = gateway.current.mcp;
+      if (mcp) void mcp(req, res);
+      else
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":"mcp.serve.enabled is false"}');
       return;
     }
     if (path === '/health' && req.method === 'GET') {

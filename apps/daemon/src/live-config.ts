@@ -12,6 +12,7 @@ import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
 import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
 import type { MemorySwitch } from '@agentd/memory-store';
+import type { McpToolHost } from '@agentd/mcp';
 
 /** Applies one section of a committed config to the service that owns it. */
 export type SectionApplier = (next: DaemonConfig, previous: DaemonConfig) => void | Promise<void>;
@@ -89,6 +90,7 @@ export interface LiveServices {
   cron: CronService;
   memory: MemorySwitch;
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
+  mcpTools: McpToolHost;
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -167,6 +169,13 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
           'gateway tokens not applied',
         ),
     );
+  });
+  // The `/v1` handler is part of a gateway generation: a new one serves the next request.
+  live.on(['openaiApi'], () => services.renewGateway());
+  live.on(['mcp'], (next, previous) => {
+    if (JSON.stringify(next.mcp.serve) !== JSON.stringify(previous.mcp.serve)) services.renewGateway();
+    // Changed and removed servers stop (their tools withdrawn); new ones start.
+    return services.mcpTools.apply(next.mcp.servers);
   });
   live.on(['heartbeat'], (next) => services.heartbeat.configure(next.heartbeat));
   live.on(['agents', 'providers', 'contextEngine'], (next) =>

@@ -41,6 +41,7 @@ import {
   readConfinedFile,
 } from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
+import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
 import { type Database, openDatabase } from '@agentd/storage';
@@ -119,6 +120,8 @@ export interface DaemonServices {
   terminal: TerminalService;
   /** Sub-agent runs, their durable table, leases and run control. */
   autonomy: AutonomyService;
+  /** `mcp.servers`: their tools as agent tools, their state for gateway.status. */
+  mcpTools: McpToolHost;
 }
 
 /**
@@ -286,6 +289,7 @@ type Stores = Omit<
   | 'workspace'
   | 'terminal'
   | 'autonomy'
+  | 'mcpTools'
 > & {
   events: EventSink;
 };
@@ -539,9 +543,31 @@ async function startAgents(
     ),
   );
 
+  // MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
+  // so an unreachable one never holds up the start (its state is in gateway.status).
+  const mcpTools = await lifecycle.start(
+    'mcp servers',
+    () => {
+      const host = createMcpToolHost({
+        servers: config.mcp.servers,
+        tools: {
+          register: (tools) => agentRuntime.registerTools(tools),
+          unregister: (names) => agentRuntime.unregisterTools(names),
+        },
+        resolveSecrets: (entry) => resolveSecretRefs(entry, lookupSecret),
+        logger: logger.module('mcp'),
+        now,
+      });
+      void host.start();
+      return host;
+    },
+    (host) => host.close(),
+  );
+
   const { events: _events, ...rest } = stores;
   return {
     ...rest,
+    mcpTools,
     agentRuntime,
     cron,
     heartbeat,

@@ -23,6 +23,14 @@ describe('createAgentRuntime wiring', () => {
     ).not.toThrow();
   });
 
+  it('unregisterTools withdraws tools by name, ignores unknown names, and frees the name for a new tool', async () => {
+    const t = await startRuntime({ tools: [addTool, failingTool] });
+    t.runtime.unregisterTools(['explode', 'never-registered']);
+    expect(t.runtime.toolNames()).toEqual(['add', 'offload_read']);
+    t.runtime.registerTools([failingTool]);
+    expect(t.runtime.toolNames()).toEqual(['add', 'explode', 'offload_read']);
+  });
+
   it('useMemory switches recall and the memory tools on and off for the next turn', async () => {
     const asked: string[] = [];
     const recall = {

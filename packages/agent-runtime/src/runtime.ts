@@ -27,6 +27,8 @@ export interface AgentRuntime {
   runTurn(request: TurnRequest): Promise<TurnResult>;
   /** Adds tools; a name already registered throws `INVALID_OPTIONS`. */
   registerTools(tools: AgentTool[]): void;
+  /** Removes tools by name (unknown names are ignored): tools whose source went away (an MCP server's). */
+  unregisterTools(names: readonly string[]): void;
   /** Names of the registered tools. */
   toolNames(): string[];
   /** Replaces agents, providers and context caps from a new config (hot reload). */
@@ -79,6 +81,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     runTurn: turns.runTurn,
     registerTools(list) {
       for (const tool of list) tools.register(tool);
+    },
+    unregisterTools(names) {
+      tools.unregister(names);
     },
     toolNames: tools.names,
     applyConfig(config) {

@@ -79,11 +79,15 @@ export interface ToolGate {
   after?(call: ToolGateCall, result: ToolGateResult): ToolGateResult | Promise<ToolGateResult>;
 }
 
-/** Whether an agent may call a tool in a turn (denylists, the turn's narrowing, the agent's `tools`). */
+/**
+ * Whether an agent may call a tool in a turn (denylists, the turn's narrowing, the agent's
+ * `tools`, and the tool's own `agents` when `agentId` is given).
+ */
 export type ToolPolicy = (
   agent: AgentDefinition,
   name: string,
   narrowed: readonly string[] | undefined,
+  agentId?: string,
 ) => boolean;
 
 const ALLOW: ToolGateVerdict = { allow: true };
@@ -104,7 +108,7 @@ export function allowListGate(allowed: ToolPolicy): ToolGate {
     name: 'allow_list',
     before(call) {
       if (!call.tool) return deny('unknown_tool', `Unknown tool: ${call.toolName}`);
-      if (!allowed(call.agent, call.toolName, call.allowedTools)) {
+      if (!allowed(call.agent, call.toolName, call.allowedTools, call.agentId)) {
         return deny('denied', `Tool not allowed for this agent: ${call.toolName}`);
       }
       return ALLOW;

@@ -35,6 +35,33 @@ describe('createAgentRuntime', () => {
     expect(JSON.stringify(trajectory)).not.toContain('"sum"');
   });
 
+  it('offers a tool with its own agents list only to those agents and refuses it to the others', async () => {
+    // Agent a's turn makes calls 0 and 1, agent b's calls 2 and 3.
+    const requests: string[][] = [];
+    const script: OfflineScript = (request, { call }) => {
+      requests.push(request.tools.map((tool) => tool.name));
+      return call % 2 === 0 ? { toolCalls: [{ toolName: 'add', input: { a: 1, b: 2 } }] } : { text: 'done' };
+    };
+    const t = await startRuntime({
+      tools: [{ ...addTool, agents: ['a'] }],
+      offline: { script },
+      agents: {
+        entries: {
+          a: { name: 'A', tools: ['add'] },
+          b: { name: 'B', tools: ['add'] },
+        },
+      },
+    });
+    const first = await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'only-a' });
+    expect(first.endReason).toBe('completed');
+    const second = await t.runtime.runTurn({ agentId: 'b', message: 'go', sessionKey: 'only-b' });
+    expect(second.endReason).toBe('completed_with_tool_errors');
+    expect(requests[0]).toEqual(['add']);
+    expect(requests[2]).toEqual([]);
+    const refused = readTrajectory(t.dir, 'only-b').find((record) => record.type === 'tool_call');
+    expect(refused).toMatchObject({ toolName: 'add', ok: false, errorKind: 'denied' });
+  });
+
   it('refuses denylisted, unknown and badly-called tools with error results the model sees', async () => {
     const requests: ModelRequest[] = [];
     const script: OfflineScript = (request, { call }) => {

@@ -54,8 +54,8 @@ export interface ToolRunner {
   names(): string[];
   /** Whether an agent may call a tool in a turn. */
   allowed: ToolPolicy;
-  /** The tool specs offered to the model for a turn. */
-  offered(agent: AgentDefinition, narrowed: readonly string[] | undefined): ModelToolSpec[];
+  /** The tool specs offered to the model for a turn of agent `agentId`. */
+  offered(agent: AgentDefinition, narrowed: readonly string[] | undefined, agentId?: string): ModelToolSpec[];
   /** Runs one call through the gate chain and the handler. Never throws for a tool failure. */
   run(run: ToolRun): Promise<ToolOutcome>;
   /** The gate chain, in order (for diagnostics and tests). */
@@ -70,11 +70,13 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
   const tools = new Map<string, AgentTool>();
   const schemas = new Map<string, Record<string, unknown>>();
 
-  const allowed: ToolPolicy = (agent, name, narrowed) => {
+  const allowed: ToolPolicy = (agent, name, narrowed, agentId) => {
     const matches = (pattern: string) =>
       pattern === '*' || pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1)));
     if (ctx.config.agents.toolDenylist.some(matches) || agent.toolDenylist.some(matches)) return false;
     if (narrowed && !narrowed.some(matches)) return false;
+    const only = tools.get(name)?.agents;
+    if (only && agentId !== undefined && !only.includes('*') && !only.includes(agentId)) return false;
     return agent.tools.some(matches);
   };
 
@@ -114,10 +116,14 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
     schemas.set(tool.name, schema);
   }
 
-  function offered(agent: AgentDefinition, narrowed: readonly string[] | undefined): ModelToolSpec[] {
+  function offered(
+    agent: AgentDefinition,
+    narrowed: readonly string[] | undefined,
+    agentId?: string,
+  ): ModelToolSpec[] {
     const specs: ModelToolSpec[] = [];
     for (const [name, tool] of tools) {
-      if (!allowed(agent, name, narrowed)) continue;
+      if (!allowed(agent, name, narrowed, agentId)) continue;
       specs.push({ name, description: tool.description, inputSchema: schemas.get(name) ?? {} });
     }
     return specs;

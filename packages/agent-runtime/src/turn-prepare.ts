@@ -25,7 +25,7 @@ export async function prepareTurn(
     effectiveContextCapNano: ctx.config.contextEngine.budget.effectiveContextCapNano,
     agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
   });
-  const offered = tools.offered(agent, input.allowedTools);
+  const offered = tools.offered(agent, input.allowedTools, setup.agentId);
   let system = agent.systemPrompt;
   if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
   const userMessage: NewMessage = {

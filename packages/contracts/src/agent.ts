@@ -82,6 +82,12 @@ export interface AgentTool<P = unknown> {
   description: string;
   /** Zod schema of the tool input. */
   params: ZodType<P>;
+  /**
+   * The agents the tool is offered to and may be called by (ids, or `*`), when not every agent:
+   * the tools of an MCP server configured for some agents. Each agent's own allow-list and
+   * denylist still apply on top. @default every agent
+   */
+  agents?: readonly string[] | undefined;
   /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
   handler(params: P, context: ToolContext): Promise<unknown>;
 }

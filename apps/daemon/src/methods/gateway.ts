@@ -6,6 +6,8 @@ export interface GatewayControl {
   startedAt: number;
   configPaths: () => string[];
   sections: () => string[];
+  /** State, tools and last error of each `mcp.servers` entry. */
+  mcpServers?: () => unknown[];
   /** Schedules an in-process re-init once the answer has been sent. */
   scheduleRestart: () => void;
 }
@@ -26,7 +28,8 @@ export function gatewayMethods(deps: {
   return [
     adminMethod('status', {
       description:
-        'Process facts: pid, uptime in seconds, RSS bytes, Node version, config paths and sections.',
+        'Process facts: pid, uptime in seconds, RSS bytes, Node version, config paths and sections; ' +
+        'the state, tools and last error of each MCP server under mcp.servers.',
       handler: () => ({
         pid: process.pid,
         uptime: Math.round((deps.now() - deps.control.startedAt) / 1000),
@@ -34,6 +37,7 @@ export function gatewayMethods(deps: {
         nodeVersion: process.version,
         configPaths: deps.control.configPaths(),
         sections: deps.control.sections(),
+        ...(deps.control.mcpServers ? { mcp: { servers: deps.control.mcpServers() } } : {}),
       }),
     }),
     adminMethod('restart', {

@@ -1,0 +1,201 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFixtureServer } from './fixtures/mcp-fixture-server.js';
+import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+
+let td: TestDaemon | undefined;
+let httpServer: Server | undefined;
+const tempDirs: string[] = [];
+afterEach(async () => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  await td?.stop();
+  td = undefined;
+  await new Promise((done) => (httpServer ? httpServer.close(done) : done(undefined)));
+  httpServer = undefined;
+});
+
+const fixture = join(import.meta.dirname, 'fixtures', 'mcp-fixture-server.ts');
+const stdioServer = (extra: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', fixture],
+  env: { FIXTURE_GREETING: '${secret:FIXTURE_GREETING}' },
+  ...extra,
+});
+
+interface ServerStatus {
+  id: string;
+  state: string;
+  tools: string[];
+  lastError: string | null;
+  restarts: number;
+}
+
+async function mcpStatus(): Promise<ServerStatus[]> {
+  const status = await rpcClient(td!.daemon.url).call<{ mcp: { servers: ServerStatus[] } }>('gateway.status');
+  return status.mcp.servers;
+}
+
+/** Waits until server `id` is connected with `tool` among its tools. */
+function connectedWith(id: string, tool: string): Promise<ServerStatus> {
+  return eventually(async () =>
+    (await mcpStatus()).find(
+      (server) => server.id === id && server.state === 'connected' && server.tools.includes(tool),
+    ),
+  );
+}
+
+/** One agent turn of the offline provider asking for a tool: `/tool <name> <json>`. */
+async function toolTurn(agentId: string, tool: string, input: Record<string, unknown> = {}): Promise<string> {
+  const result = await rpcClient(td!.daemon.url).call<{ response: string }>('agent.execute', {
+    agentId,
+    message: `/tool ${tool} ${JSON.stringify(input)}`,
+    sessionKey: `default:test:${agentId}-${Math.random().toString(36).slice(2)}`,
+  });
+  return result.response;
+}
+
+const agents = {
+  entries: {
+    helper: { name: 'helper', tools: ['fixture__*', 'web__*'] },
+    denied: { name: 'denied', tools: ['fixture__*'], toolDenylist: ['fixture__echo'] },
+    outsider: { name: 'outsider', tools: ['*'] },
+  },
+};
+
+describe('MCP servers as agent tools (mcp.servers)', () => {
+  it('offers a stdio server tools to an allowed agent through the gates, with secret env and list_changed refresh', async () => {
+    td = await startTestDaemon({
+      config: { agents, mcp: { servers: { fixture: stdioServer({ agents: ['helper', 'denied'] }) } } },
+      env: { FIXTURE_GREETING: 'hello-from-a-secret' },
+    });
+    const ready = await connectedWith('fixture', 'fixture__echo');
+    expect(ready.tools).toEqual(
+      expect.arrayContaining(['fixture__echo', 'fixture__slow', 'fixture__pid', 'fixture__greeting']),
+    );
+    expect(await toolTurn('helper', 'fixture__echo', { text: 'ping' })).toContain(
+      'Tool fixture__echo returned: "echo: ping"',
+    );
+    expect(await toolTurn('helper', 'fixture__greeting')).toContain('hello-from-a-secret');
+    // The server's JSON Schema is the tool's: bad input never reaches it.
+    expect(await toolTurn('helper', 'fixture__echo', { text: 42 })).toContain('failed');
+    expect(await toolTurn('helper', 'fixture__fail')).toContain('the fixture refuses');
+    // The agent's denylist (the tool runner's allow-list gate) refuses it before the server.
+    expect(await toolTurn('denied', 'fixture__echo', { text: 'x' })).toContain(
+      'Tool not allowed for this agent',
+    );
+    // An agent the server is not configured for is neither offered its tools nor let call them.
+    expect(await toolTurn('outsider', 'fixture__echo', { text: 'x' })).toContain(
+      'Tool not allowed for this agent',
+    );
+
+    // A tool registered at run time reaches the agents through list_changed.
+    expect(await toolTurn('helper', 'fixture__add_tool', { name: 'extra' })).toContain('added extra');
+    await connectedWith('fixture', 'fixture__extra');
+    expect(await toolTurn('helper', 'fixture__extra')).toContain('extra works');
+
+    // Every call left an evidence record (a tool_call trajectory row) like a built-in tool's.
+    const report = await rpcClient(td.daemon.url).call<Record<string, unknown>>('obs.fleet.health', {});
+    expect(JSON.stringify(report)).toContain('fixture__echo');
+  });
+
+  it('gives a clean tool error when the stdio server is killed mid-call, restarts it and reports it', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'agentd-mcp-fixture-'));
+    tempDirs.push(logDir);
+    const log = join(logDir, 'calls.log');
+    td = await startTestDaemon({
+      config: {
+        agents,
+        mcp: { servers: { fixture: stdioServer({ env: { FIXTURE_GREETING: 'hi', FIXTURE_LOG: log } }) } },
+      },
+    });
+    await connectedWith('fixture', 'fixture__pid');
+    const pidOf = async () => Number(/"pid":(\d+)/.exec(await toolTurn('helper', 'fixture__pid'))?.[1]);
+    const pid = await pidOf();
+    expect(pid).toBeGreaterThan(0);
+    const slow = toolTurn('helper', 'fixture__slow', { ms: 10_000 });
+    // Killed once the call is running in the server.
+    await eventually(async () =>
+      existsSync(log) && readFileSync(log, 'utf8').includes(`slow ${pid}`) ? true : undefined,
+    );
+    process.kill(pid, 'SIGKILL');
+    const answer = await slow;
+    // Reported at once: the loss counts as a restart in gateway.status (and a warning in the log).
+    expect((await mcpStatus())[0]?.restarts).toBe(1);
+    expect(answer).toContain('Tool fixture__slow failed');
+    expect(answer).toContain('went away during slow');
+    const restarted = await eventually(async () =>
+      (await mcpStatus()).find((server) => server.restarts === 1 && server.state === 'connected'),
+    );
+    expect(restarted.lastError).toBeNull();
+    expect(await toolTurn('helper', 'fixture__echo', { text: 'again' })).toContain('echo: again');
+    const newPid = await pidOf();
+    expect(newPid).toBeGreaterThan(0);
+    expect(newPid).not.toBe(pid);
+  });
+
+  it('uses a Streamable HTTP server with secret headers, applies config changes live and times calls out', async () => {
+    const seen: string[] = [];
+    httpServer = createServer(async (request, response) => {
+      seen.push(String(request.headers.authorization));
+      if (request.headers.authorization !== 'Bearer http-secret') {
+        response.writeHead(401).end();
+        return;
+      }
+      const server = createFixtureServer();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      response.once('close', () => void server.close());
+      await server.connect(transport);
+      await transport.handleRequest(request, response);
+    });
+    await new Promise<void>((done) => httpServer!.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+    td = await startTestDaemon({ config: { agents }, env: { WEB_TOKEN: 'http-secret' } });
+    expect(await mcpStatus()).toEqual([]);
+
+    const admin = rpcClient(td.daemon.url);
+    await admin.call('config.patch', {
+      mcp: {
+        servers: {
+          web: {
+            url,
+            headers: { authorization: 'Bearer ${secret:WEB_TOKEN}', 'x-team-key': 'planted-team-credential' },
+            callTimeoutMs: 1000,
+            start: 'lazy',
+          },
+        },
+      },
+    });
+    const lazy = await eventually(async () =>
+      (await mcpStatus()).find((server) => server.id === 'web' && server.tools.includes('web__echo')),
+    );
+    expect(lazy.state).toBe('idle');
+    expect(await toolTurn('helper', 'web__echo', { text: 'over http' })).toContain('echo: over http');
+    expect(seen.every((header) => header === 'Bearer http-secret')).toBe(true);
+    const timedOut = await toolTurn('helper', 'web__slow', { ms: 4000 });
+    expect(timedOut).toContain('did not answer slow within 1000 ms');
+
+    // Disabled: the server stops and its tools are withdrawn.
+    await admin.call('config.patch', { mcp: { servers: { web: { enabled: false } } } });
+    const disabled = await eventually(async () =>
+      (await mcpStatus()).find((server) => server.id === 'web' && server.state === 'disabled'),
+    );
+    expect(disabled.tools).toEqual([]);
+    expect(await toolTurn('helper', 'web__echo', { text: 'x' })).toContain('failed');
+    // Neither the resolved secret nor a literal header value comes back in an answer.
+    const answers = JSON.stringify([
+      await admin.call('gateway.status'),
+      await admin.call('config.read', { section: 'mcp' }),
+    ]);
+    expect(answers).not.toContain('http-secret');
+    expect(answers).not.toContain('planted-team-credential');
+    expect(answers).toContain('"x-team-key":"[REDACTED]"');
+  });
+});

@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { agentOfModel } from '../chat.js';
+import {
+  closingEvents,
+  openingEvents,
+  type ResponseIds,
+  responseBody,
+  responseId,
+  responsesRequestSchema,
+  responseTurnMessage,
+  sessionOfResponseId,
+} from '../responses.js';
+import type { ApiContext } from './context.js';
+import { createChunkStream } from './chunk-stream.js';
+import { toApiError } from './failure.js';
+import { sendJson } from './http.js';
+import { fromZodError } from './zod-error.js';
+
+/**
+ * `POST /v1/responses`: one agent turn as a Response. The session is the one the
+ * `previous_response_id` carries, else as for chat completions; streamed, the events run
+ * `response.created` … `response.output_text.delta` … `response.completed`.
+ */
+export async function serveResponses<C>(
+  ctx: ApiContext<C>,
+  request: IncomingMessage,
+  response: ServerResponse,
+  caller: C,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<void> {
+  const checked = responsesRequestSchema.safeParse(body);
+  if (!checked.success) throw fromZodError(checked.error);
+  const asked = checked.data;
+  const message = responseTurnMessage(asked);
+  const header = request.headers['x-agentd-session'];
+  const named =
+    asked.previous_response_id != null
+      ? sessionOfResponseId(asked.previous_response_id)
+      : typeof header === 'string' && header !== ''
+        ? header
+        : undefined;
+  const sessionKey = await ctx.backend.session(caller, { header: named, user: asked.user ?? undefined });
+  const ids: ResponseIds = {
+    id: responseId(ctx.randomId(), sessionKey),
+    messageId: `msg_${ctx.randomId().replace(/[^A-Za-z0-9]/g, '')}`,
+    createdAt: Math.floor(ctx.now() / 1000),
+    model: asked.model,
+  };
+  const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
+  if (!asked.stream) {
+    const result = await ctx.backend.chat(caller, turn);
+    sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
+    return;
+  }
+  const controller = new AbortController();
+  const stream = createChunkStream(response, {
+    headers: { 'x-agentd-session': sessionKey },
+    maxBufferedBytes: ctx.maxBufferedBytes,
+    onOverflow: () => controller.abort(),
+  });
+  let sequence = 0;
+  const send = (event: Record<string, unknown>) =>
+    stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
+  const opening = () => {
+    if (!stream.opened) for (const event of openingEvents(ids)) send(event);
+  };
+  try {
+    const result = await ctx.backend.chat(caller, {
+      ...turn,
+      signal: AbortSignal.any([signal, controller.signal]),
+      onDelta: (text) => {
+        if (text === '') return;
+        opening();
+        const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
+        send({ type: 'response.output_text.delta', ...item, delta: text, logprobs: [] });
+      },
+    });
+    opening();
+    for (const event of closingEvents(ids, result)) send(event);
+    stream.end();
+  } catch (error) {
+    if (!stream.opened) throw error;
+    const failure = toApiError(error, ctx.logger).toBody().error;
+    send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
+    stream.end();
+  }
+}
