@@ -23,13 +23,20 @@ function settingsGroup<T extends z.ZodRawShape>(shape: T) {
 /** @internal The serialisable part of {@link MemoryStoreOptions}, validated at the boundary. */
 export const memoryStoreSettingsSchema = z
   .object({
-    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    fusion: z.enum(['auto', 'rrf', 'convex']).default('auto'),
     rrfK: z.number().int().min(1).max(1000).default(60),
     vectorWeight: z.number().min(0).max(1).default(0.5),
     candidates: z.number().int().min(1).max(1000).default(50),
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     rerankCandidates: z.number().int().min(1).max(200).default(20),
     rerankTimeoutMs: z.number().int().min(1).max(120_000).default(2000),
+    recall: settingsGroup({
+      stopwords: z.boolean().default(true),
+      neighbourWeight: z.number().min(0).max(4).default(0.5),
+      neighbourWindowMs: z.number().int().min(0).max(86_400_000).default(1_800_000),
+      speakerWeight: z.number().min(0).max(4).default(0.5),
+      timeWeight: z.number().min(0).max(4).default(0.2),
+    }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
       kind: z.enum(['quantized', 'hnsw']).default('quantized'),
@@ -63,11 +70,13 @@ export interface MemoryStoreOptions {
   /** Reorders the fused candidates; without one the fused order stands. */
   reranker?: Reranker | undefined;
   /**
-   * How the full-text and vector lanes are merged: reciprocal rank fusion, or a
-   * convex combination of min-max normalised scores (see the README's retrieval figures).
-   * @default 'rrf'
+   * How the full-text and vector lanes are merged. `auto`: with a semantic embedder a
+   * convex combination (`vectorWeight`); with a lexical one the vector lane only adds
+   * candidates after the full-text lane's. `rrf`: reciprocal rank fusion (`rrfK`).
+   * `convex`: min-max normalised scores weighted by `vectorWeight` (see the README's figures).
+   * @default 'auto'
    */
-  fusion?: 'rrf' | 'convex' | undefined;
+  fusion?: 'auto' | 'rrf' | 'convex' | undefined;
   /**
    * The k of reciprocal rank fusion.
    * @default 60
@@ -78,6 +87,29 @@ export interface MemoryStoreOptions {
    * @default 0.5
    */
   vectorWeight?: number | undefined;
+  /** How the full-text lane scores its candidates beyond bm25 (see the README's recall figures). */
+  recall?:
+    | {
+        /** Leave English function and question words out of the match. @default true */
+        stopwords?: boolean | undefined;
+        /**
+         * Share of a neighbouring turn's bm25 (the entry stored just before or after in the
+         * same agent, tenant and session, within `neighbourWindowMs`, same transcript date)
+         * added to an entry's own: an answer is often found through the question it answers.
+         * @default 0.5
+         */
+        neighbourWeight?: number | undefined;
+        /** @default 1800000 (30 minutes) */
+        neighbourWindowMs?: number | undefined;
+        /**
+         * Added to an entry whose transcript speaker (`[date] Name: text`) the question names.
+         * @default 0.5
+         */
+        speakerWeight?: number | undefined;
+        /** Added, for a question asking when, to an entry that mentions a time. @default 0.2 */
+        timeWeight?: number | undefined;
+      }
+    | undefined;
   /**
    * Candidates each lane contributes before fusion.
    * @default 50
@@ -185,7 +217,9 @@ export const memorySectionSchema = z
       })
       .strict()
       .optional(),
-    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    fusion: z.enum(['auto', 'rrf', 'convex']).default('auto'),
+    vectorWeight: memoryStoreSettingsSchema.shape.vectorWeight,
+    recall: memoryStoreSettingsSchema.shape.recall,
     candidates: z.number().int().min(1).max(1000).default(50),
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     index: memoryStoreSettingsSchema.shape.index,
