@@ -44,7 +44,7 @@ interface Variant {
   bm25?: true;
 }
 
-const OFF = { stopwords: false, neighbourWeight: 0, speakerWeight: 0, timeWeight: 0 };
+const OFF = { stopwords: false, neighbourWeight: 0, neighbourSpan: 0, speakerWeight: 0, timeWeight: 0 };
 
 const variants: Variant[] = [
   { name: 'BM25 alone (FTS5 porter, words ORed)', bm25: true },
@@ -53,6 +53,7 @@ const variants: Variant[] = [
   { name: 'default, vector lane only (hashing)', settings: {}, lanes: ['vector'] },
   { name: '- stop words kept in the match', settings: { recall: { stopwords: false } } },
   { name: '- no neighbouring turns', settings: { recall: { neighbourWeight: 0 } } },
+  { name: '- one neighbouring turn each side, not two', settings: { recall: { neighbourSpan: 1 } } },
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
   { name: 'lanes fused by RRF k=60 (old default)', settings: { fusion: 'rrf' } },

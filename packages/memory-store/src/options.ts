@@ -33,9 +33,10 @@ export const memoryStoreSettingsSchema = z
     recall: settingsGroup({
       stopwords: z.boolean().default(true),
       neighbourWeight: z.number().min(0).max(4).default(0.5),
+      neighbourSpan: z.number().int().min(0).max(4).default(2),
       neighbourWindowMs: z.number().int().min(0).max(86_400_000).default(1_800_000),
-      speakerWeight: z.number().min(0).max(4).default(0.5),
-      timeWeight: z.number().min(0).max(4).default(0.2),
+      speakerWeight: z.number().min(0).max(4).default(1),
+      timeWeight: z.number().min(0).max(4).default(0.3),
     }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
@@ -99,14 +100,16 @@ export interface MemoryStoreOptions {
          * @default 0.5
          */
         neighbourWeight?: number | undefined;
+        /** Turns on each side that lend their score, the one at distance d weighted neighbourWeight^d. @default 2 */
+        neighbourSpan?: number | undefined;
         /** @default 1800000 (30 minutes) */
         neighbourWindowMs?: number | undefined;
         /**
          * Added to an entry whose transcript speaker (`[date] Name: text`) the question names.
-         * @default 0.5
+         * @default 1
          */
         speakerWeight?: number | undefined;
-        /** Added, for a question asking when, to an entry that mentions a time. @default 0.2 */
+        /** Added, for a question asking when, to an entry that mentions a time. @default 0.3 */
         timeWeight?: number | undefined;
       }
     | undefined;

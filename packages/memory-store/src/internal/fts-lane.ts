@@ -99,8 +99,10 @@ async function candidateRows(
     const seq = Number(row.seq);
     seqs.add(seq);
     if (ctx.settings.recall.neighbourWeight > 0) {
-      seqs.add(seq - 1);
-      seqs.add(seq + 1);
+      for (let distance = 1; distance <= ctx.settings.recall.neighbourSpan; distance++) {
+        seqs.add(seq - distance);
+        seqs.add(seq + distance);
+      }
     }
   }
   const out = new Map<number, CandidateRow>();
@@ -151,7 +153,7 @@ function rescore(
   ranked: Array<{ seq: number; relevance: number }>,
   rows: Map<number, CandidateRow>,
 ): Lane {
-  const { neighbourWeight, speakerWeight, timeWeight } = ctx.settings.recall;
+  const { neighbourWeight, neighbourSpan, speakerWeight, timeWeight } = ctx.settings.recall;
   const top = Math.max(...ranked.map((row) => Number(row.relevance)), Number.MIN_VALUE);
   // bm25 normalised by the best match, so the weights mean the same on every question.
   const own = new Map<number, number>();
@@ -163,10 +165,14 @@ function rescore(
     if (row.pass !== 1) continue;
     let score = own.get(row.seq) ?? 0;
     if (neighbourWeight > 0) {
-      for (const next of [row.seq - 1, row.seq + 1]) {
-        const neighbour = rows.get(next);
-        if (neighbour !== undefined && sameConversation(ctx, row, neighbour)) {
-          score += neighbourWeight * (own.get(next) ?? 0);
+      // A turn two away lends the square of the weight, and only through the turn between.
+      for (const direction of [-1, 1]) {
+        let previous = row;
+        for (let distance = 1; distance <= neighbourSpan; distance++) {
+          const neighbour = rows.get(row.seq + direction * distance);
+          if (neighbour === undefined || !sameConversation(ctx, previous, neighbour)) break;
+          score += neighbourWeight ** distance * (own.get(neighbour.seq) ?? 0);
+          previous = neighbour;
         }
       }
     }
