@@ -18,7 +18,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Database, openDatabase } from '@agentd/storage';
-import { createMemoryStore, type MemoryStore, type MemoryStoreSettings } from '../src/index.js';
+import {
+  createMemoryStore,
+  createOpenAiEmbedder,
+  type Embedder,
+  type MemoryStore,
+  type MemoryStoreSettings,
+} from '../src/index.js';
+import { startFakeEmbeddingsServer } from '../src/internal/fake-embeddings.js';
 import { words } from '../src/internal/text.js';
 import { CATEGORY_NAMES, type Conversation, loadConversations, Score } from './locomo.js';
 
@@ -40,6 +47,12 @@ interface Variant {
   name: string;
   settings?: MemoryStoreSettings;
   lanes?: Array<'fts' | 'vector'>;
+  /**
+   * `concept`: a semantic embedder behind a local OpenAI-compatible endpoint serving a small
+   * deterministic model (src/internal/fake-embeddings.ts); `endpoint`: a real one named by
+   * MEMORY_EMBEDDINGS_URL / _MODEL / _DIMENSIONS / _KEY. @default 'hashing'
+   */
+  embedder?: 'hashing' | 'concept' | 'endpoint';
   /** Plain FTS5 BM25 over the store's own index instead of the store's recall. */
   bm25?: true;
 }
@@ -59,6 +72,26 @@ const variants: Variant[] = [
   { name: 'lanes fused by RRF k=60 (old default)', settings: { fusion: 'rrf' } },
   { name: 'lanes fused convex, vector 0.1', settings: { fusion: 'convex', vectorWeight: 0.1 } },
   { name: 'old recall (all of the above off, RRF)', settings: { fusion: 'rrf', recall: OFF } },
+  { name: 'hybrid, semantic (concept model endpoint), auto', embedder: 'concept', settings: {} },
+  { name: 'hybrid, semantic, vector weight 0.1', embedder: 'concept', settings: { vectorWeight: 0.1 } },
+  { name: 'hybrid, semantic, vector weight 0.3', embedder: 'concept', settings: { vectorWeight: 0.3 } },
+  {
+    name: 'vector lane only, semantic (concept model)',
+    embedder: 'concept',
+    settings: {},
+    lanes: ['vector'],
+  },
+  ...(process.env.MEMORY_EMBEDDINGS_URL === undefined
+    ? []
+    : [
+        { name: 'hybrid, $MEMORY_EMBEDDINGS_URL embedder', embedder: 'endpoint', settings: {} } as Variant,
+        {
+          name: 'vector lane only, $MEMORY_EMBEDDINGS_URL',
+          embedder: 'endpoint',
+          settings: {},
+          lanes: ['vector'],
+        } as Variant,
+      ]),
   ...sweep(),
 ];
 
@@ -66,7 +99,12 @@ function sweep(): Variant[] {
   const raw = process.env.RECALL_SWEEP;
   if (raw === undefined) return [];
   return (JSON.parse(raw) as Array<[string, MemoryStoreSettings, Array<'fts' | 'vector'>?]>).map(
-    ([name, settings, lanes]) => ({ name, settings, ...(lanes ? { lanes } : {}) }),
+    ([name, settings, lanes]) => ({
+      name,
+      settings,
+      embedder: (process.env.SWEEP_EMBEDDER ?? 'hashing') as 'hashing',
+      ...(lanes ? { lanes } : {}),
+    }),
   );
 }
 
@@ -95,6 +133,44 @@ async function ingest(store: MemoryStore, conversation: Conversation): Promise<M
   return diaOf;
 }
 
+function embedderFor(kind: 'hashing' | 'concept' | 'endpoint', fakeUrl: string): Embedder | undefined {
+  if (kind === 'concept')
+    return createOpenAiEmbedder({ baseUrl: fakeUrl, model: 'concept', dimensions: 256 });
+  if (kind === 'hashing') return undefined;
+  return createOpenAiEmbedder({
+    baseUrl: process.env.MEMORY_EMBEDDINGS_URL!,
+    model: process.env.MEMORY_EMBEDDINGS_MODEL ?? 'default',
+    dimensions: Number(process.env.MEMORY_EMBEDDINGS_DIMENSIONS ?? 768),
+    apiKey: process.env.MEMORY_EMBEDDINGS_KEY,
+  });
+}
+
+async function runQuestions(
+  store: MemoryStore,
+  db: Database,
+  variant: Variant,
+  conversation: Conversation,
+  diaOf: Map<string, string>,
+  score: Score,
+): Promise<void> {
+  for (const qa of conversation.questions) {
+    const ids = variant.bm25
+      ? await bm25(db, qa.question)
+      : (
+          await store.search({
+            query: qa.question,
+            limit: 5,
+            ...(variant.lanes === undefined ? {} : { lanes: variant.lanes }),
+          })
+        ).results.map((result) => result.id);
+    const rank = ids.findIndex((id) => qa.evidence.includes(diaOf.get(id) ?? ''));
+    score.add(qa.category, rank);
+    if (missesOf !== undefined && variant.name.includes(missesOf) && (rank < 0 || rank >= 5)) {
+      console.log(`miss [${qa.category}] ${qa.question} (evidence ${qa.evidence.join(', ')})`);
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const conversations = loadConversations(dataDir);
   if (conversations === undefined) {
@@ -108,35 +184,27 @@ async function main(): Promise<void> {
   );
   const scores = new Map(chosen.map((variant) => [variant.name, new Score()]));
   const dir = mkdtempSync(join(tmpdir(), 'memory-recall-'));
+  const fake = await startFakeEmbeddingsServer(256);
   try {
-    const db = await openDatabase({ url: `file:${join(dir, 'recall.db')}` });
-    const store = await createMemoryStore({ database: db });
-    for (const conversation of conversations) {
-      const diaOf = await ingest(store, conversation);
-      for (const variant of chosen) {
-        if (variant.settings !== undefined) store.applyConfig(variant.settings);
-        const score = scores.get(variant.name)!;
-        for (const qa of conversation.questions) {
-          const ids = variant.bm25
-            ? await bm25(db, qa.question)
-            : (
-                await store.search({
-                  query: qa.question,
-                  limit: 5,
-                  ...(variant.lanes === undefined ? {} : { lanes: variant.lanes }),
-                })
-              ).results.map((result) => result.id);
-          const rank = ids.findIndex((id) => qa.evidence.includes(diaOf.get(id) ?? ''));
-          score.add(qa.category, rank);
-          if (missesOf !== undefined && variant.name.includes(missesOf) && (rank < 0 || rank >= 5)) {
-            console.log(`miss [${qa.category}] ${qa.question} (evidence ${qa.evidence.join(', ')})`);
-          }
+    // Variants sharing an embedder share a store: recall settings change in place.
+    for (const kind of ['hashing', 'concept', 'endpoint'] as const) {
+      const group = chosen.filter((variant) => (variant.embedder ?? 'hashing') === kind);
+      if (group.length === 0) continue;
+      const embedder = embedderFor(kind, fake.baseUrl);
+      const db = await openDatabase({ url: `file:${join(dir, `${kind}.db`)}` });
+      const store = await createMemoryStore({ database: db, embedder });
+      for (const conversation of conversations) {
+        const diaOf = await ingest(store, conversation);
+        for (const variant of group) {
+          store.applyConfig({ ...variant.settings, embedder });
+          await runQuestions(store, db, variant, conversation, diaOf, scores.get(variant.name)!);
         }
       }
+      await store.close();
+      await db.close();
     }
-    await store.close();
-    await db.close();
   } finally {
+    await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }
   const questionCount = conversations.reduce((sum, conversation) => sum + conversation.questions.length, 0);

@@ -25,7 +25,7 @@ export const memoryStoreSettingsSchema = z
   .object({
     fusion: z.enum(['auto', 'rrf', 'convex']).default('auto'),
     rrfK: z.number().int().min(1).max(1000).default(60),
-    vectorWeight: z.number().min(0).max(1).default(0.5),
+    vectorWeight: z.number().min(0).max(1).optional(),
     candidates: z.number().int().min(1).max(1000).default(50),
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     rerankCandidates: z.number().int().min(1).max(200).default(20),
@@ -85,7 +85,9 @@ export interface MemoryStoreOptions {
   rrfK?: number | undefined;
   /**
    * Weight of the vector lane in convex fusion (the full-text lane gets 1 minus it).
-   * @default 0.5
+   * @default 0.5 with `fusion: 'convex'`; 0.15 with `auto` and a semantic embedder (the
+   * largest weight at which a weak semantic model never cost recall on the development set:
+   * raise it for a strong model after measuring with `bench:recall`)
    */
   vectorWeight?: number | undefined;
   /** How the full-text lane scores its candidates beyond bm25 (see the README's recall figures). */

@@ -110,6 +110,10 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
   });
   return { results, recall: record };
 }
+// A weak semantic model (the deterministic concept model of the tests) fused at
+// up to this weight never cost recall on the development set; above it, it did.
+const AUTO_SEMANTIC_WEIGHT = 0.15;
+
 /**
  * Merges the lanes by the configured fusion. `auto`: with a semantic embedder a
  * convex combination (`vectorWeight`); with a lexical one the vector lane only
@@ -120,7 +124,8 @@ function fuse(ctx: MemoryContext, ftsLane: Lane, vectorLane: Lane): Map<number, 
   const { fusion, rrfK, vectorWeight } = ctx.settings;
   if (fusion === 'rrf') return reciprocalRankFusion([ftsLane, vectorLane], rrfK);
   if (fusion === 'auto' && ctx.embedder.kind === 'lexical') return backfillFusion([ftsLane, vectorLane]);
-  return convexFusion([ftsLane, vectorLane], [1 - vectorWeight, vectorWeight]);
+  const weight = vectorWeight ?? (fusion === 'auto' ? AUTO_SEMANTIC_WEIGHT : 0.5);
+  return convexFusion([ftsLane, vectorLane], [1 - weight, weight]);
 }
 
 async function runVectorLane(
