@@ -19,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Database, openDatabase } from '@agentd/storage';
 import {
+  createLexicalReranker,
   createMemoryStore,
   createOpenAiEmbedder,
   type Embedder,
@@ -69,6 +70,18 @@ const variants: Variant[] = [
   { name: '- one neighbouring turn each side, not two', settings: { recall: { neighbourSpan: 1 } } },
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
+  {
+    name: '+ lexical reranker (off by default) over the top 20',
+    settings: { reranker: createLexicalReranker() },
+  },
+  {
+    name: '+ lexical reranker with proximity 0.1',
+    settings: { reranker: createLexicalReranker({ proximityWeight: 0.1 }) },
+  },
+  {
+    name: '+ lexical reranker over the top 50',
+    settings: { reranker: createLexicalReranker(), rerankCandidates: 50 },
+  },
   { name: 'lanes fused by RRF k=60 (old default)', settings: { fusion: 'rrf' } },
   { name: 'lanes fused convex, vector 0.1', settings: { fusion: 'convex', vectorWeight: 0.1 } },
   { name: 'old recall (all of the above off, RRF)', settings: { fusion: 'rrf', recall: OFF } },
@@ -101,7 +114,9 @@ function sweep(): Variant[] {
   return (JSON.parse(raw) as Array<[string, MemoryStoreSettings, Array<'fts' | 'vector'>?]>).map(
     ([name, settings, lanes]) => ({
       name,
-      settings,
+      settings: settings.reranker
+        ? { ...settings, reranker: createLexicalReranker(settings.reranker as never) }
+        : settings,
       embedder: (process.env.SWEEP_EMBEDDER ?? 'hashing') as 'hashing',
       ...(lanes ? { lanes } : {}),
     }),

@@ -243,7 +243,7 @@ async function rerank(
       reranker.rerank(
         query,
         head.map((candidate) => rows.get(candidate.seq)!.content),
-        { signal: controller.signal },
+        { signal: controller.signal, scores: head.map((candidate) => candidate.score) },
       ),
       timeout,
     ]);
