@@ -80,4 +80,18 @@ describe('full-text recall beyond bm25', () => {
     expect(results.map((result) => result.content)).toEqual(['The kayak is stored in the garage']);
     expect(recall.ftsCandidates).toBe(1);
   });
+
+  it('expands the question with the words its best matches share, when asked to', async () => {
+    await memory.store.storeMany([
+      { content: 'We adopted a puppy and named him Rex' },
+      { content: 'Rex loves chasing gulls on the beach' },
+      { content: 'The weather was lovely on the beach' },
+    ]);
+    expect(await search('What is the name of the puppy?', { recall: { expansionWeight: 0 } })).not.toContain(
+      'Rex loves chasing gulls on the beach',
+    );
+    expect(await search('What is the name of the puppy?', { recall: { expansionWeight: 0.5 } })).toContain(
+      'Rex loves chasing gulls on the beach',
+    );
+  });
 });

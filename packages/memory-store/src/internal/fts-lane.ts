@@ -1,6 +1,7 @@
 import type { SqlValue } from '@agentd/storage';
 import type { RecallRecord } from '../types.js';
 import type { MemoryContext } from './context.js';
+import { expandRanking } from './expansion.js';
 import type { Lane } from './fusion.js';
 import {
   asksWhen,
@@ -82,6 +83,12 @@ export async function runFtsLane(
       { ...filter.args, match, limit: asked },
     );
     rows = await candidateRows(ctx, ranked, filter);
+  }
+  if (ctx.settings.recall.expansionWeight > 0) {
+    ranked = await expandRanking(ctx, query, ranked, (seq) => rows.get(seq)?.content, asked);
+    const missing = ranked.filter((row) => !rows.has(Number(row.seq)));
+    for (const [seq, row] of await candidateRows(ctx, missing, filter))
+      if (!rows.has(seq)) rows.set(seq, row);
   }
   const lane = rescore(ctx, query, ranked, rows).slice(0, wanted);
   record.missingEmbeddings = lane.filter((candidate) => rows.get(candidate.seq)?.missing === 1).length;

@@ -19,6 +19,11 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** True for an English function or question word. */
+export function isStopword(word: string): boolean {
+  return STOPWORDS.has(word);
+}
+
 /** The distinct topic words of a question: its words without function words (all of them if none is left). */
 export function topicWords(question: string): string[] {
   const all = [...new Set(questionWords(question))];
