@@ -71,6 +71,11 @@ const variants: Variant[] = [
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
   {
+    name: '+ expansion from co-occurrence, 0.1 (off by default)',
+    settings: { recall: { expansionWeight: 0.1 } },
+  },
+  { name: '+ expansion from co-occurrence, 0.3', settings: { recall: { expansionWeight: 0.3 } } },
+  {
     name: '+ lexical reranker (off by default) over the top 20',
     settings: { reranker: createLexicalReranker() },
   },
