@@ -95,27 +95,45 @@ export async function runFtsLane(
   return lane;
 }
 
-/** The ranked entries and their neighbours by seq, with whether each passes the filter. */
+/**
+ * The ranked entries by seq, with whether each passes the filter, and the
+ * neighbouring turns of those that are turns of a conversation (a session key
+ * or a transcript header): other entries have no neighbours worth reading.
+ */
 async function candidateRows(
   ctx: MemoryContext,
   ranked: Array<{ seq: number }>,
   filter: Filter,
 ): Promise<Map<number, CandidateRow>> {
-  const seqs = new Set<number>();
-  for (const row of ranked) {
-    const seq = Number(row.seq);
-    seqs.add(seq);
-    if (ctx.settings.recall.neighbourWeight > 0) {
-      for (let distance = 1; distance <= ctx.settings.recall.neighbourSpan; distance++) {
-        seqs.add(seq - distance);
-        seqs.add(seq + distance);
-      }
+  const out = await loadRows(
+    ctx,
+    ranked.map((row) => Number(row.seq)),
+    filter,
+  );
+  const { neighbourWeight, neighbourSpan } = ctx.settings.recall;
+  if (neighbourWeight === 0 || neighbourSpan === 0) return out;
+  const neighbours = new Set<number>();
+  for (const row of out.values()) {
+    if (row.session_key === null && transcriptLine(row.content).speaker === undefined) continue;
+    for (let distance = 1; distance <= neighbourSpan; distance++) {
+      for (const seq of [row.seq - distance, row.seq + distance]) if (!out.has(seq)) neighbours.add(seq);
     }
   }
+  for (const [seq, row] of await loadRows(ctx, [...neighbours], filter)) out.set(seq, row);
+  return out;
+}
+
+async function loadRows(
+  ctx: MemoryContext,
+  seqs: number[],
+  filter: Filter,
+): Promise<Map<number, CandidateRow>> {
   const out = new Map<number, CandidateRow>();
-  for (const group of chunks([...seqs], 500)) {
+  for (const group of chunks(seqs, 500)) {
+    // The opening of each entry is enough for its header, a time mention and feedback
+    // words, and bounds what a search reads however long entries are.
     const found = await ctx.db.query<CandidateRow>(
-      `SELECT e.seq, e.content, e.agent_id, e.tenant, e.session_key, e.created_at,
+      `SELECT e.seq, substr(e.content, 1, 1000) AS content, e.agent_id, e.tenant, e.session_key, e.created_at,
          (${filter.where}) AS pass, (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
        FROM memory_entries e WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')})`,
       {
