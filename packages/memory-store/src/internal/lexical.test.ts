@@ -37,6 +37,9 @@ describe('transcript lines', () => {
       speaker: 'mary ann',
       text: 'see you',
     });
+    expect(
+      transcriptLine('The deployment runs on Kubernetes in eu-west-1: all of it').speaker,
+    ).toBeUndefined();
     expect(transcriptLine('The wifi password is on the fridge')).toEqual({
       date: undefined,
       speaker: undefined,

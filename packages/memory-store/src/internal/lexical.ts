@@ -78,7 +78,10 @@ export interface TranscriptLine {
   text: string;
 }
 
-const HEADER = /^\s*(?:\[([^\]\n]{1,80})\]\s*)?(?:([\p{L}\p{M}][\p{L}\p{M}\p{N} .'’-]{0,47}):\s)?/u;
+// A speaker is a name of at most four words before a colon ("Mary Ann: ..."),
+// not a sentence that happens to contain one.
+const HEADER =
+  /^\s*(?:\[([^\]\n]{1,80})\]\s*)?(?:([\p{L}\p{M}][\p{L}\p{M}\p{N}.'’-]{0,23}(?: [\p{L}\p{M}\p{N}.'’-]{1,24}){0,3}):\s)?/u;
 
 /** Splits a stored entry into its transcript header (when it has one) and its text. */
 export function transcriptLine(content: string): TranscriptLine {
