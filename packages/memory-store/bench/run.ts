@@ -86,11 +86,8 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
   try {
     const db = await openDatabase({ url: `file:${path}` });
     // The cache would double every stored vector; the store's own bytes are what is measured here.
-    const store = await createMemoryStore({
-      database: db,
-      cache: { maxPersisted: 0, maxEntries: 1000 },
-      index: { kind },
-    });
+    const settings = { cache: { maxPersisted: 0, maxEntries: 1000 }, index: { kind } };
+    const store = await createMemoryStore({ database: db, ...settings });
     const random = seededRandom(size);
     const contents = Array.from({ length: size }, () => sentence(random));
     const began = performance.now();
@@ -109,11 +106,25 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
       return [...picked, zipfWord(random)].join(' ');
     });
     const latencies: number[] = [];
+    // The recall before issue #20 (RRF of both lanes, plain bm25 lane), interleaved with
+    // the shipped one so machine load weighs on both alike: the cost of the newer lane.
+    const previousLatencies: number[] = [];
+    const previous = {
+      ...settings,
+      fusion: 'rrf' as const,
+      recall: { stopwords: false, neighbourWeight: 0, speakerWeight: 0, timeWeight: 0 },
+    };
     for (const query of queries) {
+      store.applyConfig(settings);
       const start = performance.now();
       await store.search({ query, limit: 10 });
       latencies.push(performance.now() - start);
+      store.applyConfig(previous);
+      const previousStart = performance.now();
+      await store.search({ query, limit: 10 });
+      previousLatencies.push(performance.now() - previousStart);
     }
+    store.applyConfig(settings);
 
     // Recall of the index against exact search over the same stored vectors,
     // with the index rebuilt from libsql exactly as the store does at start.
@@ -173,6 +184,7 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
     printFigure('insert throughput', (size * 1000) / insertMs, 'entries/s', aim({ above: 5000 }));
     printFigure('hybrid search p50', percentile(latencies, 50), 'ms', aim({ below: 20 }));
     printFigure('hybrid search p95', percentile(latencies, 95), 'ms');
+    printFigure('hybrid search p50, recall before issue #20', percentile(previousLatencies, 50), 'ms');
     printFigure('exact vector scan in libsql p50 (fallback)', percentile(exactLatencies, 50), 'ms');
     printFigure('ANN recall@10 vs exact', recall, '', aim({ above: 0.95 }));
     printFigure('vector index query p50', percentile(indexLatencies, 50), 'ms');
@@ -206,6 +218,9 @@ async function measureQuality(): Promise<void> {
     await convex.close();
     const convexStore = await createMemoryStore({ database: db, fusion: 'convex' });
     await convexStore.ready();
+    const shipped = await createMemoryStore({ database: db });
+    await shipped.ready();
+    stores.push(['hybrid, shipped default (auto)', shipped, ['fts', 'vector']]);
     stores.push(['full-text only', rrf, ['fts']]);
     stores.push(['vector only (lexical hashing embedder)', rrf, ['vector']]);
     stores.push(['hybrid, reciprocal rank fusion (k=60)', rrf, ['fts', 'vector']]);
@@ -228,13 +243,14 @@ async function measureQuality(): Promise<void> {
       rows.push({ name, recall5, mrr });
       console.log(`  ${name.padEnd(44)} recall@5 ${recall5.toFixed(3)}  MRR@10 ${mrr.toFixed(3)}`);
     }
-    const baseline = rows[0]!;
-    for (const row of rows.slice(1)) {
+    const baseline = rows.find((row) => row.name === 'full-text only')!;
+    for (const row of rows.filter((candidate) => candidate !== baseline)) {
       console.log(
         `  ${`${row.name} vs full-text`.padEnd(60)} recall@5 x${(row.recall5 / baseline.recall5).toFixed(2)}  MRR x${(row.mrr / baseline.mrr).toFixed(2)}`,
       );
     }
     await rrf.close();
+    await shipped.close();
     await convexStore.close();
     await db.close();
   } finally {

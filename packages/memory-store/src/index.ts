@@ -32,6 +32,7 @@ export { createMemoryStore, type MemoryStore, type MemoryStoreSettings } from '.
 export { MIGRATION_PACKAGE, memoryMigrations } from './migrations.js';
 export { type MemorySection, type MemoryStoreOptions, memorySectionSchema } from './options.js';
 export { createHttpReranker, type HttpRerankerOptions, type Reranker } from './reranker.js';
+export { createLexicalReranker, type LexicalRerankerOptions } from './lexical-reranker.js';
 export {
   createEmbedderFromConfig,
   createMemoryService,

@@ -23,13 +23,22 @@ function settingsGroup<T extends z.ZodRawShape>(shape: T) {
 /** @internal The serialisable part of {@link MemoryStoreOptions}, validated at the boundary. */
 export const memoryStoreSettingsSchema = z
   .object({
-    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    fusion: z.enum(['auto', 'rrf', 'convex']).default('auto'),
     rrfK: z.number().int().min(1).max(1000).default(60),
-    vectorWeight: z.number().min(0).max(1).default(0.5),
+    vectorWeight: z.number().min(0).max(1).optional(),
     candidates: z.number().int().min(1).max(1000).default(50),
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     rerankCandidates: z.number().int().min(1).max(200).default(20),
     rerankTimeoutMs: z.number().int().min(1).max(120_000).default(2000),
+    recall: settingsGroup({
+      stopwords: z.boolean().default(true),
+      neighbourWeight: z.number().min(0).max(4).default(0.5),
+      neighbourSpan: z.number().int().min(0).max(4).default(2),
+      neighbourWindowMs: z.number().int().min(0).max(86_400_000).default(1_800_000),
+      speakerWeight: z.number().min(0).max(4).default(1),
+      timeWeight: z.number().min(0).max(4).default(0.3),
+      expansionWeight: z.number().min(0).max(4).default(0),
+    }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
       kind: z.enum(['quantized', 'hnsw']).default('quantized'),
@@ -63,11 +72,13 @@ export interface MemoryStoreOptions {
   /** Reorders the fused candidates; without one the fused order stands. */
   reranker?: Reranker | undefined;
   /**
-   * How the full-text and vector lanes are merged: reciprocal rank fusion, or a
-   * convex combination of min-max normalised scores (see the README's retrieval figures).
-   * @default 'rrf'
+   * How the full-text and vector lanes are merged. `auto`: with a semantic embedder a
+   * convex combination (`vectorWeight`); with a lexical one the vector lane only adds
+   * candidates after the full-text lane's. `rrf`: reciprocal rank fusion (`rrfK`).
+   * `convex`: min-max normalised scores weighted by `vectorWeight` (see the README's figures).
+   * @default 'auto'
    */
-  fusion?: 'rrf' | 'convex' | undefined;
+  fusion?: 'auto' | 'rrf' | 'convex' | undefined;
   /**
    * The k of reciprocal rank fusion.
    * @default 60
@@ -75,9 +86,43 @@ export interface MemoryStoreOptions {
   rrfK?: number | undefined;
   /**
    * Weight of the vector lane in convex fusion (the full-text lane gets 1 minus it).
-   * @default 0.5
+   * @default 0.5 with `fusion: 'convex'`; 0.15 with `auto` and a semantic embedder (the
+   * largest weight at which a weak semantic model never cost recall on the development set:
+   * raise it for a strong model after measuring with `bench:recall`)
    */
   vectorWeight?: number | undefined;
+  /** How the full-text lane scores its candidates beyond bm25 (see the README's recall figures). */
+  recall?:
+    | {
+        /** Leave English function and question words out of the match. @default true */
+        stopwords?: boolean | undefined;
+        /**
+         * Share of a neighbouring turn's bm25 (the entry stored just before or after in the
+         * same agent, tenant and session, within `neighbourWindowMs`, same transcript date)
+         * added to an entry's own: an answer is often found through the question it answers.
+         * @default 0.5
+         */
+        neighbourWeight?: number | undefined;
+        /** Turns on each side that lend their score, the one at distance d weighted neighbourWeight^d. @default 2 */
+        neighbourSpan?: number | undefined;
+        /** @default 1800000 (30 minutes) */
+        neighbourWindowMs?: number | undefined;
+        /**
+         * Added to an entry whose transcript speaker (`[date] Name: text`) the question names.
+         * @default 1
+         */
+        speakerWeight?: number | undefined;
+        /** Added, for a question asking when, to an entry that mentions a time. @default 0.3 */
+        timeWeight?: number | undefined;
+        /**
+         * Weight of a second query made of the words that stand out in the best five matches
+         * (frequent there, rare in the store). Off by default: on the development set no weight
+         * or size tried moved recall@5 by more than two questions either way (see the README).
+         * @default 0
+         */
+        expansionWeight?: number | undefined;
+      }
+    | undefined;
   /**
    * Candidates each lane contributes before fusion.
    * @default 50
@@ -185,7 +230,9 @@ export const memorySectionSchema = z
       })
       .strict()
       .optional(),
-    fusion: z.enum(['rrf', 'convex']).default('rrf'),
+    fusion: z.enum(['auto', 'rrf', 'convex']).default('auto'),
+    vectorWeight: memoryStoreSettingsSchema.shape.vectorWeight,
+    recall: memoryStoreSettingsSchema.shape.recall,
     candidates: z.number().int().min(1).max(1000).default(50),
     vectorMinSimilarity: z.number().min(-1).max(1).default(0.1),
     index: memoryStoreSettingsSchema.shape.index,

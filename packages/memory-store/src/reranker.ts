@@ -5,11 +5,15 @@ import { MemoryStoreError } from './errors.js';
 export interface Reranker {
   /** Names the model, for logs and stats. */
   readonly model: string;
-  /** One score per document, in document order. */
+  /**
+   * One score per document, in document order. The store passes `scores`, the fused
+   * first-stage score of each document (higher is better), for rerankers that refine
+   * rather than replace that order; others ignore it.
+   */
   rerank(
     query: string,
     documents: string[],
-    options?: { signal?: AbortSignal | undefined },
+    options?: { signal?: AbortSignal | undefined; scores?: readonly number[] | undefined },
   ): Promise<number[]>;
 }
 

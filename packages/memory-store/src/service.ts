@@ -78,6 +78,8 @@ function storeSettings(section: MemorySection, embedder: Embedder): MemoryStoreS
     reranker: section.reranker === undefined ? undefined : createHttpReranker(section.reranker),
     rerankTimeoutMs: section.reranker?.timeoutMs,
     fusion: section.fusion,
+    vectorWeight: section.vectorWeight,
+    recall: section.recall,
     candidates: section.candidates,
     vectorMinSimilarity: section.vectorMinSimilarity,
     index: section.index,

@@ -36,3 +36,22 @@ export function convexFusion(lanes: Lane[], weights: number[]): Map<number, numb
   });
   return scores;
 }
+
+/**
+ * The first lane's candidates in its order, then the other lanes' candidates it
+ * did not find (each lane min-max normalised; the first lane's scores lifted
+ * above 1). For a lane that only restates another's evidence: the lexical
+ * embedder knows the same words full-text search knows, and measured as an
+ * equal partner it cost recall (see the README), but it still finds entries
+ * whose words only partly match (typos, word pieces) when full-text has too few.
+ */
+export function backfillFusion(lanes: Lane[]): Map<number, number> {
+  const [first = [], ...others] = lanes;
+  const scores = convexFusion(
+    others,
+    others.map(() => 1 / Math.max(1, others.length)),
+  );
+  for (const [seq, score] of scores) scores.set(seq, 0.999 * score);
+  for (const [seq, score] of convexFusion([first], [1])) scores.set(seq, 1 + score);
+  return scores;
+}

@@ -3,10 +3,10 @@ import { MemoryStoreError } from '../errors.js';
 import type { MemoryEntry, RecallRecord, SearchInput, SearchResult } from '../types.js';
 import { AnnIndex } from './ann-index.js';
 import type { MemoryContext } from './context.js';
-import { convexFusion, type Lane, reciprocalRankFusion } from './fusion.js';
+import { runFtsLane, selectiveMatch } from './fts-lane.js';
+import { backfillFusion, convexFusion, type Lane, reciprocalRankFusion } from './fusion.js';
 import { parse, searchInputSchema } from './inputs.js';
 import { chunks, errorKindOf, filterSql, narrowsBelowScope, questionMarks } from './rows.js';
-import { orExpression, queryTerms } from './text.js';
 import { toBlob } from './vectors.js';
 
 // Hybrid recall: a full-text lane (FTS5 bm25) and a vector lane (the in-process
@@ -36,7 +36,7 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
   const lanes = new Set(request.lanes ?? ['fts', 'vector']);
   const match = lanes.has('fts') ? await selectiveMatch(ctx, request.query) : undefined;
   if (match !== undefined) {
-    ftsLane = await runFtsLane(ctx, match, filter, wanted, record);
+    ftsLane = await runFtsLane(ctx, request.query, match, filter, wanted, record);
     record.lanes.push('fts');
   }
   record.ftsCandidates = ftsLane.length;
@@ -73,10 +73,7 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
     );
   }
 
-  const fused =
-    ctx.settings.fusion === 'rrf'
-      ? reciprocalRankFusion([ftsLane, vectorLane], ctx.settings.rrfK)
-      : convexFusion([ftsLane, vectorLane], [1 - ctx.settings.vectorWeight, ctx.settings.vectorWeight]);
+  const fused = fuse(ctx, ftsLane, vectorLane);
   let ranked = [...fused.entries()]
     .sort((a, b) => b[1] - a[1] || a[0] - b[0])
     .map(([seq, score]) => ({ seq, score }));
@@ -113,74 +110,22 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
   });
   return { results, recall: record };
 }
-/**
- * The query's words as an OR match, without words found in more than a
- * tenth of all entries while rarer ones exist: such words barely move bm25
- * (their idf is near zero) but make FTS5 score most of the table.
- */
-async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
-  const terms = queryTerms(query);
-  if (terms.length <= 1) return orExpression(terms);
-  const total = await ctx.db.get<{ n: number }>('SELECT max(seq) AS n FROM memory_entries');
-  const ceiling = Math.max(1000, Number(total?.n ?? 0) / 10);
-  const counts = await ctx.db.query<{ term: string; n: number }>(
-    terms
-      .map(() => 'SELECT ? AS term, (SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?) AS n')
-      .join(' UNION ALL '),
-    terms.flatMap((term) => [term, term]),
-  );
-  const selective = counts
-    .filter((row) => Number(row.n) > 0 && Number(row.n) <= ceiling)
-    .map((row) => row.term);
-  return orExpression(selective.length > 0 ? selective : terms);
-}
+// A weak semantic model (the deterministic concept model of the tests) fused at
+// up to this weight never cost recall on the development set; above it, it did.
+const AUTO_SEMANTIC_WEIGHT = 0.15;
 
-async function runFtsLane(
-  ctx: MemoryContext,
-  match: string,
-  filter: { where: string; args: Record<string, SqlValue> },
-  wanted: number,
-  record: RecallRecord,
-): Promise<Lane> {
-  // Ranking inside FTS5 alone, then the filter on the few winners, is several
-  // times faster than joining every match to its entry; a selective filter
-  // that leaves too few winners gets the joined query.
-  const asked = wanted * 4;
-  const ranked = await ctx.db.query<{ seq: number; relevance: number }>(
-    'SELECT rowid AS seq, -bm25(memory_fts) AS relevance FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?',
-    [match, asked],
-  );
-  const kept = new Map<number, boolean>();
-  for (const group of chunks(ranked, 500)) {
-    const rows = await ctx.db.query<{ seq: number; missing: number }>(
-      `SELECT e.seq, (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing FROM memory_entries e
-       WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')}) AND ${filter.where}`,
-      {
-        ...filter.args,
-        model: ctx.embedder.model,
-        ...Object.fromEntries(group.map((row, i) => [`s${i}`, Number(row.seq)])),
-      },
-    );
-    for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
-  }
-  let lane = ranked
-    .filter((row) => kept.has(Number(row.seq)))
-    .slice(0, wanted)
-    .map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
-  if (lane.length < wanted && ranked.length === asked) {
-    const rows = await ctx.db.query<{ seq: number; relevance: number; missing: number }>(
-      `SELECT e.seq, -bm25(memory_fts) AS relevance,
-         (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
-       FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid
-       WHERE memory_fts MATCH :match AND ${filter.where}
-       ORDER BY bm25(memory_fts) LIMIT :limit`,
-      { ...filter.args, match, model: ctx.embedder.model, limit: wanted },
-    );
-    lane = rows.map((row) => ({ seq: Number(row.seq), relevance: Number(row.relevance) }));
-    for (const row of rows) kept.set(Number(row.seq), Number(row.missing) === 1);
-  }
-  record.missingEmbeddings = lane.filter((candidate) => kept.get(candidate.seq) === true).length;
-  return lane;
+/**
+ * Merges the lanes by the configured fusion. `auto`: with a semantic embedder a
+ * convex combination (`vectorWeight`); with a lexical one the vector lane only
+ * adds candidates after the full-text lane's (it earned no more on the
+ * development set: see the README's recall figures).
+ */
+function fuse(ctx: MemoryContext, ftsLane: Lane, vectorLane: Lane): Map<number, number> {
+  const { fusion, rrfK, vectorWeight } = ctx.settings;
+  if (fusion === 'rrf') return reciprocalRankFusion([ftsLane, vectorLane], rrfK);
+  if (fusion === 'auto' && ctx.embedder.kind === 'lexical') return backfillFusion([ftsLane, vectorLane]);
+  const weight = vectorWeight ?? (fusion === 'auto' ? AUTO_SEMANTIC_WEIGHT : 0.5);
+  return convexFusion([ftsLane, vectorLane], [1 - weight, weight]);
 }
 
 async function runVectorLane(
@@ -298,7 +243,7 @@ async function rerank(
       reranker.rerank(
         query,
         head.map((candidate) => rows.get(candidate.seq)!.content),
-        { signal: controller.signal },
+        { signal: controller.signal, scores: head.map((candidate) => candidate.score) },
       ),
       timeout,
     ]);

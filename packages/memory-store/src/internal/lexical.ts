@@ -1,0 +1,101 @@
+import { words } from './text.js';
+
+// What the full-text lane reads from a question and from a stored entry beyond
+// its words: function words to leave out of the match, the kind of question
+// (asking when, asking who), and the header of a transcript line
+// (`[<date>] <speaker>: <text>`, how conversation turns are usually stored).
+
+// English function words and question words. They hold no topic; ORed into the
+// match they only pull in entries that share nothing else with the question.
+const STOPWORDS = new Set(
+  (
+    'a about after again all also am an and any are as at be been before being both but by can could ' +
+    'did do does doing done during each else ever for from get got had has have having he her here hers ' +
+    'him his how i if in into is it its just kind like me might more most much must my no nor not now of ' +
+    'off on once one only or other our ours out over own please same shall she should so some such than ' +
+    'that the their theirs them then there these they this those through to too under until up upon us ' +
+    'very was way we were what whatever when where whether which while who whom whose why will with ' +
+    'would yet you your yours aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren won wouldn'
+  ).split(' '),
+);
+
+/** True for an English function or question word. */
+export function isStopword(word: string): boolean {
+  return STOPWORDS.has(word);
+}
+
+/** The distinct topic words of a question: its words without function words (all of them if none is left). */
+export function topicWords(question: string): string[] {
+  const all = [...new Set(questionWords(question))];
+  const kept = all.filter((word) => !STOPWORDS.has(word) && !/^\d{1,2}$/.test(word));
+  return (kept.length > 0 ? kept : all).slice(0, 32);
+}
+
+/**
+ * The words of a question with possessives and contractions split off
+ * ("Gina's" is Gina, "didn't" did and n't): a quoted FTS5 phrase "gina's"
+ * would only match the possessive, never the name alone.
+ */
+export function questionWords(question: string): string[] {
+  return words(question)
+    .flatMap((word) => word.split(/['’]/))
+    .filter((word) => word.length > 1 || /\d/.test(word));
+}
+
+/** True when the question asks for a time ("when", "what year", "how long ago", ...). */
+export function asksWhen(question: string): boolean {
+  return /\b(when|what (year|month|day|date|time)|which (year|month|day|date)|how long ago)\b/i.test(
+    question,
+  );
+}
+
+// Words and forms that anchor an event in time: relative days and periods,
+// month and day names, years, dates.
+const TIME_EXPRESSION = new RegExp(
+  [
+    '\\b(yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|since)\\b',
+    '\\b(last|next|this|past|coming) (week|weekend|month|year|summer|winter|spring|fall|autumn|night|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\\b',
+    '\\b(january|february|march|april|may|june|july|august|september|october|november|december)\\b',
+    '\\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\\b',
+    '\\b(1[89]|20)\\d\\d\\b',
+    '\\b\\d{1,2}[./-]\\d{1,2}([./-]\\d{2,4})?\\b',
+  ].join('|'),
+  'i',
+);
+
+/** True when `text` anchors something in time. */
+export function mentionsTime(text: string): boolean {
+  return TIME_EXPRESSION.test(text);
+}
+
+/** The parts of a transcript line: `[<date>] <speaker>: <text>`. */
+export interface TranscriptLine {
+  /** The bracketed date or time, as written. */
+  date: string | undefined;
+  /** The speaker's name, lower-cased. */
+  speaker: string | undefined;
+  /** The text after the header. */
+  text: string;
+}
+
+// A speaker is a name of at most four words before a colon ("Mary Ann: ..."),
+// not a sentence that happens to contain one.
+const HEADER =
+  /^\s*(?:\[([^\]\n]{1,80})\]\s*)?(?:([\p{L}\p{M}][\p{L}\p{M}\p{N}.'’-]{0,23}(?: [\p{L}\p{M}\p{N}.'’-]{1,24}){0,3}):\s)?/u;
+
+/** Splits a stored entry into its transcript header (when it has one) and its text. */
+export function transcriptLine(content: string): TranscriptLine {
+  const match = HEADER.exec(content);
+  if (match === null || match[0].length === 0) return { date: undefined, speaker: undefined, text: content };
+  return {
+    date: match[1]?.trim(),
+    speaker: match[2]?.trim().toLowerCase(),
+    text: content.slice(match[0].length),
+  };
+}
+
+/** The speaker's name words that the question mentions (a question about what someone said or did). */
+export function namesSpeaker(questionWords: Set<string>, speaker: string | undefined): boolean {
+  if (speaker === undefined) return false;
+  return words(speaker).some((word) => questionWords.has(word));
+}
