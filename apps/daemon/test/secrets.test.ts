@@ -7,7 +7,32 @@ import type { AgentTurnRunner } from '@agentd/contracts';
 import { RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { openDatabase } from '@agentd/storage';
 import { daemonPool, rpcClient } from './helpers.js';
+
+/** Every row of secrets.db's tables as text (ciphertexts as hex), read the way SQLite sees them. */
+async function storedRows(dataDir: string): Promise<string> {
+  const db = await openDatabase({ dataDir, fileName: 'secrets.db' });
+  try {
+    const dump: Record<string, unknown[]> = {};
+    for (const table of ['secrets', 'secrets_canary']) {
+      const rows = await db.query<Record<string, unknown>>(`SELECT * FROM ${table} ORDER BY rowid`);
+      dump[table] = rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([column, value]) => [
+            column,
+            value instanceof ArrayBuffer || ArrayBuffer.isView(value)
+              ? Buffer.from(value as Uint8Array).toString('hex')
+              : value,
+          ]),
+        ),
+      );
+    }
+    return JSON.stringify(dump);
+  } finally {
+    await db.close();
+  }
+}
 
 const pool = daemonPool('agentd-secrets-');
 const fakes: FakeProvider[] = [];
@@ -264,13 +289,16 @@ describe('env.set and ${secret:NAME}', () => {
     const first = await pool.start(dataDir, { env: { AGENTD_MASTER_KEY: key } });
     await rpcClient(first.url).call('env.set', { key: 'KEEP_ME', value: 'kept-value-0123456789' });
     await first.stop();
-    const before = readFileSync(join(dataDir, 'secrets.db'));
+    const before = await storedRows(dataDir);
+    expect(before).toContain('KEEP_ME');
 
     const refused = await pool
       .start(dataDir, { env: { AGENTD_MASTER_KEY: masterKey() } })
       .catch((error: unknown) => error);
     expect((refused as Error).message).toMatch(/master key does not open .*secrets\.db/);
-    expect(readFileSync(join(dataDir, 'secrets.db')).equals(before)).toBe(true);
+    // Every stored row, ciphertexts and canary included, is as it was. (The file's bytes alone
+    // are not the store: WAL frames a stopped daemon left are folded into it by any next open.)
+    expect(await storedRows(dataDir)).toBe(before);
 
     const again = await pool.start(dataDir, { env: { AGENTD_MASTER_KEY: key } });
     expect(await rpcClient(again.url).call('env.list')).toMatchObject({ secrets: [{ name: 'KEEP_ME' }] });
