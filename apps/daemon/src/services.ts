@@ -15,8 +15,8 @@ import {
   resolveToolSet,
   summarizeAutonomy,
 } from '@agentd/autonomy';
-import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
-import { type ConfigStore, parseSecretRef, resolveSecretRefs } from '@agentd/config-store';
+import { type BrowserService, createBrowserTools } from '@agentd/browser';
+import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import { checkSecretRefs } from './secret-refs.js';
 import {
   createCronService,
@@ -33,27 +33,15 @@ import {
   type GraphService,
 } from '@agentd/graph-engine';
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
-import {
-  createMediaService,
-  createMediaTools,
-  type HttpProvider,
-  type MediaService,
-  readConfinedFile,
-} from '@agentd/media';
+import { createMediaTools, type MediaService } from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
-import {
-  createWorkspaceService,
-  createWorkspaceTools,
-  type WorkspaceService,
-  workspaceGitEnv,
-  workspacePath,
-} from '@agentd/workspace';
-import { createTerminalService, createTerminalTools, type TerminalService } from '@agentd/terminal';
+import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
+import { createTerminalTools, type TerminalService } from '@agentd/terminal';
 import {
   type ConfigAudit,
   createConfigAudit,
@@ -68,6 +56,7 @@ import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
 import { sharedToolsGate } from './methods/tenancy.js';
+import { startToolServices } from './tool-services.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -437,31 +426,10 @@ async function startAgents(
     now,
   });
 
-  // Nothing is launched until a browser.* call needs it; the profile lives in the data dir.
-  const browser = await lifecycle.start(
-    'browser',
-    () => createBrowserService({ ...config.browser, dataDir, now, logger: logger.module('browser') }),
-    (service) => service.shutdown(),
-  );
-
-  // Speech, vision, documents, video and links; engines are spawned per call. Synthesized speech
-  // goes under the agent's workspace directory (the workspace package's one path function).
-  const mediaMainProvider = followedMediaProvider(configStore, lookupSecret);
-  await mediaMainProvider.refresh();
-  const media = await lifecycle.start(
-    'media',
-    async () =>
-      createMediaService({
-        section: await resolveSecretRefs(config.media, lookupSecret),
-        agentDir: (agentId) => workspacePath(dataDir, agentId),
-        readWorkspaceFile: readConfinedFile((agentId) => workspacePath(dataDir, agentId)),
-        // Kept resolved: refreshed when the providers section (or a secret it names) changes.
-        mainProvider: mediaMainProvider.current,
-        events,
-        logger: logger.module('media'),
-        now,
-      }),
-    (service) => service.close(),
+  const { browser, media, mediaMainProvider, workspace, terminal } = await startToolServices(
+    context,
+    lifecycle,
+    { events, lookupSecret },
   );
 
   const hooks = await lifecycle.start(
@@ -491,29 +459,6 @@ async function startAgents(
         now,
       }),
     (service) => service.close(),
-  );
-
-  // Nothing is created until a call needs it: workspaces appear at workspace.init or first use.
-  const workspace = createWorkspaceService({
-    ...config.workspace,
-    dataDir,
-    now,
-    logger: logger.module('workspace'),
-  });
-  // Drives run in the agent's workspace; stopping the daemon kills every drive's process group.
-  const terminal = await lifecycle.start(
-    'terminal',
-    () =>
-      createTerminalService({
-        ...config.terminal,
-        cwd: (agentId) => workspace.ensure(agentId),
-        // git in a drive works on the workspace's repository and names the agent in commits.
-        agentEnv: (agentId) => workspaceGitEnv(dataDir, agentId),
-        events,
-        now,
-        logger: logger.module('terminal'),
-      }),
-    (service) => service.shutdown(),
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
@@ -581,33 +526,5 @@ async function startAgents(
     hooks,
     approvals,
     autonomy,
-  };
-}
-
-/**
- * The provider `media.stt.followMainKey` uses: the first OpenAI-compatible entry with a base
- * URL, its key resolved from a `${secret:NAME}` reference (undefined when it cannot be). Media
- * asks for it synchronously and a secret lookup is not, so it is kept resolved and refreshed.
- */
-function followedMediaProvider(
-  configStore: ConfigStore<DaemonConfig>,
-  lookupSecret: (name: string) => Promise<string | undefined>,
-): { current: () => HttpProvider | undefined; refresh: () => Promise<void> } {
-  let current: HttpProvider | undefined;
-  const resolve = async (): Promise<HttpProvider | undefined> => {
-    for (const [id, entry] of Object.entries(configStore.current().providers.entries)) {
-      if (entry.type !== 'openai-compatible' || !entry.baseUrl) continue;
-      const reference = parseSecretRef(entry.apiKey);
-      const apiKey = reference === undefined ? entry.apiKey : await lookupSecret(reference);
-      if (entry.apiKey !== undefined && apiKey === undefined) return undefined;
-      return { id, baseUrl: entry.baseUrl, ...(apiKey ? { apiKey } : {}) };
-    }
-    return undefined;
-  };
-  return {
-    current: () => current,
-    refresh: async () => {
-      current = await resolve();
-    },
   };
 }
