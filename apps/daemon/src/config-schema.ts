@@ -12,6 +12,7 @@ import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
+import { skillsSectionSchema } from '@agentd/skills';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import type { ConfigOf } from '@agentd/config-store';
@@ -86,6 +87,8 @@ export const configSections = {
   approvals: section(approvalsSectionSchema),
   // The master key is read once, when secrets.db is opened.
   secrets: section(secretsSectionSchema, ['*']),
+  // Registries, the daemon skills directory and scan limits apply from the next call.
+  skills: section(skillsSectionSchema),
 };
 
 /**

@@ -366,6 +366,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     cron: services.cron,
     memory: services.memory,
     approvals: services.approvals,
+    skills: services.skills,
+    recordPosture: services.recordPosture,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,

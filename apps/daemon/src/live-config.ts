@@ -79,6 +79,9 @@ export interface LiveServices {
   cron: CronService;
   memory: MemorySwitch;
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
+  skills: { applyConfig(section: DaemonConfig['skills']): void };
+  /** Records the standing posture row again (the imported-skills count follows `skills`). */
+  recordPosture(): Promise<void>;
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -184,4 +187,8 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // memory methods, recall and the agent tools until it is on again.
   live.on(['memory'], (next) => services.memory.apply(next.memory));
   live.on(['approvals'], (next) => services.approvals.applyConfig(next.approvals));
+  live.on(['skills'], async (next) => {
+    services.skills.applyConfig(next.skills);
+    await services.recordPosture();
+  });
 }

@@ -29,6 +29,7 @@ import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
+import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import {
@@ -88,6 +89,10 @@ export interface DaemonServices {
   hooks: WebhookService;
   /** Approval gates: the tool gate's state, pending requests and decision caches. */
   approvals: ApprovalService;
+  /** Skills: sources, vetted imports, `skill_read` and the permission-manifest gate. */
+  skills: SkillsService;
+  /** Writes the standing `config_posture` row again with the current imported-skills count. */
+  recordPosture(): Promise<void>;
 }
 
 /**
@@ -162,12 +167,44 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     createObsEvidence({ db, now, logger: logger.module('obs') }),
   );
   evidenceSink = obsEvidence.sink;
-  // The standing config posture (fleet rule 7): checked after start and on every providers change.
+  // Skills: the daemon directory and imports live under <data dir>/skills. Which tools an agent
+  // may use is asked of the runtime once it exists (a skill cannot widen them).
+  let toolsDenied: (agentId: string, tools: readonly string[]) => string[] = (_agentId, tools) => [...tools];
+  const skills = createSkillsService({
+    dataDir,
+    section: config.skills,
+    audit: securityAudit,
+    missingTools: (agentId, tools) => toolsDenied(agentId, tools),
+    now,
+    logger: logger.module('agent'),
+  });
+  // The standing config posture (fleet rule 7): one row holds the served-window check (after
+  // start and on every providers change) and the imported skills outside the allowlist.
+  let served: Record<string, unknown> = {};
+  const recordPosture = async () => {
+    obsEvidence.record('config_posture', {
+      ...served,
+      importedSkillsOutsideAllowlist: await skills.importedOutsideAllowlist(),
+    });
+  };
   const posture = await lifecycle.start(
     'posture',
     () =>
       createServedWindowMonitor({
-        record: (found) => obsEvidence.record('config_posture', { ...found }),
+        record: (found) => {
+          served = { ...found };
+          void recordPosture().catch((error: unknown) =>
+            log.warn(
+              {
+                err: error,
+                step: 'posture',
+                errorKind: 'internal',
+                hint: 'the next posture check records it',
+              },
+              'posture row not recorded',
+            ),
+          );
+        },
         logger: logger.module('obs'),
       }),
     (monitor) => monitor.idle(),
@@ -224,6 +261,11 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (trace) => trace?.close(),
   );
   return {
+    skills,
+    recordPosture,
+    bindToolPolicy: (policy) => {
+      toolsDenied = policy;
+    },
     secrets,
     lookupSecret,
     events,
@@ -245,6 +287,8 @@ type Stores = Omit<
   'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'approvals'
 > & {
   events: EventSink;
+  /** Tells the skills service which tools an agent may use, once the runtime exists. */
+  bindToolPolicy(policy: (agentId: string, tools: readonly string[]) => string[]): void;
 };
 
 /** Starts the agent runtime and everything that runs turns or serves agents, over `stores`. */
@@ -254,7 +298,7 @@ async function startAgents(
   stores: Stores,
 ): Promise<DaemonServices> {
   const { options, config, configStore, dataDir, env, now, logger } = context;
-  const { events, db, memory, obsEvidence, securityAudit, cacheTrace, lookupSecret } = stores;
+  const { events, db, memory, obsEvidence, securityAudit, cacheTrace, lookupSecret, skills } = stores;
   // Approval gates: before the runtime, whose tool gate chain asks them and whose session.reset
   // clears their cached decisions. Requests a previous process left pending are denied at start.
   const approvals = await lifecycle.service('approvals', () =>
@@ -287,7 +331,7 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      toolGates: [sharedToolsGate(), createApprovalGate(approvals)],
+      toolGates: [sharedToolsGate(), skills.gate, createApprovalGate(approvals)],
       approvals,
     }),
   );
@@ -386,7 +430,17 @@ async function startAgents(
   );
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
-  agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
+  agentRuntime.registerTools([
+    ...createBrowserTools(browser),
+    ...createGraphTools({ service: graph }),
+    ...skills.tools,
+  ]);
+  // Agents offered skill_read get their usable skills' names and descriptions in the prompt.
+  stores.bindToolPolicy((agentId, tools) => agentRuntime.toolsDenied(agentId, tools));
+  agentRuntime.useSkills({
+    readTool: SKILL_READ_TOOL,
+    promptBlock: (agentId) => skills.promptBlock(agentId),
+  });
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -402,7 +456,7 @@ async function startAgents(
     ),
   );
 
-  const { events: _events, ...rest } = stores;
+  const { events: _events, bindToolPolicy: _bind, ...rest } = stores;
   return {
     ...rest,
     agentRuntime,

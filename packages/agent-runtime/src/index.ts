@@ -74,6 +74,7 @@ export type {
   ProviderFactory,
   SessionMemory,
   TurnRecall,
+  TurnSkills,
   TurnRecallRequest,
   TurnRecallResult,
 } from './runtime-options.js';

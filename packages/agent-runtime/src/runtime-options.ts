@@ -40,6 +40,17 @@ export interface TurnRecallRequest {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Skills in the prompt: the name and description of each skill an agent may load, added to
+ * the system prompt of agents offered the `readTool` (the body is loaded by that tool).
+ */
+export interface TurnSkills {
+  /** The agent tool that loads a skill's body (`skill_read`). */
+  readTool: string;
+  /** The prompt block listing the agent's usable skills, or undefined when it has none. */
+  promptBlock(agentId: string): Promise<string | undefined>;
+}
+
 /** What one recall found (the shape memory-store's `AutoRecall.recall` answers). */
 export interface TurnRecallResult {
   /** Text to put before the turn, a heading line then one line per memory; absent when nothing matched. */
@@ -145,6 +156,8 @@ export interface RuntimeSettings {
   memory: SessionMemory | undefined;
   approvals: ApprovalCache | undefined;
   recall: TurnRecall | undefined;
+  /** Set by `useSkills`: the skill lines of an agent's prompt. */
+  skills: TurnSkills | undefined;
   sessionCacheSize: number;
   events: EventSink;
   cacheTrace: CacheTraceSink | undefined;
@@ -224,6 +237,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     memory: options.memory,
     approvals: options.approvals,
     recall: options.recall,
+    skills: undefined,
     sessionCacheSize: data.sessionCacheSize,
     events: options.events ?? noopEventSink,
     cacheTrace: options.cacheTrace,

@@ -13,6 +13,7 @@ import {
   resolveRuntimeOptions,
   type SessionMemory,
   type TurnRecall,
+  type TurnSkills,
 } from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
 import { createToolRunner } from './tool-runner.js';
@@ -45,6 +46,13 @@ export interface AgentRuntime {
    * @throws {AgentRuntimeError} `INVALID_OPTIONS` for a tool name taken by another tool.
    */
   useMemory(memory: { memory?: SessionMemory; recall?: TurnRecall; tools?: AgentTool[] } | undefined): void;
+  /**
+   * Lists skills in the prompts of agents offered `skills.readTool`, from the next turn;
+   * `undefined` stops it.
+   */
+  useSkills(skills: TurnSkills | undefined): void;
+  /** The tools of `names` that `agentId` may not use (its allow-list and the denylists); all of them for an unknown agent. */
+  toolsDenied(agentId: string, names: readonly string[]): string[];
   readonly agents: AgentsApi;
   /** Configured providers and models, without keys. */
   models(): { providers: ProviderView[]; models: ModelView[] };
@@ -116,6 +124,13 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }
       ctx.settings.memory = memory?.memory;
       ctx.settings.recall = memory?.recall;
+    },
+    useSkills(skills) {
+      ctx.settings.skills = skills;
+    },
+    toolsDenied(agentId, names) {
+      const agent = agents.find(agentId);
+      return names.filter((name) => !agent || !tools.allowed(agent, name, undefined));
     },
     agents: agents.api,
     models: models.list,

@@ -28,6 +28,7 @@ export async function prepareTurn(
   const offered = tools.offered(agent, input.allowedTools);
   let system = agent.systemPrompt;
   if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
+  system += await skillsBlock(ctx, setup.agentId, offered);
   const userMessage: NewMessage = {
     role: 'user',
     content: input.message,
@@ -80,6 +81,27 @@ export async function prepareTurn(
   if (recall && agent.memory.autoRecall) await addRecall(ctx, state, recall, signal);
   await addHistory(ctx, state);
   return state;
+}
+
+/** The skills an agent may load, one line each, when it is offered the skill-read tool. */
+async function skillsBlock(
+  ctx: RuntimeContext,
+  agentId: string,
+  offered: { name: string }[],
+): Promise<string> {
+  const skills = ctx.settings.skills;
+  if (!skills || !offered.some((tool) => tool.name === skills.readTool)) return '';
+  try {
+    const block = await skills.promptBlock(agentId);
+    return block ? `\n\n${block}` : '';
+  } catch (error) {
+    // A broken skills folder must not stop the agent from answering.
+    ctx.logger.warn(
+      { err: error, agentId, errorKind: 'internal', hint: 'check skills.list for load errors' },
+      'skills not listed in the prompt',
+    );
+    return '';
+  }
 }
 
 /**

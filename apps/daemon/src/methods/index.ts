@@ -23,6 +23,7 @@ import { obsMethods } from './obs.js';
 import { obsBillingMethods } from './obs-billing.js';
 import { schedulerMethods } from './scheduler.js';
 import { sessionMethods } from './session.js';
+import { skillsMethods } from './skills.js';
 import { systemMethods } from './system.js';
 import { tokenMethods } from './tokens.js';
 
@@ -99,5 +100,6 @@ export function builtInMethods(deps: {
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
     // Pending requests name sessions of every tenant: bound tokens are refused.
     ...unboundOnly(tenants, approvalMethods({ approvals: services.approvals })),
+    ...skillsMethods({ skills: services.skills }),
   ];
 }
