@@ -18,8 +18,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'capabilities.introspect',
   'channels.list',
   'channels.status',
-  'context.conversations',
-  'context.tree',
   'delivery.queue.status',
   'discord.action',
   'image.analyze',

@@ -180,9 +180,7 @@ const dataSchema = z.object({
   dataDir: z.string().min(1),
   agents: agentsSectionSchema.default({ entries: {}, toolDenylist: [] }),
   providers: providersSectionSchema.default({ entries: {} }),
-  contextEngine: contextEngineSectionSchema.default({
-    budget: { effectiveContextCapSmall: 32_768, effectiveContextCapNano: 8192 },
-  }),
+  contextEngine: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
   sessionCacheSize: z.number().int().min(0).default(64),
   evidenceRotation: evidenceRotationSchema.optional(),
 });

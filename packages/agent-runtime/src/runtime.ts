@@ -18,6 +18,7 @@ import {
 import { createSessionService, type SessionsApi } from './session-service.js';
 import { createToolRunner } from './tool-runner.js';
 import { createTurnLoop } from './turn-loop.js';
+import { type ContextDagApi, createContextDagApi } from './context-dag.js';
 import type { AgentTool, TurnRequest, TurnResult } from './types.js';
 
 /** The agent runtime. */
@@ -59,6 +60,8 @@ export interface AgentRuntime {
   /** Prompt-cache figures from billing. */
   cacheStats(agentId?: string): Promise<Record<string, unknown>>;
   readonly sessions: SessionsApi;
+  /** The context DAG: conversations and their summary trees (`context.*`). */
+  readonly context: ContextDagApi;
   readonly billing: BillingApi;
   /** Turns running now. */
   readonly inFlight: number;
@@ -139,6 +142,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       return { ...(agentId ? { agentId } : {}), ...(await ctx.store.cacheStats(agentId)) };
     },
     sessions: createSessionService(ctx, agents, models),
+    context: createContextDagApi(ctx),
     billing: createBillingApi(ctx),
     evidenceRolls: ctx.evidence.rolls,
     get inFlight() {

@@ -99,6 +99,7 @@ describe('prepareTurn', () => {
       nextSeq: 3,
       compactedBeforeSeq: 1,
       summary: 'Ann likes sums.',
+      summaryTokens: 5,
     });
     ctx.cache.set('p', {
       session: turn.session as SessionRecord,

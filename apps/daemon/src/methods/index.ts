@@ -11,6 +11,7 @@ import { agentsMethods } from './agents.js';
 import { approvalMethods } from './approvals.js';
 import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
+import { contextMethods } from './context.js';
 import { cronMethods } from './cron.js';
 import { daemonMethods } from './daemon.js';
 import { envMethods } from './env.js';
@@ -82,6 +83,7 @@ export function builtInMethods(deps: {
     ...agentsMethods({ runtime }),
     ...modelsMethods({ runtime }),
     ...sessionMethods({ runtime, tenants }),
+    ...contextMethods({ runtime, tenants }),
     ...obsBillingMethods({ runtime }),
     ...unboundOnly(
       tenants,
@@ -89,7 +91,12 @@ export function builtInMethods(deps: {
         service: services.obsService,
         evidence: services.obsEvidence,
         db: services.db,
-        contextEngine: config.contextEngine,
+        contextEngine: () => configStore.current().contextEngine,
+        agentContext: (agentId) => {
+          if (!runtime.agents.list().includes(agentId)) return undefined;
+          const agent = runtime.agents.get(agentId);
+          return { contextBudget: agent.contextBudget, compactionModel: agent.operations.compaction ?? null };
+        },
         now,
         audit,
       }),
