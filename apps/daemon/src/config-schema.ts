@@ -8,6 +8,7 @@ import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
+import { learningSectionSchema } from '@agentd/learning';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
@@ -89,6 +90,8 @@ export const configSections = {
   secrets: section(secretsSectionSchema, ['*']),
   // Registries, the daemon skills directory and scan limits apply from the next call.
   skills: section(skillsSectionSchema),
+  // Outcome resolution, funnel gates and the sweep interval apply from the next turn or sweep.
+  learning: section(learningSectionSchema),
 };
 
 /**

@@ -368,6 +368,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     approvals: services.approvals,
     skills: services.skills,
     recordPosture: services.recordPosture,
+    learning: services.learning,
+    ensureLifecycleJob: services.ensureLifecycleJob,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,

@@ -30,6 +30,13 @@ import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@age
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
 import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
+import {
+  createLearningService,
+  ensureLifecycleJob,
+  type LearningService,
+  lifecycleRunner,
+} from '@agentd/learning';
+import { canSynthesize, memoryEvictor } from './learning-links.js';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import {
@@ -93,6 +100,10 @@ export interface DaemonServices {
   skills: SkillsService;
   /** Writes the standing `config_posture` row again with the current imported-skills count. */
   recordPosture(): Promise<void>;
+  /** Turn outcomes, learned procedures, the memory lifecycle. */
+  learning: LearningService;
+  /** Creates or reschedules the `Memory lifecycle` cron job. */
+  ensureLifecycleJob(intervalMs: number): Promise<void>;
 }
 
 /**
@@ -169,12 +180,18 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   evidenceSink = obsEvidence.sink;
   // Skills: the daemon directory and imports live under <data dir>/skills. Which tools an agent
   // may use is asked of the runtime once it exists (a skill cannot widen them).
-  let toolsDenied: (agentId: string, tools: readonly string[]) => string[] = (_agentId, tools) => [...tools];
+  let skillLinks: SkillLinks = {
+    toolsDenied: (_agentId, tools) => [...tools],
+    learned: async () => [],
+    onRead: () => undefined,
+  };
   const skills = createSkillsService({
     dataDir,
     section: config.skills,
     audit: securityAudit,
-    missingTools: (agentId, tools) => toolsDenied(agentId, tools),
+    missingTools: (agentId, tools) => skillLinks.toolsDenied(agentId, tools),
+    learned: (agentId) => skillLinks.learned(agentId),
+    onRead: (traceId, name) => skillLinks.onRead(traceId, name),
     now,
     logger: logger.module('agent'),
   });
@@ -263,8 +280,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   return {
     skills,
     recordPosture,
-    bindToolPolicy: (policy) => {
-      toolsDenied = policy;
+    bindSkills: (links) => {
+      skillLinks = links;
     },
     secrets,
     lookupSecret,
@@ -284,12 +301,28 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'approvals'
+  | 'agentRuntime'
+  | 'cron'
+  | 'heartbeat'
+  | 'graph'
+  | 'obsService'
+  | 'browser'
+  | 'hooks'
+  | 'approvals'
+  | 'learning'
+  | 'ensureLifecycleJob'
 > & {
   events: EventSink;
-  /** Tells the skills service which tools an agent may use, once the runtime exists. */
-  bindToolPolicy(policy: (agentId: string, tools: readonly string[]) => string[]): void;
+  /** Links the skills service to the runtime's tool policy and to learning, once they exist. */
+  bindSkills(links: SkillLinks): void;
 };
+
+/** What the skills service asks of parts started after it. */
+interface SkillLinks {
+  toolsDenied(agentId: string, tools: readonly string[]): string[];
+  learned(agentId: string): Promise<Array<{ name: string; description: string; body: string }>>;
+  onRead(traceId: string, name: string): void;
+}
 
 /** Starts the agent runtime and everything that runs turns or serves agents, over `stores`. */
 async function startAgents(
@@ -339,10 +372,17 @@ async function startAgents(
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
   // Scheduling: jobs and heartbeats run their turns through the same runner.
+  // The `Memory lifecycle` job's runs are learning sweeps, not model turns.
+  let learningRef: LearningService | undefined;
+  let lifecycleSession: string | undefined;
   const cron = await lifecycle.service('cron', () =>
     createCronService({
       db,
-      runner: agentRunner,
+      runner: lifecycleRunner(
+        agentRunner,
+        () => learningRef,
+        () => lifecycleSession,
+      ),
       workspaceDir: (agentId) => join(dataDir, 'workspaces', agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
@@ -436,7 +476,29 @@ async function startAgents(
     ...skills.tools,
   ]);
   // Agents offered skill_read get their usable skills' names and descriptions in the prompt.
-  stores.bindToolPolicy((agentId, tools) => agentRuntime.toolsDenied(agentId, tools));
+  // Learning: every turn's outcome, the learned procedures (listed as `learned` skills) and the
+  // `Memory lifecycle` cron job whose runs are the sweeps.
+  const learning = await lifecycle.service('learning', () =>
+    createLearningService({
+      db,
+      section: config.learning,
+      events,
+      runner: agentRunner,
+      canSynthesize: (agentId) => canSynthesize(agentRuntime, agentId),
+      evictMemory: () => memoryEvictor(memory, logger.module('memory')),
+      now,
+      logger: logger.module('agent'),
+    }),
+  );
+  learningRef = learning;
+  agentRuntime.useTurnObserver((turn) => learning.observeTurn(turn));
+  stores.bindSkills({
+    toolsDenied: (agentId, tools) => agentRuntime.toolsDenied(agentId, tools),
+    learned: (agentId) => learning.learnedSkills(agentId),
+    onRead: (traceId, name) => learning.noteSkillRead(traceId, name),
+  });
+  if (config.learning.enabled)
+    lifecycleSession = await ensureLifecycleJob(cron, config.learning.sweepIntervalMs);
   agentRuntime.useSkills({
     readTool: SKILL_READ_TOOL,
     promptBlock: (agentId) => skills.promptBlock(agentId),
@@ -450,13 +512,24 @@ async function startAgents(
         memory: {
           deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
         },
-        recall: service.autoRecall,
+        recall: {
+          // The learning layer counts which memories each turn recalled (the memory lifecycle).
+          recall: async (request) => {
+            const found = await service.autoRecall.recall(request);
+            learningRef?.noteRecall(
+              request.sessionKey,
+              found.entries.map((entry) => entry.id),
+            );
+            return found;
+          },
+          forget: (sessionKey) => service.autoRecall.forget?.(sessionKey),
+        },
         tools: service.tools,
       },
     ),
   );
 
-  const { events: _events, bindToolPolicy: _bind, ...rest } = stores;
+  const { events: _events, bindSkills: _bind, ...rest } = stores;
   return {
     ...rest,
     agentRuntime,
@@ -467,5 +540,9 @@ async function startAgents(
     browser,
     hooks,
     approvals,
+    learning,
+    ensureLifecycleJob: async (intervalMs) => {
+      lifecycleSession = await ensureLifecycleJob(cron, intervalMs);
+    },
   };
 }

@@ -22,7 +22,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'discord.action',
   'image.analyze',
   'image.generate',
-  'learning.status',
   'lease.revoke',
   'link.process',
   'media.describe_video',

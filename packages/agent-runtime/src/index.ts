@@ -75,6 +75,8 @@ export type {
   SessionMemory,
   TurnRecall,
   TurnSkills,
+  ObservedTurn,
+  TurnObserver,
   TurnRecallRequest,
   TurnRecallResult,
 } from './runtime-options.js';

@@ -51,6 +51,24 @@ export interface TurnSkills {
   promptBlock(agentId: string): Promise<string | undefined>;
 }
 
+/** One finished turn as a {@link TurnObserver} sees it (in process; never an event payload). */
+export interface ObservedTurn {
+  agentId: string;
+  sessionKey: string;
+  traceId: string;
+  origin: string;
+  /** The user message of the turn. */
+  message: string;
+  endReason: string;
+  /** The turn's tool calls in order: name and whether it succeeded. */
+  tools: Array<{ name: string; ok: boolean }>;
+  synthetic: boolean;
+  at: number;
+}
+
+/** Sees every finished turn (the learning layer resolves outcomes from them). */
+export type TurnObserver = (turn: ObservedTurn) => void;
+
 /** What one recall found (the shape memory-store's `AutoRecall.recall` answers). */
 export interface TurnRecallResult {
   /** Text to put before the turn, a heading line then one line per memory; absent when nothing matched. */
@@ -158,6 +176,8 @@ export interface RuntimeSettings {
   recall: TurnRecall | undefined;
   /** Set by `useSkills`: the skill lines of an agent's prompt. */
   skills: TurnSkills | undefined;
+  /** Set by `useTurnObserver`. */
+  observer: TurnObserver | undefined;
   sessionCacheSize: number;
   events: EventSink;
   cacheTrace: CacheTraceSink | undefined;
@@ -236,6 +256,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     approvals: options.approvals,
     recall: options.recall,
     skills: undefined,
+    observer: undefined,
     sessionCacheSize: data.sessionCacheSize,
     events: options.events ?? noopEventSink,
     cacheTrace: options.cacheTrace,

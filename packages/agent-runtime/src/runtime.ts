@@ -13,6 +13,7 @@ import {
   resolveRuntimeOptions,
   type SessionMemory,
   type TurnRecall,
+  type TurnObserver,
   type TurnSkills,
 } from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
@@ -52,6 +53,8 @@ export interface AgentRuntime {
    * `undefined` stops it.
    */
   useSkills(skills: TurnSkills | undefined): void;
+  /** Calls `observer` after every recorded turn (from the next turn); `undefined` stops it. */
+  useTurnObserver(observer: TurnObserver | undefined): void;
   /** The tools of `names` that `agentId` may not use (its allow-list and the denylists); all of them for an unknown agent. */
   toolsDenied(agentId: string, names: readonly string[]): string[];
   readonly agents: AgentsApi;
@@ -130,6 +133,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     },
     useSkills(skills) {
       ctx.settings.skills = skills;
+    },
+    useTurnObserver(observer) {
+      ctx.settings.observer = observer;
     },
     toolsDenied(agentId, names) {
       const agent = agents.find(agentId);

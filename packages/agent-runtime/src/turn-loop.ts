@@ -166,8 +166,35 @@ export function createTurnLoop(
       timers.dispose();
     }
     const result = await recordTurn(ctx, state, timers.stopCause);
+    observe(state, result);
     await scheduleCompaction(state.sessionKey, state.window.windowTokens);
     return result;
+  }
+
+  /** Hands the finished turn to the observer (the learning layer); a throwing observer is only logged. */
+  function observe(state: TurnState, result: TurnResult): void {
+    const observer = ctx.settings.observer;
+    if (!observer) return;
+    try {
+      observer({
+        agentId: state.agentId,
+        sessionKey: state.sessionKey,
+        traceId: state.traceId,
+        origin: state.origin,
+        message: state.input.message,
+        endReason: result.endReason,
+        tools: state.trajectory.flatMap((record) =>
+          record.type === 'tool_call' ? [{ name: record.toolName, ok: record.ok }] : [],
+        ),
+        synthetic: state.input.synthetic === true,
+        at: ctx.now(),
+      });
+    } catch (error) {
+      ctx.logger.warn(
+        { err: error, errorKind: 'internal', hint: 'the turn itself is recorded' },
+        'turn observer failed',
+      );
+    }
   }
 
   /**

@@ -4,14 +4,18 @@ import { join } from 'node:path';
 import { isSkillsError } from './errors.js';
 import { MAX_SKILL_MD_BYTES, type ParsedSkill, parseSkillMd } from './skill-md.js';
 
-/** Where a skill comes from, in precedence order: the agent's workspace, the daemon directory, imports. */
-export type SkillSource = 'workspace' | 'daemon' | 'imported';
+/**
+ * Where a skill comes from, in precedence order: the agent's workspace, the daemon directory,
+ * imports, then procedures the agent learned (read-only, from the learning layer).
+ */
+export type SkillSource = 'workspace' | 'daemon' | 'imported' | 'learned';
 
 /**
  * Trust tier of a skill: `workspace` (the agent's own folder), `operator` (the daemon
- * directory), or the importing registry's tier (`verified`, `community`, `untrusted`).
+ * directory), the importing registry's tier (`verified`, `community`, `untrusted`), or
+ * `learned` (a procedure the agent learned from its own successful turns).
  */
-export type SkillTrust = 'workspace' | 'operator' | 'verified' | 'community' | 'untrusted';
+export type SkillTrust = 'workspace' | 'operator' | 'verified' | 'community' | 'untrusted' | 'learned';
 
 /** A skill as `skills.list` and `skills.get` show it. */
 export interface SkillInfo {

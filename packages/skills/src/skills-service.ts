@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   type LoadedSkill,
   SkillFolderCache,
+  sha256,
   type SkillInfo,
   type SkillSource,
   type SkillTrust,
@@ -38,6 +39,10 @@ export interface SkillsServiceOptions {
    * not offered to that agent and `skill_read` refuses it.
    */
   missingTools?: (agentId: string, tools: readonly string[]) => string[];
+  /** An agent's learned procedures (active and stale), listed read-only as source `learned`. */
+  learned?: (agentId: string) => Promise<Array<{ name: string; description: string; body: string }>>;
+  /** Told of every skill `skill_read` loads (the learning layer counts skill use per turn). */
+  onRead?: (traceId: string, name: string) => void;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
   now?: () => number;
@@ -105,7 +110,7 @@ export interface SkillsService {
   applyConfig(section: unknown): void;
 }
 
-const PRECEDENCE: SkillSource[] = ['workspace', 'daemon', 'imported'];
+const PRECEDENCE: SkillSource[] = ['workspace', 'daemon', 'imported', 'learned'];
 
 /** Creates the skills service. Options are validated; the section's errors throw `INVALID_OPTIONS`. */
 export function createSkillsService(options: SkillsServiceOptions): SkillsService {
@@ -147,6 +152,7 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
         : await cache.scan(workspaceSkillsDir(options.dataDir, agentId), 'workspace', 'workspace')),
       ...(await cache.scan(daemonDir, 'daemon', 'operator')),
       ...imported,
+      ...(agentId === undefined || !options.learned ? [] : learnedSkills(await options.learned(agentId))),
     ];
     const winner = new Map<string, SkillSource>();
     for (const source of PRECEDENCE) {
@@ -295,7 +301,7 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
       section = parseSection(raw);
     },
   };
-  service.tools.push(skillReadTool(find, ledger, options.missingTools));
+  service.tools.push(skillReadTool(find, ledger, options.missingTools, options.onRead));
   return service;
 }
 
@@ -303,6 +309,7 @@ function skillReadTool(
   find: (name: string, agentId: string) => Promise<LoadedSkill>,
   ledger: ManifestLedger,
   missingTools: SkillsServiceOptions['missingTools'],
+  onRead: SkillsServiceOptions['onRead'],
 ): AgentTool<{ name: string }> {
   return {
     name: SKILL_READ_TOOL,
@@ -332,6 +339,7 @@ function skillReadTool(
       if (skill.info.source === 'imported' && context.traceId) {
         ledger.load(context.traceId, name, skill.info.requiredTools);
       }
+      if (context.traceId) onRead?.(context.traceId, name);
       return {
         name,
         version: skill.info.version,
@@ -344,7 +352,32 @@ function skillReadTool(
   };
 }
 
+/** Learned procedures as skills: read-only, no folder, no tool manifest of their own. */
+function learnedSkills(list: Array<{ name: string; description: string; body: string }>): LoadedSkill[] {
+  return list.map((entry) => ({
+    dir: '',
+    parsed: {
+      name: entry.name,
+      description: entry.description,
+      requiredTools: [],
+      executables: [],
+      body: entry.body,
+    },
+    info: {
+      name: entry.name,
+      description: entry.description,
+      version: null,
+      source: 'learned',
+      trust: 'learned',
+      hash: sha256(entry.body),
+      requiredTools: [],
+      loadError: null,
+    },
+  }));
+}
+
 async function listFiles(dir: string): Promise<string[]> {
+  if (dir === '') return [];
   try {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
     return entries

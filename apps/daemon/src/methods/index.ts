@@ -18,6 +18,7 @@ import { envMethods } from './env.js';
 import { type GatewayControl, gatewayMethods } from './gateway.js';
 import { graphMethods } from './graph.js';
 import { heartbeatMethods } from './heartbeat.js';
+import { learningMethods } from './learning.js';
 import { memoryMethods } from './memory.js';
 import { modelsMethods } from './models.js';
 import { obsMethods } from './obs.js';
@@ -108,5 +109,6 @@ export function builtInMethods(deps: {
     // Pending requests name sessions of every tenant: bound tokens are refused.
     ...unboundOnly(tenants, approvalMethods({ approvals: services.approvals })),
     ...skillsMethods({ skills: services.skills }),
+    ...learningMethods({ learning: services.learning }),
   ];
 }
