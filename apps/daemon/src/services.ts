@@ -124,10 +124,12 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   // the database), then to the embedder's sink.
   let evidenceSink: EventSink | undefined;
   const outerEvents = options.events;
+  const taps: EventSink[] = [];
   const events: EventSink = {
     emit: (event, payload) => {
       evidenceSink?.emit(event, payload);
       outerEvents?.emit(event, payload);
+      for (const tap of taps) tap.emit(event, payload);
     },
   };
   // Security decisions become audit:event rows; config changes also go to logs/config-audit.jsonl.
@@ -278,6 +280,9 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (trace) => trace?.close(),
   );
   return {
+    tap: (sink) => {
+      taps.push(sink);
+    },
     skills,
     recordPosture,
     bindSkills: (links) => {
@@ -315,6 +320,8 @@ type Stores = Omit<
   events: EventSink;
   /** Links the skills service to the runtime's tool policy and to learning, once they exist. */
   bindSkills(links: SkillLinks): void;
+  /** Adds an in-process listener to the daemon's events (after the evidence store and the embedder's sink). */
+  tap(sink: EventSink): void;
 };
 
 /** What the skills service asks of parts started after it. */
@@ -491,6 +498,14 @@ async function startAgents(
     }),
   );
   learningRef = learning;
+  // A deleted session, or a reset conversation, takes its outcome rows (message starts) along.
+  stores.tap({
+    emit: (event, payload) => {
+      if (event !== 'session:deleted' && event !== 'session:conversation_reset') return;
+      const key = (payload as { sessionKey?: unknown }).sessionKey;
+      if (typeof key === 'string') void learning.forgetSession(key);
+    },
+  });
   agentRuntime.useTurnObserver((turn) => learning.observeTurn(turn));
   stores.bindSkills({
     toolsDenied: (agentId, tools) => agentRuntime.toolsDenied(agentId, tools),
@@ -529,7 +544,7 @@ async function startAgents(
     ),
   );
 
-  const { events: _events, bindSkills: _bind, ...rest } = stores;
+  const { events: _events, bindSkills: _bind, tap: _tap, ...rest } = stores;
   return {
     ...rest,
     agentRuntime,

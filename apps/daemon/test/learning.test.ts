@@ -140,6 +140,18 @@ describe('learning through the daemon', () => {
       events: Json[];
     };
     expect(swept.events).toHaveLength(4);
+    // A deleted session takes its outcome rows along.
+    expect(((await admin.call('learning.status', { agentId: 'ann' })) as Json).outcomes).toMatchObject({
+      success: 4,
+      failure: 4,
+    });
+    await admin.call('session.delete', { session_key: 'acme:rpc:s1' });
+    await eventually(async () => {
+      const status = (await admin.call('learning.status', { agentId: 'ann' })) as {
+        outcomes: { success: number };
+      };
+      return status.outcomes.success === 3 ? status : undefined;
+    });
     const promoted = (await admin.call('obs.diagnostics', { category: 'learning:skill_promoted' })) as {
       events: Json[];
     };

@@ -245,6 +245,10 @@ describe('the learning lifecycle', () => {
       ['unknown', []],
       ['failure', ['pipeline']],
     ]);
+    // A deleted session takes its outcome rows (and their message text) with it.
+    learning.observeTurn(turn('gone', [['graph_define', true]]));
+    await learning.forgetSession('gone');
+    expect(await db.query('SELECT id FROM learning_outcomes WHERE session_key = ?', ['gone'])).toEqual([]);
     // Reflection turns and synthetic turns are not observed.
     learning.observeTurn(turn('learning:reflect:ann', [['graph_define', true]]));
     learning.observeTurn(turn('x', [['graph_define', true]], { synthetic: true }));

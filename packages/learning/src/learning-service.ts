@@ -77,6 +77,11 @@ export interface LearningService {
   status(agentId?: string): Promise<LearningStatus>;
   /** Active and stale learned procedures of an agent (archived ones are dropped from this surface). */
   learnedSkills(agentId: string): Promise<LearnedSkill[]>;
+  /**
+   * Drops a session's outcome rows (they hold the start of its user messages) when the session
+   * is deleted or its conversation reset; queued behind pending observations.
+   */
+  forgetSession(sessionKey: string): Promise<void>;
   /** Resolves when every queued observation is written. */
   idle(): Promise<void>;
   /** Waits for queued observations and a running sweep (shutdown, before the database closes). */
@@ -312,6 +317,14 @@ export function createLearningService(options: LearningServiceOptions): Learning
         state: procedure.state,
         signature: procedure.signature,
       }));
+    },
+    forgetSession(sessionKey) {
+      recalls.delete(sessionKey);
+      const forgotten = queue.then(async () => {
+        await options.db.execute('DELETE FROM learning_outcomes WHERE session_key = ?', [sessionKey]);
+      });
+      queue = forgotten.catch(() => undefined);
+      return forgotten;
     },
     idle: () => queue,
     async close() {
