@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { eventually, rpcClient, rpcFailure, startTestDaemon, type TestDaemon } from './helpers.js';
 
 type Json = Record<string, unknown>;
 type Run = { status: string; summary?: string };
@@ -194,5 +194,48 @@ describe('learning through the daemon', () => {
     expect(funnel.events.at(-1)).toMatchObject({
       data: expect.objectContaining({ synthesized: 0, skipped: 1 }),
     });
+  }, 60_000);
+
+  it('demotes, then evicts from the memory store, a memory that is recalled but never helps', async () => {
+    td = await startTestDaemon({
+      config: {
+        learning: { enabled: true, memory: { demoteAfterRecalls: 2, evictAfterRecalls: 3 } },
+        agents: { entries: { keeper: { name: 'Keeper', memory: { autoRecall: true } } } },
+      },
+    });
+    const admin = rpcClient(td.daemon.url);
+    const stored = (await admin.call('memory.store', {
+      content: 'the user keeps a pet kiwi bird named Pip',
+      agentId: 'keeper',
+    })) as { id: string };
+    const ask = () =>
+      admin.call('agent.execute', {
+        agentId: 'keeper',
+        message: 'what is the name of my kiwi bird?',
+        sessionKey: 'keeper:webchat:alice',
+      });
+    await ask();
+    await ask();
+    await sweep(admin, 1);
+    expect(((await admin.call('learning.status', { agentId: 'keeper' })) as Json).memory).toEqual({
+      tracked: 1,
+      demoted: 1,
+    });
+    const demoted = (await admin.call('obs.diagnostics', { category: 'learning:memory_demoted' })) as {
+      events: Json[];
+    };
+    expect(demoted.events).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ agentId: 'keeper', count: 1 }) }),
+    ]);
+    await ask();
+    const run = await sweep(admin, 2);
+    expect(run.summary).toContain('evicted 1');
+    expect((await rpcFailure(admin.call('memory.inspect', { id: stored.id }))).code).toBe(-32004);
+    const swept = (await admin.call('obs.diagnostics', { category: 'learning:lifecycle_swept' })) as {
+      events: Json[];
+    };
+    expect(swept.events).toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ agentId: 'keeper', evicted: 1 }) }),
+    );
   }, 60_000);
 });
