@@ -174,73 +174,6 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
     return skill;
   }
 
-  async function runImport(params: z.output<typeof importParamsSchema>, caller: string | undefined) {
-    const refs = { registry: params.registry, skill: params.name, ...(caller ? { caller } : {}) };
-    // The allowlist is checked before anything touches the network.
-    const registry = section.import.registries.find((entry) => entry.id === params.registry);
-    if (!registry) {
-      auditRefusal(options.audit, refs, 'registry_not_allowed');
-      throw new SkillsError(
-        'REGISTRY_NOT_ALLOWED',
-        `Registry not allowed: ${params.registry} (not in skills.import.registries)`,
-        {
-          data: { registry: params.registry },
-        },
-      );
-    }
-    try {
-      const bytes = await fetchArchive(
-        registry,
-        params.name,
-        params.version ?? 'latest',
-        section.import,
-        fetchImpl,
-      );
-      const vetted = await vetArchive(bytes, params.name, registry, section.import);
-      const lock = await readLock(lockPath);
-      const pinned = lock.get(params.name);
-      if (pinned && pinned.hash !== vetted.hash && params.confirm !== true) {
-        throw new SkillsError(
-          'HASH_MISMATCH',
-          `Skill ${params.name}: the archive differs from the pinned ${pinned.hash}; re-import with confirm: true to replace it`,
-          { data: { pinned: pinned.hash, fetched: vetted.hash, version: vetted.version } },
-        );
-      }
-      const status: ImportResult['status'] = !pinned
-        ? 'pinned'
-        : pinned.hash === vetted.hash
-          ? 'unchanged'
-          : 'replaced';
-      await installSkill(importedDir, vetted);
-      const record: ImportRecord = {
-        name: params.name,
-        registry: registry.id,
-        trust: registry.trust,
-        version: vetted.version,
-        hash: vetted.hash,
-        requiredTools: vetted.parsed.requiredTools,
-        importedAt: now(),
-        files: vetted.files.filter((file) => file.type === 'file').length,
-      };
-      lock.set(params.name, record);
-      await writeLock(lockPath, lock);
-      auditImport(options.audit, {
-        ...refs,
-        version: record.version,
-        status,
-        tools: record.requiredTools.length,
-      });
-      options.logger?.info({ registry: registry.id, skill: params.name, status }, 'skill imported');
-      const { importedAt: _at, ...answer } = record;
-      return { ...answer, status };
-    } catch (error) {
-      const code = isSkillsError(error) ? error.code : 'INTERNAL';
-      const findings = isSkillsError(error) && Array.isArray(error.data?.findings) ? error.data.findings : [];
-      auditRefusal(options.audit, refs, code.toLowerCase(), findings);
-      throw error;
-    }
-  }
-
   const service: SkillsService = {
     async list(agentId) {
       return (await loadAll(agentId)).map((skill) => skill.info);
@@ -259,7 +192,21 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
           ),
         );
       }
-      const run = importing.then(() => runImport(parsed.data, actor?.caller));
+      const run = importing.then(() =>
+        importSkill(
+          {
+            section: section.import,
+            importedDir,
+            lockPath,
+            audit: options.audit,
+            fetch: fetchImpl,
+            now,
+            ...(options.logger ? { logger: options.logger } : {}),
+          },
+          parsed.data,
+          actor?.caller,
+        ),
+      );
       importing = run.catch(() => undefined);
       return run;
     },
@@ -303,6 +250,92 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
   };
   service.tools.push(skillReadTool(find, ledger, options.missingTools, options.onRead));
   return service;
+}
+
+/** What one import needs of the service. */
+interface ImportDeps {
+  section: SkillsSection['import'];
+  importedDir: string;
+  lockPath: string;
+  audit: SkillsAudit;
+  fetch: typeof fetch;
+  now: () => number;
+  logger?: Pick<Logger, 'info'>;
+}
+
+/**
+ * One import: the allowlist (before any request), fetch, vet, the hash pin, install, the lock
+ * file; every refusal and the import itself are audited.
+ */
+async function importSkill(
+  deps: ImportDeps,
+  params: z.output<typeof importParamsSchema>,
+  caller: string | undefined,
+): Promise<ImportResult> {
+  const refs = { registry: params.registry, skill: params.name, ...(caller ? { caller } : {}) };
+  // The allowlist is checked before anything touches the network.
+  const registry = deps.section.registries.find((entry) => entry.id === params.registry);
+  if (!registry) {
+    auditRefusal(deps.audit, refs, 'registry_not_allowed');
+    throw new SkillsError(
+      'REGISTRY_NOT_ALLOWED',
+      `Registry not allowed: ${params.registry} (not in skills.import.registries)`,
+      {
+        data: { registry: params.registry },
+      },
+    );
+  }
+  try {
+    const bytes = await fetchArchive(
+      registry,
+      params.name,
+      params.version ?? 'latest',
+      deps.section,
+      deps.fetch,
+    );
+    const vetted = await vetArchive(bytes, params.name, registry, deps.section);
+    const lock = await readLock(deps.lockPath);
+    const pinned = lock.get(params.name);
+    if (pinned && pinned.hash !== vetted.hash && params.confirm !== true) {
+      throw new SkillsError(
+        'HASH_MISMATCH',
+        `Skill ${params.name}: the archive differs from the pinned ${pinned.hash}; re-import with confirm: true to replace it`,
+        { data: { pinned: pinned.hash, fetched: vetted.hash, version: vetted.version } },
+      );
+    }
+    const status: ImportResult['status'] = !pinned
+      ? 'pinned'
+      : pinned.hash === vetted.hash
+        ? 'unchanged'
+        : 'replaced';
+    await installSkill(deps.importedDir, vetted);
+    const record: ImportRecord = {
+      name: params.name,
+      registry: registry.id,
+      trust: registry.trust,
+      version: vetted.version,
+      hash: vetted.hash,
+      requiredTools: vetted.parsed.requiredTools,
+      importedAt: deps.now(),
+      files: vetted.files.filter((file) => file.type === 'file').length,
+    };
+    lock.set(params.name, record);
+    await writeLock(deps.lockPath, lock);
+    auditImport(deps.audit, {
+      ...refs,
+      version: record.version,
+      status,
+      tools: record.requiredTools.length,
+    });
+    deps.logger?.info({ registry: registry.id, skill: params.name, status }, 'skill imported');
+    const { importedAt: _at, ...answer } = record;
+    return { ...answer, status };
+  } catch (error) {
+    const code = isSkillsError(error) ? error.code : 'INTERNAL';
+    const findings = isSkillsError(error) && Array.isArray(error.data?.findings) ? error.data.findings : [];
+    auditRefusal(deps.audit, refs, code.toLowerCase(), findings);
+    throw error;
+  }
 }
 
 function skillReadTool(
