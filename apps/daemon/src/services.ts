@@ -498,10 +498,11 @@ async function startAgents(
     }),
   );
   learningRef = learning;
-  // A deleted session, or a reset conversation, takes its outcome rows (message starts) along.
+  // A deleted or reset session, or a reset conversation, takes its outcome rows (message starts) along.
   stores.tap({
     emit: (event, payload) => {
-      if (event !== 'session:deleted' && event !== 'session:conversation_reset') return;
+      if (event !== 'session:deleted' && event !== 'session:conversation_reset' && event !== 'session:reset')
+        return;
       const key = (payload as { sessionKey?: unknown }).sessionKey;
       if (typeof key === 'string') void learning.forgetSession(key);
     },
