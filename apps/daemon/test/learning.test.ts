@@ -27,6 +27,7 @@ function respond(body: Record<string, unknown>) {
   const user = messages.filter((message) => message.role === 'user').at(-1);
   const text = typeof user?.content === 'string' ? user.content : '';
   if (text.includes('You are writing down a procedure')) return { text: SKILL };
+  if (text.startsWith('No,')) return { text: 'sorry' };
   const toolResults = messages
     .slice(messages.indexOf(user as never))
     .filter((message) => message.role === 'tool').length;
@@ -104,6 +105,23 @@ describe('learning through the daemon', () => {
       expect.objectContaining({ name: 'define-pipeline', source: 'learned', trust: 'learned' }),
     );
 
+    // The active procedure is reused, and the user corrects the answer: the learned skill is failing.
+    await turn('s5', 'good');
+    await admin.call('agent.execute', {
+      agentId: 'ann',
+      sessionKey: 'acme:rpc:s5',
+      message: "No, that's wrong",
+    });
+    const corrected = (await admin.call('obs.explain', { sessionKey: 'acme:rpc:s5' })) as {
+      learning: Json;
+      likelyRootCause: { code: string };
+    };
+    expect(corrected.learning).toMatchObject({
+      outcome: 'corrected',
+      sources: ['correction'],
+      skillFailures: 1,
+    });
+    expect(corrected.likelyRootCause.code).toBe('learned_skill_failing');
     await turn('s5', 'bad');
     await turn('s6', 'bad');
     await sweep(admin, 3);

@@ -233,6 +233,14 @@ describe('the learning lifecycle', () => {
     learning.observeTurn(turn('s', [], { message: 'Thanks, that worked!' }));
     learning.observeTurn(turn('s', [], { endReason: 'timeout' }));
     await learning.idle();
+    // The correcting message's own row reports the correction it made.
+    expect(named('learning:observed')[1]).toMatchObject({
+      outcomeResolved: true,
+      outcome: 'corrected',
+      sources: ['correction'],
+      skillsUsed: 0,
+      skillFailures: 0,
+    });
     expect((await learning.status()).outcomes).toEqual({ success: 1, failure: 1, corrected: 1, unknown: 2 });
     const rows = await db.query<{ outcome: string; sources: string }>(
       'SELECT outcome, sources FROM learning_outcomes ORDER BY id',

@@ -2,7 +2,7 @@ import type { AgentTurnRunner, EventSink, Logger } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { type LearningSection, learningSectionSchema } from './config.js';
 import { LearningError } from './errors.js';
-import { LearningStore, type ProcedureState } from './internal/store.js';
+import { LearningStore, type OutcomeRow, type ProcedureState } from './internal/store.js';
 
 export type { LearningStatus } from './status.js';
 import { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
@@ -100,7 +100,9 @@ export function createLearningService(options: LearningServiceOptions): Learning
 
   async function observe(turn: LearningTurn, reads: string[], memories: string[]): Promise<void> {
     const signal = followUpSignal(turn.message);
-    if (signal) await resolvePrevious(turn.sessionKey, signal.outcome, signal.source);
+    const corrected = signal
+      ? await resolvePrevious(turn.sessionKey, signal.outcome, signal.source)
+      : undefined;
     const tools = turn.tools.filter((tool) => !META_TOOLS.has(tool.name));
     const { outcome, sources } = resolveOutcome({ endReason: turn.endReason, tools });
     const signature = procedureSignature(tools);
@@ -125,6 +127,18 @@ export function createLearningService(options: LearningServiceOptions): Learning
     });
     for (const id of memories) await store.countRecall(id, turn.agentId, outcome, turn.at);
     const failed = outcome === 'failure' || outcome === 'corrected';
+    // A message that only corrects the previous answer reports that correction: it is what the
+    // learning layer observed at this turn (and what names a failing learned skill).
+    const shown =
+      outcome === 'unknown' && corrected
+        ? {
+            outcome: 'corrected' as const,
+            sources: ['correction' as const],
+            skillsUsed: corrected.skillsUsed.length,
+            skillFailures: learned.filter((procedure) => corrected.skillsUsed.includes(procedure.name))
+              .length,
+          }
+        : { outcome, sources, skillsUsed: skillsUsed.length, skillFailures: failed ? used.length : 0 };
     const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
       'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
       [turn.agentId],
@@ -133,29 +147,33 @@ export function createLearningService(options: LearningServiceOptions): Learning
       sessionKey: turn.sessionKey,
       traceId: turn.traceId,
       agentId: turn.agentId,
-      outcomeResolved: outcome !== 'unknown',
-      ...(outcome === 'unknown' ? {} : { outcome }),
-      sources,
-      skillsUsed: skillsUsed.length,
-      skillFailures: failed ? used.length : 0,
+      outcomeResolved: shown.outcome !== 'unknown',
+      ...(shown.outcome === 'unknown' ? {} : { outcome: shown.outcome }),
+      sources: shown.sources,
+      skillsUsed: shown.skillsUsed,
+      skillFailures: shown.skillFailures,
       synthesisAbstained: lastSweep?.synthesis_abstained === 1,
       ...(failed && memories.length > 0 ? { failuresAttributed: memories.length } : {}),
     });
   }
 
-  /** A correction or confirmation in the next message resolves the session's previous turn. */
+  /**
+   * A correction or confirmation in the next message resolves the session's previous turn;
+   * answers the previous turn when it was corrected.
+   */
   async function resolvePrevious(
     sessionKey: string,
     outcome: 'corrected' | 'success',
     source: OutcomeSource,
-  ) {
+  ): Promise<OutcomeRow | undefined> {
     const previous = await store.lastOutcome(sessionKey);
-    if (!previous) return;
+    if (!previous) return undefined;
     // A confirmation only settles what was unknown; a correction overrides anything but a pipeline failure.
-    if (outcome === 'success' && previous.outcome !== 'unknown') return;
-    if (outcome === 'corrected' && previous.sources.includes('pipeline')) return;
+    if (outcome === 'success' && previous.outcome !== 'unknown') return undefined;
+    if (outcome === 'corrected' && previous.sources.includes('pipeline')) return undefined;
     const sources = [...new Set([...previous.sources, source])];
     await store.updateOutcome(previous.id, outcome, sources);
+    return outcome === 'corrected' ? previous : undefined;
   }
 
   async function runSweep(): Promise<{ agents: AgentSweep[]; summary: string }> {
