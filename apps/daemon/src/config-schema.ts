@@ -9,6 +9,7 @@ import { autonomySectionSchema, securitySectionSchema } from '@agentd/autonomy';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
+import { learningSectionSchema } from '@agentd/learning';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { mediaSectionSchema } from '@agentd/media';
 import { memorySectionSchema } from '@agentd/memory-store';
@@ -16,6 +17,7 @@ import { openaiApiSectionSchema } from '@agentd/openai-api';
 import { mcpSectionSchema } from '@agentd/mcp';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
+import { skillsSectionSchema } from '@agentd/skills';
 import { storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { workspaceSectionSchema } from '@agentd/workspace';
@@ -106,6 +108,10 @@ export const configSections = {
   openaiApi: section(openaiApiSectionSchema),
   // `/mcp` follows `mcp.serve` at the next request; `mcp.servers` are reconciled in place.
   mcp: section(mcpSectionSchema),
+  // Registries, the daemon skills directory and scan limits apply from the next call.
+  skills: section(skillsSectionSchema),
+  // Outcome resolution, funnel gates and the sweep interval apply from the next turn or sweep.
+  learning: section(learningSectionSchema),
 };
 
 /**

@@ -91,6 +91,12 @@ export interface LiveServices {
   memory: MemorySwitch;
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
   mcpTools: McpToolHost;
+  skills: { applyConfig(section: DaemonConfig['skills']): void };
+  learning: { applyConfig(section: DaemonConfig['learning']): void };
+  /** Creates or reschedules the `Memory lifecycle` cron job. */
+  ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Records the standing posture row again (the imported-skills count follows `skills`). */
+  recordPosture(): Promise<void>;
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -214,4 +220,12 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // memory methods, recall and the agent tools until it is on again.
   live.on(['memory'], (next) => services.memory.apply(next.memory));
   live.on(['approvals'], (next) => services.approvals.applyConfig(next.approvals));
+  live.on(['learning'], async (next) => {
+    services.learning.applyConfig(next.learning);
+    if (next.learning.enabled) await services.ensureLifecycleJob(next.learning.sweepIntervalMs);
+  });
+  live.on(['skills'], async (next) => {
+    services.skills.applyConfig(next.skills);
+    await services.recordPosture();
+  });
 }

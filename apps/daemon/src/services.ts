@@ -38,6 +38,14 @@ import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@age
 import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
+import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
+import {
+  createLearningService,
+  ensureLifecycleJob,
+  type LearningService,
+  lifecycleRunner,
+} from '@agentd/learning';
+import { canSynthesize, memoryEvictor } from './learning-links.js';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
@@ -111,6 +119,14 @@ export interface DaemonServices {
   autonomy: AutonomyService;
   /** `mcp.servers`: their tools as agent tools, their state for gateway.status. */
   mcpTools: McpToolHost;
+  /** Skills: sources, vetted imports, `skill_read` and the permission-manifest gate. */
+  skills: SkillsService;
+  /** Writes the standing `config_posture` row again with the current imported-skills count. */
+  recordPosture(): Promise<void>;
+  /** Turn outcomes, learned procedures, the memory lifecycle. */
+  learning: LearningService;
+  /** Creates or reschedules the `Memory lifecycle` cron job. */
+  ensureLifecycleJob(intervalMs: number): Promise<void>;
 }
 
 /**
@@ -131,10 +147,12 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   // the database), then to the embedder's sink.
   let evidenceSink: EventSink | undefined;
   const outerEvents = options.events;
+  const taps: EventSink[] = [];
   const events: EventSink = {
     emit: (event, payload) => {
       evidenceSink?.emit(event, payload);
       outerEvents?.emit(event, payload);
+      for (const tap of taps) tap.emit(event, payload);
     },
   };
   // Security decisions become audit:event rows; config changes also go to logs/config-audit.jsonl.
@@ -185,12 +203,50 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     createObsEvidence({ db, now, logger: logger.module('obs') }),
   );
   evidenceSink = obsEvidence.sink;
-  // The standing config posture (fleet rule 7): checked after start and on every providers change.
+  // Skills: the daemon directory and imports live under <data dir>/skills. Which tools an agent
+  // may use is asked of the runtime once it exists (a skill cannot widen them).
+  let skillLinks: SkillLinks = {
+    toolsDenied: (_agentId, tools) => [...tools],
+    learned: async () => [],
+    onRead: () => undefined,
+  };
+  const skills = createSkillsService({
+    dataDir,
+    section: config.skills,
+    audit: securityAudit,
+    missingTools: (agentId, tools) => skillLinks.toolsDenied(agentId, tools),
+    learned: (agentId) => skillLinks.learned(agentId),
+    onRead: (traceId, name) => skillLinks.onRead(traceId, name),
+    now,
+    logger: logger.module('agent'),
+  });
+  // The standing config posture (fleet rule 7): one row holds the served-window check (after
+  // start and on every providers change) and the imported skills outside the allowlist.
+  let served: Record<string, unknown> = {};
+  const recordPosture = async () => {
+    obsEvidence.record('config_posture', {
+      ...served,
+      importedSkillsOutsideAllowlist: await skills.importedOutsideAllowlist(),
+    });
+  };
   const posture = await lifecycle.start(
     'posture',
     () =>
       createServedWindowMonitor({
-        record: (found) => obsEvidence.record('config_posture', { ...found }),
+        record: (found) => {
+          served = { ...found };
+          void recordPosture().catch((error: unknown) =>
+            log.warn(
+              {
+                err: error,
+                step: 'posture',
+                errorKind: 'internal',
+                hint: 'the next posture check records it',
+              },
+              'posture row not recorded',
+            ),
+          );
+        },
         logger: logger.module('obs'),
       }),
     (monitor) => monitor.idle(),
@@ -247,6 +303,14 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (trace) => trace?.close(),
   );
   return {
+    tap: (sink) => {
+      taps.push(sink);
+    },
+    skills,
+    recordPosture,
+    bindSkills: (links) => {
+      skillLinks = links;
+    },
     secrets,
     lookupSecret,
     events,
@@ -279,9 +343,22 @@ type Stores = Omit<
   | 'terminal'
   | 'autonomy'
   | 'mcpTools'
+  | 'learning'
+  | 'ensureLifecycleJob'
 > & {
   events: EventSink;
+  /** Links the skills service to the runtime's tool policy and to learning, once they exist. */
+  bindSkills(links: SkillLinks): void;
+  /** Adds an in-process listener to the daemon's events (after the evidence store and the embedder's sink). */
+  tap(sink: EventSink): void;
 };
+
+/** What the skills service asks of parts started after it. */
+interface SkillLinks {
+  toolsDenied(agentId: string, tools: readonly string[]): string[];
+  learned(agentId: string): Promise<Array<{ name: string; description: string; body: string }>>;
+  onRead(traceId: string, name: string): void;
+}
 
 /** Starts the agent runtime and everything that runs turns or serves agents, over `stores`. */
 async function startAgents(
@@ -290,7 +367,7 @@ async function startAgents(
   stores: Stores,
 ): Promise<DaemonServices> {
   const { options, config, configStore, dataDir, env, now, logger } = context;
-  const { events, db, memory, obsEvidence, securityAudit, cacheTrace, lookupSecret } = stores;
+  const { events, db, memory, obsEvidence, securityAudit, cacheTrace, lookupSecret, skills } = stores;
   // Approval gates: before the runtime, whose tool gate chain asks them and whose session.reset
   // clears their cached decisions. Requests a previous process left pending are denied at start.
   const approvals = await lifecycle.service('approvals', () =>
@@ -360,9 +437,9 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      // The tenant gate, then leases and capabilities, then a human's yes: a call refused anyway
-      // never waits for an approval.
-      toolGates: [sharedToolsGate(), autonomy.gate(), createApprovalGate(approvals)],
+      // The tenant gate, then skills' permission manifests, then leases and capabilities, then a
+      // human's yes: a call refused anyway never waits for an approval.
+      toolGates: [sharedToolsGate(), skills.gate, autonomy.gate(), createApprovalGate(approvals)],
       approvals,
     }),
   );
@@ -371,10 +448,17 @@ async function startAgents(
   // unless an embedder passes its own runner.
   const agentRunner: AgentTurnRunner = options.agentRunner ?? agentRuntime;
   // Scheduling: jobs and heartbeats run their turns through the same runner.
+  // The `Memory lifecycle` job's runs are learning sweeps, not model turns.
+  let learningRef: LearningService | undefined;
+  let lifecycleSession: string | undefined;
   const cron = await lifecycle.service('cron', () =>
     createCronService({
       db,
-      runner: agentRunner,
+      runner: lifecycleRunner(
+        agentRunner,
+        () => learningRef,
+        () => lifecycleSession,
+      ),
       workspaceDir: (agentId) => workspacePath(dataDir, agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
@@ -469,10 +553,48 @@ async function startAgents(
     ...createWorkspaceTools(workspace),
     ...createTerminalTools(terminal),
     ...createAutonomyTools(autonomy),
+    ...skills.tools,
   ]);
   // After the tools exist (a resumed run's tool set is fixed already) and stopped before the
   // runtime closes: a stop aborts running runs and leaves them `running` for the next start.
   await lifecycle.service('autonomy', () => autonomy);
+  // Agents offered skill_read get their usable skills' names and descriptions in the prompt.
+  // Learning: every turn's outcome, the learned procedures (listed as `learned` skills) and the
+  // `Memory lifecycle` cron job whose runs are the sweeps.
+  const learning = await lifecycle.service('learning', () =>
+    createLearningService({
+      db,
+      section: config.learning,
+      events,
+      runner: agentRunner,
+      canSynthesize: (agentId) => canSynthesize(agentRuntime, agentId),
+      evictMemory: () => memoryEvictor(memory, logger.module('memory')),
+      now,
+      logger: logger.module('agent'),
+    }),
+  );
+  learningRef = learning;
+  // A deleted or reset session, or a reset conversation, takes its outcome rows (message starts) along.
+  stores.tap({
+    emit: (event, payload) => {
+      if (event !== 'session:deleted' && event !== 'session:conversation_reset' && event !== 'session:reset')
+        return;
+      const key = (payload as { sessionKey?: unknown }).sessionKey;
+      if (typeof key === 'string') void learning.forgetSession(key);
+    },
+  });
+  agentRuntime.useTurnObserver((turn) => learning.observeTurn(turn));
+  stores.bindSkills({
+    toolsDenied: (agentId, tools) => agentRuntime.toolsDenied(agentId, tools),
+    learned: (agentId) => learning.learnedSkills(agentId),
+    onRead: (traceId, name) => learning.noteSkillRead(traceId, name),
+  });
+  if (config.learning.enabled)
+    lifecycleSession = await ensureLifecycleJob(cron, config.learning.sweepIntervalMs);
+  agentRuntime.useSkills({
+    readTool: SKILL_READ_TOOL,
+    promptBlock: (agentId) => skills.promptBlock(agentId),
+  });
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
   // reset_conversation drop the session's memories by the contract's rules, agents with
   // memory.autoRecall get their memories recalled before each turn, and the memory tools.
@@ -482,7 +604,18 @@ async function startAgents(
         memory: {
           deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
         },
-        recall: service.autoRecall,
+        recall: {
+          // The learning layer counts which memories each turn recalled (the memory lifecycle).
+          recall: async (request) => {
+            const found = await service.autoRecall.recall(request);
+            learningRef?.noteRecall(
+              request.sessionKey,
+              found.entries.map((entry) => entry.id),
+            );
+            return found;
+          },
+          forget: (sessionKey) => service.autoRecall.forget?.(sessionKey),
+        },
         tools: service.tools,
       },
     ),
@@ -509,7 +642,7 @@ async function startAgents(
     (host) => host.close(),
   );
 
-  const { events: _events, ...rest } = stores;
+  const { events: _events, bindSkills: _bind, tap: _tap, ...rest } = stores;
   return {
     ...rest,
     mcpTools,
@@ -526,5 +659,9 @@ async function startAgents(
     hooks,
     approvals,
     autonomy,
+    learning,
+    ensureLifecycleJob: async (intervalMs) => {
+      lifecycleSession = await ensureLifecycleJob(cron, intervalMs);
+    },
   };
 }

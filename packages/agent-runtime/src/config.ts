@@ -223,6 +223,20 @@ export const contextEngineSectionSchema = z
       })
       .strict()
       .default({ effectiveContextCapSmall: 32_768, effectiveContextCapNano: 8192 }),
+    /** The context DAG: when compaction runs on its own and how summaries are condensed. */
+    compaction: z
+      .object({
+        /** Compact after a turn whose uncompacted history passes `thresholdRatio` of the window. @default true */
+        auto: z.boolean().default(true),
+        /** Share of the context window the uncompacted history may fill before auto-compaction. @default 0.75 */
+        thresholdRatio: z.number().gt(0).max(1).default(0.75),
+        /** Root summaries of one depth condensed into one summary a level up. @default 4 */
+        fanout: z.number().int().min(2).max(32).default(4),
+        /** Share of the context window the summaries may take in a turn's context. @default 0.25 */
+        summaryShare: z.number().gt(0).max(1).default(0.25),
+      })
+      .strict()
+      .default({ auto: true, thresholdRatio: 0.75, fanout: 4, summaryShare: 0.25 }),
   })
   .strict();
 

@@ -74,10 +74,21 @@ export type {
   ProviderFactory,
   SessionMemory,
   TurnRecall,
+  TurnSkills,
+  ObservedTurn,
+  TurnObserver,
   TurnRecallRequest,
   TurnRecallResult,
 } from './runtime-options.js';
 export type { CompactResult } from './session-compaction.js';
+export {
+  type ContextDagApi,
+  type ContextTree,
+  type ContextTreeNode,
+  MAX_TREE_MESSAGES,
+  NODE_PREVIEW_CHARS,
+} from './context-dag.js';
+export type { ContextNode, ConversationSummary } from './context-dag-store.js';
 export type {
   ResetConversationResult,
   SessionExport,

@@ -103,4 +103,22 @@ CREATE TABLE agent_turn_keys (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'context DAG: summary nodes over message ranges and earlier summaries',
+    up: `
+CREATE TABLE agent_context_nodes (
+  id INTEGER PRIMARY KEY,
+  session_id INTEGER NOT NULL REFERENCES agent_sessions (id) ON DELETE CASCADE,
+  depth INTEGER NOT NULL,
+  content TEXT NOT NULL,
+  tokens INTEGER NOT NULL,
+  from_seq INTEGER NOT NULL,
+  to_seq INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES agent_context_nodes (id) ON DELETE SET NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX agent_context_nodes_session ON agent_context_nodes (session_id, parent_id, depth, from_seq);
+`,
+  },
 ];

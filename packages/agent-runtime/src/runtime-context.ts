@@ -7,6 +7,7 @@ import { SessionCache } from './internal/session-cache.js';
 import type { AgentRuntimeLogger } from './logger.js';
 import type { ModelUsage } from './provider.js';
 import type { RuntimeSettings } from './runtime-options.js';
+import { ContextDagStore } from './context-dag-store.js';
 import { SessionStore } from './session-store.js';
 import { ToolBreakers } from './tool-breaker.js';
 import type { EventSink } from './types.js';
@@ -36,6 +37,8 @@ export interface RuntimeContext {
   readonly db: Database;
   readonly dataDir: string;
   readonly store: SessionStore;
+  /** The context DAG's summary nodes. */
+  readonly dag: ContextDagStore;
   readonly evidence: EvidenceWriter;
   readonly logger: AgentRuntimeLogger;
   readonly events: EventSink;
@@ -84,6 +87,7 @@ export function createRuntimeContext(settings: RuntimeSettings): RuntimeContext 
     db: settings.db,
     dataDir: settings.dataDir,
     store: new SessionStore(settings.db),
+    dag: new ContextDagStore(settings.db),
     evidence,
     logger,
     events: settings.events,

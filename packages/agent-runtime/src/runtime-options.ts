@@ -40,6 +40,35 @@ export interface TurnRecallRequest {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Skills in the prompt: the name and description of each skill an agent may load, added to
+ * the system prompt of agents offered the `readTool` (the body is loaded by that tool).
+ */
+export interface TurnSkills {
+  /** The agent tool that loads a skill's body (`skill_read`). */
+  readTool: string;
+  /** The prompt block listing the agent's usable skills, or undefined when it has none. */
+  promptBlock(agentId: string): Promise<string | undefined>;
+}
+
+/** One finished turn as a {@link TurnObserver} sees it (in process; never an event payload). */
+export interface ObservedTurn {
+  agentId: string;
+  sessionKey: string;
+  traceId: string;
+  origin: string;
+  /** The user message of the turn. */
+  message: string;
+  endReason: string;
+  /** The turn's tool calls in order: name and whether it succeeded. */
+  tools: Array<{ name: string; ok: boolean }>;
+  synthetic: boolean;
+  at: number;
+}
+
+/** Sees every finished turn (the learning layer resolves outcomes from them). */
+export type TurnObserver = (turn: ObservedTurn) => void;
+
 /** What one recall found (the shape memory-store's `AutoRecall.recall` answers). */
 export interface TurnRecallResult {
   /** Text to put before the turn, a heading line then one line per memory; absent when nothing matched. */
@@ -145,6 +174,10 @@ export interface RuntimeSettings {
   memory: SessionMemory | undefined;
   approvals: ApprovalCache | undefined;
   recall: TurnRecall | undefined;
+  /** Set by `useSkills`: the skill lines of an agent's prompt. */
+  skills: TurnSkills | undefined;
+  /** Set by `useTurnObserver`. */
+  observer: TurnObserver | undefined;
   sessionCacheSize: number;
   events: EventSink;
   cacheTrace: CacheTraceSink | undefined;
@@ -167,9 +200,7 @@ const dataSchema = z.object({
   dataDir: z.string().min(1),
   agents: agentsSectionSchema.default({ entries: {}, toolDenylist: [] }),
   providers: providersSectionSchema.default({ entries: {} }),
-  contextEngine: contextEngineSectionSchema.default({
-    budget: { effectiveContextCapSmall: 32_768, effectiveContextCapNano: 8192 },
-  }),
+  contextEngine: contextEngineSectionSchema.default(contextEngineSectionSchema.parse({})),
   sessionCacheSize: z.number().int().min(0).default(64),
   evidenceRotation: evidenceRotationSchema.optional(),
 });
@@ -224,6 +255,8 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     memory: options.memory,
     approvals: options.approvals,
     recall: options.recall,
+    skills: undefined,
+    observer: undefined,
     sessionCacheSize: data.sessionCacheSize,
     events: options.events ?? noopEventSink,
     cacheTrace: options.cacheTrace,

@@ -13,10 +13,13 @@ import {
   resolveRuntimeOptions,
   type SessionMemory,
   type TurnRecall,
+  type TurnObserver,
+  type TurnSkills,
 } from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
 import { createToolRunner } from './tool-runner.js';
 import { createTurnLoop } from './turn-loop.js';
+import { type ContextDagApi, createContextDagApi } from './context-dag.js';
 import type { AgentTool, TurnRequest, TurnResult } from './types.js';
 
 /** The agent runtime. */
@@ -47,12 +50,23 @@ export interface AgentRuntime {
    * @throws {AgentRuntimeError} `INVALID_OPTIONS` for a tool name taken by another tool.
    */
   useMemory(memory: { memory?: SessionMemory; recall?: TurnRecall; tools?: AgentTool[] } | undefined): void;
+  /**
+   * Lists skills in the prompts of agents offered `skills.readTool`, from the next turn;
+   * `undefined` stops it.
+   */
+  useSkills(skills: TurnSkills | undefined): void;
+  /** Calls `observer` after every recorded turn (from the next turn); `undefined` stops it. */
+  useTurnObserver(observer: TurnObserver | undefined): void;
+  /** The tools of `names` that `agentId` may not use (its allow-list and the denylists); all of them for an unknown agent. */
+  toolsDenied(agentId: string, names: readonly string[]): string[];
   readonly agents: AgentsApi;
   /** Configured providers and models, without keys. */
   models(): { providers: ProviderView[]; models: ModelView[] };
   /** Prompt-cache figures from billing. */
   cacheStats(agentId?: string): Promise<Record<string, unknown>>;
   readonly sessions: SessionsApi;
+  /** The context DAG: conversations and their summary trees (`context.*`). */
+  readonly context: ContextDagApi;
   readonly billing: BillingApi;
   /** Turns running now. */
   readonly inFlight: number;
@@ -122,6 +136,16 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       ctx.settings.memory = memory?.memory;
       ctx.settings.recall = memory?.recall;
     },
+    useSkills(skills) {
+      ctx.settings.skills = skills;
+    },
+    useTurnObserver(observer) {
+      ctx.settings.observer = observer;
+    },
+    toolsDenied(agentId, names) {
+      const agent = agents.find(agentId);
+      return names.filter((name) => !agent || !tools.allowed(agent, name, undefined));
+    },
     agents: agents.api,
     models: models.list,
     async cacheStats(agentId) {
@@ -129,6 +153,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       return { ...(agentId ? { agentId } : {}), ...(await ctx.store.cacheStats(agentId)) };
     },
     sessions: createSessionService(ctx, agents, models),
+    context: createContextDagApi(ctx),
     billing: createBillingApi(ctx),
     evidenceRolls: ctx.evidence.rolls,
     get inFlight() {

@@ -42,15 +42,38 @@ describe('contextDagByAgent', () => {
     expect(await contextDagByAgent(db)).toEqual([
       {
         agentId: 'coder',
-        nodes: { sessions: 1, messages: 3 },
+        nodes: { sessions: 1, messages: 3, summaries: 0 },
         maxDepth: 0,
+        nodesByDepth: {},
         compactions: { compactedSessions: 0, summaryTokens: 0 },
       },
       {
         agentId: 'writer',
-        nodes: { sessions: 2, messages: 14 },
+        nodes: { sessions: 2, messages: 14, summaries: 0 },
         maxDepth: 1,
+        nodesByDepth: {},
         compactions: { compactedSessions: 1, summaryTokens: 120 },
+      },
+    ]);
+  });
+
+  it('reports summary nodes per depth, the deepest level and the newest compaction', async () => {
+    await session('a:1', 'writer', 40, 30, 50);
+    const node = (depth: number, parent: number | null, createdAt: number) =>
+      db.execute(
+        `INSERT INTO agent_context_nodes (session_id, depth, content, tokens, from_seq, to_seq, parent_id, created_at)
+         VALUES (1, ?, 's', 1, 1, 2, ?, ?)`,
+        [depth, parent, createdAt],
+      );
+    await node(2, null, 50);
+    for (const at of [10, 20]) await node(1, 1, at);
+    expect(await contextDagByAgent(db, 'writer')).toEqual([
+      {
+        agentId: 'writer',
+        nodes: { sessions: 1, messages: 40, summaries: 3 },
+        maxDepth: 2,
+        nodesByDepth: { '1': 2, '2': 1 },
+        compactions: { compactedSessions: 1, summaryTokens: 50, lastAt: 50 },
       },
     ]);
   });

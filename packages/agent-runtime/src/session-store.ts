@@ -392,6 +392,8 @@ export class SessionStore {
       const session = await this.get(sessionKey, tx);
       if (!session) return undefined;
       const deleted = await tx.execute('DELETE FROM agent_messages WHERE session_id = ?', [session.id]);
+      // The context DAG summarises those messages: it goes with them.
+      await tx.execute('DELETE FROM agent_context_nodes WHERE session_id = ?', [session.id]);
       await tx.execute('DELETE FROM agent_turn_keys WHERE session_key = ?', [sessionKey]);
       await tx.execute(
         `UPDATE agent_sessions SET message_count = 0, summary = NULL, summary_tokens = 0,

@@ -16,6 +16,7 @@ import { sessionKeySchema } from './session-key.js';
 import type { NewMessage } from './session-store.js';
 import { estimateMessageTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
+import { compactSession } from './session-compaction.js';
 import { prepareTurn } from './turn-prepare.js';
 import { recordTurn } from './turn-record.js';
 import type { TurnOrigin, TurnRequest, TurnResult } from './types.js';
@@ -164,7 +165,60 @@ export function createTurnLoop(
     } finally {
       timers.dispose();
     }
-    return recordTurn(ctx, state, timers.stopCause);
+    const result = await recordTurn(ctx, state, timers.stopCause);
+    observe(state, result);
+    await scheduleCompaction(state.sessionKey, state.window.windowTokens);
+    return result;
+  }
+
+  /** Hands the finished turn to the observer (the learning layer); a throwing observer is only logged. */
+  function observe(state: TurnState, result: TurnResult): void {
+    const observer = ctx.settings.observer;
+    if (!observer) return;
+    try {
+      observer({
+        agentId: state.agentId,
+        sessionKey: state.sessionKey,
+        traceId: state.traceId,
+        origin: state.origin,
+        message: state.input.message,
+        endReason: result.endReason,
+        tools: state.trajectory.flatMap((record) =>
+          record.type === 'tool_call' ? [{ name: record.toolName, ok: record.ok }] : [],
+        ),
+        synthetic: state.input.synthetic === true,
+        at: ctx.now(),
+      });
+    } catch (error) {
+      ctx.logger.warn(
+        { err: error, errorKind: 'internal', hint: 'the turn itself is recorded' },
+        'turn observer failed',
+      );
+    }
+  }
+
+  /**
+   * Automatic compaction: once the uncompacted history passes `thresholdRatio` of the window,
+   * a compaction is queued behind this turn on the session's lock, so the answer is not held up
+   * and the next turn starts from the DAG. A failed compaction is logged; history stays whole.
+   */
+  async function scheduleCompaction(sessionKey: string, windowTokens: number): Promise<void> {
+    const settings = ctx.config.contextEngine.compaction;
+    if (!settings.auto || closed) return;
+    const session = ctx.cache.get(sessionKey)?.session ?? (await ctx.store.get(sessionKey));
+    if (!session) return;
+    const live = await ctx.dag.liveTokens(session.id, session.compactedBeforeSeq);
+    if (live <= windowTokens * settings.thresholdRatio) return;
+    const compaction = ctx.locks
+      .run(sessionKey, () => compactSession(ctx, agents, models, sessionKey))
+      .catch((error: unknown) =>
+        ctx.logger.warn(
+          { err: error, sessionKey, errorKind: 'internal', hint: 'run session.compact to retry' },
+          'automatic compaction failed',
+        ),
+      );
+    turnsInFlight.add(compaction);
+    void compaction.then(() => turnsInFlight.delete(compaction));
   }
 
   return {

@@ -50,6 +50,22 @@ async function setup(session?: Partial<SessionRecord>) {
 }
 
 describe('prepareTurn', () => {
+  it('lists the agent’s skills in the prompt only when it is offered the read tool', async () => {
+    const { ctx, tools, turn } = await setup();
+    const asked: string[] = [];
+    const promptBlock = async (agentId: string) => {
+      asked.push(agentId);
+      return 'Skills you can load:\n- pdf: fills forms';
+    };
+    ctx.settings.skills = { readTool: 'add', promptBlock };
+    const state = await prepareTurn(ctx, tools, turn, new AbortController().signal);
+    expect(state.system).toBe('Add things.\n\nSkills you can load:\n- pdf: fills forms');
+    expect(asked).toEqual(['calc']);
+    ctx.settings.skills = { readTool: 'skill_read', promptBlock };
+    expect((await prepareTurn(ctx, tools, turn, new AbortController().signal)).system).toBe('Add things.');
+    expect(asked).toEqual(['calc']);
+  });
+
   it('assembles the system prompt, the offered tools and the fresh tail of a new session', async () => {
     const { ctx, tools, turn } = await setup();
     const state = await prepareTurn(ctx, tools, turn, new AbortController().signal);
@@ -83,6 +99,7 @@ describe('prepareTurn', () => {
       nextSeq: 3,
       compactedBeforeSeq: 1,
       summary: 'Ann likes sums.',
+      summaryTokens: 5,
     });
     ctx.cache.set('p', {
       session: turn.session as SessionRecord,

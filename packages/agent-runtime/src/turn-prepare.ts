@@ -27,7 +27,9 @@ export async function prepareTurn(
   });
   const offered = tools.offered(agent, input.allowedTools, setup.agentId);
   let system = agent.systemPrompt;
-  if (session?.summary) system += `\n\nSummary of the earlier conversation:\n${session.summary}`;
+  const summary = await summaryFor(ctx, session, window.windowTokens);
+  if (summary) system += `\n\nSummary of the earlier conversation:\n${summary}`;
+  system += await skillsBlock(ctx, setup.agentId, offered);
   const userMessage: NewMessage = {
     role: 'user',
     content: input.message,
@@ -80,6 +82,51 @@ export async function prepareTurn(
   if (recall && agent.memory.autoRecall) await addRecall(ctx, state, recall, signal);
   await addHistory(ctx, state);
   return state;
+}
+
+/**
+ * The highest summaries of the context DAG that fit: the roots (which together cover every
+ * compacted message) when they fit `summaryShare` of the window, which is the stored summary;
+ * otherwise the newest roots that fit, oldest first (older ones stay browsable in the DAG).
+ */
+async function summaryFor(
+  ctx: RuntimeContext,
+  session: TurnSetup['session'],
+  windowTokens: number,
+): Promise<string | undefined> {
+  if (!session?.summary) return undefined;
+  const budget = Math.floor(windowTokens * ctx.config.contextEngine.compaction.summaryShare);
+  if (session.summaryTokens <= budget) return session.summary;
+  const kept: string[] = [];
+  let used = 0;
+  const roots = await ctx.dag.roots(session.id);
+  for (const node of roots.reverse()) {
+    if (used + node.tokens > budget) break;
+    kept.unshift(node.content);
+    used += node.tokens;
+  }
+  return kept.length > 0 ? kept.join('\n\n') : undefined;
+}
+
+/** The skills an agent may load, one line each, when it is offered the skill-read tool. */
+async function skillsBlock(
+  ctx: RuntimeContext,
+  agentId: string,
+  offered: { name: string }[],
+): Promise<string> {
+  const skills = ctx.settings.skills;
+  if (!skills || !offered.some((tool) => tool.name === skills.readTool)) return '';
+  try {
+    const block = await skills.promptBlock(agentId);
+    return block ? `\n\n${block}` : '';
+  } catch (error) {
+    // A broken skills folder must not stop the agent from answering.
+    ctx.logger.warn(
+      { err: error, agentId, errorKind: 'internal', hint: 'check skills.list for load errors' },
+      'skills not listed in the prompt',
+    );
+    return '';
+  }
 }
 
 /**

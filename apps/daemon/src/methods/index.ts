@@ -12,6 +12,7 @@ import { approvalMethods } from './approvals.js';
 import { autonomyMethods } from './autonomy.js';
 import { browserMethods } from './browser.js';
 import { configMethods } from './config.js';
+import { contextMethods } from './context.js';
 import { cronMethods } from './cron.js';
 import { daemonMethods } from './daemon.js';
 import { envMethods } from './env.js';
@@ -19,12 +20,14 @@ import { type GatewayControl, gatewayMethods } from './gateway.js';
 import { graphMethods } from './graph.js';
 import { heartbeatMethods } from './heartbeat.js';
 import { mediaMethods } from './media.js';
+import { learningMethods } from './learning.js';
 import { memoryMethods } from './memory.js';
 import { modelsMethods } from './models.js';
 import { obsMethods } from './obs.js';
 import { obsBillingMethods } from './obs-billing.js';
 import { schedulerMethods } from './scheduler.js';
 import { sessionMethods } from './session.js';
+import { skillsMethods } from './skills.js';
 import { systemMethods } from './system.js';
 import { tokenMethods } from './tokens.js';
 import { workspaceMethods } from './workspace.js';
@@ -85,6 +88,7 @@ export function builtInMethods(deps: {
     ...agentsMethods({ runtime }),
     ...modelsMethods({ runtime }),
     ...sessionMethods({ runtime, tenants }),
+    ...contextMethods({ runtime, tenants }),
     ...obsBillingMethods({ runtime }),
     ...unboundOnly(
       tenants,
@@ -92,7 +96,12 @@ export function builtInMethods(deps: {
         service: services.obsService,
         evidence: services.obsEvidence,
         db: services.db,
-        contextEngine: config.contextEngine,
+        contextEngine: () => configStore.current().contextEngine,
+        agentContext: (agentId) => {
+          if (!runtime.agents.list().includes(agentId)) return undefined;
+          const agent = runtime.agents.get(agentId);
+          return { contextBudget: agent.contextBudget, compactionModel: agent.operations.compaction ?? null };
+        },
         now,
         audit,
       }),
@@ -112,5 +121,7 @@ export function builtInMethods(deps: {
       }),
     ),
     ...autonomyMethods({ autonomy: services.autonomy, tenants }),
+    ...skillsMethods({ skills: services.skills }),
+    ...learningMethods({ learning: services.learning }),
   ];
 }

@@ -1,3 +1,4 @@
+import type { ContextEngineSection } from '@agentd/agent-runtime';
 import {
   auditQuerySchema,
   diagnosticsQuerySchema,
@@ -26,11 +27,31 @@ function obsRpcError(error: unknown): unknown {
 }
 
 /** The obs namespace except obs.billing.* (see obs-billing.ts). All admin except obs.diagnostics. */
+/**
+ * The layers of a turn's context, in the order the turn loop assembles them: the system
+ * prompt with the skills list, recalled memories, the highest context-DAG summaries that fit
+ * `summaryShare` of the window, the uncompacted history that fits, then this turn's messages.
+ */
+const CONTEXT_LAYERS = [
+  { name: 'system', source: 'agent systemPrompt and offered tool schemas' },
+  { name: 'skills', source: 'name and description of each usable skill (agents offered skill_read)' },
+  { name: 'recall', source: 'recalled memories (agents with memory.autoRecall), in history room only' },
+  {
+    name: 'summaries',
+    source: 'context DAG roots that fit contextEngine.compaction.summaryShare of the window',
+  },
+  { name: 'history', source: 'uncompacted messages, newest first, within the history budget' },
+  { name: 'freshTail', source: 'this turn: the user message, assistant steps and tool results' },
+];
+
 export function obsMethods(deps: {
   service: ObsService;
   evidence: ObsEvidence;
   db: Database;
-  contextEngine: unknown;
+  /** The live `contextEngine` section (budget caps, compaction). */
+  contextEngine: () => ContextEngineSection;
+  /** An agent's context budget and compaction model, for `context.pipeline {agentId}`; undefined when unknown. */
+  agentContext?: (agentId: string) => Record<string, unknown> | undefined;
   now: () => number;
   /** Producer of the audit event an evidence reset is (it erases what operators investigate). @default emits nothing */
   audit?: SecurityAudit;
@@ -107,18 +128,30 @@ export function obsMethods(deps: {
       handler: () => evidence.deliveryStats(),
     }),
     adminMethod('context.dag', {
-      description: 'Session and compaction counts per agent from the session store.',
+      description:
+        'The context DAG per agent: sessions, messages, summary nodes per depth, deepest level, compaction history.',
       params: agentFilter,
       handler: async ({ agentId }) => ({ agents: await contextDagByAgent(db, agentId) }),
     }),
     adminMethod('context.pipeline', {
-      description: 'Context assembly configuration and token budgets.',
+      description:
+        'How a turn assembles its context: the layers in order, the window caps, the summary share and the compaction policy.',
       params: agentFilter,
-      handler: ({ agentId }) => ({
-        ...(agentId ? { agentId } : {}),
-        layers: ['system', 'tools', 'summary', 'history', 'freshTail'],
-        contextEngine: deps.contextEngine,
-      }),
+      handler: ({ agentId }) => {
+        const engine = deps.contextEngine();
+        const agent = agentId === undefined ? undefined : deps.agentContext?.(agentId);
+        return {
+          ...(agentId ? { agentId } : {}),
+          layers: CONTEXT_LAYERS,
+          budgets: {
+            ...engine.budget,
+            summaryShare: engine.compaction.summaryShare,
+            ...(agent ? { agent } : {}),
+          },
+          compaction: engine.compaction,
+          contextEngine: engine,
+        };
+      },
     }),
     adminMethod('reset', {
       description: 'Empties the metrics, billing, delivery, channel and diagnostics tables (not the audit).',

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/** The `learning` config section. */
+export const learningSectionSchema = z
+  .object({
+    /**
+     * Resolve turn outcomes and run the `Memory lifecycle` sweep. Off by default: synthesis
+     * spends model calls and the outcome rows keep (shortened) user messages. @default false
+     */
+    enabled: z.boolean().default(false),
+    /** How often the `Memory lifecycle` cron job sweeps. @default 21600000 (6 h) */
+    sweepIntervalMs: z
+      .number()
+      .int()
+      .min(60_000)
+      .default(6 * 60 * 60 * 1000),
+    /** Successful turns of one procedure, from distinct sessions, before reflection admits a candidate. @default 2 */
+    admitAfter: z.number().int().min(1).max(20).default(2),
+    /** Corroborating successes from distinct sessions that make a candidate active. @default 2 */
+    promoteAfter: z.number().int().min(1).max(20).default(2),
+    /** Failed or corrected reuses (distinct sessions) that make an active procedure stale, and a stale one archived. @default 2 */
+    demoteAfter: z.number().int().min(1).max(20).default(2),
+    memory: z
+      .object({
+        /** Recalls without a successful turn before a memory is demoted. @default 5 */
+        demoteAfterRecalls: z.number().int().min(1).default(5),
+        /** Recalls without a successful turn before a demoted memory is evicted. @default 10 */
+        evictAfterRecalls: z.number().int().min(1).default(10),
+      })
+      .strict()
+      .default({ demoteAfterRecalls: 5, evictAfterRecalls: 10 }),
+  })
+  .strict();
+
+/** The parsed `learning` section. */
+export type LearningSection = z.infer<typeof learningSectionSchema>;

@@ -1,0 +1,41 @@
+export { type LearningSection, learningSectionSchema } from './config.js';
+export {
+  isLearningError,
+  LearningError,
+  type LearningErrorCode,
+  type LearningErrorOptions,
+} from './errors.js';
+export type { OutcomeRow, Procedure, ProcedureState } from './internal/store.js';
+export {
+  createLearningService,
+  type LearnedSkill,
+  type LearningService,
+  type LearningServiceOptions,
+  type LearningStatus,
+  type LearningTurn,
+} from './learning-service.js';
+export { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  followUpSignal,
+  type OutcomeEvidence,
+  type OutcomeSource,
+  procedureSignature,
+  resolveOutcome,
+  type TurnOutcome,
+} from './outcome.js';
+export {
+  type AdmissionOutcome,
+  type Cluster,
+  clusterSuccesses,
+  type FunnelCounts,
+  reflectionPrompt,
+  type Verdict,
+  validateReflection,
+} from './reflection.js';
+export { type AgentSweep, REFLECTION_SESSION_PREFIX, type SweepDeps, sweepAgent } from './sweep.js';
+export {
+  ensureLifecycleJob,
+  LIFECYCLE_JOB_NAME,
+  type LifecycleCron,
+  lifecycleRunner,
+} from './lifecycle-job.js';

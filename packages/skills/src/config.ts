@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { scanLimitsSchema } from './scan.js';
+
+/** Trust tiers of a registry: what an operator vouches for its skills. */
+export const REGISTRY_TRUST = ['verified', 'community', 'untrusted'] as const;
+
+/** One allowed registry (`skills.import.registries[]`). */
+export const registrySchema = z
+  .object({
+    /** Name callers give `skills.import {registry}`. */
+    id: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/),
+    /** Base URL (http or https); archives are fetched from `<base>/<name>/<version>.tar.gz`. */
+    base: z.url({ protocol: /^https?$/ }).max(2048),
+    /** Wire format of the registry. `tarball`: a gzip tarball per skill version. */
+    kind: z.enum(['tarball']).default('tarball'),
+    /** Trust tier recorded on every skill imported from it. */
+    trust: z.enum(REGISTRY_TRUST).default('untrusted'),
+  })
+  .strict();
+
+/** One allowed registry, parsed. */
+export type RegistryConfig = z.infer<typeof registrySchema>;
+
+/** The `skills` config section. */
+export const skillsSectionSchema = z
+  .object({
+    /** The daemon-wide skills directory; `<data dir>/skills/shared` when absent. */
+    directory: z.string().min(1).max(4096).optional(),
+    import: z
+      .object({
+        /** The only registries `skills.import` may fetch from (checked before any request). */
+        registries: z
+          .array(registrySchema)
+          .max(64)
+          .default([])
+          .refine((list) => new Set(list.map((entry) => entry.id)).size === list.length, {
+            message: 'registry ids must be unique',
+          }),
+        /** Largest archive fetched (bytes). @default 4194304 */
+        maxArchiveBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 * 1024),
+        /** Fetch deadline (ms). @default 30000 */
+        timeoutMs: z.number().int().positive().default(30_000),
+        limits: scanLimitsSchema.default(scanLimitsSchema.parse({})),
+      })
+      .strict()
+      .default({
+        registries: [],
+        maxArchiveBytes: 4 * 1024 * 1024,
+        timeoutMs: 30_000,
+        limits: scanLimitsSchema.parse({}),
+      }),
+  })
+  .strict();
+
+/** The parsed `skills` section. */
+export type SkillsSection = z.infer<typeof skillsSectionSchema>;
