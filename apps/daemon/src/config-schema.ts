@@ -6,6 +6,7 @@ import {
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
+import { channelsSectionSchema, notificationsSectionSchema } from '@agentd/channels';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
 import { memorySectionSchema } from '@agentd/memory-store';
@@ -80,6 +81,9 @@ export const configSections = {
   memory: section(memorySectionSchema),
   cron: section(cronSectionSchema),
   heartbeat: section(heartbeatSectionSchema),
+  // A changed platform section rebuilds that adapter; the queue keeps its entries.
+  channels: section(channelsSectionSchema),
+  notifications: section(notificationsSectionSchema),
 };
 
 /**

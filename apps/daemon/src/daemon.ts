@@ -331,6 +331,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
   lifecycle.add('gateway', () => gateway.ws.close());
+  // webchat's chats are the WebSocket clients: a delivery is a notification to every socket of one.
+  services.channels.attachWebchat((clientId, method, params) => gateway.ws.notify(clientId, method, params));
   tokens.onRevoke((tokenId) => {
     gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
   });
@@ -349,6 +351,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     graph: services.graph,
     cron: services.cron,
     memory: services.memory,
+    channels: services.channels,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,

@@ -1,6 +1,8 @@
 import type { AgentRuntime } from '@agentd/agent-runtime';
 import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
+import type { ChannelsService } from '@agentd/channels';
+import { resolveSecretRefs } from '@agentd/config-store';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -78,6 +80,7 @@ export interface LiveServices {
   graph: GraphService;
   cron: CronService;
   memory: MemorySwitch;
+  channels: ChannelsService;
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -182,4 +185,11 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // On opens the store the first time (then re-configures it); off withdraws it from the
   // memory methods, recall and the agent tools until it is on again.
   live.on(['memory'], (next) => services.memory.apply(next.memory));
+  // A changed platform section restarts that adapter with the newly resolved credentials.
+  live.on(['channels', 'notifications'], async (next) =>
+    services.channels.apply(
+      await resolveSecretRefs(next.channels, (name) => services.env[name]),
+      next.notifications,
+    ),
+  );
 }

@@ -8,6 +8,7 @@ import {
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
+import { type ChannelsService, channelsMigrations, createChannelsService } from '@agentd/channels';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import {
   createCronService,
@@ -79,6 +80,7 @@ export interface DaemonServices {
   obsService: ObsService;
   browser: BrowserService;
   hooks: WebhookService;
+  channels: ChannelsService;
 }
 
 /**
@@ -212,7 +214,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
 type Stores = Omit<
   DaemonServices,
-  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks'
+  'agentRuntime' | 'cron' | 'heartbeat' | 'graph' | 'obsService' | 'browser' | 'hooks' | 'channels'
 > & {
   events: EventSink;
 };
@@ -343,6 +345,13 @@ async function startAgents(
     (service) => service.close(),
   );
 
+  const channels = await startChannels(context, lifecycle, {
+    db,
+    obsEvidence,
+    securityAudit,
+    runner: agentRunner,
+  });
+
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
   agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
   // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
@@ -370,5 +379,71 @@ async function startAgents(
     obsService,
     browser,
     hooks,
+    channels,
   };
+}
+
+/**
+ * The chat channels and their delivery queue: every attempt is a delivery trace and channel
+ * activity, a refused inbound sender an audit event, inbound messages turns of `runner`.
+ */
+async function startChannels(
+  context: ServiceContext,
+  lifecycle: Lifecycle,
+  deps: { db: Database; obsEvidence: ObsEvidence; securityAudit: SecurityAudit; runner: AgentTurnRunner },
+): Promise<ChannelsService> {
+  const { config, env, now, logger } = context;
+  const { obsEvidence, securityAudit } = deps;
+  return lifecycle.start(
+    'channels',
+    async () => {
+      await deps.db.migrate('@agentd/channels', [...channelsMigrations]);
+      const service = createChannelsService({
+        db: deps.db,
+        section: await resolveSecretRefs(config.channels, (name) => env[name]),
+        notifications: config.notifications,
+        runner: deps.runner,
+        onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
+          obsEvidence.recordDelivery({
+            ts: now(),
+            channelId: entry.operation.channelId,
+            outcome,
+            latencyMs,
+            ...(errorKind ? { errorKind } : {}),
+          });
+          if (outcome === 'delivered')
+            obsEvidence.recordChannelActivity({
+              channelId: entry.operation.channelId,
+              channelType: entry.channelType,
+              lastActiveAt: now(),
+              messagesSent: 1,
+              messagesReceived: 0,
+            });
+        },
+        onInbound: (message) =>
+          obsEvidence.recordChannelActivity({
+            channelId: message.channelId,
+            channelType: message.channelType,
+            lastActiveAt: now(),
+            messagesSent: 0,
+            messagesReceived: 1,
+          }),
+        onRefused: (message) =>
+          securityAudit.emit({
+            kind: 'auth',
+            classification: 'denied',
+            outcome: 'failure',
+            severity: 'low',
+            reason: 'channel_sender_not_allowed',
+            channelType: message.channelType,
+            channelId: message.channelId,
+          }),
+        now,
+        logger: logger.module('channels'),
+      });
+      await service.start();
+      return service;
+    },
+    (service) => service.close(),
+  );
 }

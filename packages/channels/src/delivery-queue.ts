@@ -95,6 +95,8 @@ export interface DeliveryQueue {
   settled(deliveryId: string, timeoutMs: number): Promise<DeliveryEntry>;
   get(deliveryId: string): Promise<DeliveryEntry | undefined>;
   counts(channelType?: string): Promise<StageCounts>;
+  /** Changes the retry policy; entries already waiting keep their next attempt time. */
+  configure(policy: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }): void;
   /** Stops the drain; attempts in flight finish. Idempotent. */
   close(): Promise<void>;
 }
@@ -262,7 +264,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     async start() {
       if (started) return;
       started = true;
-      await recoverInDoubt({ db, options, now, logger, maxAttempts: settings.maxAttempts });
+      await recoverInDoubt({ db, options, now, logger });
       kick();
     },
     async enqueue(request) {
@@ -310,6 +312,14 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       });
     },
     get,
+    configure(policy) {
+      const next = parseWith(
+        optionsSchema.pick({ maxAttempts: true, baseDelayMs: true, maxDelayMs: true }),
+        { ...settings, ...policy },
+        'delivery policy',
+      );
+      Object.assign(settings, next);
+    },
     async counts(channelType) {
       const rows =
         channelType === undefined
@@ -340,7 +350,6 @@ async function recoverInDoubt(context: {
   options: DeliveryQueueOptions;
   now: () => number;
   logger: Logger;
-  maxAttempts: number;
 }): Promise<void> {
   const { db, options, now, logger } = context;
   for (const row of (await db.execute(sql.inDoubt)).rows) {

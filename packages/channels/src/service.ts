@@ -203,6 +203,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     async apply(next, nextNotifications) {
       section = channelsSectionSchema.parse(next);
       if (nextNotifications) notifications = nextNotifications;
+      queue.configure(section.delivery);
       await reconcileAdapters();
     },
     attachWebchat: (notify) => webchat.attach(notify),

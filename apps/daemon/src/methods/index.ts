@@ -8,6 +8,7 @@ import { tenantGuard, unboundOnly } from './tenancy.js';
 import { agentMethods } from './agent.js';
 import { agentsMethods } from './agents.js';
 import { browserMethods } from './browser.js';
+import { channelsMethods } from './channels.js';
 import { configMethods } from './config.js';
 import { cronMethods } from './cron.js';
 import { daemonMethods } from './daemon.js';
@@ -83,5 +84,7 @@ export function builtInMethods(deps: {
     ...cronMethods({ cron: services.cron, tenants }),
     ...unboundOnly(tenants, schedulerMethods({ heartbeat })),
     ...unboundOnly(tenants, heartbeatMethods({ heartbeat })),
+    // The chat platforms are shared by every tenant.
+    ...unboundOnly(tenants, channelsMethods({ channels: services.channels })),
   ];
 }

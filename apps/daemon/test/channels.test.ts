@@ -1,0 +1,283 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
+import { daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
+
+const TOKEN = '987654:channels-e2e-bot-token-0123456789abcdef';
+const pool = daemonPool('agentd-channels-');
+let fake: FakeTelegram;
+
+beforeEach(async () => {
+  fake = await startFakeTelegram({ token: TOKEN });
+});
+afterEach(async () => {
+  await pool.cleanup();
+  await fake.close();
+});
+
+/** The `channels` section pointing Telegram at the fake, with fast retries. */
+function channelsConfig(telegram: Record<string, unknown> = {}) {
+  return {
+    channels: {
+      telegram: { enabled: true, botToken: '${secret:TG_TOKEN}', apiBaseUrl: fake.url, ...telegram },
+      delivery: { maxAttempts: 2, baseDelayMs: 20 },
+    },
+    notifications: { channel: 'telegram', to: '500' },
+  };
+}
+
+async function daemonWith(config: Record<string, unknown>) {
+  const daemon = await pool.start(pool.tempDir(), { config, env: { TG_TOKEN: TOKEN } });
+  return { daemon, rpc: rpcClient(daemon.url) };
+}
+
+describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 }, () => {
+  it('serves the message methods, the telegram actions, notifications and the queue status', async () => {
+    const { rpc } = await daemonWith(channelsConfig());
+    const target = { channel_type: 'telegram', channel_id: '77' };
+    const sent = await rpc.call<{ messageId: string; deliveryId: string; status: string }>('message.send', {
+      ...target,
+      text: 'hello',
+    });
+    expect(sent).toEqual({ messageId: expect.any(String), deliveryId: expect.any(String), status: 'sent' });
+    const mid = sent.messageId;
+    expect((await rpc.call('message.reply', { ...target, message_id: mid, text: 're' })).status).toBe('sent');
+    expect((await rpc.call('message.edit', { ...target, message_id: mid, text: 'hello!' })).status).toBe(
+      'sent',
+    );
+    expect((await rpc.call('message.react', { ...target, message_id: mid, emoji: '👍' })).status).toBe(
+      'sent',
+    );
+    expect((await rpc.call('message.delete', { ...target, message_id: mid })).status).toBe('sent');
+    const file = await rpc.call('message.attach', {
+      ...target,
+      data: Buffer.from('%PDF-1.4 fake').toString('base64'),
+      mimeType: 'application/pdf',
+      filename: 'a.pdf',
+    });
+    expect(file.status).toBe('sent');
+    expect(fake.of('sendMessage').map((call) => call.params)).toEqual([
+      { chat_id: '77', text: 'hello' },
+      { chat_id: '77', text: 're', reply_parameters: { message_id: Number(mid) } },
+    ]);
+    expect(fake.of('editMessageText')).toHaveLength(1);
+    expect(fake.of('setMessageReaction')).toHaveLength(1);
+    expect(fake.of('deleteMessage')).toHaveLength(1);
+    expect(fake.of('sendDocument')[0]?.params.document).toMatchObject({ filename: 'a.pdf' });
+
+    const history = await rpc.fail('message.fetch', target);
+    expect(history.code).toBe(-32012);
+    expect(history.message).toContain('cannot read chat history');
+
+    expect(await rpc.call('telegram.action', { action: 'pin', channel_id: '77', message_id: mid })).toEqual({
+      ok: true,
+    });
+    expect(await rpc.call('telegram.action', { action: 'chatInfo', channel_id: '77' })).toMatchObject({
+      chat: { id: 77, title: 'fake chat' },
+    });
+    expect(
+      await rpc.call('telegram.action', {
+        action: 'poll',
+        channel_id: '77',
+        question: 'lunch?',
+        options: ['yes', 'no'],
+      }),
+    ).toEqual({ messageId: expect.any(String) });
+
+    const note = await rpc.call('notification.send', { message: 'disk almost full', priority: 'high' });
+    expect(note.status).toBe('sent');
+    expect(fake.of('sendMessage').at(-1)?.params).toEqual({
+      chat_id: '500',
+      text: '[high] disk almost full',
+    });
+
+    expect(await rpc.call('delivery.queue.status', { channelType: 'telegram' })).toEqual({
+      queued: 0,
+      sending: 0,
+      sent: 7,
+      failed: 0,
+      deadLetter: 0,
+    });
+    const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+    expect(list.channels).toContainEqual({ type: 'telegram', status: 'configured', inbound: false });
+    expect(list.channels).toContainEqual({ type: 'discord', status: 'unconfigured', inbound: false });
+    expect(list.channels.map((channel) => channel.type)).toContain('webchat');
+    const status = await rpc.call<{ channels: Array<{ queue: { sent: number } }> }>('channels.status', {
+      channel_type: 'telegram',
+    });
+    expect(status.channels[0]?.queue.sent).toBe(7);
+    const traces = await rpc.call<{ deliveries: unknown[] }>('obs.delivery.recent', {});
+    expect(traces.deliveries.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('answers a clear error for an unconfigured platform and -32602 naming the field, writing nothing', async () => {
+    const { rpc } = await daemonWith({});
+    const unconfigured = await rpc.fail('message.send', {
+      channel_type: 'discord',
+      channel_id: '1',
+      text: 'x',
+    });
+    expect(unconfigured.code).toBe(-32012);
+    expect(unconfigured.message).toBe(
+      'discord is not configured: set channels.discord.enabled and its credentials',
+    );
+    expect((await rpc.fail('telegram.action', { action: 'chatInfo', channel_id: '1' })).code).toBe(-32012);
+    expect((await rpc.fail('notification.send', { message: 'x' })).message).toContain(
+      'notifications are not configured',
+    );
+
+    const badType = await rpc.fail('message.send', { channel_type: 'fax', channel_id: '1', text: 'x' });
+    expect(badType.code).toBe(-32602);
+    expect(badType.message).toContain('channel_type');
+    const noText = await rpc.fail('message.send', { channel_type: 'webchat', channel_id: '1' });
+    expect(noText.code).toBe(-32602);
+    expect(noText.message).toContain('text');
+    const badAction = await rpc.fail('telegram.action', {
+      action: 'poll',
+      channel_id: '1',
+      question: 'q',
+      options: ['one'],
+    });
+    expect(badAction.code).toBe(-32602);
+    expect(badAction.message).toContain('options');
+    const badPriority = await rpc.fail('notification.send', { message: 'x', priority: 'urgent' });
+    expect(badPriority.message).toContain('priority');
+    expect(await rpc.call('delivery.queue.status')).toEqual({
+      queued: 0,
+      sending: 0,
+      sent: 0,
+      failed: 0,
+      deadLetter: 0,
+    });
+  });
+
+  it('keeps the bot token out of config answers, status and errors, and applies a channels change live', async () => {
+    const { rpc } = await daemonWith({});
+    await rpc.call('config.patch', {
+      channels: {
+        telegram: { enabled: true, botToken: TOKEN, apiBaseUrl: fake.url },
+        delivery: { maxAttempts: 2, baseDelayMs: 20 },
+      },
+    });
+    expect(
+      (await rpc.call('message.send', { channel_type: 'telegram', channel_id: '9', text: 'live' })).status,
+    ).toBe('sent');
+    const answers = [
+      await rpc.call('config.read'),
+      await rpc.call('config.get', { path: 'channels.telegram' }).catch(() => ({})),
+      await rpc.call('channels.status'),
+      await rpc.call('channels.list'),
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(TOKEN);
+
+    fake.fail('sendMessage', 502, 'Bad Gateway', { times: 5 });
+    const failed = await rpc.call('message.send', {
+      channel_type: 'telegram',
+      channel_id: '9',
+      text: 'doomed',
+    });
+    expect(failed).toMatchObject({
+      status: 'deadLetter',
+      error: expect.stringContaining('gave up after 2 attempts'),
+    });
+    expect(JSON.stringify(failed)).not.toContain(TOKEN);
+    expect(await rpc.call('delivery.queue.status', {})).toMatchObject({ sent: 1, deadLetter: 1 });
+  });
+
+  it('delivers webchat messages to the WebSocket client named by channel_id', async () => {
+    const { daemon, rpc } = await daemonWith({});
+    const { token } = await rpc.call<{ token: string }>('tokens.create', {
+      scopes: ['rpc'],
+      clientId: 'web-7',
+    });
+    const socket = await openRaw(daemon.wsUrl, token);
+    const sent = await rpc.call('message.send', {
+      channel_type: 'webchat',
+      channel_id: 'web-7',
+      text: 'hi there',
+    });
+    expect(sent.status).toBe('sent');
+    const notification = await eventually(async () => {
+      const next = (await socket.next()) as { method?: string; params?: Record<string, unknown> };
+      return next.method === 'webchat.message' ? next : undefined;
+    });
+    expect(notification.params).toMatchObject({
+      event: 'send',
+      text: 'hi there',
+      deliveryId: sent.deliveryId,
+    });
+    const fetched = await rpc.call<{ messages: Array<{ text: string }> }>('message.fetch', {
+      channel_type: 'webchat',
+      channel_id: 'web-7',
+    });
+    expect(fetched.messages.map((message) => message.text)).toEqual(['hi there']);
+    socket.close();
+  });
+});
+
+describe('a daemon killed with SIGKILL while deliveries wait', { timeout: 180_000 }, () => {
+  it('sends every queued entry exactly once after the restart and never repeats an in-doubt run step', async () => {
+    const dataDir = pool.tempDir();
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      stringify({
+        channels: { telegram: { enabled: true, botToken: '${secret:TG_TOKEN}', apiBaseUrl: fake.url } },
+      }),
+    );
+    const env = { AGENTD_ADMIN_TOKEN: 'test-admin-token-0123456789abcdef0123456789', TG_TOKEN: TOKEN };
+    // The first attempt to chat 1 is received and never answered: the daemon dies in it.
+    let heldOnce = false;
+    fake.hold((call) => {
+      if (call.method !== 'sendMessage' || call.params.chat_id !== '1' || heldOnce) return false;
+      heldOnce = true;
+      return true;
+    });
+    const first = await pool.startProcess(dataDir, env);
+    const rpc = rpcClient(first.url);
+    // A run's step, then five more behind it in the same chat (one chat is delivered in order).
+    void rpc
+      .call('message.send', {
+        channel_type: 'telegram',
+        channel_id: '1',
+        text: 'step',
+        rootRunId: 'run-1',
+        idempotencyKey: 'run-1:step-1',
+      })
+      .catch(() => undefined);
+    await eventually(async () => (fake.of('sendMessage').length === 1 ? true : undefined));
+    for (const n of [1, 2, 3, 4, 5])
+      void rpc
+        .call('message.send', { channel_type: 'telegram', channel_id: '1', text: `m${n}` })
+        .catch(() => undefined);
+    await eventually(async () => {
+      const counts = await rpc.call<{ queued: number; sending: number }>('delivery.queue.status');
+      return counts.queued === 5 && counts.sending === 1 ? true : undefined;
+    });
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await exited;
+    expect(fake.of('sendMessage')).toHaveLength(1);
+
+    const second = await pool.startProcess(dataDir, env);
+    const after = rpcClient(second.url);
+    await eventually(async () => {
+      const counts = await after.call<{ sent: number; deadLetter: number }>('delivery.queue.status');
+      return counts.sent === 5 && counts.deadLetter === 1 ? counts : undefined;
+    });
+    const texts = fake.of('sendMessage').map((call) => call.params.text);
+    // Each queued entry exactly once, in order; the in-doubt run step was not sent again.
+    expect(texts).toEqual(['step', 'm1', 'm2', 'm3', 'm4', 'm5']);
+    // The step repeated by its run answers the recorded outcome instead of sending.
+    const replay = await after.call('message.send', {
+      channel_type: 'telegram',
+      channel_id: '1',
+      text: 'step',
+      rootRunId: 'run-1',
+      idempotencyKey: 'run-1:step-1',
+    });
+    expect(replay).toMatchObject({ status: 'deadLetter', error: expect.stringContaining('in doubt') });
+    expect(fake.of('sendMessage')).toHaveLength(6);
+  });
+});
