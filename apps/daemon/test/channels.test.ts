@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
+import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
 import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
 
@@ -214,6 +216,56 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     });
     expect(fetched.messages.map((message) => message.text)).toEqual(['hi there']);
     socket.close();
+  });
+});
+
+describe('slack and discord through a real daemon', { timeout: 60_000 }, () => {
+  it('sends, fetches and runs platform actions against the fake Web API and REST API', async () => {
+    const slack = await startFakeSlack({ token: 'xoxb-e2e-slack-token-123456' });
+    const discord = await startFakeDiscord({ token: 'e2e.discord.token-abcdef' });
+    try {
+      const { rpc } = await daemonWith({
+        channels: {
+          slack: { enabled: true, botToken: 'xoxb-e2e-slack-token-123456', apiBaseUrl: slack.url },
+          discord: { enabled: true, botToken: 'e2e.discord.token-abcdef', apiBaseUrl: discord.url },
+        },
+      });
+      const toSlack = await rpc.call('message.send', {
+        channel_type: 'slack',
+        channel_id: 'C9',
+        text: 'hi slack',
+      });
+      expect(toSlack).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
+      const toDiscord = await rpc.call('message.send', {
+        channel_type: 'discord',
+        channel_id: '999',
+        text: 'hi discord',
+      });
+      expect(toDiscord.status).toBe('sent');
+      expect(slack.posted('C9').map((message) => message.text)).toEqual(['hi slack']);
+      expect(discord.created('999').map((message) => message.content)).toEqual(['hi discord']);
+      const fetched = await rpc.call<{ messages: Array<{ text: string }> }>('message.fetch', {
+        channel_type: 'discord',
+        channel_id: '999',
+        limit: 5,
+      });
+      expect(fetched.messages.map((message) => message.text)).toEqual(['hi discord']);
+      expect(
+        await rpc.call('slack.action', { action: 'topic', channel_id: 'C9', topic: 'on call' }),
+      ).toMatchObject({ ok: true });
+      expect(await rpc.call('discord.action', { action: 'channelInfo', channel_id: '999' })).toMatchObject({
+        channel: { id: '999' },
+      });
+      const bad = await rpc.fail('discord.action', { action: 'channelInfo', channel_id: 'not-a-snowflake' });
+      expect(bad.code).toBe(-32602);
+      expect(bad.message).toContain('channel_id');
+      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+      expect(list.channels).toContainEqual({ type: 'whatsapp', status: 'unconfigured', inbound: false });
+      expect(JSON.stringify(await rpc.call('config.read'))).not.toMatch(/xoxb-e2e|e2e\.discord/);
+    } finally {
+      await slack.close();
+      await discord.close();
+    }
   });
 });
 

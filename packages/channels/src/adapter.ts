@@ -80,9 +80,12 @@ export interface ChannelAdapter {
   deliver(operation: OutboundOperation, attempt: DeliveryAttempt): Promise<OutboundResult>;
   /**
    * Asks the platform whether an attempt cut off by a crash happened: the message id when it
-   * did, `null` when it certainly did not. Absent when the platform cannot tell.
+   * did, `null` when it certainly did not, `undefined` (or no method) when the platform cannot tell.
    */
-  reconcile?(operation: OutboundOperation, attempt: DeliveryAttempt): Promise<OutboundResult | null>;
+  reconcile?(
+    operation: OutboundOperation,
+    attempt: DeliveryAttempt,
+  ): Promise<OutboundResult | null | undefined>;
   /** Reads recent messages of a chat, newest first, where the platform allows it. */
   fetch(channelId: string, limit: number): Promise<FetchedMessage[]>;
   /** The platform's own operations (`<platform>.action`), validated by {@link actionSchema}. */

@@ -8,6 +8,18 @@ export type {
   OutboundResult,
 } from './adapter.js';
 export {
+  createDiscordAdapter,
+  type DiscordAdapterOptions,
+  discordActionSchema,
+  discordNonce,
+} from './adapters/discord.js';
+export {
+  createSlackAdapter,
+  SLACK_DELIVERY_EVENT,
+  type SlackAdapterOptions,
+  slackActionSchema,
+} from './adapters/slack.js';
+export {
   createTelegramAdapter,
   type TelegramAdapterOptions,
   telegramActionSchema,

@@ -1,5 +1,7 @@
 import type { AgentTurnRunner } from '@agentd/contracts';
 import type { ChannelAdapter, FetchedMessage, InboundMessage, OutboundOperation } from './adapter.js';
+import { createDiscordAdapter } from './adapters/discord.js';
+import { createSlackAdapter } from './adapters/slack.js';
 import { createTelegramAdapter } from './adapters/telegram.js';
 import { createWebchatAdapter } from './adapters/webchat.js';
 import {
@@ -32,6 +34,18 @@ export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> 
       apiBaseUrl: section.telegram.apiBaseUrl,
       inbound: section.telegram.agentId !== undefined,
       logger: context.logger,
+      now: context.now,
+    }),
+  discord: (section, context) =>
+    createDiscordAdapter({
+      botToken: section.discord.botToken ?? '',
+      apiBaseUrl: section.discord.apiBaseUrl,
+      now: context.now,
+    }),
+  slack: (section, context) =>
+    createSlackAdapter({
+      botToken: section.slack.botToken ?? '',
+      apiBaseUrl: section.slack.apiBaseUrl,
       now: context.now,
     }),
 };

@@ -1,7 +1,9 @@
 import {
   type ChannelsService,
+  discordActionSchema,
   isChannelsError,
   type OutboundOperation,
+  slackActionSchema,
   telegramActionSchema,
 } from '@agentd/channels';
 import { type ParamIssue, RpcError } from '@agentd/rpc-core';
@@ -157,7 +159,8 @@ export function channelsMethods(deps: { channels: ChannelsService }) {
 /** channels.*, `<platform>.action`, notification.send, delivery.queue.status. */
 function platformMethods(channels: ChannelsService) {
   const channelsNs = methodsOf('channels', channelsRpcError).adminMethod;
-  const action = (platform: 'telegram') => methodsOf(platform, channelsRpcError).adminMethod;
+  const action = (platform: 'telegram' | 'discord' | 'slack') =>
+    methodsOf(platform, channelsRpcError).adminMethod;
   return [
     channelsNs('list', {
       description:
@@ -173,6 +176,16 @@ function platformMethods(channels: ChannelsService) {
       description: 'Telegram operations beyond the common seven: pin, unpin, chatInfo, poll.',
       params: telegramActionSchema,
       handler: (p) => channels.action('telegram', p),
+    }),
+    action('discord')('action', {
+      description: 'Discord operations beyond the common seven: threadCreate, channelInfo, pin.',
+      params: discordActionSchema,
+      handler: (p) => channels.action('discord', p),
+    }),
+    action('slack')('action', {
+      description: 'Slack operations beyond the common seven: pin, unpin, topic, userInfo.',
+      params: slackActionSchema,
+      handler: (p) => channels.action('slack', p),
     }),
     methodsOf('notification', channelsRpcError).adminMethod('send', {
       description: 'Deliver a notification through notifications.channel to notifications.to.',
