@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ensureBootstrapToken } from '@agentd/auth-scopes';
+import { createChannelsHttpHandler } from '@agentd/channels';
 import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
 import type { AgentTurnRunner, EventSink } from '@agentd/contracts';
 import type { NodeExecutor } from '@agentd/graph-engine';
@@ -366,7 +367,12 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
 
   // Opened once the admin token and every service are ready (see createDaemonServer).
   const readiness = startGate();
-  const server = createDaemonServer({ gateway, hooks, readiness });
+  const server = createDaemonServer({
+    gateway,
+    hooks,
+    readiness,
+    channels: createChannelsHttpHandler({ service: services.channels }),
+  });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;

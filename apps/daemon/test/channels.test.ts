@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
 import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
+import { startFakeWhatsApp } from '../../../packages/channels/test/fake-whatsapp.js';
 import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
 
@@ -265,6 +267,122 @@ describe('slack and discord through a real daemon', { timeout: 60_000 }, () => {
     } finally {
       await slack.close();
       await discord.close();
+    }
+  });
+});
+
+describe('inbound messages through a real daemon', { timeout: 60_000 }, () => {
+  it('turns an allowed Telegram sender into an agent turn answered in the same chat, and refuses others', async () => {
+    const { rpc } = await daemonWith(channelsConfig({ agentId: 'default', allowFrom: ['100'] }));
+    fake.pushUpdate({
+      message: {
+        message_id: 7,
+        date: 1,
+        chat: { id: -300, type: 'group' },
+        from: { id: 999, is_bot: false, first_name: 'x' },
+        text: 'let me in',
+      },
+    });
+    fake.pushUpdate({
+      message: {
+        message_id: 8,
+        date: 1,
+        chat: { id: -300, type: 'group' },
+        from: { id: 100, is_bot: false, first_name: 'y' },
+        text: 'hello agent',
+      },
+    });
+    await eventually(async () => (fake.of('sendMessage').length === 1 ? true : undefined));
+    const reply = fake.of('sendMessage')[0]?.params;
+    expect(reply).toMatchObject({ chat_id: '-300', reply_parameters: { message_id: 8 } });
+    expect(String(reply?.text).length).toBeGreaterThan(0);
+    // The turn ran in the chat's session of the configured agent.
+    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
+      'session.history',
+      {
+        key: 'default:telegram--300:100',
+      },
+    );
+    expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    const status = await rpc.call<{ channels: Array<{ refused: number }> }>('channels.status', {
+      channel_type: 'telegram',
+    });
+    expect(status.channels[0]?.refused).toBe(1);
+    const audit = await rpc.call<{ rows?: unknown[]; events?: unknown[] }>('obs.audit.query', {
+      kind: 'auth',
+    });
+    expect(JSON.stringify(audit)).toContain('channel_sender_not_allowed');
+  });
+
+  it('serves the WhatsApp webhook under /channels/whatsapp and answers through the Cloud API', async () => {
+    const wa = await startFakeWhatsApp({ token: 'wa-e2e-access-token-0000', phoneNumberId: '1999' });
+    try {
+      const { daemon, rpc } = await daemonWith({
+        channels: {
+          whatsapp: {
+            enabled: true,
+            accessToken: 'wa-e2e-access-token-0000',
+            phoneNumberId: '1999',
+            appSecret: 'wa-e2e-app-secret',
+            verifyToken: 'wa-verify',
+            apiBaseUrl: wa.url,
+            agentId: 'default',
+            allowFrom: ['4930000000001'],
+          },
+        },
+      });
+      const challenge = await fetch(
+        `${daemon.url}/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=wa-verify&hub.challenge=777`,
+      );
+      expect([challenge.status, await challenge.text()]).toEqual([200, '777']);
+      const body = JSON.stringify({
+        entry: [
+          {
+            changes: [
+              {
+                value: {
+                  messages: [{ from: '4930000000001', id: 'wamid.e2e', type: 'text', text: { body: 'hi' } }],
+                },
+              },
+            ],
+          },
+        ],
+      });
+      const signed = await fetch(`${daemon.url}/channels/whatsapp/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', 'wa-e2e-app-secret').update(body).digest('hex')}`,
+        },
+        body,
+      });
+      expect(signed.status).toBe(200);
+      await eventually(async () => (wa.messages().length === 1 ? true : undefined));
+      expect(wa.messages()[0]).toMatchObject({
+        to: '4930000000001',
+        type: 'text',
+        context: { message_id: 'wamid.e2e' },
+      });
+      const edit = await rpc.fail('message.edit', {
+        channel_type: 'whatsapp',
+        channel_id: '4930000000001',
+        message_id: 'm',
+        text: 'x',
+      });
+      expect(edit.code).toBe(-32012);
+      expect(
+        await rpc.call('whatsapp.action', {
+          action: 'template',
+          to: '4930000000001',
+          name: 'hello_world',
+          language: 'en_US',
+        }),
+      ).toMatchObject({ messageId: expect.any(String) });
+      expect((await fetch(`${daemon.url}/channels/discord/interactions`, { method: 'POST' })).status).toBe(
+        404,
+      );
+    } finally {
+      await wa.close();
     }
   });
 });

@@ -50,7 +50,6 @@ const EXPECTED_MISSING: ReadonlySet<string> = new Set([
   'subagent.steer',
   'tts.auto_check',
   'tts.synthesize',
-  'whatsapp.action',
   'workspace.deleteFile',
   'workspace.git.commit',
   'workspace.git.diff',

@@ -1,4 +1,7 @@
 import type { z } from 'zod';
+import type { WebhookRequest, WebhookResponse } from './internal/webhook.js';
+
+export type { WebhookRequest, WebhookResponse } from './internal/webhook.js';
 
 /**
  * One outbound operation the delivery queue carries, in the shape it is stored in. `send`
@@ -92,4 +95,11 @@ export interface ChannelAdapter {
   readonly actionSchema: z.ZodType<{ action: string }>;
   action(params: { action: string } & Record<string, unknown>): Promise<unknown>;
   health(): ChannelHealth;
+  /** Whether the platform has the operation at all (WhatsApp cannot edit); absent means all. */
+  supports?(op: OutboundOperation['op']): boolean;
+  /**
+   * The platform's inbound HTTP callbacks (`/channels/<platform>/…`): verification handshakes
+   * and signed events. Messages it carries reach `onInbound` given to `start`.
+   */
+  webhook?(request: WebhookRequest): Promise<WebhookResponse>;
 }

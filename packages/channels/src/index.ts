@@ -6,6 +6,8 @@ export type {
   InboundMessage,
   OutboundOperation,
   OutboundResult,
+  WebhookRequest,
+  WebhookResponse,
 } from './adapter.js';
 export {
   createDiscordAdapter,
@@ -24,6 +26,11 @@ export {
   type TelegramAdapterOptions,
   telegramActionSchema,
 } from './adapters/telegram.js';
+export {
+  createWhatsAppAdapter,
+  type WhatsAppAdapterOptions,
+  whatsappActionSchema,
+} from './adapters/whatsapp.js';
 export {
   createWebchatAdapter,
   WEBCHAT_NOTIFICATION,
@@ -60,6 +67,7 @@ export {
   isChannelsError,
   platformError,
 } from './errors.js';
+export { type ChannelsHttpHandler, createChannelsHttpHandler } from './http-handler.js';
 export { inboundSessionKey, isAllowed } from './internal/inbound.js';
 export {
   type ChannelsDatabase,

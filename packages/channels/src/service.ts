@@ -1,8 +1,16 @@
 import type { AgentTurnRunner } from '@agentd/contracts';
-import type { ChannelAdapter, FetchedMessage, InboundMessage, OutboundOperation } from './adapter.js';
+import type {
+  ChannelAdapter,
+  FetchedMessage,
+  InboundMessage,
+  OutboundOperation,
+  WebhookRequest,
+  WebhookResponse,
+} from './adapter.js';
 import { createDiscordAdapter } from './adapters/discord.js';
 import { createSlackAdapter } from './adapters/slack.js';
 import { createTelegramAdapter } from './adapters/telegram.js';
+import { createWhatsAppAdapter } from './adapters/whatsapp.js';
 import { createWebchatAdapter } from './adapters/webchat.js';
 import {
   type ChannelsSection,
@@ -45,7 +53,17 @@ export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> 
   slack: (section, context) =>
     createSlackAdapter({
       botToken: section.slack.botToken ?? '',
+      signingSecret: section.slack.signingSecret,
       apiBaseUrl: section.slack.apiBaseUrl,
+      now: context.now,
+    }),
+  whatsapp: (section, context) =>
+    createWhatsAppAdapter({
+      accessToken: section.whatsapp.accessToken ?? '',
+      phoneNumberId: section.whatsapp.phoneNumberId ?? '',
+      appSecret: section.whatsapp.appSecret,
+      verifyToken: section.whatsapp.verifyToken,
+      apiBaseUrl: section.whatsapp.apiBaseUrl,
       now: context.now,
     }),
 };
@@ -107,6 +125,11 @@ export interface ChannelsService {
   list(): ChannelListing[];
   status(channelType?: string): Promise<Array<ChannelListing & { health: object; queue: StageCounts }>>;
   queueStatus(channelType?: string): Promise<StageCounts>;
+  /**
+   * An inbound platform callback (`/channels/<platform>/…`): 404 for a platform that is not
+   * configured or takes no callbacks.
+   */
+  webhook(platform: string, request: WebhookRequest): Promise<WebhookResponse>;
   /** Inbound senders refused by `allowFrom` since start, per channel type. */
   refusedCount(channelType: string): number;
   close(): Promise<void>;
@@ -222,8 +245,13 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     },
     attachWebchat: (notify) => webchat.attach(notify),
     async deliver(channelType, operation, request = {}) {
-      // Unknown and unconfigured platforms are refused before anything is written.
-      adapterOf(channelType);
+      // Unknown and unconfigured platforms, and operations a platform lacks, are refused
+      // before anything is written.
+      const adapter = adapterOf(channelType);
+      if (adapter.supports && !adapter.supports(operation.op))
+        throw new ChannelsError('UNSUPPORTED', `${channelType} cannot ${operation.op} messages`, {
+          data: { channelType },
+        });
       const { entry } = await queue.enqueue({ channelType, operation, ...request });
       if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
       return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
@@ -281,6 +309,11 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       );
     },
     queueStatus: (channelType) => queue.counts(channelType),
+    async webhook(platform, request) {
+      const found = (PLATFORMS as readonly string[]).includes(platform) ? adapters.get(platform) : undefined;
+      if (!found?.adapter.webhook) return { status: 404, body: 'not found' };
+      return found.adapter.webhook(request);
+    },
     refusedCount: (channelType) => refused.get(channelType) ?? 0,
     async close() {
       await queue.close();

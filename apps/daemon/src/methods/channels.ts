@@ -5,6 +5,7 @@ import {
   type OutboundOperation,
   slackActionSchema,
   telegramActionSchema,
+  whatsappActionSchema,
 } from '@agentd/channels';
 import { type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
@@ -159,7 +160,7 @@ export function channelsMethods(deps: { channels: ChannelsService }) {
 /** channels.*, `<platform>.action`, notification.send, delivery.queue.status. */
 function platformMethods(channels: ChannelsService) {
   const channelsNs = methodsOf('channels', channelsRpcError).adminMethod;
-  const action = (platform: 'telegram' | 'discord' | 'slack') =>
+  const action = (platform: 'telegram' | 'discord' | 'slack' | 'whatsapp') =>
     methodsOf(platform, channelsRpcError).adminMethod;
   return [
     channelsNs('list', {
@@ -186,6 +187,11 @@ function platformMethods(channels: ChannelsService) {
       description: 'Slack operations beyond the common seven: pin, unpin, topic, userInfo.',
       params: slackActionSchema,
       handler: (p) => channels.action('slack', p),
+    }),
+    action('whatsapp')('action', {
+      description: 'WhatsApp operations beyond the common seven: template, markRead.',
+      params: whatsappActionSchema,
+      handler: (p) => channels.action('whatsapp', p),
     }),
     methodsOf('notification', channelsRpcError).adminMethod('send', {
       description: 'Deliver a notification through notifications.channel to notifications.to.',

@@ -1,12 +1,22 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { z } from 'zod';
-import type { ChannelAdapter, ChannelHealth, OutboundOperation, OutboundResult } from '../adapter.js';
+import type {
+  ChannelAdapter,
+  ChannelHealth,
+  InboundMessage,
+  OutboundOperation,
+  OutboundResult,
+} from '../adapter.js';
 import { type ChannelsError, platformError } from '../errors.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
+import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 
 /** Options of {@link createSlackAdapter}. */
 export interface SlackAdapterOptions {
   botToken: string;
+  /** Checks the `X-Slack-Signature` of Events API callbacks; without it callbacks are refused. */
+  signingSecret?: string | undefined;
   /** The Web API root (`https://slack.com/api/` by default; tests point it at a fake). */
   apiBaseUrl?: string | undefined;
   now?: () => number;
@@ -49,7 +59,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     rejectRateLimitedCalls: true,
     logLevel: LogLevel.ERROR,
   });
-  const scrub = secretScrubber([options.botToken]);
+  const scrub = secretScrubber([options.botToken, options.signingSecret]);
+  let onInbound: ((message: InboundMessage) => void) | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -113,10 +124,15 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     type: 'slack',
     actionSchema: slackActionSchema,
     // Inbound arrives through the Events API (HTTP), which the daemon routes; nothing to connect.
-    async start() {},
+    async start(handler) {
+      onInbound = handler;
+    },
     async stop() {
+      onInbound = undefined;
       health.state = 'stopped';
     },
+    webhook: async (request) =>
+      eventsApi(request, options.signingSecret, now, (message) => onInbound?.(message)),
     deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
     async reconcile(operation, attempt) {
       if (operation.op !== 'send') return undefined;
@@ -167,6 +183,56 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     },
     health: () => ({ ...health }),
   };
+}
+
+/**
+ * The Events API callback: the signature over `v0:<timestamp>:<body>` with the signing secret
+ * (and a timestamp within five minutes, against replays), the `url_verification` handshake,
+ * and `message` events from people (bots and edits are ignored).
+ */
+function eventsApi(
+  request: WebhookRequest,
+  signingSecret: string | undefined,
+  now: () => number,
+  deliver: (message: InboundMessage) => void,
+): WebhookResponse {
+  if (request.method !== 'POST') return text(405, 'method not allowed');
+  if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
+  const timestamp = header(request, 'x-slack-request-timestamp') ?? '';
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now() / 1000 - Number(timestamp)) > 300)
+    return text(401, 'stale or missing timestamp');
+  const expected = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:`).update(request.body).digest('hex')}`;
+  const given = Buffer.from(header(request, 'x-slack-signature') ?? '');
+  if (given.length !== expected.length || !timingSafeEqual(given, Buffer.from(expected)))
+    return text(401, 'signature mismatch');
+  const payload = jsonBody(request.body);
+  if (payload?.type === 'url_verification')
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ challenge: payload.challenge }),
+    };
+  const event = payload?.event as Record<string, unknown> | undefined;
+  if (
+    payload?.type === 'event_callback' &&
+    event &&
+    (event.type === 'message' || event.type === 'app_mention') &&
+    event.subtype === undefined &&
+    event.bot_id === undefined &&
+    typeof event.user === 'string' &&
+    typeof event.channel === 'string' &&
+    typeof event.ts === 'string'
+  ) {
+    deliver({
+      channelType: 'slack',
+      channelId: event.channel,
+      userId: event.user,
+      messageId: event.ts,
+      text: typeof event.text === 'string' ? event.text : '',
+      ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
+    });
+  }
+  return text(200, 'ok');
 }
 
 /** A Web API failure as a `PLATFORM_ERROR`: rate limits, 5xx, transient errors and the network are retryable. */
