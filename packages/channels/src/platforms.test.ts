@@ -222,3 +222,62 @@ describe('discord over the REST API', () => {
     expect(await queue.get(lost)).toMatchObject({ stage: 'sent' });
   });
 });
+
+describe('discord gateway', () => {
+  it('identifies with the message intents, routes MESSAGE_CREATE to a turn and reconnects after an outage', async () => {
+    const turns: string[] = [];
+    const service = createChannelsService({
+      db,
+      section: channelsSectionSchema.parse({
+        discord: {
+          enabled: true,
+          botToken: DISCORD_TOKEN,
+          apiBaseUrl: discord.url,
+          gatewayUrl: discord.gatewayUrl,
+          agentId: 'helper',
+          allowFrom: ['42'],
+        },
+      }),
+      runner: {
+        runTurn: async (request) => {
+          turns.push(request.message);
+          return {
+            response: `re: ${request.message}`,
+            tokensUsed: { input: 1, output: 1, total: 2 },
+            finishReason: 'stop',
+            sessionKey: '',
+          };
+        },
+      },
+      pollMs: 50,
+    });
+    services.push(service);
+    await service.start();
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    expect(discord.handshakes[0]).toMatchObject({
+      op: 2,
+      d: { token: DISCORD_TOKEN, intents: (1 << 9) | (1 << 12) | (1 << 15) },
+    });
+    expect(service.list()).toContainEqual({ type: 'discord', status: 'connected', inbound: true });
+
+    discord.dispatchMessage({
+      id: '900',
+      channel_id: '444',
+      content: 'from a bot',
+      author: { id: '42', bot: true },
+    });
+    discord.dispatchMessage({ id: '901', channel_id: '444', content: 'hi', author: { id: '42' } });
+    await expect.poll(() => discord.created('444').length, { timeout: 10_000 }).toBe(1);
+    expect(discord.created('444')[0]).toMatchObject({
+      content: 're: hi',
+      message_reference: { message_id: '901' },
+    });
+
+    discord.dropConnections();
+    await expect.poll(() => discord.handshakes.length, { timeout: 15_000 }).toBe(2);
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    discord.dispatchMessage({ id: '902', channel_id: '444', content: 'still there?', author: { id: '42' } });
+    await expect.poll(() => discord.created('444').length, { timeout: 10_000 }).toBe(2);
+    expect(turns).toEqual(['hi', 'still there?']);
+  });
+});

@@ -48,6 +48,8 @@ export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> 
     createDiscordAdapter({
       botToken: section.discord.botToken ?? '',
       apiBaseUrl: section.discord.apiBaseUrl,
+      gatewayUrl: section.discord.gatewayUrl,
+      inbound: section.discord.agentId !== undefined,
       now: context.now,
     }),
   slack: (section, context) =>

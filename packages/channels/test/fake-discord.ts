@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { listenLocal, parseBody, readBody } from './fake-server.js';
 
 /** One REST call the fake received. */
@@ -19,6 +20,16 @@ export interface FakeDiscord {
   fail(pattern: RegExp, status: number, options?: { times?: number; retryAfter?: number }): void;
   /** Messages actually created, per channel. */
   created(channel: string): Array<Record<string, unknown>>;
+  /** The Gateway URL (`ws://…/gateway`), speaking HELLO, IDENTIFY, READY, heartbeats and RESUME. */
+  gatewayUrl: string;
+  /** IDENTIFY and RESUME payloads received, in order. */
+  handshakes: Array<{ op: number; d: Record<string, unknown> }>;
+  /** Sends `MESSAGE_CREATE` to every connected, identified session. */
+  dispatchMessage(data: Record<string, unknown>): void;
+  /** Drops every Gateway connection (as a Discord outage would); clients must reconnect. */
+  dropConnections(code?: number): void;
+  /** Open, identified Gateway sessions. */
+  sessions(): number;
   close(): Promise<void>;
 }
 
@@ -85,6 +96,12 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const [full = '', query] = (req.url ?? '').split('?');
     const method = req.method ?? 'GET';
+    if (full === '/api/v10/gateway/bot')
+      return answer(res, 200, {
+        url: gatewayUrl,
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+      });
     if (!full.startsWith('/api/v10/')) return answer(res, 404, { message: '404: Not Found', code: 0 });
     const path = full.slice('/api/v10'.length);
     if (req.headers.authorization !== `Bot ${options.token}`)
@@ -122,7 +139,50 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   const server = await listenLocal((req, res) => {
     handle(req, res).catch(() => answer(res, 500, { message: 'fake failed', code: 0 }));
   });
+  const gatewayUrl = `${server.url.replace('http', 'ws')}/gateway`;
+  const handshakes: Array<{ op: number; d: Record<string, unknown> }> = [];
+  const identified = new Set<WebSocket>();
+  let sequence = 0;
+  const wss = new WebSocketServer({ server: server.server, path: '/gateway' });
+  wss.on('connection', (socket) => {
+    const send = (payload: Record<string, unknown>) => socket.send(JSON.stringify(payload));
+    send({ op: 10, d: { heartbeat_interval: 45_000 }, s: null, t: null });
+    socket.on('message', (raw) => {
+      const payload = JSON.parse(String(raw)) as { op: number; d: Record<string, unknown> };
+      if (payload.op === 1) return send({ op: 11, d: null, s: null, t: null });
+      if (payload.op === 2 || payload.op === 6) {
+        handshakes.push(payload);
+        if (payload.d.token !== options.token) return socket.close(4004, 'Authentication failed.');
+        identified.add(socket);
+        if (payload.op === 6) return send({ op: 0, t: 'RESUMED', s: ++sequence, d: {} });
+        return send({
+          op: 0,
+          t: 'READY',
+          s: ++sequence,
+          d: {
+            v: 10,
+            user: { id: '1', username: 'fake', discriminator: '0', avatar: null, bot: true },
+            guilds: [],
+            session_id: `session-${handshakes.length}`,
+            resume_gateway_url: gatewayUrl,
+            application: { id: '1', flags: 0 },
+          },
+        });
+      }
+    });
+    socket.on('close', () => identified.delete(socket));
+  });
   return {
+    gatewayUrl,
+    handshakes,
+    dispatchMessage(data) {
+      for (const socket of identified)
+        socket.send(JSON.stringify({ op: 0, t: 'MESSAGE_CREATE', s: ++sequence, d: data }));
+    },
+    dropConnections(code = 4000) {
+      for (const socket of wss.clients) socket.close(code, 'fake outage');
+    },
+    sessions: () => identified.size,
     url: `${server.url}/api`,
     calls,
     of: (pattern) => calls.filter((call) => pattern.test(`${call.method} ${call.path}`)),
@@ -130,6 +190,10 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
       failures.push({ pattern, status, times: extra.times ?? 1, retryAfter: extra.retryAfter });
     },
     created: (channel) => list(channel),
-    close: () => server.close(),
+    close: async () => {
+      for (const socket of wss.clients) socket.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+      await server.close();
+    },
   };
 }

@@ -1,9 +1,11 @@
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest';
+import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
 import { z } from 'zod';
 import type {
   ChannelAdapter,
   ChannelHealth,
   DeliveryAttempt,
+  InboundMessage,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -15,8 +17,15 @@ export interface DiscordAdapterOptions {
   botToken: string;
   /** The REST root without version (`https://discord.com/api` by default; tests point it at a fake). */
   apiBaseUrl?: string | undefined;
+  /** Connect the Gateway for inbound messages (only when an agent takes them). @default false */
+  inbound?: boolean | undefined;
+  /** The Gateway URL; by default the one `GET /gateway/bot` names. */
+  gatewayUrl?: string | undefined;
   now?: () => number;
 }
+
+/** GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: what reading chat messages needs. */
+const INBOUND_INTENTS = (1 << 9) | (1 << 12) | (1 << 15);
 
 const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id');
 
@@ -58,6 +67,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   const scrub = secretScrubber([options.botToken]);
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
+  let gateway: WebSocketManager | undefined;
 
   const call = async <T>(run: () => Promise<unknown>): Promise<T> => {
     try {
@@ -126,8 +136,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   return {
     type: 'discord',
     actionSchema: discordActionSchema,
-    async start() {},
+    async start(onInbound) {
+      if (!options.inbound || gateway) return;
+      gateway = connectGateway(rest, options, health, onInbound, scrub);
+      health.state = 'reconnecting';
+      await gateway.connect().catch((err: unknown) => {
+        health.state = 'error';
+        health.lastError = scrubbedMessage(err, scrub);
+      });
+    },
     async stop() {
+      const running = gateway;
+      gateway = undefined;
+      await Promise.resolve(running?.destroy()).catch(() => undefined);
       health.state = 'stopped';
     },
     deliver,
@@ -168,6 +189,71 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
     },
     health: () => ({ ...health }),
   };
+}
+
+/**
+ * The Gateway connection (`@discordjs/ws`): HELLO, IDENTIFY with the message intents, READY,
+ * then `MESSAGE_CREATE` from people becomes inbound. The library heartbeats, resumes and
+ * reconnects with its own backoff; health follows its events.
+ */
+function connectGateway(
+  rest: REST,
+  options: DiscordAdapterOptions,
+  health: ChannelHealth,
+  onInbound: (message: InboundMessage) => void,
+  scrub: (text: string) => string,
+): WebSocketManager {
+  const manager = new WebSocketManager({
+    token: options.botToken,
+    intents: INBOUND_INTENTS,
+    rest,
+    shardCount: 1,
+  });
+  if (options.gatewayUrl) {
+    const url = options.gatewayUrl;
+    manager.fetchGatewayInformation = async () => ({
+      url,
+      shards: 1,
+      session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+    });
+  }
+  manager.on(WebSocketShardEvents.Ready, () => {
+    health.state = 'connected';
+  });
+  manager.on(WebSocketShardEvents.Resumed, () => {
+    health.state = 'connected';
+  });
+  manager.on(WebSocketShardEvents.Closed, () => {
+    health.state = 'reconnecting';
+  });
+  manager.on(WebSocketShardEvents.Error, (error) => {
+    health.lastError = scrubbedMessage(error, scrub);
+  });
+  manager.on(WebSocketShardEvents.Dispatch, (payload) => {
+    if (payload.t !== 'MESSAGE_CREATE') return;
+    const data = payload.d as unknown as {
+      id: string;
+      channel_id: string;
+      content?: string;
+      author?: { id: string; bot?: boolean };
+      attachments?: Array<{ filename?: string; content_type?: string }>;
+    };
+    if (!data.author || data.author.bot) return;
+    const attachments = (data.attachments ?? []).map((item) => ({
+      kind: item.content_type?.startsWith('audio/') ? 'voice' : 'file',
+      name: item.filename,
+      mimeType: item.content_type,
+    }));
+    onInbound({
+      channelType: 'discord',
+      channelId: data.channel_id,
+      userId: data.author.id,
+      messageId: data.id,
+      text: data.content ?? '',
+      ...(attachments.length > 0 ? { attachments } : {}),
+    });
+  });
+  return manager;
 }
 
 /** A REST failure as a `PLATFORM_ERROR`: 429 (with its wait), 5xx and the network are retryable. */
