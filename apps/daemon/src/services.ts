@@ -28,7 +28,7 @@ import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { type Database, openDatabase } from '@agentd/storage';
-import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
+import { createWebhookService, type HookResponseDeliverer, type WebhookService } from '@agentd/webhooks-hmac';
 import {
   type ConfigAudit,
   createConfigAudit,
@@ -316,6 +316,14 @@ async function startAgents(
     (service) => service.shutdown(),
   );
 
+  // Before the webhooks: `deliver: true` answers go out through the channels' delivery queue.
+  const channels = await startChannels(context, lifecycle, {
+    db,
+    obsEvidence,
+    securityAudit,
+    runner: agentRunner,
+  });
+
   const hooks = await lifecycle.start(
     'webhooks',
     () =>
@@ -325,7 +333,7 @@ async function startAgents(
         resolveSecrets: (fields) => resolveSecretRefs(fields, (name) => env[name]),
         runner: agentRunner,
         wakeTarget: options.wakeTarget ?? heartbeat,
-        deliver: options.deliverHookResponse,
+        deliver: options.deliverHookResponse ?? hookDeliverer(channels),
         onOutcome: (outcome, context) => {
           const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
           if (event) securityAudit.emit(event);
@@ -344,13 +352,6 @@ async function startAgents(
       }),
     (service) => service.close(),
   );
-
-  const channels = await startChannels(context, lifecycle, {
-    db,
-    obsEvidence,
-    securityAudit,
-    runner: agentRunner,
-  });
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
   agentRuntime.registerTools([...createBrowserTools(browser), ...createGraphTools({ service: graph })]);
@@ -380,6 +381,15 @@ async function startAgents(
     browser,
     hooks,
     channels,
+  };
+}
+
+/** Delivers a webhook mapping's answer to its `channel` and `to` through the delivery queue. */
+function hookDeliverer(channels: ChannelsService): HookResponseDeliverer {
+  return async ({ channel, to, text }) => {
+    if (!channel || !to) throw new Error('the mapping names no channel and recipient (channel, to)');
+    const answer = await channels.deliver(channel, { op: 'send', channelId: to, text });
+    if (answer.status === 'deadLetter') throw new Error(answer.error ?? 'delivery dead-lettered');
   };
 }
 

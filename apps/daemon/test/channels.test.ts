@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -32,6 +32,18 @@ function channelsConfig(telegram: Record<string, unknown> = {}) {
   };
 }
 
+/** Paths of the files under `dir` (git objects skipped: compressed) whose bytes contain `secret`. */
+function filesHolding(dir: string, secret: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (name === '.git') continue;
+    if (statSync(path).isDirectory()) found.push(...filesHolding(path, secret));
+    else if (readFileSync(path).includes(secret)) found.push(path);
+  }
+  return found;
+}
+
 async function daemonWith(config: Record<string, unknown>) {
   const daemon = await pool.start(pool.tempDir(), { config, env: { TG_TOKEN: TOKEN } });
   return { daemon, rpc: rpcClient(daemon.url) };
@@ -39,7 +51,7 @@ async function daemonWith(config: Record<string, unknown>) {
 
 describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 }, () => {
   it('serves the message methods, the telegram actions, notifications and the queue status', async () => {
-    const { rpc } = await daemonWith(channelsConfig());
+    const { daemon, rpc } = await daemonWith(channelsConfig());
     const target = { channel_type: 'telegram', channel_id: '77' };
     const sent = await rpc.call<{ messageId: string; deliveryId: string; status: string }>('message.send', {
       ...target,
@@ -114,6 +126,8 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     expect(status.channels[0]?.queue.sent).toBe(7);
     const traces = await rpc.call<{ deliveries: unknown[] }>('obs.delivery.recent', {});
     expect(traces.deliveries.length).toBeGreaterThanOrEqual(7);
+    // The token is a secret reference: no file of the data dir (database, logs, evidence) holds it.
+    expect(filesHolding(daemon.dataDir, TOKEN)).toEqual([]);
   });
 
   it('answers a clear error for an unconfigured platform and -32602 naming the field, writing nothing', async () => {
@@ -384,6 +398,35 @@ describe('inbound messages through a real daemon', { timeout: 60_000 }, () => {
     } finally {
       await wa.close();
     }
+  });
+});
+
+describe('webhook answers delivered to a channel', { timeout: 60_000 }, () => {
+  it('sends a deliver: true mapping answer through the delivery queue to the chat it names', async () => {
+    const hookToken = 'hook-secret-for-channels-0123456789abcdef';
+    const { daemon, rpc } = await daemonWith({
+      ...channelsConfig(),
+      webhooks: {
+        enabled: true,
+        token: hookToken,
+        mappings: [
+          { id: 'alerts', match: { path: 'alerts' }, deliver: true, channel: 'telegram', to: '4242' },
+        ],
+      },
+    });
+    const body = JSON.stringify({ alert: 'disk full' });
+    const posted = await fetch(`${daemon.url}/hooks/alerts`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-webhook-signature': createHmac('sha256', hookToken).update(body).digest('hex'),
+      },
+      body,
+    });
+    expect(posted.status).toBeLessThan(300);
+    await eventually(async () => (fake.of('sendMessage').length === 1 ? true : undefined));
+    expect(fake.of('sendMessage')[0]?.params).toMatchObject({ chat_id: '4242', text: expect.any(String) });
+    expect(await rpc.call('delivery.queue.status', { channelType: 'telegram' })).toMatchObject({ sent: 1 });
   });
 });
 
