@@ -171,7 +171,7 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     });
   });
 
-  it('keeps the bot token out of config answers, status and errors, and applies a channels change live', async () => {
+  it('applies a channels change live, waits out a 429, dead-letters a 400 and the retry cap, and keeps the token out of answers', async () => {
     const { rpc } = await daemonWith({});
     await rpc.call('config.patch', {
       channels: {
@@ -190,6 +190,20 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     ];
     for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(TOKEN);
 
+    fake.fail('sendMessage', 429, 'Too Many Requests: retry after 1', { retryAfter: 1 });
+    const began = Date.now();
+    expect(
+      (await rpc.call('message.send', { channel_type: 'telegram', channel_id: '9', text: 'later' })).status,
+    ).toBe('sent');
+    expect(Date.now() - began).toBeGreaterThanOrEqual(950);
+    fake.fail('sendMessage', 400, 'Bad Request: chat not found');
+    const refused = await rpc.call('message.send', {
+      channel_type: 'telegram',
+      channel_id: '404',
+      text: 'nobody',
+    });
+    expect(refused).toMatchObject({ status: 'deadLetter', error: 'telegram: Bad Request: chat not found' });
+
     fake.fail('sendMessage', 502, 'Bad Gateway', { times: 5 });
     const failed = await rpc.call('message.send', {
       channel_type: 'telegram',
@@ -201,7 +215,17 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
       error: expect.stringContaining('gave up after 2 attempts'),
     });
     expect(JSON.stringify(failed)).not.toContain(TOKEN);
-    expect(await rpc.call('delivery.queue.status', {})).toMatchObject({ sent: 1, deadLetter: 1 });
+    expect(await rpc.call('delivery.queue.status', {})).toMatchObject({ sent: 2, deadLetter: 2 });
+    const stats = await rpc.call<{ successes: number; failures: number }>('obs.delivery.stats');
+    expect(stats).toMatchObject({ successes: 2 });
+    expect(stats.failures).toBeGreaterThanOrEqual(3);
+    const activity = await rpc.call<{ channel: { channelType: string; messagesSent: number } | null }>(
+      'obs.channels.get',
+      {
+        channelId: '9',
+      },
+    );
+    expect(activity.channel).toMatchObject({ channelType: 'telegram', messagesSent: 2 });
   });
 
   it('delivers webchat messages to the WebSocket client named by channel_id', async () => {
