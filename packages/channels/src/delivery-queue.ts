@@ -335,7 +335,11 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     async close() {
       closed = true;
       clearTimeout(timer);
-      await draining;
+      // Attempts in flight may finish (each platform client has its own timeout), but a stop
+      // does not wait on a platform longer than this: an unrecorded attempt is recovered at start.
+      let wait: NodeJS.Timeout | undefined;
+      await Promise.race([draining, new Promise((resolve) => (wait = setTimeout(resolve, 5000)))]);
+      clearTimeout(wait);
     },
   };
 }

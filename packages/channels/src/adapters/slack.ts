@@ -57,6 +57,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     // The delivery queue owns retries and backoff; the client reports a 429 at once.
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
+    timeout: 30_000,
     logLevel: LogLevel.ERROR,
   });
   const scrub = secretScrubber([options.botToken, options.signingSecret]);

@@ -49,7 +49,12 @@ export const telegramActionSchema = z.discriminatedUnion('action', [
  * read chat history, so a send cut off by a crash cannot be reconciled (no `reconcile`).
  */
 export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelAdapter {
-  const client = options.apiBaseUrl ? { apiRoot: options.apiBaseUrl.replace(/\/+$/, '') } : {};
+  // grammy's default request timeout is 500 s; a stuck call must not hold a queue lane that long
+  // (60 s stays above the 30 s long-poll of getUpdates).
+  const client = {
+    timeoutSeconds: 60,
+    ...(options.apiBaseUrl ? { apiRoot: options.apiBaseUrl.replace(/\/+$/, '') } : {}),
+  };
   const api = new Api(options.botToken, client);
   const scrub = secretScrubber([options.botToken]);
   const logger = options.logger ?? noopLogger;

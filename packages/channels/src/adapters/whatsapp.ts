@@ -74,6 +74,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
           ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }),
         },
         body: body instanceof FormData ? body : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
       });
     } catch (error) {
       health.state = 'error';
