@@ -517,4 +517,59 @@ describe('a daemon killed with SIGKILL while deliveries wait', { timeout: 180_00
     expect(replay).toMatchObject({ status: 'deadLetter', error: expect.stringContaining('in doubt') });
     expect(fake.of('sendMessage')).toHaveLength(6);
   });
+
+  it('never posts twice on Discord or Slack when the daemon dies after the platform committed a post', async () => {
+    const slack = await startFakeSlack({ token: 'xoxb-kill-slack-token-123456' });
+    const discord = await startFakeDiscord({ token: 'kill.discord.token-abcdef' });
+    try {
+      const dataDir = pool.tempDir();
+      writeFileSync(
+        join(dataDir, 'config.yaml'),
+        stringify({
+          channels: {
+            slack: { enabled: true, botToken: '${secret:SLACK_TOKEN}', apiBaseUrl: slack.url },
+            discord: { enabled: true, botToken: '${secret:DISCORD_TOKEN}', apiBaseUrl: discord.url },
+          },
+        }),
+      );
+      const env = {
+        AGENTD_ADMIN_TOKEN: 'test-admin-token-0123456789abcdef0123456789',
+        SLACK_TOKEN: 'xoxb-kill-slack-token-123456',
+        DISCORD_TOKEN: 'kill.discord.token-abcdef',
+      };
+      // Each platform stores the first post and never answers it: the daemon dies before the record.
+      slack.holdOnce('chat.postMessage');
+      discord.holdOnce(/^POST \/channels\/555\/messages$/);
+      const first = await pool.startProcess(dataDir, env);
+      const rpc = rpcClient(first.url);
+      for (const [type, id] of [
+        ['slack', 'C5'],
+        ['discord', '555'],
+      ])
+        void rpc
+          .call('message.send', { channel_type: type, channel_id: id, text: `once on ${type}` })
+          .catch(() => undefined);
+      await eventually(async () =>
+        slack.posted('C5').length === 1 && discord.created('555').length === 1 ? true : undefined,
+      );
+      await eventually(async () =>
+        (await rpc.call<{ sending: number }>('delivery.queue.status')).sending === 2 ? true : undefined,
+      );
+      const exited = new Promise((resolve) => first.child.once('exit', resolve));
+      first.child.kill('SIGKILL');
+      await exited;
+
+      const second = await pool.startProcess(dataDir, env);
+      const after = rpcClient(second.url);
+      await eventually(async () => {
+        const counts = await after.call<{ sent: number }>('delivery.queue.status');
+        return counts.sent === 2 ? counts : undefined;
+      });
+      expect(slack.posted('C5').map((message) => message.text)).toEqual(['once on slack']);
+      expect(discord.created('555').map((message) => message.content)).toEqual(['once on discord']);
+    } finally {
+      await slack.close();
+      await discord.close();
+    }
+  });
 });

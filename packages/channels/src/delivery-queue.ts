@@ -113,6 +113,8 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
   const inFlight = new Set<string>();
+  /** Running lanes by chat (`<type>\0<id>`). */
+  const lanes = new Map<string, Promise<void>>();
   const waiters = new Map<string, Array<(entry: DeliveryEntry) => void>>();
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<void> | undefined;
@@ -196,38 +198,63 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     report({ ...entry, stage: 'failed', attempts: number, lastError: message }, began, kind);
   };
 
-  /** Claims and attempts every due entry, oldest first, one chat at a time in order. */
-  const drainOnce = async (): Promise<void> => {
-    const rows = (await db.execute(sql.due, [now(), settings.concurrency * 4])).rows.map(toEntry);
-    const chats = new Map<string, DeliveryEntry[]>();
-    for (const entry of rows) {
-      if (inFlight.has(entry.deliveryId)) continue;
-      const chat = `${entry.channelType}\u0000${entry.operation.channelId}`;
-      const list = chats.get(chat) ?? [];
-      list.push(entry);
-      chats.set(chat, list);
-    }
-    const lanes = [...chats.values()].slice(0, settings.concurrency);
-    await Promise.all(
-      lanes.map(async (lane) => {
-        for (const entry of lane) {
-          if (closed) return;
-          inFlight.add(entry.deliveryId);
-          try {
-            await attempt(entry);
-          } finally {
-            inFlight.delete(entry.deliveryId);
-          }
+  /**
+   * One chat's lane: its due entries in order, one at a time, until none is due. Lanes run
+   * independently, so a platform that hangs holds back only its own chat.
+   */
+  const runLane = async (channelType: string, channelId: string): Promise<void> => {
+    for (;;) {
+      if (closed) return;
+      const rows = (await db.execute(sql.dueOfChat, [channelType, channelId, now(), 16])).rows.map(toEntry);
+      if (rows.length === 0) return;
+      for (const entry of rows) {
+        if (closed) return;
+        inFlight.add(entry.deliveryId);
+        try {
+          await attempt(entry);
+        } finally {
+          inFlight.delete(entry.deliveryId);
         }
-      }),
-    );
+      }
+    }
+  };
+
+  /** Starts a lane for every chat with due entries and no lane yet, up to `concurrency` lanes. */
+  const drainOnce = async (): Promise<void> => {
+    const free = settings.concurrency - lanes.size;
+    if (free <= 0) return;
+    const chats = (await db.execute(sql.dueChats, [now(), settings.concurrency * 4])).rows;
+    let opened = 0;
+    for (const row of chats) {
+      if (opened >= free || closed) break;
+      const channelType = String(row.channel_type);
+      const channelId = String(row.channel_id);
+      const lane = `${channelType}\u0000${channelId}`;
+      if (lanes.has(lane)) continue;
+      opened++;
+      const run = runLane(channelType, channelId)
+        .catch((err: unknown) =>
+          logger.error(
+            { err, errorKind: 'resource', hint: 'the database may be unavailable; the drain retries' },
+            'delivery lane failed',
+          ),
+        )
+        .finally(() => {
+          lanes.delete(lane);
+          kick();
+        });
+      lanes.set(lane, run);
+    }
   };
 
   const schedule = async (): Promise<void> => {
     if (closed) return;
     const [row] = (await db.execute(sql.nextDue)).rows;
     const at = row?.at === null || row?.at === undefined ? undefined : Number(row.at);
-    const delay = at === undefined ? settings.pollMs : Math.min(settings.pollMs, Math.max(0, at - now()));
+    // Due work that found no free lane (its chat is busy, or every lane is) is picked up when a
+    // lane ends, which kicks the drain; the timer only covers retries coming due.
+    const wait = at === undefined ? settings.pollMs : at - now();
+    const delay = wait <= 0 ? settings.pollMs : Math.min(settings.pollMs, wait);
     clearTimeout(timer);
     timer = setTimeout(kick, delay);
     timer.unref?.();
@@ -338,7 +365,10 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       // Attempts in flight may finish (each platform client has its own timeout), but a stop
       // does not wait on a platform longer than this: an unrecorded attempt is recovered at start.
       let wait: NodeJS.Timeout | undefined;
-      await Promise.race([draining, new Promise((resolve) => (wait = setTimeout(resolve, 5000)))]);
+      await Promise.race([
+        Promise.all([draining, ...lanes.values()]),
+        new Promise((resolve) => (wait = setTimeout(resolve, 5000))),
+      ]);
       clearTimeout(wait);
     },
   };

@@ -157,6 +157,17 @@ describe('channels service over the Telegram Bot API', () => {
     expect(await service.queueStatus()).toEqual({ queued: 0, sending: 0, sent: 0, failed: 0, deadLetter: 0 });
   });
 
+  it('keeps other chats flowing while one chat waits on a platform call that hangs', async () => {
+    const service = await open();
+    fake.hold((call) => call.params.chat_id === '13');
+    const stuck = service.deliver('telegram', { op: 'send', channelId: '13', text: 'hangs' });
+    await expect.poll(() => fake.of('sendMessage').length).toBe(1);
+    const free = await service.deliver('telegram', { op: 'send', channelId: '14', text: 'flows' });
+    expect(free.status).toBe('sent');
+    expect(await service.queueStatus()).toMatchObject({ sending: 1, sent: 1 });
+    void stuck.catch(() => undefined);
+  });
+
   it('sends a repeated idempotency key once and answers the first result', async () => {
     const service = await open();
     const first = await service.deliver(

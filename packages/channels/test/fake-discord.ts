@@ -28,6 +28,11 @@ export interface FakeDiscord {
   dispatchMessage(data: Record<string, unknown>): void;
   /** Drops every Gateway connection (as a Discord outage would); clients must reconnect. */
   dropConnections(code?: number): void;
+  /**
+   * The first call matching `pattern` is carried out (the message is created) but never
+   * answered: a crash between Discord's commit and the client reading the answer.
+   */
+  holdOnce(pattern: RegExp): void;
   /** Open, identified Gateway sessions. */
   sessions(): number;
   close(): Promise<void>;
@@ -41,6 +46,8 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   const channels = new Map<string, Array<Record<string, unknown>>>();
   const nonces = new Map<string, Record<string, unknown>>();
   let nextId = 10_000_000_000_000_000n;
+  let hold: RegExp | undefined;
+  const held: ServerResponse[] = [];
 
   const answer = (
     res: ServerResponse,
@@ -133,6 +140,11 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
       });
     }
     const [status, result] = route(method, path, body);
+    if (hold?.test(`${method} ${path}`)) {
+      hold = undefined;
+      held.push(res);
+      return;
+    }
     return answer(res, status, result);
   };
 
@@ -182,6 +194,9 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
     dropConnections(code = 4000) {
       for (const socket of wss.clients) socket.close(code, 'fake outage');
     },
+    holdOnce(pattern) {
+      hold = pattern;
+    },
     sessions: () => identified.size,
     url: `${server.url}/api`,
     calls,
@@ -191,6 +206,7 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
     },
     created: (channel) => list(channel),
     close: async () => {
+      for (const res of held.splice(0)) res.destroy();
       for (const socket of wss.clients) socket.terminate();
       await new Promise((resolve) => wss.close(resolve));
       await server.close();

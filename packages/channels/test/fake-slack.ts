@@ -17,6 +17,8 @@ export interface FakeSlack {
   fail(method: string, error: string, options?: { times?: number; retryAfter?: number }): void;
   /** Messages posted to a channel, oldest first, as the fake stored them. */
   posted(channel: string): Array<Record<string, unknown>>;
+  /** The first call of `method` is carried out (the message stored) but never answered. */
+  holdOnce(method: string): void;
   close(): Promise<void>;
 }
 
@@ -27,6 +29,8 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
   const channels = new Map<string, Array<Record<string, unknown>>>();
   let clock = 1_700_000_000;
   let base = '';
+  let hold: string | undefined;
+  const held: ServerResponse[] = [];
 
   const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -99,7 +103,13 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
     }
     const result = results[method];
     if (!result) return answer(res, 200, { ok: false, error: 'unknown_method' });
-    return answer(res, 200, { ok: true, ...result(params) });
+    const answered = { ok: true, ...result(params) };
+    if (hold === method) {
+      hold = undefined;
+      held.push(res);
+      return;
+    }
+    return answer(res, 200, answered);
   };
 
   const server = await listenLocal((req, res) => {
@@ -114,6 +124,12 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
       failures.set(method, { error, times: extra.times ?? 1, retryAfter: extra.retryAfter });
     },
     posted: (channel) => list(channel),
-    close: () => server.close(),
+    holdOnce(method) {
+      hold = method;
+    },
+    close: async () => {
+      for (const res of held.splice(0)) res.destroy();
+      await server.close();
+    },
   };
 }

@@ -68,6 +68,7 @@ export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
       )`,
       `CREATE INDEX ${QUEUE_TABLE}_due ON ${QUEUE_TABLE} (stage, next_attempt_at)`,
       `CREATE INDEX ${QUEUE_TABLE}_type ON ${QUEUE_TABLE} (channel_type, stage)`,
+      `CREATE INDEX ${QUEUE_TABLE}_chat ON ${QUEUE_TABLE} (channel_type, channel_id, stage, created_at)`,
     ],
   },
 ]);
@@ -100,8 +101,11 @@ export const sql = {
     VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`,
   byId: `SELECT * FROM ${QUEUE_TABLE} WHERE delivery_id = ?`,
   byKey: `SELECT * FROM ${QUEUE_TABLE} WHERE idempotency_key = ?`,
-  due: `SELECT * FROM ${QUEUE_TABLE} WHERE stage IN ('queued', 'failed') AND next_attempt_at <= ?
-    ORDER BY created_at, delivery_id LIMIT ?`,
+  dueChats: `SELECT channel_type, channel_id, MIN(created_at) AS first FROM ${QUEUE_TABLE}
+    WHERE stage IN ('queued', 'failed') AND next_attempt_at <= ?
+    GROUP BY channel_type, channel_id ORDER BY first LIMIT ?`,
+  dueOfChat: `SELECT * FROM ${QUEUE_TABLE} WHERE channel_type = ? AND channel_id = ?
+    AND stage IN ('queued', 'failed') AND next_attempt_at <= ? ORDER BY created_at, delivery_id LIMIT ?`,
   nextDue: `SELECT MIN(next_attempt_at) AS at FROM ${QUEUE_TABLE} WHERE stage IN ('queued', 'failed')`,
   inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE stage = 'sending' ORDER BY created_at`,
   // The claim is the commit point before the attempt: only one claimer wins a row.
