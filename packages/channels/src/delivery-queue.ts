@@ -114,7 +114,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const logger = options.logger ?? noopLogger;
   const inFlight = new Set<string>();
   /** Running lanes by chat (`<type>\0<id>`). */
-  const lanes = new Map<string, Promise<void>>();
+  const lanes = new Map<string, Promise<unknown>>();
   const waiters = new Map<string, Array<(entry: DeliveryEntry) => void>>();
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<void> | undefined;
@@ -202,13 +202,15 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
    * One chat's lane: its due entries in order, one at a time, until none is due. Lanes run
    * independently, so a platform that hangs holds back only its own chat.
    */
-  const runLane = async (channelType: string, channelId: string): Promise<void> => {
+  const runLane = async (sample: string): Promise<number> => {
+    let attempted = 0;
     for (;;) {
-      if (closed) return;
-      const rows = (await db.execute(sql.dueOfChat, [channelType, channelId, now(), 16])).rows.map(toEntry);
-      if (rows.length === 0) return;
+      if (closed) return attempted;
+      const rows = (await db.execute(sql.dueOfChat, [sample, now(), 16])).rows.map(toEntry);
+      if (rows.length === 0) return attempted;
+      attempted += rows.length;
       for (const entry of rows) {
-        if (closed) return;
+        if (closed) return attempted;
         inFlight.add(entry.deliveryId);
         try {
           await attempt(entry);
@@ -227,22 +229,23 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     let opened = 0;
     for (const row of chats) {
       if (opened >= free || closed) break;
-      const channelType = String(row.channel_type);
-      const channelId = String(row.channel_id);
-      const lane = `${channelType}\u0000${channelId}`;
+      const lane = `${String(row.channel_type)}\u0000${String(row.channel_id)}`;
       if (lanes.has(lane)) continue;
       opened++;
-      const run = runLane(channelType, channelId)
-        .catch((err: unknown) =>
+      const run = runLane(String(row.sample)).then(
+        (attempted) => {
+          lanes.delete(lane);
+          // A lane that found nothing to do must not wake the drain at once, or it would spin.
+          if (attempted > 0) kick();
+        },
+        (err: unknown) => {
+          lanes.delete(lane);
           logger.error(
             { err, errorKind: 'resource', hint: 'the database may be unavailable; the drain retries' },
             'delivery lane failed',
-          ),
-        )
-        .finally(() => {
-          lanes.delete(lane);
-          kick();
-        });
+          );
+        },
+      );
       lanes.set(lane, run);
     }
   };

@@ -168,6 +168,16 @@ describe('channels service over the Telegram Bot API', () => {
     void stuck.catch(() => undefined);
   });
 
+  it('settles an entry whose chat id the database cannot store as given (NUL, lone surrogate)', async () => {
+    const service = await open();
+    const answer = await service.deliver('webchat', { op: 'send', channelId: 'a\u0000\udfffb', text: 'x' });
+    expect(answer).toMatchObject({
+      status: 'deadLetter',
+      error: expect.stringContaining('webchat: client a'),
+    });
+    expect(await service.queueStatus('webchat')).toMatchObject({ queued: 0, deadLetter: 1 });
+  });
+
   it('sends a repeated idempotency key once and answers the first result', async () => {
     const service = await open();
     const first = await service.deliver(

@@ -43,11 +43,20 @@ export function channelsRpcError(error: unknown): unknown {
 }
 
 const channelType = z.enum(['telegram', 'discord', 'slack', 'whatsapp', 'webchat']);
+/**
+ * An id a platform is addressed by: printable text, no control characters and no lone surrogates
+ * (which the database could not store as given, so the entry would no longer name its chat).
+ */
+const platformId = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((value) => !/[\p{Cc}\p{Cs}]/u.test(value), 'printable text without control characters');
 const target = {
   channel_type: channelType,
-  channel_id: z.string().min(1).max(256),
+  channel_id: platformId,
 };
-const messageId = z.string().min(1).max(256);
+const messageId = platformId;
 const text = z.string().min(1).max(40_000);
 /**
  * Exactly-once across restarts: a caller (an autonomy run's step) that repeats a key gets the
@@ -126,7 +135,13 @@ export function channelsMethods(deps: { channels: ChannelsService }) {
       params: z
         .object({
           ...target,
-          data: z.base64().min(1).max(27_000_000),
+          // Plain base64 of up to about 1 MB (the gateway's default request limit); the platform's
+          // own limit judges the decoded file.
+          data: z
+            .string()
+            .min(1)
+            .max(1_400_000)
+            .regex(/^[A-Za-z0-9+/]+={0,2}$/, 'base64'),
           mimeType: z
             .string()
             .regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type')

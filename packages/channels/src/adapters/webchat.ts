@@ -23,7 +23,7 @@ const noActions = z.object({ action: z.never() });
  * The built-in `webchat` channel: the daemon's WebSocket clients, addressed by clientId.
  * Every operation is one `webchat.message` notification carrying the delivery id, so a client
  * that sees a repeat (at-least-once after a crash) can drop it. A client with no open socket
- * is a retryable failure: the entry waits in the queue for it to connect.
+ * is a permanent failure (`deadLetter` at once): a notification is for the sockets open now.
  */
 export function createWebchatAdapter(options: WebchatAdapterOptions = {}): ChannelAdapter & {
   /** Late binding: the gateway is built after the services. */
@@ -52,7 +52,9 @@ export function createWebchatAdapter(options: WebchatAdapterOptions = {}): Chann
         messageId,
       });
       if (!reached)
-        throw platformError('webchat', `client ${operation.channelId} is not connected`, { retryable: true });
+        throw platformError('webchat', `client ${operation.channelId} is not connected`, {
+          retryable: false,
+        });
       return { messageId };
     },
     async fetch(channelId, limit) {

@@ -101,10 +101,13 @@ export const sql = {
     VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`,
   byId: `SELECT * FROM ${QUEUE_TABLE} WHERE delivery_id = ?`,
   byKey: `SELECT * FROM ${QUEUE_TABLE} WHERE idempotency_key = ?`,
-  dueChats: `SELECT channel_type, channel_id, MIN(created_at) AS first FROM ${QUEUE_TABLE}
+  // One representative entry per chat with due work; the lane then names its chat by that entry,
+  // so the chat's identity is compared inside SQLite and never round-trips through JS strings.
+  dueChats: `SELECT channel_type, channel_id, MIN(created_at) AS first, MIN(delivery_id) AS sample FROM ${QUEUE_TABLE}
     WHERE stage IN ('queued', 'failed') AND next_attempt_at <= ?
     GROUP BY channel_type, channel_id ORDER BY first LIMIT ?`,
-  dueOfChat: `SELECT * FROM ${QUEUE_TABLE} WHERE channel_type = ? AND channel_id = ?
+  dueOfChat: `SELECT * FROM ${QUEUE_TABLE} WHERE (channel_type, channel_id) =
+      (SELECT channel_type, channel_id FROM ${QUEUE_TABLE} WHERE delivery_id = ?)
     AND stage IN ('queued', 'failed') AND next_attempt_at <= ? ORDER BY created_at, delivery_id LIMIT ?`,
   nextDue: `SELECT MIN(next_attempt_at) AS at FROM ${QUEUE_TABLE} WHERE stage IN ('queued', 'failed')`,
   inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE stage = 'sending' ORDER BY created_at`,
