@@ -2,13 +2,13 @@ import type { AgentRuntime } from '@agentd/agent-runtime';
 import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
 import type { ChannelsService } from '@agentd/channels';
-import { resolveSecretRefs } from '@agentd/config-store';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
 import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
+import { resolveChannelSecrets } from './services.js';
 import type { MemorySwitch } from '@agentd/memory-store';
 
 /** Applies one section of a committed config to the service that owns it. */
@@ -188,7 +188,7 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // A changed platform section restarts that adapter with the newly resolved credentials.
   live.on(['channels', 'notifications'], async (next) =>
     services.channels.apply(
-      await resolveSecretRefs(next.channels, (name) => services.env[name]),
+      await resolveChannelSecrets(next.channels, services.env, log),
       next.notifications,
     ),
   );

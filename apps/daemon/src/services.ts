@@ -8,7 +8,12 @@ import {
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type BrowserService, createBrowserService, createBrowserTools } from '@agentd/browser';
-import { type ChannelsService, channelsMigrations, createChannelsService } from '@agentd/channels';
+import {
+  type ChannelsService,
+  channelsMigrations,
+  createChannelsService,
+  resolvePlatformSecrets,
+} from '@agentd/channels';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import {
   createCronService,
@@ -384,6 +389,31 @@ async function startAgents(
   };
 }
 
+/**
+ * The `channels` section with its secret references resolved per platform: a platform whose
+ * secret is missing is logged and left off, the others and the daemon start.
+ */
+export function resolveChannelSecrets(
+  section: DaemonConfig['channels'],
+  env: NodeJS.ProcessEnv,
+  log: AgentdLogger,
+): Promise<DaemonConfig['channels']> {
+  return resolvePlatformSecrets(
+    section,
+    (value) => resolveSecretRefs(value, (name) => env[name]),
+    (platform, err) =>
+      log.error(
+        {
+          err,
+          channelType: platform,
+          errorKind: 'config',
+          hint: `set the secret channels.${platform} references, then send SIGHUP`,
+        },
+        `${platform} left off: a secret reference could not be resolved`,
+      ),
+  );
+}
+
 /** Delivers a webhook mapping's answer to its `channel` and `to` through the delivery queue. */
 function hookDeliverer(channels: ChannelsService): HookResponseDeliverer {
   return async ({ channel, to, text }) => {
@@ -410,7 +440,7 @@ async function startChannels(
       await deps.db.migrate('@agentd/channels', [...channelsMigrations]);
       const service = createChannelsService({
         db: deps.db,
-        section: await resolveSecretRefs(config.channels, (name) => env[name]),
+        section: await resolveChannelSecrets(config.channels, env, logger.module('channels')),
         notifications: config.notifications,
         runner: deps.runner,
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {

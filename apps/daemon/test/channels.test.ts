@@ -228,6 +228,23 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     expect(activity.channel).toMatchObject({ channelType: 'telegram', messagesSent: 2 });
   });
 
+  it('starts with a platform whose secret is missing left off, and the others working', async () => {
+    const { rpc } = await daemonWith({
+      channels: {
+        telegram: { enabled: true, botToken: '${secret:TG_TOKEN}', apiBaseUrl: fake.url },
+        discord: { enabled: true, botToken: '${secret:NOT_SET_ANYWHERE}' },
+      },
+    });
+    const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+    expect(list.channels).toContainEqual({ type: 'discord', status: 'disabled', inbound: false });
+    expect(
+      (await rpc.call('message.send', { channel_type: 'telegram', channel_id: '1', text: 'up' })).status,
+    ).toBe('sent');
+    expect(
+      (await rpc.fail('message.send', { channel_type: 'discord', channel_id: '1', text: 'x' })).code,
+    ).toBe(-32012);
+  });
+
   it('delivers webchat messages to the WebSocket client named by channel_id', async () => {
     const { daemon, rpc } = await daemonWith({});
     const { token } = await rpc.call<{ token: string }>('tokens.create', {

@@ -124,3 +124,25 @@ export function hasCredentials(platform: Platform, section: ChannelsSection): bo
 export function isConfigured(platform: Platform, section: ChannelsSection): boolean {
   return section[platform].enabled && hasCredentials(platform, section);
 }
+
+/**
+ * Resolves each platform's secret references on its own: a platform whose reference cannot be
+ * resolved is switched off (`enabled: false`) and reported through `onFailure`, so one missing
+ * secret neither stops the daemon nor takes the other platforms with it.
+ */
+export async function resolvePlatformSecrets(
+  section: ChannelsSection,
+  resolve: <T>(value: T) => Promise<T>,
+  onFailure: (platform: Platform, error: unknown) => void,
+): Promise<ChannelsSection> {
+  const out = { ...section };
+  for (const platform of PLATFORMS) {
+    try {
+      Object.assign(out, { [platform]: await resolve(section[platform]) });
+    } catch (error) {
+      onFailure(platform, error);
+      Object.assign(out, { [platform]: { ...section[platform], enabled: false } });
+    }
+  }
+  return out;
+}

@@ -47,6 +47,7 @@ export {
   notificationsSectionSchema,
   PLATFORMS,
   type Platform,
+  resolvePlatformSecrets,
   slackSectionSchema,
   telegramSectionSchema,
   whatsappSectionSchema,
