@@ -8,6 +8,7 @@ import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { autonomySectionSchema, securitySectionSchema } from '@agentd/autonomy';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
+import { channelsSectionSchema, notificationsSectionSchema } from '@agentd/channels';
 import { cronSectionSchema, heartbeatSectionSchema } from '@agentd/cron-wakegate';
 import { learningSectionSchema } from '@agentd/learning';
 import { daemonLoggingSchema, logRotationSchema } from '@agentd/logging';
@@ -112,6 +113,9 @@ export const configSections = {
   skills: section(skillsSectionSchema),
   // Outcome resolution, funnel gates and the sweep interval apply from the next turn or sweep.
   learning: section(learningSectionSchema),
+  // A changed platform section rebuilds that adapter; the queue keeps its entries.
+  channels: section(channelsSectionSchema),
+  notifications: section(notificationsSectionSchema),
 };
 
 /**

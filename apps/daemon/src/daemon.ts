@@ -3,7 +3,9 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { ensureBootstrapToken, hasScope, type Scope } from '@agentd/auth-scopes';
+import { hasScope, type Scope } from '@agentd/auth-scopes';
+import { ensureBootstrapToken } from '@agentd/auth-scopes';
+import { createChannelsHttpHandler } from '@agentd/channels';
 import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
 import type { AgentTurnRunner, EventSink } from '@agentd/contracts';
 import type { NodeExecutor } from '@agentd/graph-engine';
@@ -344,6 +346,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
   lifecycle.add('gateway', () => gateway.ws.close());
+  // webchat's chats are the WebSocket clients: a delivery is a notification to every socket of one.
+  services.channels.attachWebchat((clientId, method, params) => gateway.ws.notify(clientId, method, params));
   tokens.onRevoke((tokenId) => {
     gateway.ws.closeWhere((identity) => identity.tokenId === tokenId, 4001, 'Token revoked');
   });
@@ -378,6 +382,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     recordPosture: services.recordPosture,
     learning: services.learning,
     ensureLifecycleJob: services.ensureLifecycleJob,
+    channels: services.channels,
     dataDir,
     configAudit,
     cacheTrace: services.cacheTrace,
@@ -400,7 +405,12 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
 
   // Opened once the admin token and every service are ready (see createDaemonServer).
   const readiness = startGate();
-  const server = createDaemonServer({ gateway, hooks, readiness });
+  const server = createDaemonServer({
+    gateway,
+    hooks,
+    readiness,
+    channels: createChannelsHttpHandler({ service: services.channels }),
+  });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;

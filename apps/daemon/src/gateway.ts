@@ -251,8 +251,13 @@ export function createDaemonServer(routes: {
   gateway: GatewayPool<Gateway>;
   hooks: Pick<WebhookService, 'matches' | 'handle'>;
   readiness: Readiness;
+  /** Inbound chat-platform callbacks under `/channels/<platform>/…`. */
+  channels?: {
+    matches(path: string): boolean;
+    handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  };
 }): Server {
-  const { gateway, hooks, readiness } = routes;
+  const { gateway, hooks, readiness, channels } = routes;
   const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
     if (path === '/rpc') {
       void gateway.http(req, res);
@@ -279,6 +284,10 @@ export function createDaemonServer(routes: {
     }
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path !== undefined && channels?.matches(path)) {
+      void channels.handle(req, res);
       return;
     }
     if (path !== undefined && hooks.matches(path)) {

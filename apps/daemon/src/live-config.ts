@@ -3,6 +3,7 @@ import type { TokenConfig, TokenStore } from '@agentd/auth-scopes';
 import type { BrowserService } from '@agentd/browser';
 import type { WorkspaceService } from '@agentd/workspace';
 import type { TerminalService } from '@agentd/terminal';
+import type { ChannelsService } from '@agentd/channels';
 import type { CronService, HeartbeatService } from '@agentd/cron-wakegate';
 import type { GraphService } from '@agentd/graph-engine';
 import type { MediaService } from '@agentd/media';
@@ -11,6 +12,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { CacheTraceStream, ConfigAudit } from '@agentd/evidence';
 import { type AgentdLogger, resolveDaemonLogOptions, type RootLogger } from '@agentd/logging';
 import type { DaemonConfig } from './config-schema.js';
+import { resolveChannelSecrets } from './channel-services.js';
 import type { MemorySwitch } from '@agentd/memory-store';
 import type { McpToolHost } from '@agentd/mcp';
 
@@ -97,6 +99,7 @@ export interface LiveServices {
   ensureLifecycleJob(intervalMs: number): Promise<void>;
   /** Records the standing posture row again (the imported-skills count follows `skills`). */
   recordPosture(): Promise<void>;
+  channels: ChannelsService;
   dataDir: string;
   configAudit: ConfigAudit;
   cacheTrace: CacheTraceStream | undefined;
@@ -228,4 +231,11 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
     services.skills.applyConfig(next.skills);
     await services.recordPosture();
   });
+  // A changed platform section restarts that adapter with the newly resolved credentials.
+  live.on(['channels', 'notifications'], async (next) =>
+    services.channels.apply(
+      await resolveChannelSecrets(next.channels, services.lookupSecret, log),
+      next.notifications,
+    ),
+  );
 }

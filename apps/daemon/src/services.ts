@@ -16,6 +16,7 @@ import {
   summarizeAutonomy,
 } from '@agentd/autonomy';
 import { type BrowserService, createBrowserTools } from '@agentd/browser';
+import type { ChannelsService } from '@agentd/channels';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
 import { checkSecretRefs } from './secret-refs.js';
 import {
@@ -65,6 +66,7 @@ import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
 import { sharedToolsGate } from './methods/tenancy.js';
 import { startToolServices } from './tool-services.js';
+import { hookDeliverer, startChannels } from './channel-services.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -127,6 +129,8 @@ export interface DaemonServices {
   learning: LearningService;
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Chat platforms and webchat, their delivery queue and inbound routing. */
+  channels: ChannelsService;
 }
 
 /**
@@ -345,6 +349,7 @@ type Stores = Omit<
   | 'mcpTools'
   | 'learning'
   | 'ensureLifecycleJob'
+  | 'channels'
 > & {
   events: EventSink;
   /** Links the skills service to the runtime's tool policy and to learning, once they exist. */
@@ -516,6 +521,15 @@ async function startAgents(
     { events, lookupSecret },
   );
 
+  // Before the webhooks: `deliver: true` answers go out through the channels' delivery queue.
+  const channels = await startChannels(context, lifecycle, {
+    db,
+    obsEvidence,
+    securityAudit,
+    runner: agentRunner,
+    lookupSecret,
+  });
+
   const hooks = await lifecycle.start(
     'webhooks',
     () =>
@@ -525,7 +539,7 @@ async function startAgents(
         resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
         runner: agentRunner,
         wakeTarget: options.wakeTarget ?? heartbeat,
-        deliver: options.deliverHookResponse,
+        deliver: options.deliverHookResponse ?? hookDeliverer(channels),
         onOutcome: (outcome, context) => {
           const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
           if (event) securityAudit.emit(event);
@@ -663,5 +677,6 @@ async function startAgents(
     ensureLifecycleJob: async (intervalMs) => {
       lifecycleSession = await ensureLifecycleJob(cron, intervalMs);
     },
+    channels,
   };
 }

@@ -35,7 +35,7 @@ const PLANTED = {
 
 /** Codes the daemon documents (README "Errors", docs/decisions.md). */
 const DOCUMENTED_CODES = new Set([
-  -32700, -32600, -32601, -32602, -32603, -32000, -32001, -32004, -32009, -32010, -32011,
+  -32700, -32600, -32601, -32602, -32603, -32000, -32001, -32004, -32009, -32010, -32011, -32012, -32013,
 ]);
 
 /** Methods not fuzzed at all, with why. */

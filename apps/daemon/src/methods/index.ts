@@ -11,6 +11,7 @@ import { agentsMethods } from './agents.js';
 import { approvalMethods } from './approvals.js';
 import { autonomyMethods } from './autonomy.js';
 import { browserMethods } from './browser.js';
+import { channelsMethods } from './channels.js';
 import { configMethods } from './config.js';
 import { contextMethods } from './context.js';
 import { cronMethods } from './cron.js';
@@ -123,5 +124,7 @@ export function builtInMethods(deps: {
     ...autonomyMethods({ autonomy: services.autonomy, tenants }),
     ...skillsMethods({ skills: services.skills }),
     ...learningMethods({ learning: services.learning }),
+    // The chat platforms are shared by every tenant.
+    ...unboundOnly(tenants, channelsMethods({ channels: services.channels })),
   ];
 }

@@ -1,0 +1,125 @@
+import {
+  type ChannelsService,
+  channelsMigrations,
+  createChannelsService,
+  resolvePlatformSecrets,
+} from '@agentd/channels';
+import { resolveSecretRefs } from '@agentd/config-store';
+import type { AgentTurnRunner } from '@agentd/contracts';
+import type { SecurityAudit } from '@agentd/evidence';
+import type { AgentdLogger } from '@agentd/logging';
+import type { ObsEvidence } from '@agentd/obs-reports';
+import type { Database } from '@agentd/storage';
+import type { HookResponseDeliverer } from '@agentd/webhooks-hmac';
+import type { DaemonConfig } from './config-schema.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { ServiceContext } from './services.js';
+
+/**
+ * The `channels` section with its secret references resolved per platform: a platform whose
+ * secret is missing is logged and left off, the others and the daemon start.
+ */
+export function resolveChannelSecrets(
+  section: DaemonConfig['channels'],
+  lookupSecret: (name: string) => Promise<string | undefined>,
+  log: AgentdLogger,
+): Promise<DaemonConfig['channels']> {
+  return resolvePlatformSecrets(
+    section,
+    (value) => resolveSecretRefs(value, lookupSecret),
+    (platform, err) =>
+      log.error(
+        {
+          err,
+          channelType: platform,
+          errorKind: 'config',
+          hint: `set the secret channels.${platform} references, then send SIGHUP`,
+        },
+        `${platform} left off: a secret reference could not be resolved`,
+      ),
+  );
+}
+
+/**
+ * Delivers a webhook mapping's answer to its `channel` and `to` through the delivery queue. The
+ * job's idempotency key makes a job re-run after a crash find its queued send instead of sending
+ * again.
+ */
+export function hookDeliverer(channels: ChannelsService): HookResponseDeliverer {
+  return async ({ idempotencyKey, channel, to, text }) => {
+    if (!channel || !to) throw new Error('the mapping names no channel and recipient (channel, to)');
+    const answer = await channels.deliver(channel, { op: 'send', channelId: to, text }, { idempotencyKey });
+    if (answer.status === 'deadLetter') throw new Error(answer.error ?? 'delivery dead-lettered');
+  };
+}
+
+/**
+ * The chat channels and their delivery queue: every attempt is a delivery trace and channel
+ * activity, a refused inbound sender an audit event, inbound messages turns of `runner`.
+ */
+export async function startChannels(
+  context: ServiceContext,
+  lifecycle: Lifecycle,
+  deps: {
+    db: Database;
+    obsEvidence: ObsEvidence;
+    securityAudit: SecurityAudit;
+    runner: AgentTurnRunner;
+    lookupSecret: (name: string) => Promise<string | undefined>;
+  },
+): Promise<ChannelsService> {
+  const { config, now, logger } = context;
+  const { obsEvidence, securityAudit } = deps;
+  return lifecycle.start(
+    'channels',
+    async () => {
+      await deps.db.migrate('@agentd/channels', [...channelsMigrations]);
+      const service = createChannelsService({
+        db: deps.db,
+        section: await resolveChannelSecrets(config.channels, deps.lookupSecret, logger.module('channels')),
+        notifications: config.notifications,
+        runner: deps.runner,
+        onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
+          obsEvidence.recordDelivery({
+            ts: now(),
+            channelId: entry.operation.channelId,
+            outcome,
+            latencyMs,
+            ...(errorKind ? { errorKind } : {}),
+          });
+          if (outcome === 'delivered')
+            obsEvidence.recordChannelActivity({
+              channelId: entry.operation.channelId,
+              channelType: entry.channelType,
+              lastActiveAt: now(),
+              messagesSent: 1,
+              messagesReceived: 0,
+            });
+        },
+        onInbound: (message) =>
+          obsEvidence.recordChannelActivity({
+            channelId: message.channelId,
+            channelType: message.channelType,
+            lastActiveAt: now(),
+            messagesSent: 0,
+            messagesReceived: 1,
+          }),
+        onRefused: (message) =>
+          securityAudit.emit({
+            kind: 'auth',
+            classification: 'denied',
+            outcome: 'failure',
+            severity: 'low',
+            reason: 'channel_sender_not_allowed',
+            channelType: message.channelType,
+            channelId: message.channelId,
+          }),
+        now,
+        logger: logger.module('channels'),
+      });
+      await service.start();
+      return service;
+    },
+    (service) => service.close(),
+  );
+}

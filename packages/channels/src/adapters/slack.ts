@@ -1,0 +1,272 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { z } from 'zod';
+import type {
+  ChannelAdapter,
+  ChannelHealth,
+  InboundMessage,
+  OutboundOperation,
+  OutboundResult,
+} from '../adapter.js';
+import { type ChannelsError, platformError } from '../errors.js';
+import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
+import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
+
+/** Options of {@link createSlackAdapter}. */
+export interface SlackAdapterOptions {
+  botToken: string;
+  /** Checks the `X-Slack-Signature` of Events API callbacks; without it callbacks are refused. */
+  signingSecret?: string | undefined;
+  /** The Web API root (`https://slack.com/api/` by default; tests point it at a fake). */
+  apiBaseUrl?: string | undefined;
+  now?: () => number;
+}
+
+/** The metadata event type every message the queue posts carries (its delivery id in the payload). */
+export const SLACK_DELIVERY_EVENT = 'agentd_delivery';
+
+const channel = z.string().min(1).max(64);
+const ts = z.string().regex(/^\d{1,12}\.\d{1,8}$/, 'a Slack message ts');
+
+/** `slack.action` params: Web API operations beyond the common seven. */
+export const slackActionSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('pin'), channel_id: channel, message_id: ts }).strict(),
+  z.object({ action: z.literal('unpin'), channel_id: channel, message_id: ts }).strict(),
+  z.object({ action: z.literal('topic'), channel_id: channel, topic: z.string().max(250) }).strict(),
+  z.object({ action: z.literal('userInfo'), user: z.string().min(1).max(64) }).strict(),
+]);
+
+/** Web API errors a retry may cure; any other `error` string is the platform's permanent refusal. */
+const TRANSIENT = new Set([
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'ratelimited',
+]);
+
+/**
+ * The Slack adapter: the Web API through `@slack/web-api` (at `apiBaseUrl`). Every posted
+ * message carries `metadata {event_type: agentd_delivery, event_payload: {deliveryId}}`, so a
+ * post cut off by a crash is reconciled by reading the channel's history for that metadata.
+ */
+export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter {
+  const root = options.apiBaseUrl ? `${options.apiBaseUrl.replace(/\/+$/, '')}/` : undefined;
+  const client = new WebClient(options.botToken, {
+    ...(root ? { slackApiUrl: root } : {}),
+    // The delivery queue owns retries and backoff; the client reports a 429 at once.
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: 30_000,
+    logLevel: LogLevel.ERROR,
+  });
+  const scrub = secretScrubber([options.botToken, options.signingSecret]);
+  let onInbound: ((message: InboundMessage) => void) | undefined;
+  const now = options.now ?? Date.now;
+  const health: ChannelHealth = { state: 'configured' };
+
+  const call = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await run();
+      health.lastOkAt = now();
+      health.state = 'configured';
+      return result;
+    } catch (error) {
+      throw toChannelsError(error, scrub, health);
+    }
+  };
+
+  const deliver = async (operation: OutboundOperation, deliveryId: string): Promise<OutboundResult> => {
+    const channelId = operation.channelId;
+    switch (operation.op) {
+      case 'send': {
+        const posted = await call(() =>
+          client.chat.postMessage({
+            channel: channelId,
+            text: operation.text,
+            ...(operation.replyTo ? { thread_ts: operation.replyTo } : {}),
+            metadata: { event_type: SLACK_DELIVERY_EVENT, event_payload: { deliveryId } },
+          }),
+        );
+        return { messageId: String(posted.ts) };
+      }
+      case 'edit':
+        await call(() =>
+          client.chat.update({ channel: channelId, ts: operation.messageId, text: operation.text }),
+        );
+        return { messageId: operation.messageId };
+      case 'delete':
+        await call(() => client.chat.delete({ channel: channelId, ts: operation.messageId }));
+        return { messageId: operation.messageId };
+      case 'react':
+        await call(() =>
+          client.reactions.add({
+            channel: channelId,
+            timestamp: operation.messageId,
+            name: operation.emoji.replace(/^:|:$/g, ''),
+          }),
+        );
+        return { messageId: operation.messageId };
+      case 'attach': {
+        await call(() =>
+          client.files.uploadV2({
+            channel_id: channelId,
+            file: Buffer.from(operation.data, 'base64'),
+            filename: operation.filename ?? 'file',
+            ...(operation.caption ? { initial_comment: operation.caption } : {}),
+          }),
+        );
+        return { messageId: deliveryId };
+      }
+    }
+  };
+
+  return {
+    type: 'slack',
+    actionSchema: slackActionSchema,
+    // Inbound arrives through the Events API (HTTP), which the daemon routes; nothing to connect.
+    async start(handler) {
+      onInbound = handler;
+    },
+    async stop() {
+      onInbound = undefined;
+      health.state = 'stopped';
+    },
+    webhook: async (request) =>
+      eventsApi(request, options.signingSecret, now, (message) => onInbound?.(message)),
+    deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
+    async reconcile(operation, attempt) {
+      if (operation.op !== 'send') return undefined;
+      const history = await call(() =>
+        client.conversations.history({
+          channel: operation.channelId,
+          limit: 100,
+          include_all_metadata: true,
+        }),
+      );
+      const found = (history.messages ?? []).find(
+        (message) =>
+          message.metadata?.event_type === SLACK_DELIVERY_EVENT &&
+          (message.metadata.event_payload as Record<string, unknown> | undefined)?.deliveryId ===
+            attempt.deliveryId,
+      );
+      return found?.ts ? { messageId: found.ts } : null;
+    },
+    async fetch(channelId, limit) {
+      const history = await call(() => client.conversations.history({ channel: channelId, limit }));
+      return (history.messages ?? []).map((message) => ({
+        messageId: String(message.ts),
+        text: message.text ?? '',
+        from: message.user,
+        ts: message.ts ? Math.round(Number(message.ts) * 1000) : undefined,
+      }));
+    },
+    async action(params) {
+      const input = slackActionSchema.parse(params);
+      switch (input.action) {
+        case 'pin':
+          await call(() => client.pins.add({ channel: input.channel_id, timestamp: input.message_id }));
+          return { ok: true };
+        case 'unpin':
+          await call(() => client.pins.remove({ channel: input.channel_id, timestamp: input.message_id }));
+          return { ok: true };
+        case 'topic': {
+          const result = await call(() =>
+            client.conversations.setTopic({ channel: input.channel_id, topic: input.topic }),
+          );
+          return { ok: true, channel: result.channel };
+        }
+        case 'userInfo': {
+          const result = await call(() => client.users.info({ user: input.user }));
+          return { user: result.user };
+        }
+      }
+    },
+    health: () => ({ ...health }),
+  };
+}
+
+/**
+ * The Events API callback: the signature over `v0:<timestamp>:<body>` with the signing secret
+ * (and a timestamp within five minutes, against replays), the `url_verification` handshake,
+ * and `message` events from people (bots and edits are ignored).
+ */
+function eventsApi(
+  request: WebhookRequest,
+  signingSecret: string | undefined,
+  now: () => number,
+  deliver: (message: InboundMessage) => void,
+): WebhookResponse {
+  if (request.method !== 'POST') return text(405, 'method not allowed');
+  if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
+  const timestamp = header(request, 'x-slack-request-timestamp') ?? '';
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now() / 1000 - Number(timestamp)) > 300)
+    return text(401, 'stale or missing timestamp');
+  const expected = `v0=${createHmac('sha256', signingSecret).update(`v0:${timestamp}:`).update(request.body).digest('hex')}`;
+  const given = Buffer.from(header(request, 'x-slack-signature') ?? '');
+  if (given.length !== expected.length || !timingSafeEqual(given, Buffer.from(expected)))
+    return text(401, 'signature mismatch');
+  const payload = jsonBody(request.body);
+  if (payload?.type === 'url_verification')
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ challenge: payload.challenge }),
+    };
+  const event = payload?.event as Record<string, unknown> | undefined;
+  if (
+    payload?.type === 'event_callback' &&
+    event &&
+    (event.type === 'message' || event.type === 'app_mention') &&
+    event.subtype === undefined &&
+    event.bot_id === undefined &&
+    typeof event.user === 'string' &&
+    typeof event.channel === 'string' &&
+    typeof event.ts === 'string'
+  ) {
+    deliver({
+      channelType: 'slack',
+      channelId: event.channel,
+      userId: event.user,
+      messageId: event.ts,
+      text: typeof event.text === 'string' ? event.text : '',
+      ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
+    });
+  }
+  return text(200, 'ok');
+}
+
+/** A Web API failure as a `PLATFORM_ERROR`: rate limits, 5xx, transient errors and the network are retryable. */
+function toChannelsError(
+  error: unknown,
+  scrub: (text: string) => string,
+  health: ChannelHealth,
+): ChannelsError {
+  health.lastError = scrubbedMessage(error, scrub);
+  const coded = error as {
+    code?: string;
+    data?: { error?: string };
+    retryAfter?: number;
+    statusCode?: number;
+  };
+  switch (coded.code) {
+    case ErrorCode.RateLimitedError:
+      return platformError('slack', 'rate limited', {
+        retryable: true,
+        status: 429,
+        retryAfterMs: (coded.retryAfter ?? 1) * 1000,
+      });
+    case ErrorCode.PlatformError: {
+      const reason = scrub(String(coded.data?.error ?? 'unknown_error'));
+      return platformError('slack', reason, { retryable: TRANSIENT.has(reason) });
+    }
+    case ErrorCode.HTTPError: {
+      const status = coded.statusCode ?? 0;
+      health.state = 'error';
+      return platformError('slack', `HTTP ${status}`, { retryable: status === 429 || status >= 500, status });
+    }
+    default:
+      health.state = 'error';
+      return platformError('slack', health.lastError, { retryable: true });
+  }
+}

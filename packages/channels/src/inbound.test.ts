@@ -1,0 +1,238 @@
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentTurnRequest } from '@agentd/contracts';
+import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listenLocal } from '../test/fake-server.js';
+import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
+import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
+import { channelsSectionSchema } from './config.js';
+import { isChannelsError } from './errors.js';
+import { createChannelsHttpHandler } from './http-handler.js';
+import { channelsMigrations } from './internal/queue-store.js';
+import { type ChannelsService, createChannelsService } from './service.js';
+
+const WA_TOKEN = 'EAAG-fake-whatsapp-access-token-0123';
+const APP_SECRET = 'fake-app-secret-4567';
+const SLACK_TOKEN = 'xoxb-inbound-slack-token-0000';
+const SIGNING = 'fake-slack-signing-secret-89';
+let dir: string;
+let db: Database;
+let wa: FakeWhatsApp;
+let slack: FakeSlack;
+let service: ChannelsService;
+let base: string;
+let closeHttp: () => Promise<void>;
+const turns: AgentTurnRequest[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'channels-inbound-'));
+  db = await openDatabase({ dataDir: dir });
+  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  wa = await startFakeWhatsApp({ token: WA_TOKEN, phoneNumberId: '1555' });
+  slack = await startFakeSlack({ token: SLACK_TOKEN });
+  turns.length = 0;
+  service = createChannelsService({
+    db,
+    section: channelsSectionSchema.parse({
+      whatsapp: {
+        enabled: true,
+        accessToken: WA_TOKEN,
+        phoneNumberId: '1555',
+        appSecret: APP_SECRET,
+        verifyToken: 'verify-me',
+        apiBaseUrl: wa.url,
+        agentId: 'helper',
+        allowFrom: ['4915100000001'],
+      },
+      slack: {
+        enabled: true,
+        botToken: SLACK_TOKEN,
+        signingSecret: SIGNING,
+        apiBaseUrl: slack.url,
+        agentId: 'helper',
+        allowFrom: ['U1'],
+      },
+      delivery: { baseDelayMs: 20, maxAttempts: 3 },
+    }),
+    runner: {
+      runTurn: async (request) => {
+        turns.push(request);
+        return {
+          response: `answer to ${request.message}`,
+          tokensUsed: { input: 1, output: 1, total: 2 },
+          finishReason: 'stop',
+          sessionKey: request.sessionKey ?? '',
+        };
+      },
+    },
+    pollMs: 50,
+    settleTimeoutMs: 8000,
+  });
+  await service.start();
+  const http = createChannelsHttpHandler({ service });
+  const server = await listenLocal((req, res) => {
+    if (http.matches(req.url ?? '')) void http.handle(req, res);
+    else res.writeHead(404).end();
+  });
+  base = server.url;
+  closeHttp = server.close;
+});
+afterEach(async () => {
+  await closeHttp();
+  await service.close();
+  await wa.close();
+  await slack.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const waEvent = (from: string, id: string, body: string) =>
+  JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '1',
+        changes: [{ field: 'messages', value: { messages: [{ from, id, type: 'text', text: { body } }] } }],
+      },
+    ],
+  });
+const waPost = (body: string, secret = APP_SECRET) =>
+  fetch(`${base}/channels/whatsapp/webhook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    },
+    body,
+  });
+const slackPost = (payload: unknown, options: { secret?: string; ts?: number } = {}) => {
+  const body = JSON.stringify(payload);
+  const ts = String(options.ts ?? Math.floor(Date.now() / 1000));
+  const signature = `v0=${createHmac('sha256', options.secret ?? SIGNING)
+    .update(`v0:${ts}:${body}`)
+    .digest('hex')}`;
+  return fetch(`${base}/channels/slack/events`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': signature,
+    },
+    body,
+  });
+};
+
+describe('whatsapp', () => {
+  it('sends, replies, reacts, attaches and runs actions over the Cloud API; refuses edit before writing', async () => {
+    const sent = await service.deliver('whatsapp', { op: 'send', channelId: '4915100000002', text: 'hi' });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^wamid\./) });
+    await service.deliver('whatsapp', {
+      op: 'send',
+      channelId: '4915100000002',
+      text: 're',
+      replyTo: sent.messageId!,
+    });
+    await service.deliver('whatsapp', {
+      op: 'react',
+      channelId: '4915100000002',
+      messageId: sent.messageId!,
+      emoji: '👍',
+    });
+    const file = await service.deliver('whatsapp', {
+      op: 'attach',
+      channelId: '4915100000002',
+      data: Buffer.from('%PDF').toString('base64'),
+      mimeType: 'application/pdf',
+      filename: 'r.pdf',
+      caption: 'report',
+    });
+    expect(file.status).toBe('sent');
+    expect(wa.messages()).toMatchObject([
+      { messaging_product: 'whatsapp', to: '4915100000002', type: 'text', text: { body: 'hi' } },
+      { context: { message_id: sent.messageId } },
+      { type: 'reaction', reaction: { message_id: sent.messageId, emoji: '👍' } },
+      {
+        type: 'document',
+        document: { id: expect.stringMatching(/^media-/), caption: 'report', filename: 'r.pdf' },
+      },
+    ]);
+    expect(wa.calls.find((call) => call.path === '/media')?.body).toMatchObject({
+      messaging_product: 'whatsapp',
+      file: { filename: 'r.pdf', size: 4 },
+    });
+    const edit = await service
+      .deliver('whatsapp', { op: 'edit', channelId: '4915100000002', messageId: 'x', text: 'y' })
+      .catch((error: unknown) => error);
+    expect(isChannelsError(edit, 'UNSUPPORTED')).toBe(true);
+    expect(await service.action('whatsapp', { action: 'markRead', message_id: 'wamid.in1' })).toEqual({
+      ok: true,
+    });
+    expect(
+      await service.action('whatsapp', {
+        action: 'template',
+        to: '4915100000002',
+        name: 'hello_world',
+        language: 'en_US',
+      }),
+    ).toMatchObject({ messageId: expect.any(String) });
+    expect(await service.queueStatus('whatsapp')).toMatchObject({ sent: 4, deadLetter: 0 });
+  });
+
+  it('retries a throughput limit (130429) and dead-letters a 400', async () => {
+    wa.fail(429, 130429, { retryAfter: 1 });
+    expect(
+      (await service.deliver('whatsapp', { op: 'send', channelId: '4915100000003', text: 'a' })).status,
+    ).toBe('sent');
+    wa.fail(400, 131026);
+    const refused = await service.deliver('whatsapp', { op: 'send', channelId: '4915100000003', text: 'b' });
+    expect(refused).toMatchObject({ status: 'deadLetter', error: 'whatsapp: fake error 131026' });
+  });
+
+  it('answers the hub.challenge handshake and turns a signed message from an allowed sender into a reply', async () => {
+    const ok = await fetch(
+      `${base}/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=12345`,
+    );
+    expect([ok.status, await ok.text()]).toEqual([200, '12345']);
+    const wrong = await fetch(
+      `${base}/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1`,
+    );
+    expect(wrong.status).toBe(403);
+
+    expect((await waPost(waEvent('4915100000001', 'wamid.in1', 'hello'), 'wrong-secret')).status).toBe(401);
+    expect((await waPost(waEvent('4915199999999', 'wamid.in2', 'stranger'))).status).toBe(200);
+    expect((await waPost(waEvent('4915100000001', 'wamid.in3', 'hello'))).status).toBe(200);
+    await expect.poll(() => wa.messages().length, { timeout: 8000 }).toBe(1);
+    expect(turns.map((turn) => turn.message)).toEqual(['hello']);
+    expect(wa.messages()[0]).toMatchObject({
+      to: '4915100000001',
+      text: { body: 'answer to hello' },
+      context: { message_id: 'wamid.in3' },
+    });
+    expect(service.refusedCount('whatsapp')).toBe(1);
+  });
+});
+
+describe('slack events API', () => {
+  it('answers url_verification and routes a signed message into a threaded reply; refuses bad signatures', async () => {
+    const verify = await slackPost({ type: 'url_verification', challenge: 'abc' });
+    expect(await verify.json()).toEqual({ challenge: 'abc' });
+    expect((await slackPost({ type: 'url_verification', challenge: 'abc' }, { secret: 'nope' })).status).toBe(
+      401,
+    );
+    expect(
+      (await slackPost({ type: 'url_verification' }, { ts: Math.floor(Date.now() / 1000) - 600 })).status,
+    ).toBe(401);
+
+    const event = { type: 'message', channel: 'C7', user: 'U1', text: 'status?', ts: '1700000000.000200' };
+    expect((await slackPost({ type: 'event_callback', event })).status).toBe(200);
+    // Slack retries a callback it thinks was lost: one turn, one answer.
+    expect((await slackPost({ type: 'event_callback', event })).status).toBe(200);
+    await expect.poll(() => slack.posted('C7').length, { timeout: 8000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(slack.posted('C7')).toMatchObject([{ text: 'answer to status?', thread_ts: '1700000000.000200' }]);
+    expect(turns[0]).toMatchObject({ agentId: 'helper', sessionKey: 'default:slack-C7:U1' });
+  });
+});

@@ -1,0 +1,62 @@
+import type { AgentTurnRunner, Logger } from '@agentd/contracts';
+import type { InboundMessage } from '../adapter.js';
+import type { EnqueueRequest } from '../delivery-queue.js';
+
+/** Percent-encodes the two characters that would break a session key's segments. */
+const segment = (value: string): string => value.replace(/%/g, '%25').replace(/:/g, '%3A');
+
+/** The session of an inbound message: `<tenant>:<channel>:<user>`, the chat in the channel segment. */
+export function inboundSessionKey(message: InboundMessage, tenant = 'default'): string {
+  return `${segment(tenant)}:${segment(`${message.channelType}-${message.channelId}`)}:${segment(message.userId)}`;
+}
+
+/** Whether `allowFrom` admits the sender (`*` admits everyone; empty admits nobody). */
+export function isAllowed(allowFrom: readonly string[], userId: string): boolean {
+  return allowFrom.includes('*') || allowFrom.includes(userId);
+}
+
+/** The message text the agent sees: the text, plus a line per attachment until media transcription exists. */
+export function turnText(message: InboundMessage): string {
+  const lines = (message.attachments ?? []).map(
+    (item) =>
+      `[attachment: ${item.kind}${item.name ? ` ${item.name}` : ''}${item.mimeType ? ` (${item.mimeType})` : ''}]`,
+  );
+  return [message.text, ...lines].filter((line) => line.length > 0).join('\n');
+}
+
+/**
+ * Runs the agent turn of one admitted inbound message and queues its answer to the same chat
+ * as a reply. The turn and the reply are both keyed by the platform message, so a platform
+ * that delivers the update twice gets one turn and one answer.
+ */
+export async function routeInbound(context: {
+  message: InboundMessage;
+  agentId: string;
+  runner: AgentTurnRunner;
+  enqueue(request: EnqueueRequest): Promise<unknown>;
+  logger: Logger;
+}): Promise<void> {
+  const { message, runner, logger } = context;
+  const key = `${message.channelType}:${message.channelId}:${message.messageId}`;
+  const text = turnText(message);
+  if (text.length === 0) return;
+  const result = await runner.runTurn({
+    agentId: context.agentId,
+    message: text,
+    sessionKey: inboundSessionKey(message),
+    turnKey: `channel:${key}`,
+  });
+  if (result.response.length === 0) return;
+  await context.enqueue({
+    channelType: message.channelType,
+    idempotencyKey: `reply:${key}`,
+    operation: {
+      op: 'send',
+      channelId: message.channelId,
+      text: result.response,
+      // Threads are kept: the answer references the thread root where the platform has one.
+      replyTo: message.threadId ?? message.messageId,
+    },
+  });
+  logger.debug({ channelType: message.channelType, sessionKey: result.sessionKey }, 'inbound answered');
+}

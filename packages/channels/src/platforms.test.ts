@@ -1,0 +1,283 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
+import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
+import type { ChannelAdapter } from './adapter.js';
+import { createDiscordAdapter } from './adapters/discord.js';
+import { createSlackAdapter } from './adapters/slack.js';
+import { channelsSectionSchema } from './config.js';
+import { createDeliveryQueue } from './delivery-queue.js';
+import { channelsMigrations } from './internal/queue-store.js';
+import { type ChannelsService, createChannelsService } from './service.js';
+
+const SLACK_TOKEN = 'xoxb-fake-slack-token-0123456789';
+const DISCORD_TOKEN = 'fake.discord.token-0123456789abcdef';
+let dir: string;
+let db: Database;
+let slack: FakeSlack;
+let discord: FakeDiscord;
+const services: ChannelsService[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'channels-platforms-'));
+  db = await openDatabase({ dataDir: dir });
+  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  slack = await startFakeSlack({ token: SLACK_TOKEN });
+  discord = await startFakeDiscord({ token: DISCORD_TOKEN });
+});
+afterEach(async () => {
+  for (const service of services.splice(0)) await service.close();
+  await slack.close();
+  await discord.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const section = () =>
+  channelsSectionSchema.parse({
+    slack: { enabled: true, botToken: SLACK_TOKEN, apiBaseUrl: slack.url },
+    discord: { enabled: true, botToken: DISCORD_TOKEN, apiBaseUrl: discord.url },
+    delivery: { baseDelayMs: 20, maxAttempts: 3 },
+  });
+
+async function open(): Promise<ChannelsService> {
+  const service = createChannelsService({ db, section: section(), pollMs: 50, settleTimeoutMs: 8000 });
+  services.push(service);
+  await service.start();
+  return service;
+}
+
+/** Rows a crash left behind: an entry claimed (`sending`) whose attempt may or may not have reached the platform. */
+async function inDoubt(channelType: string, channelId: string, text: string, attempt?: ChannelAdapter) {
+  const writer = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'never' }) });
+  const { entry } = await writer.enqueue({
+    channelType,
+    rootRunId: 'run-9',
+    operation: { op: 'send', channelId, text },
+  });
+  if (attempt) await attempt.deliver(entry.operation, { deliveryId: entry.deliveryId, attempt: 1 });
+  await db.execute(`UPDATE channel_deliveries SET stage = 'sending', attempts = 1 WHERE delivery_id = ?`, [
+    entry.deliveryId,
+  ]);
+  await writer.close();
+  return entry.deliveryId;
+}
+
+describe('slack over the Web API', () => {
+  it('carries the common operations, the actions and history to the Web API', async () => {
+    const service = await open();
+    const sent = await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'hello' });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
+    const ts = sent.messageId!;
+    await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'in thread', replyTo: ts });
+    await service.deliver('slack', { op: 'edit', channelId: 'C1', messageId: ts, text: 'hello!' });
+    await service.deliver('slack', { op: 'react', channelId: 'C1', messageId: ts, emoji: ':thumbsup:' });
+    await service.deliver('slack', { op: 'delete', channelId: 'C1', messageId: ts });
+    const file = await service.deliver('slack', {
+      op: 'attach',
+      channelId: 'C1',
+      data: Buffer.from('col1,col2').toString('base64'),
+      mimeType: 'text/csv',
+      filename: 'data.csv',
+    });
+    expect(file.status).toBe('sent');
+    const posts = slack.of('chat.postMessage').map((call) => call.params);
+    expect(posts[0]).toMatchObject({
+      channel: 'C1',
+      text: 'hello',
+      metadata: { event_type: 'agentd_delivery', event_payload: { deliveryId: sent.deliveryId } },
+    });
+    expect(posts[1]).toMatchObject({ thread_ts: ts });
+    expect(slack.of('chat.update')[0]?.params).toMatchObject({ ts, text: 'hello!' });
+    expect(slack.of('reactions.add')[0]?.params).toMatchObject({ timestamp: ts, name: 'thumbsup' });
+    expect(slack.of('chat.delete')).toHaveLength(1);
+    expect(slack.of('files.getUploadURLExternal')[0]?.params).toMatchObject({
+      filename: 'data.csv',
+      length: '9',
+    });
+    expect(slack.of('upload')[0]?.params.body).toContain('col1,col2');
+    expect(slack.of('files.completeUploadExternal')[0]?.params).toMatchObject({ channel_id: 'C1' });
+
+    const history = await service.fetch('slack', 'C1', 10);
+    expect(history.map((message) => message.text)).toEqual(['in thread', 'hello']);
+    expect(await service.action('slack', { action: 'topic', channel_id: 'C1', topic: 'ops' })).toMatchObject({
+      ok: true,
+    });
+    expect(await service.action('slack', { action: 'pin', channel_id: 'C1', message_id: ts })).toEqual({
+      ok: true,
+    });
+    expect(await service.action('slack', { action: 'userInfo', user: 'U1' })).toMatchObject({
+      user: { id: 'U1' },
+    });
+  });
+
+  it('honours a 429 Retry-After and dead-letters a permanent error', async () => {
+    const service = await open();
+    slack.fail('chat.postMessage', 'ratelimited', { retryAfter: 1 });
+    const began = Date.now();
+    expect((await service.deliver('slack', { op: 'send', channelId: 'C2', text: 'x' })).status).toBe('sent');
+    expect(Date.now() - began).toBeGreaterThanOrEqual(950);
+    slack.fail('chat.postMessage', 'channel_not_found');
+    const refused = await service.deliver('slack', { op: 'send', channelId: 'C2', text: 'y' });
+    expect(refused).toMatchObject({ status: 'deadLetter', error: 'slack: channel_not_found' });
+    expect(slack.of('chat.postMessage')).toHaveLength(3);
+  });
+
+  it('reconciles an in-doubt post by its metadata: found is recorded, missing is posted once', async () => {
+    const adapter = createSlackAdapter({ botToken: SLACK_TOKEN, apiBaseUrl: slack.url });
+    const landed = await inDoubt('slack', 'C3', 'landed', adapter);
+    const lost = await inDoubt('slack', 'C3', 'lost');
+    await open();
+    await expect.poll(() => slack.posted('C3').length, { timeout: 8000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(slack.posted('C3').map((message) => message.text)).toEqual(['landed', 'lost']);
+    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
+    expect(await queue.get(landed)).toMatchObject({ stage: 'sent', messageId: slack.posted('C3')[0]?.ts });
+    expect(await queue.get(lost)).toMatchObject({ stage: 'sent', attempts: 2 });
+  });
+});
+
+describe('discord over the REST API', () => {
+  it('carries the common operations, the actions and history to the REST API', async () => {
+    const service = await open();
+    const sent = await service.deliver('discord', { op: 'send', channelId: '111', text: 'hello' });
+    expect(sent.status).toBe('sent');
+    const id = sent.messageId!;
+    await service.deliver('discord', { op: 'send', channelId: '111', text: 'reply', replyTo: id });
+    await service.deliver('discord', { op: 'edit', channelId: '111', messageId: id, text: 'hello!' });
+    await service.deliver('discord', { op: 'react', channelId: '111', messageId: id, emoji: '👍' });
+    await service.deliver('discord', { op: 'delete', channelId: '111', messageId: id });
+    const file = await service.deliver('discord', {
+      op: 'attach',
+      channelId: '111',
+      data: Buffer.from('png?').toString('base64'),
+      mimeType: 'image/png',
+      filename: 'a.png',
+      caption: 'look',
+    });
+    expect(file.status).toBe('sent');
+    const posts = discord.of(/^POST \/channels\/111\/messages$/).map((call) => call.body);
+    expect(posts[0]).toMatchObject({
+      content: 'hello',
+      enforce_nonce: true,
+      nonce: expect.stringMatching(/^[0-9a-f]{25}$/),
+    });
+    expect(posts[1]).toMatchObject({ message_reference: { message_id: id } });
+    expect(posts[2]).toMatchObject({
+      content: 'look',
+      attachments: [{ id: 0, filename: 'a.png' }],
+      files: [{ filename: 'a.png', size: 4 }],
+    });
+    expect(discord.of(/^PATCH /)[0]?.body).toEqual({ content: 'hello!' });
+    expect(discord.of(/reactions\/%F0%9F%91%8D\/@me$/)).toHaveLength(1);
+    expect(discord.of(/^DELETE /)).toHaveLength(1);
+
+    expect((await service.fetch('discord', '111', 5)).map((message) => message.text)).toEqual([
+      'look',
+      'reply',
+      'hello',
+    ]);
+    expect(
+      await service.action('discord', { action: 'threadCreate', channel_id: '111', name: 'topic' }),
+    ).toMatchObject({
+      threadId: expect.any(String),
+      name: 'topic',
+    });
+    expect(await service.action('discord', { action: 'channelInfo', channel_id: '111' })).toMatchObject({
+      channel: { id: '111', name: 'general' },
+    });
+  });
+
+  it('waits out a 429 retry_after and dead-letters a 400', async () => {
+    const service = await open();
+    discord.fail(/^POST \/channels\/222\/messages$/, 429, { retryAfter: 1 });
+    const began = Date.now();
+    expect((await service.deliver('discord', { op: 'send', channelId: '222', text: 'x' })).status).toBe(
+      'sent',
+    );
+    expect(Date.now() - began).toBeGreaterThanOrEqual(950);
+    discord.fail(/^POST \/channels\/222\/messages$/, 400);
+    expect((await service.deliver('discord', { op: 'send', channelId: '222', text: 'y' })).status).toBe(
+      'deadLetter',
+    );
+    expect(discord.created('222')).toHaveLength(1);
+  });
+
+  it('reconciles an in-doubt post through its enforced nonce: never created twice', async () => {
+    const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
+    const landed = await inDoubt('discord', '333', 'landed', adapter);
+    const lost = await inDoubt('discord', '333', 'lost');
+    await open();
+    await expect.poll(() => discord.created('333').length, { timeout: 8000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(discord.created('333').map((message) => message.content)).toEqual(['landed', 'lost']);
+    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
+    expect(await queue.get(landed)).toMatchObject({
+      stage: 'sent',
+      messageId: discord.created('333')[0]?.id,
+    });
+    expect(await queue.get(lost)).toMatchObject({ stage: 'sent' });
+  });
+});
+
+describe('discord gateway', () => {
+  it('identifies with the message intents, routes MESSAGE_CREATE to a turn and reconnects after an outage', async () => {
+    const turns: string[] = [];
+    const service = createChannelsService({
+      db,
+      section: channelsSectionSchema.parse({
+        discord: {
+          enabled: true,
+          botToken: DISCORD_TOKEN,
+          apiBaseUrl: discord.url,
+          gatewayUrl: discord.gatewayUrl,
+          agentId: 'helper',
+          allowFrom: ['42'],
+        },
+      }),
+      runner: {
+        runTurn: async (request) => {
+          turns.push(request.message);
+          return {
+            response: `re: ${request.message}`,
+            tokensUsed: { input: 1, output: 1, total: 2 },
+            finishReason: 'stop',
+            sessionKey: '',
+          };
+        },
+      },
+      pollMs: 50,
+    });
+    services.push(service);
+    await service.start();
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    expect(discord.handshakes[0]).toMatchObject({
+      op: 2,
+      d: { token: DISCORD_TOKEN, intents: (1 << 9) | (1 << 12) | (1 << 15) },
+    });
+    expect(service.list()).toContainEqual({ type: 'discord', status: 'connected', inbound: true });
+
+    discord.dispatchMessage({
+      id: '900',
+      channel_id: '444',
+      content: 'from a bot',
+      author: { id: '42', bot: true },
+    });
+    discord.dispatchMessage({ id: '901', channel_id: '444', content: 'hi', author: { id: '42' } });
+    await expect.poll(() => discord.created('444').length, { timeout: 10_000 }).toBe(1);
+    expect(discord.created('444')[0]).toMatchObject({
+      content: 're: hi',
+      message_reference: { message_id: '901' },
+    });
+
+    discord.dropConnections();
+    await expect.poll(() => discord.handshakes.length, { timeout: 15_000 }).toBe(2);
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    discord.dispatchMessage({ id: '902', channel_id: '444', content: 'still there?', author: { id: '42' } });
+    await expect.poll(() => discord.created('444').length, { timeout: 10_000 }).toBe(2);
+    expect(turns).toEqual(['hi', 'still there?']);
+  });
+});

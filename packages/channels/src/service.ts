@@ -1,0 +1,352 @@
+import type { AgentTurnRunner } from '@agentd/contracts';
+import type {
+  ChannelAdapter,
+  FetchedMessage,
+  InboundMessage,
+  OutboundOperation,
+  WebhookRequest,
+  WebhookResponse,
+} from './adapter.js';
+import { createDiscordAdapter } from './adapters/discord.js';
+import { createSlackAdapter } from './adapters/slack.js';
+import { createTelegramAdapter } from './adapters/telegram.js';
+import { createWhatsAppAdapter } from './adapters/whatsapp.js';
+import { createWebchatAdapter } from './adapters/webchat.js';
+import {
+  type ChannelsSection,
+  channelsSectionSchema,
+  hasCredentials,
+  isConfigured,
+  type NotificationsSection,
+  PLATFORMS,
+  type Platform,
+} from './config.js';
+import { type AttemptOutcome, createDeliveryQueue, type StageCounts } from './delivery-queue.js';
+import { ChannelsError } from './errors.js';
+import { routeInbound, isAllowed } from './internal/inbound.js';
+import type { ChannelsDatabase, DeliveryEntry, DeliveryStage } from './internal/queue-store.js';
+import { scrubbedMessage } from './internal/redact.js';
+import { type ChannelsLogger, noopLogger } from './logger.js';
+
+/** Builds the adapter of a configured platform (tests and embedders may replace one). */
+export type AdapterFactory = (
+  section: ChannelsSection,
+  context: { logger: ChannelsLogger; now: () => number },
+) => ChannelAdapter;
+
+/** The adapters the package ships, by platform. */
+export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> = {
+  telegram: (section, context) =>
+    createTelegramAdapter({
+      botToken: section.telegram.botToken ?? '',
+      apiBaseUrl: section.telegram.apiBaseUrl,
+      inbound: section.telegram.agentId !== undefined,
+      logger: context.logger,
+      now: context.now,
+    }),
+  discord: (section, context) =>
+    createDiscordAdapter({
+      botToken: section.discord.botToken ?? '',
+      apiBaseUrl: section.discord.apiBaseUrl,
+      gatewayUrl: section.discord.gatewayUrl,
+      inbound: section.discord.agentId !== undefined,
+      now: context.now,
+    }),
+  slack: (section, context) =>
+    createSlackAdapter({
+      botToken: section.slack.botToken ?? '',
+      signingSecret: section.slack.signingSecret,
+      apiBaseUrl: section.slack.apiBaseUrl,
+      now: context.now,
+    }),
+  whatsapp: (section, context) =>
+    createWhatsAppAdapter({
+      accessToken: section.whatsapp.accessToken ?? '',
+      phoneNumberId: section.whatsapp.phoneNumberId ?? '',
+      appSecret: section.whatsapp.appSecret,
+      verifyToken: section.whatsapp.verifyToken,
+      apiBaseUrl: section.whatsapp.apiBaseUrl,
+      now: context.now,
+    }),
+};
+
+/** Options of {@link createChannelsService}. */
+export interface ChannelsServiceOptions {
+  db: ChannelsDatabase;
+  /** The `channels` section with its secret references already resolved. */
+  section: ChannelsSection;
+  notifications?: NotificationsSection;
+  /** Runs the agent turns of inbound messages; without one inbound messages are only logged. */
+  runner?: AgentTurnRunner;
+  /** Where a refused inbound sender is reported (audit). */
+  onRefused?(message: Pick<InboundMessage, 'channelType' | 'channelId' | 'userId'>): void;
+  /** Every delivery attempt (traces, channel activity). */
+  onAttempt?(outcome: AttemptOutcome): void;
+  /** Every inbound message admitted (channel activity). */
+  onInbound?(message: InboundMessage): void;
+  factories?: Partial<Record<Platform, AdapterFactory>>;
+  /** How long a method waits for its delivery to settle before answering `queued`. @default 10000 */
+  settleTimeoutMs?: number;
+  /** Drain loop's longest sleep. @default 1000 */
+  pollMs?: number;
+  now?: () => number;
+  logger?: ChannelsLogger;
+}
+
+/** A channel as `channels.list` shows it. */
+export interface ChannelListing {
+  type: string;
+  /** `unconfigured`, `disabled`, or the adapter's health state. */
+  status: string;
+  inbound: boolean;
+}
+
+/** What the message methods answer. */
+export interface DeliveryAnswer {
+  messageId: string | null;
+  deliveryId: string;
+  status: DeliveryStage;
+  error?: string;
+}
+
+/** The channels of a daemon: adapters per configured platform, webchat, the queue. */
+export interface ChannelsService {
+  start(): Promise<void>;
+  /** Applies a changed `channels` / `notifications` section live (adapters rebuilt where it changed). */
+  apply(section: ChannelsSection, notifications?: NotificationsSection): Promise<void>;
+  /** Connects webchat to the WebSocket clients. */
+  attachWebchat(notify: (clientId: string, method: string, params: unknown) => number): void;
+  deliver(
+    channelType: string,
+    operation: OutboundOperation,
+    request?: { idempotencyKey?: string | undefined; rootRunId?: string | undefined },
+  ): Promise<DeliveryAnswer>;
+  fetch(channelType: string, channelId: string, limit: number): Promise<FetchedMessage[]>;
+  action(platform: Platform, params: { action: string } & Record<string, unknown>): Promise<unknown>;
+  notify(message: string, priority: 'low' | 'normal' | 'high'): Promise<DeliveryAnswer>;
+  list(): ChannelListing[];
+  status(channelType?: string): Promise<Array<ChannelListing & { health: object; queue: StageCounts }>>;
+  queueStatus(channelType?: string): Promise<StageCounts>;
+  /**
+   * An inbound platform callback (`/channels/<platform>/…`): 404 for a platform that is not
+   * configured or takes no callbacks.
+   */
+  webhook(platform: string, request: WebhookRequest): Promise<WebhookResponse>;
+  /** Inbound senders refused by `allowFrom` since start, per channel type. */
+  refusedCount(channelType: string): number;
+  close(): Promise<void>;
+}
+
+/** Creates the channels service. Nothing is sent or polled until {@link ChannelsService.start}. */
+export function createChannelsService(options: ChannelsServiceOptions): ChannelsService {
+  const logger = options.logger ?? noopLogger;
+  const now = options.now ?? Date.now;
+  const factories = { ...defaultAdapterFactories, ...options.factories };
+  let section = channelsSectionSchema.parse(options.section);
+  let notifications = options.notifications ?? {};
+  const adapters = new Map<string, { adapter: ChannelAdapter; key: string }>();
+  const refused = new Map<string, number>();
+  let started = false;
+
+  const webchat = createWebchatAdapter({
+    history: async (clientId, limit) => webchatHistory(options.db, clientId, limit),
+  });
+  const adapterOf = (channelType: string): ChannelAdapter => {
+    if (channelType === 'webchat') return webchat;
+    if (!(PLATFORMS as readonly string[]).includes(channelType))
+      throw new ChannelsError('UNKNOWN_CHANNEL', `Unknown channel type: ${channelType}`, {
+        data: { channelType },
+      });
+    const found = adapters.get(channelType);
+    if (!found)
+      throw new ChannelsError(
+        'UNCONFIGURED',
+        `${channelType} is not configured: set channels.${channelType}.enabled and its credentials`,
+        { data: { channelType } },
+      );
+    return found.adapter;
+  };
+
+  const queue = createDeliveryQueue({
+    db: options.db,
+    deliver: (channelType, operation, attempt) => adapterOf(channelType).deliver(operation, attempt),
+    reconcile: async (channelType, operation, attempt) => {
+      const adapter = adapterOf(channelType);
+      return adapter.reconcile ? adapter.reconcile(operation, attempt) : undefined;
+    },
+    ...section.delivery,
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    now,
+    logger,
+  });
+
+  const onInbound = (platform: Platform) => (message: InboundMessage) => {
+    const platformSection = section[platform];
+    if (!isAllowed(platformSection.allowFrom, message.userId)) {
+      refused.set(platform, (refused.get(platform) ?? 0) + 1);
+      logger.info({ channelType: platform, channelId: message.channelId }, 'inbound sender not in allowFrom');
+      options.onRefused?.({ channelType: platform, channelId: message.channelId, userId: message.userId });
+      return;
+    }
+    options.onInbound?.(message);
+    const agentId = platformSection.agentId;
+    if (!agentId || !options.runner) return;
+    void routeInbound({ message, agentId, runner: options.runner, enqueue: queue.enqueue, logger }).catch(
+      (err: unknown) =>
+        logger.error(
+          {
+            err: scrubbedMessage(err, (text) => text),
+            channelType: platform,
+            errorKind: 'internal',
+            hint: 'see the agent turn error',
+          },
+          'inbound message not answered',
+        ),
+    );
+  };
+
+  /** Stops adapters whose section changed or went away and starts the new ones. */
+  const reconcileAdapters = async (): Promise<void> => {
+    for (const platform of PLATFORMS) {
+      const factory = factories[platform];
+      const key = JSON.stringify(section[platform]);
+      const current = adapters.get(platform);
+      const wanted = factory !== undefined && isConfigured(platform, section);
+      if (current && (!wanted || current.key !== key)) {
+        adapters.delete(platform);
+        await current.adapter.stop();
+      }
+      if (wanted && (!current || current.key !== key)) {
+        const adapter = factory(section, { logger, now });
+        adapters.set(platform, { adapter, key });
+        if (started) await adapter.start(onInbound(platform));
+      }
+    }
+  };
+
+  const answer = (entry: DeliveryEntry): DeliveryAnswer => ({
+    messageId: entry.messageId ?? null,
+    deliveryId: entry.deliveryId,
+    status: entry.stage,
+    ...(entry.stage === 'deadLetter' && entry.lastError ? { error: entry.lastError } : {}),
+  });
+
+  const service: ChannelsService = {
+    async start() {
+      await reconcileAdapters();
+      started = true;
+      for (const [platform, { adapter }] of adapters) await adapter.start(onInbound(platform as Platform));
+      await queue.start();
+    },
+    async apply(next, nextNotifications) {
+      section = channelsSectionSchema.parse(next);
+      if (nextNotifications) notifications = nextNotifications;
+      queue.configure(section.delivery);
+      await reconcileAdapters();
+    },
+    attachWebchat: (notify) => webchat.attach(notify),
+    async deliver(channelType, operation, request = {}) {
+      // Unknown and unconfigured platforms, and operations a platform lacks, are refused
+      // before anything is written.
+      const adapter = adapterOf(channelType);
+      if (adapter.supports && !adapter.supports(operation.op))
+        throw new ChannelsError('UNSUPPORTED', `${channelType} cannot ${operation.op} messages`, {
+          data: { channelType },
+        });
+      const { entry } = await queue.enqueue({ channelType, operation, ...request });
+      if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
+      return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+    },
+    async fetch(channelType, channelId, limit) {
+      return adapterOf(channelType).fetch(channelId, limit);
+    },
+    async action(platform, params) {
+      return adapterOf(platform).action(params);
+    },
+    async notify(message, priority) {
+      const { channel, to } = notifications;
+      if (!channel || !to)
+        throw new ChannelsError(
+          'UNCONFIGURED',
+          'notifications are not configured: set notifications.channel and notifications.to',
+        );
+      const marker = priority === 'high' ? '[high] ' : priority === 'low' ? '[low] ' : '';
+      return service.deliver(channel, { op: 'send', channelId: to, text: `${marker}${message}` });
+    },
+    list() {
+      const listing: ChannelListing[] = [{ type: 'webchat', status: webchat.health().state, inbound: false }];
+      for (const platform of PLATFORMS) {
+        const found = adapters.get(platform);
+        // Credentials without `enabled` is a platform switched off, not one never set up.
+        const status = found
+          ? found.adapter.health().state
+          : !section[platform].enabled && hasCredentials(platform, section)
+            ? 'disabled'
+            : 'unconfigured';
+        listing.push({ type: platform, status, inbound: Boolean(found && section[platform].agentId) });
+      }
+      return listing;
+    },
+    async status(channelType) {
+      if (
+        channelType !== undefined &&
+        channelType !== 'webchat' &&
+        !(PLATFORMS as readonly string[]).includes(channelType)
+      )
+        throw new ChannelsError('UNKNOWN_CHANNEL', `Unknown channel type: ${channelType}`, {
+          data: { channelType },
+        });
+      const rows = service.list().filter((row) => channelType === undefined || row.type === channelType);
+      return Promise.all(
+        rows.map(async (row) => ({
+          ...row,
+          health:
+            row.type === 'webchat'
+              ? webchat.health()
+              : (adapters.get(row.type)?.adapter.health() ?? { state: row.status }),
+          queue: await queue.counts(row.type),
+          refused: refused.get(row.type) ?? 0,
+        })),
+      );
+    },
+    queueStatus: (channelType) => queue.counts(channelType),
+    async webhook(platform, request) {
+      const found = (PLATFORMS as readonly string[]).includes(platform) ? adapters.get(platform) : undefined;
+      if (!found?.adapter.webhook) return { status: 404, body: 'not found' };
+      return found.adapter.webhook(request);
+    },
+    refusedCount: (channelType) => refused.get(channelType) ?? 0,
+    async close() {
+      await queue.close();
+      for (const { adapter } of adapters.values()) await adapter.stop();
+      adapters.clear();
+      await webchat.stop();
+    },
+  };
+  return service;
+}
+
+/** What webchat clients were sent, newest first, read from the queue's own rows. */
+async function webchatHistory(
+  db: ChannelsDatabase,
+  clientId: string,
+  limit: number,
+): Promise<FetchedMessage[]> {
+  const { rows } = await db.execute(
+    `SELECT delivery_id, message_id, operation, updated_at FROM channel_deliveries
+      WHERE channel_type = 'webchat' AND channel_id = ? AND stage = 'sent' ORDER BY updated_at DESC LIMIT ?`,
+    [clientId, limit],
+  );
+  return rows.flatMap((row) => {
+    const operation = JSON.parse(String(row.operation)) as OutboundOperation;
+    if (operation.op !== 'send') return [];
+    return [
+      {
+        messageId: String(row.message_id ?? row.delivery_id),
+        text: operation.text,
+        ts: Number(row.updated_at),
+      },
+    ];
+  });
+}

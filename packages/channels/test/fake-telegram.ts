@@ -1,0 +1,154 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Failure, listenLocal, parseBody, readBody } from './fake-server.js';
+
+/** One Bot API call the fake received. */
+export interface TelegramCall {
+  method: string;
+  token: string;
+  params: Record<string, unknown>;
+}
+
+/** A local Bot API server: `/bot<token>/<method>` with the real request and answer shapes. */
+export interface FakeTelegram {
+  url: string;
+  calls: TelegramCall[];
+  /** Calls of one method. */
+  of(method: string): TelegramCall[];
+  /** The next `times` calls of `method` answer `{ok:false, error_code, description, parameters}`. */
+  fail(
+    method: string,
+    errorCode: number,
+    description: string,
+    options?: { retryAfter?: number; times?: number },
+  ): void;
+  /** Calls for which `match` answers true are received and recorded but never answered. */
+  hold(match: (call: TelegramCall) => boolean): void;
+  /** Queues an update for `getUpdates`. */
+  pushUpdate(update: Record<string, unknown>): void;
+  close(): Promise<void>;
+}
+
+/** Starts the fake Bot API on 127.0.0.1:0. */
+export async function startFakeTelegram(options: { token?: string } = {}): Promise<FakeTelegram> {
+  const calls: TelegramCall[] = [];
+  const failures = new Map<string, Failure>();
+  const held: ServerResponse[] = [];
+  const updates: Array<Record<string, unknown>> = [];
+  const pollers: Array<() => void> = [];
+  let holdMatch: ((call: TelegramCall) => boolean) | undefined;
+  let nextMessageId = 1000;
+  let nextUpdateId = 1;
+
+  const answer = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+  const results: Record<string, (params: Record<string, unknown>) => unknown> = {
+    getMe: () => ({ id: 42, is_bot: true, first_name: 'fake', username: 'fake_bot' }),
+    deleteWebhook: () => true,
+    sendMessage: (params) => message(params, { text: params.text }),
+    sendDocument: (params) => message(params, { document: params.document, caption: params.caption }),
+    sendPoll: (params) => message(params, { poll: { question: params.question } }),
+    editMessageText: (params) =>
+      message({ ...params }, { text: params.text, message_id: Number(params.message_id) }),
+    deleteMessage: () => true,
+    setMessageReaction: () => true,
+    pinChatMessage: () => true,
+    unpinChatMessage: () => true,
+    getChat: (params) => ({ id: Number(params.chat_id), type: 'group', title: 'fake chat' }),
+  };
+  function message(params: Record<string, unknown>, extra: Record<string, unknown>) {
+    return {
+      message_id: nextMessageId++,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: Number(params.chat_id), type: 'private' },
+      ...extra,
+    };
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
+    if (!match) return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+    const [, token = '', method = ''] = match;
+    const params = await parseBody(req, await readBody(req));
+    // As the Bot API does: `attach://<name>` names the multipart part that holds the file.
+    for (const [key, value] of Object.entries(params)) {
+      if (typeof value === 'string' && value.startsWith('attach://')) {
+        const part = value.slice('attach://'.length);
+        params[key] = params[part];
+        delete params[part];
+      }
+    }
+    if (options.token && token !== options.token)
+      return answer(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    if (method === 'getUpdates') return poll(res, params);
+    const call = { method, token, params };
+    calls.push(call);
+    if (holdMatch?.(call)) {
+      held.push(res);
+      return;
+    }
+    const failure = failures.get(method);
+    if (failure && failure.times > 0) {
+      failure.times -= 1;
+      return answer(res, failure.status, failure.body);
+    }
+    const result = results[method];
+    if (!result)
+      return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
+    return answer(res, 200, { ok: true, result: result(params) });
+  };
+
+  // Long polling as the Bot API does it: answers at once when updates wait, else within `timeout`
+  // (held to one second here so a stopping bot is not kept waiting).
+  const poll = (res: ServerResponse, params: Record<string, unknown>) => {
+    const offset = Number(params.offset ?? 0);
+    const pending = () => updates.filter((update) => Number(update.update_id) >= offset);
+    const send = () => answer(res, 200, { ok: true, result: pending() });
+    if (pending().length > 0 || Number(params.timeout ?? 0) === 0) return send();
+    const timer = setTimeout(() => {
+      const index = pollers.indexOf(wake);
+      if (index >= 0) pollers.splice(index, 1);
+      send();
+    }, 1000);
+    const wake = () => {
+      clearTimeout(timer);
+      send();
+    };
+    pollers.push(wake);
+  };
+
+  const server = await listenLocal((req, res) => {
+    handle(req, res).catch(() =>
+      answer(res, 500, { ok: false, error_code: 500, description: 'fake failed' }),
+    );
+  });
+  return {
+    url: server.url,
+    calls,
+    of: (method) => calls.filter((call) => call.method === method),
+    fail(method, errorCode, description, extra = {}) {
+      failures.set(method, {
+        status: errorCode,
+        times: extra.times ?? 1,
+        body: {
+          ok: false,
+          error_code: errorCode,
+          description,
+          ...(extra.retryAfter !== undefined ? { parameters: { retry_after: extra.retryAfter } } : {}),
+        },
+      });
+    },
+    hold(match) {
+      holdMatch = match;
+    },
+    pushUpdate(update) {
+      updates.push({ update_id: nextUpdateId++, ...update });
+      for (const wake of pollers.splice(0)) wake();
+    },
+    async close() {
+      for (const res of held.splice(0)) res.destroy();
+      for (const wake of pollers.splice(0)) wake();
+      await server.close();
+    },
+  };
+}
