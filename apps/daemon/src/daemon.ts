@@ -27,6 +27,7 @@ import {
   usePrivateUmask,
 } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
@@ -72,6 +73,8 @@ export interface DaemonOptions {
   deliverHookResponse?: HookResponseDeliverer;
   /** Size at which `logs/config-audit.jsonl` rolls (tests use a small one). @default 10485760 (10 MB) */
   configAuditMaxBytes?: number;
+  /** The built web console served at `/`. @default apps/console/dist beside the daemon */
+  consoleDir?: string;
 }
 
 /** A running daemon. */
@@ -380,7 +383,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
 
   // Opened once the admin token and every service are ready (see createDaemonServer).
   const readiness = startGate();
-  const server = createDaemonServer({ gateway, hooks, readiness });
+  const consoleFiles = createConsoleFiles(options.consoleDir ?? defaultConsoleDir());
+  const server = createDaemonServer({ gateway, hooks, readiness, console: consoleFiles });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;

@@ -21,6 +21,7 @@ import {
 } from '@agentd/rpc-core';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import type { ConsoleFiles } from './console-files.js';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
@@ -180,7 +181,7 @@ export function startGate(): Readiness & { open(): void; fail(): void } {
 /**
  * The daemon's HTTP server: `/rpc`, `/api/chat/stream` and the `/ws` upgrade go to the newest
  * gateway generation (changed limits and `gateway.restart` build one), `/health` answers, hook
- * paths go to the webhooks. Until `readiness` says the start is complete (the first-start admin
+ * paths go to the webhooks, and `/` with `/assets/` serve the web console. Until `readiness` says the start is complete (the first-start admin
  * token stored, every service started), `/health` answers 503 and every other request and
  * upgrade waits, so an early caller is never refused a token that is about to work.
  */
@@ -188,6 +189,8 @@ export function createDaemonServer(routes: {
   gateway: GatewayPool<Gateway>;
   hooks: Pick<WebhookService, 'matches' | 'handle'>;
   readiness: Readiness;
+  /** The web console's files at `/` and `/assets/` (GET only). */
+  console?: ConsoleFiles;
 }): Server {
   const { gateway, hooks, readiness } = routes;
   const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
@@ -205,6 +208,10 @@ export function createDaemonServer(routes: {
     }
     if (path !== undefined && hooks.matches(path)) {
       void hooks.handle(req, res);
+      return;
+    }
+    if (path !== undefined && routes.console?.matches(path, req.method)) {
+      routes.console.handle(req, res, path);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');

@@ -1,0 +1,81 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ADMIN_TOKEN,
+  type ConsoleDaemon,
+  launchChromium,
+  login,
+  openPage,
+  overflowsHorizontally,
+  screenshot,
+  seriousViolations,
+} from './harness.js';
+
+let daemon: ConsoleDaemon;
+let browser: Browser;
+
+beforeAll(async () => {
+  const { startConsoleDaemon } = await import('./harness.js');
+  [daemon, browser] = await Promise.all([
+    startConsoleDaemon({ gateway: { wsHeartbeatMs: 0 } }),
+    launchChromium(),
+  ]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+describe('console login and chat', () => {
+  it('serves the page with a strict CSP, no inline script and frame denial', async () => {
+    const response = await fetch(`${daemon.daemon.url}/`);
+    expect(response.status).toBe(200);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toMatch(/https?:\/\//);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    const body = await response.text();
+    // The only script is the module file under /assets/.
+    expect(body.match(/<script\b[^>]*>/g)).toEqual([
+      expect.stringMatching(/src="\/assets\/index-[\w-]+\.js"/),
+    ]);
+  });
+
+  it('refuses a wrong token and keeps nothing in session storage', async () => {
+    const { context, page } = await openPage(browser, 1280);
+    await login(page, daemon.daemon.url, 'not-the-token-0123456789abcdef0123456789');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('refused this token');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await screenshot(page, 'login-refused');
+    await context.close();
+  });
+
+  for (const width of [1280, 390]) {
+    it(`logs in with the admin token and streams the offline agent's reply at ${width} px`, async () => {
+      const { context, page, problems } = await openPage(browser, width);
+      await login(page, daemon.daemon.url, ADMIN_TOKEN, '#/chat');
+      await expect.poll(() => page.getByRole('heading', { name: 'Chat' }).count()).toBe(1);
+      expect(await page.evaluate(() => sessionStorage.getItem('agentd.console.token'))).toBe(ADMIN_TOKEN);
+      await page.getByRole('textbox', { name: 'Message' }).fill(`hello from ${width}`);
+      await page.getByRole('button', { name: 'Send' }).click();
+      const reply = page.getByTestId('reply-text');
+      await expect
+        .poll(() => reply.textContent(), { timeout: 30_000 })
+        .toContain(`You said: "hello from ${width}"`);
+      // The reply came as deltas; the finished turn and the session's history follow.
+      await expect.poll(() => page.getByText('Turn result').count()).toBe(1);
+      await expect.poll(() => page.locator('ol.history li').count()).toBeGreaterThanOrEqual(2);
+      expect(await overflowsHorizontally(page)).toBe(false);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, `chat-${width}`);
+      // A reload keeps the tab logged in (the token is in session storage).
+      await page.reload();
+      await expect.poll(() => page.getByRole('heading', { name: 'Chat' }).count()).toBe(1);
+      expect(problems).toEqual([]);
+      await context.close();
+    });
+  }
+});
