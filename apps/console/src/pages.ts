@@ -34,6 +34,27 @@ export const PAGES: readonly PageSpec[] = [
     tag: 'agentd-chat-page',
     load: () => import('./pages/chat-page.js'),
   },
+  {
+    path: 'approvals',
+    title: 'Approvals',
+    admin: true,
+    tag: 'agentd-approvals-page',
+    load: () => import('./pages/approvals-page.js'),
+  },
+  {
+    path: 'graphs',
+    title: 'Graph runs',
+    admin: false,
+    tag: 'agentd-graph-page',
+    load: () => import('./pages/graph-page.js'),
+  },
+  {
+    path: 'config',
+    title: 'Config',
+    admin: true,
+    tag: 'agentd-config-page',
+    load: () => import('./pages/config-page.js'),
+  },
 ];
 
 /** The page and its parameters for a location hash such as `#/sessions` (unknown: the first page). */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningDaemon, startDaemon } from '@agentd/daemon';
+import { type DaemonOptions, type RunningDaemon, startDaemon } from '@agentd/daemon';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { stringify } from 'yaml';
 import { writeFileSync } from 'node:fs';
@@ -41,7 +41,10 @@ export interface ConsoleDaemon {
 }
 
 /** Starts a daemon on port 0 as {@link ADMIN_TOKEN}, writing `config` to config.yaml first. */
-export async function startConsoleDaemon(config: Record<string, unknown> = {}): Promise<ConsoleDaemon> {
+export async function startConsoleDaemon(
+  config: Record<string, unknown> = {},
+  options: Partial<DaemonOptions> = {},
+): Promise<ConsoleDaemon> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentd-console-'));
   writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
   const daemon = await startDaemon({
@@ -51,6 +54,7 @@ export async function startConsoleDaemon(config: Record<string, unknown> = {}): 
     env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
     print: () => undefined,
     consoleDir: CONSOLE_DIST,
+    ...options,
   });
   return {
     daemon,
@@ -131,6 +135,19 @@ export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
         targets: v.nodes.map((n) => JSON.stringify(n.target)),
       }));
   });
+}
+
+/**
+ * The checks every page passes as it is now: no sideways scrolling at the viewport's width, no
+ * serious axe violation; then a screenshot `<name>-<width>.png`.
+ */
+export async function checkPage(page: Page, name: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 0;
+  if (await overflowsHorizontally(page)) throw new Error(`${name} scrolls sideways at ${width} px`);
+  const violations = await seriousViolations(page);
+  if (violations.length > 0)
+    throw new Error(`${name} at ${width} px: ${JSON.stringify(violations, null, 2)}`);
+  await screenshot(page, `${name}-${width}`);
 }
 
 /** Whether the page scrolls sideways (a layout that does not fit the viewport). */
