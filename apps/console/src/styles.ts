@@ -40,8 +40,10 @@ export const shared = css`
     max-width: 100%;
     box-sizing: border-box;
   }
-  label { display: inline-flex; flex-direction: column; gap: 0.2rem; font-size: 0.9rem; }
+  label { display: inline-flex; flex-direction: column; gap: 0.2rem; font-size: 0.9rem; max-width: 100%; }
+  textarea { width: 40rem; }
   .row { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: flex-end; margin: 0.5rem 0; }
+  .row > * { min-width: 0; max-width: 100%; }
   .muted { color: #57606a; }
   .error { color: #a4161a; font-weight: 600; }
   .ok { color: #1a7f37; }

@@ -72,6 +72,8 @@ export async function openPage(
   width: number,
 ): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
+  // A locator that never matches fails with its own message instead of the test's timeout.
+  context.setDefaultTimeout(15_000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
