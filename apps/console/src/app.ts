@@ -1,5 +1,5 @@
 import { css, html, LitElement, nothing } from 'lit';
-import { type Connection, connect, LoginError, tokenStore } from './connection.js';
+import { type Connection, connect, exchangeLoginCode, LoginError, tokenStore } from './connection.js';
 import { PAGES, type PageElement, type PageSpec, resolveRoute } from './pages.js';
 import { shared } from './styles.js';
 import './login-form.js';
@@ -51,8 +51,25 @@ export class AgentdConsole extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     window.addEventListener('hashchange', this.onHash);
+    const link = /^#login=([\w-]+)$/.exec(window.location.hash);
+    if (link?.[1]) {
+      // The code leaves the address bar (and the history) before anything else happens.
+      window.history.replaceState(null, '', `${window.location.pathname}#/chat`);
+      void this.loginWithCode(link[1]);
+      return;
+    }
     const saved = tokenStore.get();
     if (saved) void this.login(saved);
+  }
+
+  private async loginWithCode(code: string): Promise<void> {
+    this.busy = true;
+    try {
+      await this.login(await exchangeLoginCode(code));
+    } catch (error) {
+      this.loginError = error instanceof LoginError ? error.message : `Login failed: ${String(error)}`;
+      this.busy = false;
+    }
   }
 
   override disconnectedCallback(): void {

@@ -52,3 +52,19 @@ export const tokenStore = {
   set: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
   clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
 };
+
+/**
+ * Exchanges the one-time code of an `agentd console` link (`#login=<code>`) for a token with
+ * `POST /console/login`. Rejects with {@link LoginError} when the code is wrong, used or expired.
+ */
+export async function exchangeLoginCode(code: string): Promise<string> {
+  const response = await fetch('/console/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
+  const body = (await response.json().catch(() => ({}))) as { token?: string; error?: string };
+  if (!response.ok || typeof body.token !== 'string')
+    throw new LoginError(body.error ?? `The login link was refused (HTTP ${response.status}).`);
+  return body.token;
+}

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -51,6 +54,40 @@ describe('console login and chat', () => {
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await screenshot(page, 'login-refused');
     await context.close();
+  });
+
+  it('signs in through the one-time link of `agentd console`, which works once', async () => {
+    const daemonDir = join(import.meta.dirname, '..', '..', 'daemon');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(daemonDir, 'src', 'cli.ts'),
+        'console',
+        '--data-dir',
+        daemon.dataDir,
+        '--url',
+        daemon.daemon.url,
+      ],
+      { cwd: daemonDir },
+    );
+    const link = /(http:\/\/\S+#login=[\w-]+)/.exec(stdout)?.[1];
+    expect(link).toBeDefined();
+    const { context, page, problems } = await openPage(browser, 1280);
+    await page.goto(link!);
+    await expect.poll(() => page.getByRole('heading', { name: 'Chat' }).count()).toBe(1);
+    // The code left the address bar; the minted admin token is this tab's.
+    expect(page.url()).not.toContain('login=');
+    expect(await page.getByText('admin token').count()).toBe(1);
+    expect(await page.evaluate(() => sessionStorage.getItem('agentd.console.token'))).toMatch(/\S{20,}/);
+    expect(problems).toEqual([]);
+    // The same link in a fresh tab is refused.
+    const second = await openPage(browser, 1280);
+    await second.page.goto(link!);
+    await expect.poll(() => second.page.getByRole('alert').textContent()).toContain('wrong, used or expired');
+    await context.close();
+    await second.context.close();
   });
 
   for (const width of [1280, 390]) {

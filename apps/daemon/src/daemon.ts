@@ -28,6 +28,7 @@ import {
 } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
+import { consoleLoginHandler } from './console-login.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
@@ -384,7 +385,8 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   // Opened once the admin token and every service are ready (see createDaemonServer).
   const readiness = startGate();
   const consoleFiles = createConsoleFiles(options.consoleDir ?? defaultConsoleDir());
-  const server = createDaemonServer({ gateway, hooks, readiness, console: consoleFiles });
+  const consoleLogin = consoleLoginHandler({ dataDir, tokens, audit: services.securityAudit, now });
+  const server = createDaemonServer({ gateway, hooks, readiness, console: consoleFiles, consoleLogin });
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;

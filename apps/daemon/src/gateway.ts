@@ -191,6 +191,8 @@ export function createDaemonServer(routes: {
   readiness: Readiness;
   /** The web console's files at `/` and `/assets/` (GET only). */
   console?: ConsoleFiles;
+  /** `POST /console/login`: a one-time code of `agentd console` for a token. */
+  consoleLogin?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }): Server {
   const { gateway, hooks, readiness } = routes;
   const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
@@ -208,6 +210,10 @@ export function createDaemonServer(routes: {
     }
     if (path !== undefined && hooks.matches(path)) {
       void hooks.handle(req, res);
+      return;
+    }
+    if (path === '/console/login' && routes.consoleLogin) {
+      void routes.consoleLogin(req, res);
       return;
     }
     if (path !== undefined && routes.console?.matches(path, req.method)) {
