@@ -160,6 +160,14 @@ describe('admin pages', () => {
     await expect.poll(() => history.textContent()).toContain(newest.sha.slice(0, 8));
     await history.getByRole('button', { name: 'Diff to now' }).nth(1).click();
     await expect.poll(() => page.getByText(/\+\s+intervalMs: 600000/).count()).toBeGreaterThan(0);
+    // Roll back to the commit before the edit (the page asks first).
+    page.once('dialog', (dialog) => void dialog.accept());
+    await history.getByRole('button', { name: 'Roll back' }).first().click();
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toContain(`Rolled back to ${previous.sha.slice(0, 8)}`);
+    expect(((await rpc.call('config.read', { section: 'heartbeat' })) as Json).intervalMs).toBe(1800000);
+    await expect.poll(() => page.getByLabel('intervalMs').inputValue()).toBe('1800000');
     expect(problems).toEqual([]);
   });
 });

@@ -114,7 +114,6 @@ export class ConfigPage extends LitElement {
   private async save(changes: FieldChange[]): Promise<void> {
     try {
       await this.conn.client.call('config.patch', { [this.section]: patchOf(changes) });
-      this.message = `Saved ${changes.length} change(s) to ${this.section}.`;
       await Promise.all([this.open(this.section), this.loadHistory()]);
       this.message = `Saved ${changes.length} change(s) to ${this.section}.`;
     } catch (error) {
@@ -135,8 +134,8 @@ export class ConfigPage extends LitElement {
     if (!window.confirm(`Roll the config back to ${entry.sha.slice(0, 8)} (${entry.message})?`)) return;
     try {
       await this.conn.client.call('config.rollback', { sha: entry.sha });
-      this.message = `Rolled back to ${entry.sha.slice(0, 8)}.`;
       await Promise.all([this.open(this.section), this.loadHistory()]);
+      this.message = `Rolled back to ${entry.sha.slice(0, 8)}.`;
     } catch (error) {
       this.error = errorText(error);
     }
@@ -244,8 +243,8 @@ export class ConfigPage extends LitElement {
         <tbody>${this.history.map(
           (entry, index) => html`<tr>
             <td><code>${entry.sha.slice(0, 8)}</code></td><td>${entry.date}</td><td>${entry.message}</td>
-            <td class="row"><button class="secondary" @click=${() => this.showDiff(entry.sha)}>Diff to now</button>
-              ${index > 0 ? html`<button class="danger" @click=${() => this.rollback(entry)}>Roll back</button>` : nothing}</td>
+            <td><div class="row"><button class="secondary" @click=${() => this.showDiff(entry.sha)}>Diff to now</button>
+              ${index > 0 ? html`<button class="danger" @click=${() => this.rollback(entry)}>Roll back</button>` : nothing}</div></td>
           </tr>`,
         )}</tbody></table></div>
       ${
