@@ -30,6 +30,7 @@ beforeAll(async () => {
             tools: ['graph_execute'],
             toolBreaker: { failureThreshold: 2, cooldownMs: 600_000 },
           },
+          helper: { name: 'Helper', provider: 'tiny', tools: ['memory_search'] },
         },
       },
     }),
@@ -48,6 +49,7 @@ beforeAll(async () => {
     message: 'the blue giraffe report',
   });
   await rpc.call('memory.store', { content: 'The staging database lives on port 5433' });
+  await rpc.call('memory.store', { content: 'The build cache lives on port 6543', agentId: 'helper' });
 });
 
 afterEach(async () => {
@@ -103,6 +105,28 @@ describe('console pages', () => {
       expect.stringContaining('graph_execute failed: breaker_open'),
     ]);
     await checkPage(page, 'incident');
+    expect(problems).toEqual([]);
+  });
+
+  it('streams a turn with a tool call and folds the call and its result', async () => {
+    const { page, problems } = await open('#/chat');
+    await page.getByLabel('Agent').selectOption('helper');
+    await page.getByLabel('Session key').fill('default:rpc:tool-chat');
+    await page.getByLabel('Session key').dispatchEvent('change');
+    await page.getByRole('textbox', { name: 'Message' }).fill('/tool memory_search {"query":"build cache"}');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const tool = page.locator('details.tool');
+    await expect
+      .poll(() => tool.locator('summary').textContent(), { timeout: 30_000 })
+      .toMatch(/memory_search\s+ok/);
+    // Folded until opened; then the input and the result, read back from the session's history.
+    expect(await tool.getAttribute('open')).toBeNull();
+    await tool.locator('summary').click();
+    await expect.poll(() => tool.textContent()).toContain('port 6543');
+    expect(await tool.textContent()).toContain('"query": "build cache"');
+    await expect.poll(() => page.locator('ol.history details').count()).toBe(2);
+    expect(await page.locator('ol.history').textContent()).toMatch(/tool result\s+memory_search/);
+    await checkPage(page, 'chat-tool-call');
     expect(problems).toEqual([]);
   });
 

@@ -9,6 +9,12 @@ interface HistoryMessage {
   role: string;
   content: string;
   createdAt: number;
+  /** On an assistant message that called tools. */
+  toolCalls?: Array<{ toolCallId: string; toolName: string; input: unknown }>;
+  /** On a `tool` message: the call it answers. */
+  toolCallId?: string;
+  toolName?: string;
+  isError?: boolean;
 }
 
 interface ToolStep {
@@ -148,6 +154,30 @@ export class ChatPage extends LitElement {
     this.live = { ...live, tools: [...live.tools] };
   }
 
+  /** A streamed tool call's input and result, from the history once the turn is stored. */
+  private toolResult(toolCallId: string) {
+    const call = this.history.flatMap((m) => m.toolCalls ?? []).find((c) => c.toolCallId === toolCallId);
+    const result = this.history.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
+    if (!call && !result) return html`<p class="muted">Waiting for the result…</p>`;
+    return html`${call ? html`<p>Input</p><pre>${json(call.input)}</pre>` : nothing}
+      ${result ? html`<p>Result</p><pre>${result.content}</pre>` : nothing}`;
+  }
+
+  /** One history message; tool calls and tool results are folded. */
+  private renderMessage(m: HistoryMessage) {
+    const when = html`<span class="muted">${formatTime(m.createdAt)}</span>`;
+    if (m.role === 'tool')
+      return html`<li><details><summary><strong>tool result</strong> <code>${m.toolName ?? ''}</code>
+        ${m.isError ? html`<span class="badge status-failed">error</span>` : nothing} ${when}</summary>
+        <pre>${m.content}</pre></details></li>`;
+    return html`<li><strong>${m.role}</strong> ${when}
+      ${m.content ? html`<pre>${m.content}</pre>` : nothing}
+      ${(m.toolCalls ?? []).map(
+        (c) =>
+          html`<details><summary>tool call <code>${c.toolName}</code></summary><pre>${json(c.input)}</pre></details>`,
+      )}</li>`;
+  }
+
   private renderLive(live: LiveTurn) {
     return html`<section class="card" aria-live="polite" aria-busy=${live.state === 'streaming'}>
       <h2>Reply ${live.state === 'streaming' ? html`<span class="badge status-running">streaming</span>` : nothing}</h2>
@@ -158,7 +188,7 @@ export class ChatPage extends LitElement {
             Tool <code>${tool.toolName}</code>
             ${tool.ok === undefined ? html`<span class="badge status-running">running</span>` : html`<span class="badge ${tool.ok ? 'status-ok' : 'status-failed'}">${tool.ok ? 'ok' : 'failed'}</span>`}
           </summary>
-          <pre>${json(tool)}</pre>
+          ${this.toolResult(tool.toolCallId)}
         </details>`,
       )}
       <p data-testid="reply-text">${live.text}</p>
@@ -203,10 +233,7 @@ export class ChatPage extends LitElement {
         this.history.length === 0
           ? html`<p class="muted">No messages yet.</p>`
           : html`<ol class="history">
-            ${this.history.map(
-              (m) => html`<li><strong>${m.role}</strong> <span class="muted">${formatTime(m.createdAt)}</span>
-                <pre>${m.content}</pre></li>`,
-            )}
+            ${this.history.map((m) => this.renderMessage(m))}
           </ol>`
       }`;
   }
