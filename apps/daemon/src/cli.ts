@@ -24,7 +24,8 @@ Usage:
       Call a method over HTTP and print the result as JSON.
       URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
   agentd console [--data-dir DIR] [--url URL]
-      Print the web console's URL and a one-time login link for the local user.
+      Print the web console's URL (--url, $AGENTD_URL, or the data dir's gateway host and
+      port) and a one-time login link for the local user.
   agentd approvals [--url URL] [--token TOKEN]
       List the tool calls waiting for approval (id, tool, agent, session, age, arguments).
   agentd approve <id> [--reason TEXT] | agentd deny <id> [--reason TEXT]
@@ -199,7 +200,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'console': {
       const { runConsoleCli } = await import('./console-cli.js');
-      return runConsoleCli({ dataDir, url: values.url, print: (line) => console.log(line) });
+      const url = values.url ?? process.env.AGENTD_URL;
+      return runConsoleCli({ dataDir, url, print: (line) => console.log(line) });
     }
     case 'approvals':
     case 'approve':

@@ -7,7 +7,7 @@ import { CONSOLE_LOGIN_TTL_MS, createConsoleLoginCode } from './console-login.js
  * `agentd console`: prints the web console's URL and a one-time login link for the local user
  * (whoever can write the data dir). The link carries the code in the URL fragment, which the
  * browser never sends to a server; the console exchanges it once for a token. The URL comes
- * from `--url`, else from the data dir's `gateway.host` and `gateway.port`.
+ * from `url` (the CLI passes `--url` or `$AGENTD_URL`), else from the data dir's `gateway.host` and `gateway.port`.
  */
 export async function runConsoleCli(options: {
   dataDir: string;
