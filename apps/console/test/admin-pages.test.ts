@@ -127,6 +127,9 @@ describe('admin pages', () => {
       .toBe('cancelled');
     await expect.poll(() => node('after').getAttribute('data-status')).toBe('cancelled');
     expect(((await rpc.call('graph.status', { runId })) as Json).status).toBe('cancelled');
+    // The node that was in flight finished, and its output is on the page.
+    await expect.poll(() => node('hold').getAttribute('data-status')).toBe('completed');
+    await expect.poll(() => page.getByText('held output').count()).toBe(1);
     expect(problems).toEqual([]);
   });
 
