@@ -1,4 +1,5 @@
 import { css, html, LitElement, nothing } from 'lit';
+import { ClientError } from '@agentd/client';
 import { type Connection, connect, exchangeLoginCode, LoginError, tokenStore } from './connection.js';
 import { PAGES, type PageElement, type PageSpec, resolveRoute } from './pages.js';
 import { shared } from './styles.js';
@@ -82,7 +83,16 @@ export class AgentdConsole extends LitElement {
     this.busy = true;
     this.loginError = '';
     try {
-      this.conn = await connect(token);
+      const conn = await connect(token);
+      // A token revoked while the tab is open (close 4001) ends the session: back to the form.
+      conn.client.on('error', (error) => {
+        if (error instanceof ClientError && error.code === 'UNAUTHORIZED' && this.conn === conn) {
+          void this.logout().then(() => {
+            this.loginError = 'The daemon no longer accepts this token (revoked?). Log in again.';
+          });
+        }
+      });
+      this.conn = conn;
       tokenStore.set(token);
       this.navigate();
     } catch (error) {

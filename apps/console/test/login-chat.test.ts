@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { createHttpClient } from '@agentd/client';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -88,6 +89,21 @@ describe('console login and chat', () => {
     await expect.poll(() => second.page.getByRole('alert').textContent()).toContain('wrong, used or expired');
     await context.close();
     await second.context.close();
+  });
+
+  it('returns to the login form when the token is revoked while the tab is open', async () => {
+    const admin = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
+    const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'console-revoked' })) as {
+      token: string;
+    };
+    const { context, page } = await openPage(browser, 1280);
+    await login(page, daemon.daemon.url, token, '#/chat');
+    await expect.poll(() => page.getByRole('heading', { name: 'Chat' }).count()).toBe(1);
+    await admin.call('tokens.revoke', { id: 'console-revoked' });
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('no longer accepts this token');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await page.getByLabel('Token').count()).toBe(1);
+    await context.close();
   });
 
   for (const width of [1280, 390]) {
