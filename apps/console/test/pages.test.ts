@@ -142,6 +142,8 @@ describe('console pages', () => {
     await page.getByRole('button', { name: 'Export' }).click();
     await expect.poll(() => page.locator('details[open] pre').textContent()).toContain('giraffe');
     await checkPage(page, 'sessions');
+    await page.getByRole('button', { name: 'Compact' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Compacted');
     await page.getByRole('button', { name: 'Reset' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Reset default:rpc:searchable');
     const history = (await rpc.call('session.history', { key: 'default:rpc:searchable' })) as {

@@ -74,3 +74,16 @@ describe('agentd console', () => {
     expect(existsSync(join(dataDir, 'console-login.json'))).toBe(false);
   });
 });
+
+describe('the web console route', () => {
+  it('keeps the daemon running and answers 503 at / when the console is not built', async () => {
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir, { consoleDir: join(dataDir, 'no-console-here') });
+    expect((await fetch(`${daemon.url}/health`)).status).toBe(200);
+    const page = await fetch(`${daemon.url}/`);
+    expect(page.status).toBe(503);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(await page.text()).toContain('The agentd console is not built');
+    expect(await rpcClient(daemon.url).call('system.ping')).toMatchObject({ pong: true });
+  });
+});

@@ -135,8 +135,8 @@ export class SessionsPage extends LitElement {
   private async compact(): Promise<void> {
     const result = await this.run(() => this.conn.client.call('session.compact', { key: this.selected }));
     if (result !== undefined) {
-      this.message = `Compacted: ${JSON.stringify(result)}`;
       await this.open(this.selected);
+      this.message = `Compacted: ${JSON.stringify(result)}`;
     }
   }
 
