@@ -145,11 +145,35 @@ export async function seriousViolations(page: Page): Promise<AxeProblem[]> {
  */
 export async function checkPage(page: Page, name: string): Promise<void> {
   const width = page.viewportSize()?.width ?? 0;
-  if (await overflowsHorizontally(page)) throw new Error(`${name} scrolls sideways at ${width} px`);
+  // Pages fill in as their calls answer: give the layout a few seconds to settle.
+  const until = Date.now() + 5000;
+  while ((await overflowsHorizontally(page)) && Date.now() < until) await page.waitForTimeout(200);
+  if (await overflowsHorizontally(page))
+    throw new Error(`${name} scrolls sideways at ${width} px: ${await widestElement(page)}`);
   const violations = await seriousViolations(page);
   if (violations.length > 0)
     throw new Error(`${name} at ${width} px: ${JSON.stringify(violations, null, 2)}`);
   await screenshot(page, `${name}-${width}`);
+}
+
+/** The element (through open shadow roots) reaching furthest right, for a failure message. */
+function widestElement(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    let worst = { right: 0, what: 'none' };
+    const visit = (root: Document | ShadowRoot) => {
+      for (const element of root.querySelectorAll('*')) {
+        const right = element.getBoundingClientRect().right;
+        if (right > worst.right)
+          worst = {
+            right,
+            what: `<${element.tagName.toLowerCase()} class="${element.getAttribute('class') ?? ''}">`,
+          };
+        if (element.shadowRoot) visit(element.shadowRoot);
+      }
+    };
+    visit(document);
+    return `${worst.what} reaches ${Math.round(worst.right)} px`;
+  });
 }
 
 /** Whether the page scrolls sideways (a layout that does not fit the viewport). */

@@ -204,7 +204,7 @@ export class ConfigPage extends LitElement {
       ${
         changes.length === 0
           ? html`<p>Nothing changed.</p>`
-          : html`<div class="table-wrap"><table data-testid="config-diff">
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Changes"><table data-testid="config-diff">
             <thead><tr><th>Field</th><th>Before</th><th>After</th></tr></thead>
             <tbody>${changes.map(
               (c) => html`<tr><td><code>${c.path.join('.')}</code></td>
@@ -238,7 +238,7 @@ export class ConfigPage extends LitElement {
       ${this.review ? this.renderReview(this.review) : nothing}
       <h2>History</h2>
       <p class="muted">Each commit of config.yaml, newest first; the diff shows what changed since.</p>
-      <div class="table-wrap"><table data-testid="config-history">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Config history"><table data-testid="config-history">
         <thead><tr><th>Commit</th><th>Date</th><th>Message</th><th>Actions</th></tr></thead>
         <tbody>${this.history.map(
           (entry, index) => html`<tr>

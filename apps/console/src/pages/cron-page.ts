@@ -188,7 +188,7 @@ export class CronPage extends LitElement {
     return html`<h1>Cron</h1>
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
       ${this.message ? html`<p class="ok" role="status">${this.message}</p>` : nothing}
-      <div class="table-wrap"><table>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Cron jobs"><table>
         <thead><tr><th>Job</th><th>Schedule</th><th>Next run</th><th>Last run</th><th>Actions</th></tr></thead>
         <tbody>${this.jobs.map(
           (job) => html`<tr>

@@ -109,7 +109,7 @@ export class FleetPage extends LitElement {
       ${r ? this.renderReport(r) : html`<p class="muted">Loading…</p>`}
       <h2>Sessions</h2>
       <p class="muted">Open a session's incident report: its failures, breaker events, root cause and next steps.</p>
-      <div class="table-wrap"><table>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Sessions"><table>
         <thead><tr><th>Session</th><th>Agent</th><th>Kind</th><th>Messages</th><th>Updated</th></tr></thead>
         <tbody>${this.sessions.map(
           (s) => html`<tr>

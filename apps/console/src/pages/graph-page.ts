@@ -163,7 +163,7 @@ export class GraphPage extends LitElement {
         ${detail.cancelRequested ? html`, cancel requested` : nothing}</p>
       ${active ? html`<button class="danger" @click=${() => this.cancel(detail.runId)}>Cancel run</button>` : nothing}
       ${this.drawDag(layoutDag(detail.nodes), detail.runId)}
-      <div class="table-wrap"><table>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes of the run"><table>
         <thead><tr><th>Node</th><th>Status</th><th>Attempts</th><th>Output or error</th></tr></thead>
         <tbody>${detail.nodes.map(
           (n) => html`<tr>
@@ -186,7 +186,7 @@ export class GraphPage extends LitElement {
       ${
         this.runs.length === 0
           ? html`<p class="muted">No graph has run yet.</p>`
-          : html`<div class="table-wrap"><table>
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Graph runs"><table>
             <thead><tr><th>Run</th><th>Status</th><th>Nodes</th><th>Started</th></tr></thead>
             <tbody>${this.runs.map(
               (r) => html`<tr>

@@ -134,7 +134,7 @@ export class IncidentPage extends LitElement {
       ${
         tools.length === 0
           ? html`<p class="muted">No tool ran.</p>`
-          : html`<div class="table-wrap"><table><thead><tr><th>Tool</th><th>OK</th><th>Failed</th><th>Top error</th></tr></thead>
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Tool statistics"><table><thead><tr><th>Tool</th><th>OK</th><th>Failed</th><th>Top error</th></tr></thead>
             <tbody>${tools.map(([name, s]) => html`<tr><td><code>${name}</code></td><td>${s.ok}</td><td>${s.failed}</td><td>${s.topErrorKind ?? '—'}</td></tr>`)}</tbody>
           </table></div>`
       }

@@ -106,7 +106,7 @@ export class MemoryPage extends LitElement {
   }
 
   private rows(entries: MemoryEntry[], withScore: boolean) {
-    return html`<div class="table-wrap"><table>
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${withScore ? 'Search results' : 'All memories'}><table>
       <thead><tr>${withScore ? html`<th>Score</th>` : nothing}<th>Content</th><th>Details</th>
         ${this.conn.admin ? html`<th>Actions</th>` : nothing}</tr></thead>
       <tbody>${entries.map(

@@ -210,7 +210,7 @@ export class SessionsPage extends LitElement {
           void this.list();
         }}>${SINCE.map(([label, ms]) => html`<option value=${ms}>${label}</option>`)}</select></label>
       </div>
-      <div class="table-wrap"><table>
+      <div class="table-wrap" tabindex="0" role="region" aria-label="All sessions"><table>
         <thead><tr><th>Session</th><th>Agent</th><th>Kind</th><th>Messages</th><th>Updated</th></tr></thead>
         <tbody>${this.sessions.map(
           (s) => html`<tr>
