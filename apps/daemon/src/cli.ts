@@ -23,6 +23,9 @@ Usage:
   agentd call <method> [json-params] [--url URL] [--token TOKEN]
       Call a method over HTTP and print the result as JSON.
       URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
+  agentd console [--data-dir DIR] [--url URL]
+      Print the web console's URL (--url, $AGENTD_URL, or the data dir's gateway host and
+      port) and a one-time login link for the local user.
   agentd approvals [--url URL] [--token TOKEN]
       List the tool calls waiting for approval (id, tool, agent, session, age, arguments).
   agentd approve <id> [--reason TEXT] | agentd deny <id> [--reason TEXT]
@@ -197,6 +200,11 @@ async function main(argv: string[]): Promise<number> {
         }
         throw error;
       }
+    }
+    case 'console': {
+      const { runConsoleCli } = await import('./console-cli.js');
+      const url = values.url ?? process.env.AGENTD_URL;
+      return runConsoleCli({ dataDir, url, print: (line) => console.log(line) });
     }
     case 'approvals':
     case 'approve':

@@ -29,6 +29,8 @@ import {
   usePrivateUmask,
 } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
+import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
+import { consoleLoginHandler } from './console-login.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
@@ -74,6 +76,8 @@ export interface DaemonOptions {
   deliverHookResponse?: HookResponseDeliverer;
   /** Size at which `logs/config-audit.jsonl` rolls (tests use a small one). @default 10485760 (10 MB) */
   configAuditMaxBytes?: number;
+  /** The built web console served at `/`. @default apps/console/dist beside the daemon */
+  consoleDir?: string;
 }
 
 /** A running daemon. */
@@ -405,11 +409,15 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
 
   // Opened once the admin token and every service are ready (see createDaemonServer).
   const readiness = startGate();
+  const consoleFiles = createConsoleFiles(options.consoleDir ?? defaultConsoleDir());
+  const consoleLogin = consoleLoginHandler({ dataDir, tokens, audit: services.securityAudit, now });
   const server = createDaemonServer({
     gateway,
     hooks,
     readiness,
     channels: createChannelsHttpHandler({ service: services.channels }),
+    console: consoleFiles,
+    consoleLogin,
   });
 
   let host = options.host ?? config.gateway.host;

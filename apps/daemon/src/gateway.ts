@@ -24,6 +24,7 @@ import type { MemoryStore } from '@agentd/memory-store';
 import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import type { ConsoleFiles } from './console-files.js';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
@@ -243,7 +244,7 @@ export function startGate(): Readiness & { open(): void; fail(): void } {
 /**
  * The daemon's HTTP server: `/rpc`, `/api/chat/stream` and the `/ws` upgrade go to the newest
  * gateway generation (changed limits and `gateway.restart` build one), `/health` answers, hook
- * paths go to the webhooks. Until `readiness` says the start is complete (the first-start admin
+ * paths go to the webhooks, and `/` with `/assets/` serve the web console. Until `readiness` says the start is complete (the first-start admin
  * token stored, every service started), `/health` answers 503 and every other request and
  * upgrade waits, so an early caller is never refused a token that is about to work.
  */
@@ -256,6 +257,10 @@ export function createDaemonServer(routes: {
     matches(path: string): boolean;
     handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   };
+  /** The web console's files at `/` and `/assets/` (GET only). */
+  console?: ConsoleFiles;
+  /** `POST /console/login`: a one-time code of `agentd console` for a token. */
+  consoleLogin?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }): Server {
   const { gateway, hooks, readiness, channels } = routes;
   const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
@@ -292,6 +297,14 @@ export function createDaemonServer(routes: {
     }
     if (path !== undefined && hooks.matches(path)) {
       void hooks.handle(req, res);
+      return;
+    }
+    if (path === '/console/login' && routes.consoleLogin) {
+      void routes.consoleLogin(req, res);
+      return;
+    }
+    if (path !== undefined && routes.console?.matches(path, req.method)) {
+      routes.console.handle(req, res, path);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');

@@ -76,7 +76,7 @@ function keyedEngine(context: MediaContext, provider: HttpProvider, source: SttE
     model,
     async run(wav, language, signal) {
       const form = new FormData();
-      form.append('file', new Blob([wav], { type: 'audio/wav' }), 'speech.wav');
+      form.append('file', new Blob([new Uint8Array(wav)], { type: 'audio/wav' }), 'speech.wav');
       form.append('model', model);
       if (language) form.append('language', language);
       const response = await postProvider(provider, '/audio/transcriptions', form, {

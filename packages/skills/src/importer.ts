@@ -49,9 +49,13 @@ export async function fetchArchive(
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
+  // Read through the stream's reader: the same under Node's and the DOM's stream types.
+  const reader = response.body.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const chunk = read.value;
     size += chunk.length;
     if (size > settings.maxArchiveBytes) {
+      await reader.cancel();
       throw new SkillsError(
         'FETCH_FAILED',
         `Archive from ${registry.id} exceeds ${settings.maxArchiveBytes} bytes`,

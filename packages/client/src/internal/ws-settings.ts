@@ -1,4 +1,4 @@
-import NodeWebSocket from 'ws';
+import { DefaultWebSocket, defaultTokenLocation } from '#websocket';
 import { type ClientLogger, silentLogger } from '../logger.js';
 import type { ReconnectOptions, WebSocketConstructor } from '../ws-client.js';
 import {
@@ -30,7 +30,12 @@ export interface Settings {
 /** Checks the options; throws `INVALID_OPTIONS` naming the first bad one. */
 export function readSettings(input: unknown): Settings {
   const { options, url, token } = readEndpoint(input, ['ws:', 'wss:']);
-  const tokenLocation = readEnum(options.tokenLocation, 'tokenLocation', ['header', 'query'], 'header');
+  const tokenLocation = readEnum(
+    options.tokenLocation,
+    'tokenLocation',
+    ['header', 'query'],
+    defaultTokenLocation,
+  );
   const headers = readHeaders(options.headers, 'headers');
   if (token !== undefined) {
     if (tokenLocation === 'query') url.searchParams.set('token', token);
@@ -56,7 +61,7 @@ export function readSettings(input: unknown): Settings {
     connectTimeoutMs: readDuration(options.connectTimeoutMs, 'connectTimeoutMs', 10_000),
     probeMethod,
     reconnect,
-    WebSocket: readFunction<WebSocketConstructor>(options.WebSocket, 'WebSocket', NodeWebSocket),
+    WebSocket: readFunction<WebSocketConstructor>(options.WebSocket, 'WebSocket', DefaultWebSocket),
     logger: readLogger<ClientLogger>(options.logger, 'logger', silentLogger),
     random: readFunction<() => number>(options.random, 'random', Math.random),
   };

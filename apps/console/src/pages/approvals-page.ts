@@ -1,0 +1,115 @@
+import { html, LitElement, nothing } from 'lit';
+import type { Connection } from '../connection.js';
+import { errorText } from '../internal/format.js';
+import { shared } from '../styles.js';
+
+interface PendingRequest {
+  id: string;
+  sessionKey: string;
+  agentId: string;
+  toolName: string;
+  ageMs: number;
+  waiting: number;
+  argsDigest: { sha256: string; bytes: number; preview: string };
+}
+
+/**
+ * Approvals (admin): the tool calls waiting for an operator, kept live by the
+ * `approval.requested` / `approval.resolved` notifications; approve or deny each with a reason.
+ */
+export class ApprovalsPage extends LitElement {
+  static override properties = {
+    requests: { state: true },
+    error: { state: true },
+    decided: { state: true },
+  };
+  static override styles = [shared];
+
+  declare conn: Connection;
+  declare requests: PendingRequest[];
+  declare error: string;
+  declare decided: string[];
+  private unsubscribe: Array<() => void> = [];
+
+  constructor() {
+    super();
+    this.requests = [];
+    this.error = '';
+    this.decided = [];
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    const reload = () => void this.load();
+    this.unsubscribe = [
+      this.conn.client.on('approval.requested', reload),
+      this.conn.client.on('approval.resolved', reload),
+      this.conn.client.on('open', reload),
+    ];
+    reload();
+  }
+
+  override disconnectedCallback(): void {
+    for (const off of this.unsubscribe.splice(0)) off();
+    super.disconnectedCallback();
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const { requests } = (await this.conn.client.call('admin.approval.pending')) as {
+        requests: PendingRequest[];
+      };
+      this.requests = requests;
+      this.error = '';
+    } catch (error) {
+      this.error = errorText(error);
+    }
+  }
+
+  private async resolve(request: PendingRequest, approved: boolean): Promise<void> {
+    const input = this.renderRoot.querySelector(
+      `#reason-${CSS.escape(request.id)}`,
+    ) as HTMLInputElement | null;
+    const reason = input?.value.trim();
+    try {
+      const answer = (await this.conn.client.call('admin.approval.resolve', {
+        id: request.id,
+        approved,
+        ...(reason ? { reason } : {}),
+      })) as { reason?: string };
+      const line = `${approved ? 'Approved' : 'Denied'} ${request.toolName} (${request.id})`;
+      this.decided = [answer.reason ? `${line}: ${answer.reason}` : line, ...this.decided].slice(0, 10);
+      await this.load();
+    } catch (error) {
+      this.error = errorText(error);
+    }
+  }
+
+  override render() {
+    return html`<h1>Approvals</h1>
+      <p class="muted">Tool calls waiting for an operator. The list updates as requests arrive and are decided.</p>
+      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.requests.length === 0 ? html`<p>No tool call is waiting for approval.</p>` : nothing}
+      ${this.requests.map(
+        (r) => html`<section class="card" aria-label="Approval request ${r.id}">
+          <h2><code>${r.toolName}</code> <span class="badge status-waiting">waiting</span></h2>
+          <p>Agent <code>${r.agentId}</code>, session <code>${r.sessionKey}</code>, waiting ${Math.round(r.ageMs / 1000)} s
+            ${r.waiting > 1 ? html`(${r.waiting} calls)` : nothing}</p>
+          <details><summary>Arguments (${r.argsDigest.bytes} bytes)</summary><pre>${r.argsDigest.preview}</pre>
+            <p class="muted">sha256 ${r.argsDigest.sha256}</p></details>
+          <div class="row">
+            <label>Reason <input id="reason-${r.id}" maxlength="1000" placeholder="optional" /></label>
+            <button @click=${() => this.resolve(r, true)}>Approve</button>
+            <button class="danger" @click=${() => this.resolve(r, false)}>Deny</button>
+          </div>
+        </section>`,
+      )}
+      ${
+        this.decided.length > 0
+          ? html`<h2>Decided here</h2><ul>${this.decided.map((d) => html`<li>${d}</li>`)}</ul>`
+          : nothing
+      }`;
+  }
+}
+
+customElements.define('agentd-approvals-page', ApprovalsPage);

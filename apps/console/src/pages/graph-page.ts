@@ -1,0 +1,204 @@
+import { css, html, LitElement, nothing, svg } from 'lit';
+import type { Connection } from '../connection.js';
+import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
+import { errorText, formatTime } from '../internal/format.js';
+import { href } from '../pages.js';
+import { shared } from '../styles.js';
+
+interface RunSummary {
+  runId: string;
+  graphId: string;
+  status: string;
+  startedAt: number;
+  finishedAt?: number;
+  nodeCount: number;
+}
+
+interface RunNode {
+  id: string;
+  dependsOn: string[];
+  status: string;
+  attempts: number;
+  startedAt?: number;
+  finishedAt?: number;
+  error?: string;
+}
+
+interface RunDetail extends RunSummary {
+  cancelRequested: boolean;
+  counts: Record<string, number>;
+  nodes: RunNode[];
+}
+
+/** Fill and text colours per node status (text contrast at least 4.5:1 on its fill). */
+const STATUS_FILL: Readonly<Record<string, string>> = {
+  completed: '#d7f5dd',
+  running: '#fff1c2',
+  pending: '#eef1f4',
+  failed: '#ffd8d6',
+  skipped: '#e8e8e8',
+  cancelled: '#ffd8d6',
+};
+
+const ACTIVE = new Set(['pending', 'running']);
+
+/**
+ * Graph runs: the runs newest first; one run's DAG drawn with dagre (each node's status), its
+ * nodes' attempts, errors and outputs, and cancel while it runs. Refreshes every second while
+ * the shown run is active.
+ */
+export class GraphPage extends LitElement {
+  static override properties = {
+    params: { attribute: false },
+    runs: { state: true },
+    detail: { state: true },
+    outputs: { state: true },
+    error: { state: true },
+  };
+  static override styles = [
+    shared,
+    css`
+      svg.dag { max-width: 100%; height: auto; display: block; border: 1px solid #d0d7de; background: #fff; }
+      svg.dag text { font: 13px system-ui, sans-serif; fill: #1b1f24; }
+      svg.dag path { fill: none; stroke: #57606a; stroke-width: 1.5; }
+    `,
+  ];
+
+  declare conn: Connection;
+  declare params: string[];
+  declare runs: RunSummary[];
+  declare detail: RunDetail | undefined;
+  declare outputs: Record<string, string | null>;
+  declare error: string;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor() {
+    super();
+    this.runs = [];
+    this.detail = undefined;
+    this.outputs = {};
+    this.error = '';
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.timer = setInterval(() => {
+      if (this.detail && ACTIVE.has(this.detail.status)) void this.refresh();
+    }, 1000);
+    void this.refresh();
+  }
+
+  override disconnectedCallback(): void {
+    clearInterval(this.timer);
+    super.disconnectedCallback();
+  }
+
+  override updated(changed: Map<string, unknown>): void {
+    // The first params come before connectedCallback's refresh; later ones are navigation.
+    if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
+  }
+
+  private get runId(): string | undefined {
+    return this.params?.[0];
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const { runs } = (await this.conn.client.call('graph.runs', { limit: 50 })) as { runs: RunSummary[] };
+      this.runs = runs;
+      const runId = this.runId;
+      if (!runId) {
+        this.detail = undefined;
+        return;
+      }
+      const [detail, outputs] = await Promise.all([
+        this.conn.client.call('graph.runDetail', { runId }) as Promise<RunDetail>,
+        this.conn.client.call('graph.outputs', { runId }) as Promise<{
+          outputs: Record<string, string | null>;
+        }>,
+      ]);
+      this.detail = detail;
+      this.outputs = outputs.outputs;
+      this.error = '';
+    } catch (error) {
+      this.error = errorText(error);
+    }
+  }
+
+  private async cancel(runId: string): Promise<void> {
+    try {
+      await this.conn.client.call('graph.cancel', { runId });
+      await this.refresh();
+    } catch (error) {
+      this.error = errorText(error);
+    }
+  }
+
+  private drawDag(drawing: DagDrawing, runId: string) {
+    const line = (points: Array<{ x: number; y: number }>) =>
+      points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
+    return html`<svg class="dag" width=${drawing.width} height=${drawing.height}
+      viewBox="0 0 ${drawing.width} ${drawing.height}" role="img"
+      aria-label="Graph of run ${runId}: ${drawing.nodes.map((n) => `${n.id} ${n.status}`).join(', ')}">
+      <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto">
+        <path d="M0,0 L10,5 L0,10 z" fill="#57606a"></path></marker></defs>
+      ${drawing.edges.map((e) => svg`<path d=${line(e.points)} marker-end="url(#arrow)"></path>`)}
+      ${drawing.nodes.map(
+        (n) => svg`<g data-node=${n.id} data-status=${n.status}>
+          <rect x=${n.x - n.w / 2} y=${n.y - n.h / 2} width=${n.w} height=${n.h} rx="6"
+            fill=${STATUS_FILL[n.status] ?? '#eef1f4'} stroke="#57606a"></rect>
+          <text x=${n.x} y=${n.y - 4} text-anchor="middle" font-weight="600">${n.id}</text>
+          <text x=${n.x} y=${n.y + 13} text-anchor="middle">${n.status}</text>
+        </g>`,
+      )}
+    </svg>`;
+  }
+
+  private renderDetail(detail: RunDetail) {
+    const active = ACTIVE.has(detail.status);
+    return html`<section class="card" aria-labelledby="run-title">
+      <h2 id="run-title">Run <code>${detail.runId}</code>
+        <span class="badge status-${detail.status}" data-testid="run-status">${detail.status}</span></h2>
+      <p class="muted">Graph <code>${detail.graphId}</code>, started ${formatTime(detail.startedAt)}
+        ${detail.cancelRequested ? html`, cancel requested` : nothing}</p>
+      ${active ? html`<button class="danger" @click=${() => this.cancel(detail.runId)}>Cancel run</button>` : nothing}
+      ${this.drawDag(layoutDag(detail.nodes), detail.runId)}
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes of the run"><table>
+        <thead><tr><th>Node</th><th>Status</th><th>Attempts</th><th>Output or error</th></tr></thead>
+        <tbody>${detail.nodes.map(
+          (n) => html`<tr>
+            <td><code>${n.id}</code></td>
+            <td class="status-${n.status}">${n.status}</td>
+            <td>${n.attempts}</td>
+            <td>${n.error ? html`<span class="error">${n.error}</span>` : nothing}
+              ${this.outputs[n.id] ? html`<details><summary>Output</summary><pre>${this.outputs[n.id]}</pre></details>` : nothing}</td>
+          </tr>`,
+        )}</tbody>
+      </table></div>
+    </section>`;
+  }
+
+  override render() {
+    return html`<h1>Graph runs</h1>
+      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.detail ? this.renderDetail(this.detail) : nothing}
+      <h2>Runs</h2>
+      ${
+        this.runs.length === 0
+          ? html`<p class="muted">No graph has run yet.</p>`
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Graph runs"><table>
+            <thead><tr><th>Run</th><th>Status</th><th>Nodes</th><th>Started</th></tr></thead>
+            <tbody>${this.runs.map(
+              (r) => html`<tr>
+                <td><a href=${href('graphs', r.runId)}>${r.runId.slice(0, 8)}</a></td>
+                <td class="status-${r.status}">${r.status}</td>
+                <td>${r.nodeCount}</td>
+                <td>${formatTime(r.startedAt)}</td>
+              </tr>`,
+            )}</tbody>
+          </table></div>`
+      }`;
+  }
+}
+
+customElements.define('agentd-graph-page', GraphPage);

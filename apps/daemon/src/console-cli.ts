@@ -1,0 +1,35 @@
+import { resolve } from 'node:path';
+import { createConfigStore } from '@agentd/config-store';
+import { configSections } from './config-schema.js';
+import { CONSOLE_LOGIN_TTL_MS, createConsoleLoginCode } from './console-login.js';
+
+/**
+ * `agentd console`: prints the web console's URL and a one-time login link for the local user
+ * (whoever can write the data dir). The link carries the code in the URL fragment, which the
+ * browser never sends to a server; the console exchanges it once for a token. The URL comes
+ * from `url` (the CLI passes `--url` or `$AGENTD_URL`), else from the data dir's `gateway.host` and `gateway.port`.
+ */
+export async function runConsoleCli(options: {
+  dataDir: string;
+  url?: string | undefined;
+  print: (line: string) => void;
+}): Promise<number> {
+  const dataDir = resolve(options.dataDir);
+  let base = options.url;
+  if (!base) {
+    const store = createConfigStore({ dataDir, sections: configSections });
+    await store.load();
+    const gateway = store.get('gateway') as { host: string; port: number };
+    // A daemon listening on every interface is still reached locally on the loopback address.
+    const host = gateway.host === '0.0.0.0' || gateway.host === '::' ? '127.0.0.1' : gateway.host;
+    base = `http://${host.includes(':') ? `[${host}]` : host}:${gateway.port}`;
+  }
+  const url = new URL('/', base).href;
+  const code = createConsoleLoginCode(dataDir);
+  options.print(`agentd console: ${url}`);
+  options.print(
+    `One-time login link (works once, for ${CONSOLE_LOGIN_TTL_MS / 60_000} minutes; it signs in with a new admin token):`,
+  );
+  options.print(`  ${url}#login=${code}`);
+  return 0;
+}
