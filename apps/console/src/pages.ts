@@ -23,8 +23,8 @@ export interface PageSpec {
 }
 
 /**
- * The console's pages, in navigation order. A page for a namespace that lands later (sub-agent
- * runs, channels) is one more entry here and one module under `pages/`.
+ * The console's pages, in navigation order. A new page is one more entry here and one module
+ * under `pages/`.
  */
 export const PAGES: readonly PageSpec[] = [
   {
@@ -69,6 +69,13 @@ export const PAGES: readonly PageSpec[] = [
     admin: false,
     tag: 'agentd-graph-page',
     load: () => import('./pages/graph-page.js'),
+  },
+  {
+    path: 'runs',
+    title: 'Runs',
+    admin: true,
+    tag: 'agentd-runs-page',
+    load: () => import('./pages/runs-page.js'),
   },
   {
     path: 'cron',

@@ -55,8 +55,9 @@ export const shared = css`
   pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.85rem; }
   pre { white-space: pre-wrap; word-break: break-word; background: #f3f5f7; padding: 0.5rem; border-radius: 4px; margin: 0.3rem 0; }
   .badge { display: inline-block; padding: 0 0.45rem; border-radius: 10px; font-size: 0.8rem; border: 1px solid currentColor; }
-  .status-completed, .status-succeeded, .status-ok { color: #1a7f37; }
-  .status-failed, .status-error, .status-cancelled { color: #a4161a; }
-  .status-running, .status-pending, .status-waiting { color: #7a4d00; }
+  .status-completed, .status-succeeded, .status-ok, .status-sent, .status-delivered, .status-connected { color: #1a7f37; }
+  .status-failed, .status-error, .status-cancelled, .status-killed, .status-timeout, .status-orphaned,
+  .status-deadLetter { color: #a4161a; }
+  .status-running, .status-pending, .status-waiting, .status-queued, .status-sending { color: #7a4d00; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
