@@ -78,6 +78,13 @@ export const PAGES: readonly PageSpec[] = [
     load: () => import('./pages/runs-page.js'),
   },
   {
+    path: 'channels',
+    title: 'Channels',
+    admin: true,
+    tag: 'agentd-channels-page',
+    load: () => import('./pages/channels-page.js'),
+  },
+  {
     path: 'cron',
     title: 'Cron',
     admin: false,

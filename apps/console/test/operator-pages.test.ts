@@ -139,3 +139,42 @@ describe('runs page', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('channels page', () => {
+  it('shows every channel type, the queue by stage after a webchat send, and recent deliveries', async () => {
+    // No webchat client is connected as `nobody-here`: the delivery is refused, not retried.
+    const sent = (await rpc.call('message.send', {
+      channel_type: 'webchat',
+      channel_id: 'nobody-here',
+      text: 'hello from the test',
+    })) as { status: string };
+    expect(sent.status).toBe('deadLetter');
+    const queue = (await rpc.call('delivery.queue.status')) as Record<string, number>;
+    expect(queue.deadLetter).toBeGreaterThanOrEqual(1);
+    const recent = (await rpc.call('obs.delivery.recent', { limit: 25 })) as {
+      deliveries: Array<{ channelId: string; outcome: string }>;
+    };
+    expect(recent.deliveries).toContainEqual(
+      expect.objectContaining({ channelId: 'nobody-here', outcome: 'failed', errorKind: 'permanent' }),
+    );
+
+    const { page, problems } = await adminPage('#/channels');
+    await expect.poll(() => page.getByTestId('channel-status-webchat').count()).toBe(1);
+    for (const platform of ['telegram', 'discord', 'slack', 'whatsapp'])
+      expect(await page.getByTestId(`channel-status-${platform}`).textContent()).toBe('unconfigured');
+    const cell = (table: string, stage: string) =>
+      page.locator(`table[data-testid="${table}"] td[data-stage="${stage}"]`);
+    await expect.poll(() => cell('queue-all', 'deadLetter').textContent()).toBe(String(queue.deadLetter));
+    expect(await cell('queue-all', 'sent').textContent()).toBe(String(queue.sent));
+    expect(await cell('queue-webchat', 'deadLetter').textContent()).toBe(String(queue.deadLetter));
+    expect(await cell('queue-telegram', 'deadLetter').textContent()).toBe('0');
+    const deliveries = page.getByRole('region', { name: 'Recent deliveries' });
+    await expect.poll(() => deliveries.textContent()).toContain('nobody-here');
+    expect(await deliveries.textContent()).toMatch(/failed\s+\d+ ms\s+permanent/);
+    await checkPage(page, 'channels');
+    const narrow = await adminPage('#/channels', 390);
+    await expect.poll(() => narrow.page.getByTestId('channel-status-webchat').count()).toBe(1);
+    await checkPage(narrow.page, 'channels');
+    expect([...problems, ...narrow.problems]).toEqual([]);
+  });
+});

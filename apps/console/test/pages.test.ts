@@ -199,7 +199,8 @@ describe('console pages', () => {
     // The admin route falls back to the first page; the navigation lists rpc pages only.
     await expect.poll(() => page.getByRole('heading', { name: 'Chat' }).count()).toBe(1);
     const nav = await page.getByRole('navigation', { name: 'Pages' }).textContent();
-    for (const admin of ['Approvals', 'Fleet health', 'Runs', 'Config']) expect(nav).not.toContain(admin);
+    for (const admin of ['Approvals', 'Fleet health', 'Runs', 'Channels', 'Config'])
+      expect(nav).not.toContain(admin);
     for (const rpcPage of ['Chat', 'Sessions', 'Graph runs', 'Cron', 'Memory'])
       expect(nav).toContain(rpcPage);
     expect(await page.getByText('rpc token').count()).toBe(1);
