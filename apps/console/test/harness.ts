@@ -84,10 +84,19 @@ export async function openPage(
 }
 
 /** Opens the console and logs in with `token` through the form. */
-export async function login(page: Page, baseUrl: string, token: string, hash = ''): Promise<void> {
+export async function login(
+  page: Page,
+  baseUrl: string,
+  token: string,
+  hash = '',
+  outcome: 'in' | 'refused' = 'in',
+): Promise<void> {
   await page.goto(`${baseUrl}/${hash}`);
   await page.getByLabel('Token').fill(token);
   await page.getByRole('button', { name: 'Log in' }).click();
+  // The next step must find the page, not the login form still checking the token (on a loaded
+  // machine that takes a while, and "Agent" also labels the form's "agentd console" card).
+  if (outcome === 'in') await page.locator('#login-title').waitFor({ state: 'detached', timeout: 30_000 });
 }
 
 /** Saves a full-page screenshot as `<name>.png` under {@link SCREENSHOT_DIR}. */

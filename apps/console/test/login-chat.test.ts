@@ -50,7 +50,7 @@ describe('console login and chat', () => {
 
   it('refuses a wrong token and keeps nothing in session storage', async () => {
     const { context, page } = await openPage(browser, 1280);
-    await login(page, daemon.daemon.url, 'not-the-token-0123456789abcdef0123456789');
+    await login(page, daemon.daemon.url, 'not-the-token-0123456789abcdef0123456789', '', 'refused');
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('refused this token');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await screenshot(page, 'login-refused');
