@@ -4,6 +4,7 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 // Only what every command needs is loaded up front: `agentd call` and `--help` should not pay
 // for loading the whole daemon (browser driver, model SDKs, vector index).
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
+import { startIdleHeapShrink } from './idle-heap.js';
 import { holdYoungGenerationDuringStart } from './startup-heap.js';
 import { VERSION } from './version.js';
 
@@ -93,6 +94,15 @@ async function main(argv: string[]): Promise<number> {
         print: (line) => bootstrapLines.push(line),
       });
       releaseYoungGeneration();
+      startIdleHeapShrink({
+        onCollect: (before, after) =>
+          daemon.logger
+            .module('daemon')
+            .debug(
+              { heapBeforeMb: Math.round(before / 2 ** 20), heapAfterMb: Math.round(after / 2 ** 20) },
+              'idle heap collected',
+            ),
+      });
       const shutdown = (signal: string) => {
         daemon.logger.module('daemon').info({ reason: signal }, 'signal received');
         // stop() bounds its last log flush, and exit() then ends the process whatever is
