@@ -20,7 +20,10 @@ export interface RunProcess {
 export interface ActiveRun {
   record: RunRecord;
   controller: AbortController;
-  /** Messages `subagent.steer` injected, taken as user turns at the next boundary. */
+  /**
+   * Messages `subagent.steer` injected: taken into the running turn at its next step boundary,
+   * or as the next turn when they came during the turn's last model call.
+   */
   steerQueue: string[];
   processes: Set<RunProcess>;
   /** Settles when the run has ended and its end is written. */
