@@ -197,6 +197,44 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(await admin.call('admin.approval.pending')).toEqual({ requests: [] });
   });
 
+  it('reports MCP server status in capabilities.introspect: all servers to a client, its own tools to an agent', async () => {
+    td = await startTestDaemon({
+      config: {
+        agents: {
+          entries: {
+            ...agents.entries,
+            looker: { name: 'looker', tools: ['capabilities_introspect', 'fixture__echo'] },
+            stranger: { name: 'stranger', tools: ['capabilities_introspect', 'fixture__*'] },
+          },
+        },
+        mcp: { servers: { fixture: stdioServer({ agents: ['helper', 'looker'] }) } },
+      },
+      env: { FIXTURE_GREETING: 'hi' },
+    });
+    await connectedWith('fixture', 'fixture__echo');
+    const rpc = rpcClient(td.daemon.url);
+    const introspected = await rpc.call<{
+      runs: unknown[];
+      mcp: { servers: Array<{ id: string; state: string; tools: string[]; lastError: string | null }> };
+    }>('capabilities.introspect');
+    expect(introspected.runs).toEqual([]);
+    expect(introspected.mcp.servers).toEqual([
+      {
+        id: 'fixture',
+        state: 'connected',
+        tools: expect.arrayContaining(['fixture__echo', 'fixture__slow', 'fixture__pid']),
+        lastError: null,
+      },
+    ]);
+    // The agent's own view through its tool: the server, narrowed to the tools it may call.
+    const own = await toolTurn('looker', 'capabilities_introspect');
+    expect(own).toContain(
+      '"servers":[{"id":"fixture","state":"connected","tools":["fixture__echo"],"lastError":null}]',
+    );
+    // An agent the server is not configured for does not see it.
+    expect(await toolTurn('stranger', 'capabilities_introspect')).toContain('"mcp":{"servers":[]}');
+  });
+
   it('uses a Streamable HTTP server with secret headers, applies config changes live and times calls out', async () => {
     const seen: string[] = [];
     httpServer = createServer(async (request, response) => {
