@@ -655,6 +655,8 @@ async function startAgents(
     },
     (host) => host.close(),
   );
+  // capabilities.introspect shows the servers' state and tools beside the caller's runs.
+  autonomy.useToolServers(() => mcpTools.status());
 
   const { events: _events, bindSkills: _bind, tap: _tap, ...rest } = stores;
   return {

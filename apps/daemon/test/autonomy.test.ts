@@ -271,6 +271,57 @@ describe('sub-agents through the daemon', () => {
       'also this',
     ]);
   });
+
+  it('injects a steer into the running turn at its next step boundary: after the tool result, before the next model call', async () => {
+    const { rpc, fake } = await autonomyDaemon(
+      (body) => {
+        // Step 1 thinks a while, then calls a tool; a later step answers what it last heard.
+        const messages = (body.messages as Array<{ role: string }>) ?? [];
+        if (!messages.some((message) => message.role === 'tool')) {
+          return { hangMs: 1500, toolCalls: [{ id: 'c1', name: 'subagent_list', input: {} }] };
+        }
+        return { text: `echo: ${lastUser(body)}` };
+      },
+      { security: { agentToAgent: { steerInject: true } } },
+    );
+    const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
+      parentKey: 'default:rpc:ops',
+      task: 'work in steps',
+      agentId: 'scripted',
+    });
+    // Steered while the turn's first model call is in progress.
+    await eventually(async () => (chatCalls(fake) >= 1 ? true : undefined));
+    expect(await rpc.call('subagent.steer', { target: run.runId, message: 'change course' })).toEqual({
+      status: 'steered_inject',
+      runId: run.runId,
+    });
+    const limited = await rpc.fail('subagent.steer', { target: run.runId, message: 'too soon' });
+    expect(limited.code).toBe(-32000);
+    expect(await ended(rpc, run.runId)).toMatchObject({
+      status: 'completed',
+      response: 'echo: change course',
+    });
+    // One turn of two model calls: the second carries the tool result, then the steer.
+    const chats = fake.requests.filter((request) => request.path.endsWith('/chat/completions'));
+    expect(chats).toHaveLength(2);
+    const second = ((chats[1]?.body?.messages ?? []) as Array<{ role: string }>).map(
+      (message) => message.role,
+    );
+    expect(second.slice(-3)).toEqual(['assistant', 'tool', 'user']);
+    expect(lastUser(chats[1]?.body ?? {})).toBe('change course');
+    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
+      'session.history',
+      { key: run.sessionKey },
+    );
+    expect(history.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'user',
+      'assistant',
+    ]);
+    expect(history.messages[3]?.content).toBe('change course');
+  });
 });
 
 describe('leases and run control through the daemon', () => {

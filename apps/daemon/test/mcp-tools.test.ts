@@ -138,6 +138,103 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(newPid).not.toBe(pid);
   });
 
+  it('gates MCP tools by approval rules like any tool: require waits for admin.approval.resolve, deny refuses', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'agentd-mcp-fixture-'));
+    tempDirs.push(logDir);
+    const log = join(logDir, 'calls.log');
+    const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
+    td = await startTestDaemon({
+      config: {
+        agents,
+        mcp: { servers: { fixture: stdioServer({ env: { FIXTURE_GREETING: 'hi', FIXTURE_LOG: log } }) } },
+        approvals: {
+          enabled: true,
+          defaultMode: 'auto',
+          rules: [
+            { tool: 'fixture__greeting', mode: 'deny' },
+            { tool: 'fixture__*', mode: 'require' },
+          ],
+        },
+      },
+    });
+    await connectedWith('fixture', 'fixture__slow');
+    const admin = rpcClient(td.daemon.url);
+    const pending = (tool: string) =>
+      eventually(async () =>
+        (
+          await admin.call<{ requests: Array<{ id: string; toolName: string; agentId: string }> }>(
+            'admin.approval.pending',
+          )
+        ).requests.find((request) => request.toolName === tool),
+      );
+
+    // `require`: the turn waits on the gate; the server sees nothing until the call is approved.
+    const waiting = toolTurn('helper', 'fixture__slow', { ms: 0 });
+    const request = await pending('fixture__slow');
+    expect(request.agentId).toBe('helper');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(calls()).toBe(0);
+    await admin.call('admin.approval.resolve', { id: request.id, approved: true });
+    expect(await waiting).toContain('Tool fixture__slow returned: "slept 0"');
+    expect(calls()).toBe(1);
+
+    // Refused by the human: the tool fails and the server is not called.
+    const refused = toolTurn('helper', 'fixture__slow', { ms: 0 });
+    const second = await pending('fixture__slow');
+    await admin.call('admin.approval.resolve', { id: second.id, approved: false, reason: 'not this one' });
+    expect(await refused).toMatch(/Tool fixture__slow failed: .*not approved.*not this one/);
+    expect(calls()).toBe(1);
+
+    // `deny`: refused at once by the rule, before the server and without a pending request.
+    expect(await toolTurn('helper', 'fixture__greeting')).toMatch(
+      /Tool fixture__greeting failed: .*the approval rules deny it/,
+    );
+    expect(await admin.call('admin.approval.pending')).toEqual({ requests: [] });
+    // The allow-list gate still comes first: an agent not allowed the tool is never asked about.
+    expect(await toolTurn('denied', 'fixture__echo', { text: 'x' })).toContain(
+      'Tool not allowed for this agent',
+    );
+    expect(await admin.call('admin.approval.pending')).toEqual({ requests: [] });
+  });
+
+  it('reports MCP server status in capabilities.introspect: all servers to a client, its own tools to an agent', async () => {
+    td = await startTestDaemon({
+      config: {
+        agents: {
+          entries: {
+            ...agents.entries,
+            looker: { name: 'looker', tools: ['capabilities_introspect', 'fixture__echo'] },
+            stranger: { name: 'stranger', tools: ['capabilities_introspect', 'fixture__*'] },
+          },
+        },
+        mcp: { servers: { fixture: stdioServer({ agents: ['helper', 'looker'] }) } },
+      },
+      env: { FIXTURE_GREETING: 'hi' },
+    });
+    await connectedWith('fixture', 'fixture__echo');
+    const rpc = rpcClient(td.daemon.url);
+    const introspected = await rpc.call<{
+      runs: unknown[];
+      mcp: { servers: Array<{ id: string; state: string; tools: string[]; lastError: string | null }> };
+    }>('capabilities.introspect');
+    expect(introspected.runs).toEqual([]);
+    expect(introspected.mcp.servers).toEqual([
+      {
+        id: 'fixture',
+        state: 'connected',
+        tools: expect.arrayContaining(['fixture__echo', 'fixture__slow', 'fixture__pid']),
+        lastError: null,
+      },
+    ]);
+    // The agent's own view through its tool: the server, narrowed to the tools it may call.
+    const own = await toolTurn('looker', 'capabilities_introspect');
+    expect(own).toContain(
+      '"servers":[{"id":"fixture","state":"connected","tools":["fixture__echo"],"lastError":null}]',
+    );
+    // An agent the server is not configured for does not see it.
+    expect(await toolTurn('stranger', 'capabilities_introspect')).toContain('"mcp":{"servers":[]}');
+  });
+
   it('uses a Streamable HTTP server with secret headers, applies config changes live and times calls out', async () => {
     const seen: string[] = [];
     httpServer = createServer(async (request, response) => {

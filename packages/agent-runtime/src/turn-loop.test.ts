@@ -215,4 +215,65 @@ describe('createAgentRuntime', () => {
     await Promise.all([1, 2, 3].map((n) => t.runtime.runTurn({ message: 'x', sessionKey: `other-${n}` })));
     expect(peak).toBe(3);
   });
+
+  it('takes injected messages at the next step boundary of the running turn, after the tool results', async () => {
+    const seen: ModelRequest[] = [];
+    const queue: string[] = [];
+    // The "steer" arrives while the first step's tool runs: the tool itself queues it.
+    const slowAdd = {
+      ...addTool,
+      handler: async (input: { a: number; b: number }) => {
+        if (input.a === 1) queue.push('change of plan: stop adding');
+        return addTool.handler(input, {} as never);
+      },
+    };
+    const script: OfflineScript = (request) => {
+      seen.push(request);
+      if (seen.length === 1) return { toolCalls: [{ toolName: 'add', input: { a: 1, b: 2 } }] };
+      if (seen.length === 2) return { toolCalls: [{ toolName: 'add', input: { a: 5, b: 5 } }] };
+      // Arrives during the last model call: not taken by this turn, left for its owner.
+      queue.push('too late for this turn');
+      return { text: 'stopped' };
+    };
+    const t = await startRuntime({
+      tools: [slowAdd],
+      offline: { script },
+      agents: { entries: { calc: { name: 'Calc', tools: ['add'] } } },
+    });
+    const result = await t.runtime.runTurn({
+      agentId: 'calc',
+      message: 'add things',
+      sessionKey: 'steer:s',
+      injections: () => queue.splice(0),
+    });
+    expect(result.steps).toBe(3);
+    expect(result.response).toBe('stopped');
+    const roles = (request: ModelRequest | undefined) =>
+      request?.messages.map((message) => `${message.role}:${message.role === 'tool' ? '' : message.content}`);
+    expect(roles(seen[0])).toEqual(['user:add things']);
+    // Step 2 of the same turn sees the tool result, then the injected message.
+    expect(roles(seen[1])).toEqual([
+      'user:add things',
+      'assistant:',
+      'tool:',
+      'user:change of plan: stop adding',
+    ]);
+    expect(roles(seen[2])?.filter((entry) => entry.startsWith('user:'))).toEqual([
+      'user:add things',
+      'user:change of plan: stop adding',
+    ]);
+    expect(queue).toEqual(['too late for this turn']);
+    // The transcript keeps the injected message where the model saw it.
+    const { messages } = await t.runtime.sessions.history('steer:s');
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(messages[3]?.content).toBe('change of plan: stop adding');
+  });
 });

@@ -242,6 +242,24 @@ function addToTail(state: TurnState, message: NewMessage): void {
   state.tailTokens += message.tokens;
 }
 
+/**
+ * The step boundary: messages injected into the running turn (`TurnRequest.injections`, e.g. a
+ * steered sub-agent) join the tail as user messages before the next model call, so the model
+ * sees them in this turn; a tool call already running is never interrupted by them.
+ */
+function takeInjections(state: TurnState): void {
+  const injected = state.request.injections?.();
+  if (!injected) return;
+  for (const content of injected) {
+    if (content.length === 0) continue;
+    addToTail(state, {
+      role: 'user',
+      content,
+      tokens: estimateMessageTokens({ role: 'user', content }),
+    });
+  }
+}
+
 /** Up to `maxSteps` model calls; a step with tool calls runs them and goes on, one without ends the turn. */
 async function runSteps(
   ctx: RuntimeContext,
@@ -251,6 +269,7 @@ async function runSteps(
 ): Promise<void> {
   const { agent } = state;
   for (let step = 1; step <= agent.maxSteps; step++) {
+    takeInjections(state);
     const plan = planBudget({
       windowTokens: state.window.windowTokens,
       systemTokens: state.systemTokens,

@@ -66,6 +66,13 @@ export interface TurnRequest extends AgentTurnRequest {
   allowedTools?: string[];
   /** Receives token deltas and tool progress while the turn runs. */
   onEvent?: (event: TurnStreamEvent) => void;
+  /**
+   * The step-boundary hook: called before each model call of the turn (so between steps, after
+   * the previous step's tool results); each string it answers joins the running turn as a user
+   * message, stored with the turn and seen by the model from that call on. It hands over what it
+   * answers (a queue drains itself); what arrives after the last model call is not taken.
+   */
+  injections?: () => readonly string[];
 }
 
 /** What a turn returns: the shared `AgentTurnResult` with a typed finish reason, plus the end reason. */

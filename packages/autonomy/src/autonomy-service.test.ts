@@ -356,3 +356,63 @@ describe('durability', () => {
     ]);
   });
 });
+
+describe('introspect: MCP tool servers', () => {
+  it('shows a gateway client every server, an agent only its servers and the tools it may call', async () => {
+    const { service } = await setup();
+    expect((await service.introspect({ clientId: 'ops' })).mcp).toEqual({ servers: [] });
+    service.useToolServers(() => [
+      {
+        id: 'files',
+        state: 'connected',
+        tools: ['files__read', 'files__write'],
+        agents: ['*'],
+        lastError: null,
+      },
+      { id: 'vault', state: 'connected', tools: ['vault__open'], agents: ['boss'], lastError: null },
+      { id: 'down', state: 'reconnecting', tools: [], agents: ['*'], lastError: 'spawn failed: ENOENT' },
+    ]);
+    const all = (await service.introspect({ clientId: 'ops' })).mcp.servers;
+    expect(all).toEqual([
+      { id: 'files', state: 'connected', tools: ['files__read', 'files__write'], lastError: null },
+      { id: 'vault', state: 'connected', tools: ['vault__open'], lastError: null },
+      { id: 'down', state: 'reconnecting', tools: [], lastError: 'spawn failed: ENOENT' },
+    ]);
+
+    // An agent: only servers configured for it, narrowed to its own allow-list (none of files__*).
+    const narrow = await service.introspect({ sessionKey: 'default:rpc:n', agentId: 'narrow' });
+    expect(narrow.mcp.servers).toEqual([
+      { id: 'files', state: 'connected', tools: [], lastError: null },
+      { id: 'down', state: 'reconnecting', tools: [], lastError: 'spawn failed: ENOENT' },
+    ]);
+    // A session of no known agent sees none.
+    expect((await service.introspect({ sessionKey: 'default:rpc:x' })).mcp.servers).toEqual([]);
+  });
+
+  it("narrows a run's view to its capability set (an evicted run loses the tools its profile drops)", async () => {
+    fixture = autonomyFixture();
+    const db = await fixture.open();
+    const runner = scriptedRunner();
+    const service = await fixture.service(db, {
+      runner: () => runner,
+      toolsOf: (agentId) => (agentId === 'ghost' ? undefined : ['echo', 'subagent_list', 'files__read']),
+    });
+    service.useToolServers(() => [
+      {
+        id: 'files',
+        state: 'connected',
+        tools: ['files__read', 'files__write'],
+        agents: ['*'],
+        lastError: null,
+      },
+    ]);
+    const run = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
+    const before = await service.introspect({ sessionKey: run.sessionKey });
+    expect(before.mcp.servers).toEqual([
+      { id: 'files', state: 'connected', tools: ['files__read'], lastError: null },
+    ]);
+    await service.evict(run.runId);
+    const after = await service.introspect({ sessionKey: run.sessionKey });
+    expect(after.mcp.servers).toEqual([{ id: 'files', state: 'connected', tools: [], lastError: null }]);
+  });
+});

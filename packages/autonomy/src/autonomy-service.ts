@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventSink, Logger } from '@agentd/contracts';
+import type { EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
 import type { Database } from '@agentd/storage';
 import type { z } from 'zod';
@@ -23,6 +23,7 @@ import {
   waitForRuns,
 } from './internal/control.js';
 import { type RecoveryResult, recoverRuns } from './internal/recover.js';
+import { type IntrospectToolServer, toolServersFor } from './internal/tool-servers.js';
 import {
   effectiveCapabilities,
   runOfSession,
@@ -38,6 +39,7 @@ import { type RunView, runView } from './run-view.js';
 
 export type { Notifier, RunProcess, SubagentTurnRunner } from './internal/context.js';
 export type { RecoveryResult } from './internal/recover.js';
+export type { IntrospectToolServer } from './internal/tool-servers.js';
 export type { SpawnRequest, SpawnResult } from './internal/spawn.js';
 
 /** Options of {@link createAutonomyService}. */
@@ -62,8 +64,13 @@ export interface AutonomyServiceOptions {
   newId?: () => string;
 }
 
-/** Who asks `introspect`: a run's own session (a tool call), or a gateway client. */
-export type IntrospectCaller = { sessionKey: string } | { clientId: string; keyPrefix?: string | undefined };
+/**
+ * Who asks `introspect`: an agent in its session (a tool call; `agentId` narrows the tool
+ * servers to its own), or a gateway client.
+ */
+export type IntrospectCaller =
+  | { sessionKey: string; agentId?: string | undefined }
+  | { clientId: string; keyPrefix?: string | undefined };
 
 /** One run in the `capabilities.introspect` answer. */
 export interface IntrospectRun {
@@ -85,6 +92,8 @@ export interface IntrospectRun {
 export interface IntrospectResult {
   runs: IntrospectRun[];
   quota: { runningRuns: number; maxConcurrentRuns: number; maxDepth: number; maxChildrenPerParent: number };
+  /** The MCP servers under `mcp.servers`: state, the tools the caller may call, last error. */
+  mcp: { servers: IntrospectToolServer[] };
 }
 
 /** The sub-agent runs, their durable table, leases and run control. */
@@ -137,6 +146,8 @@ export interface AutonomyService {
   gate(): AutonomyGate;
   /** Where `session.completed` notifications go (the gateway, once it exists). */
   setNotifier(notifier: Notifier | undefined): void;
+  /** Where `introspect` reads the MCP servers' status (the daemon's tool host, once it exists). */
+  useToolServers(source: (() => readonly ToolServerStatus[]) | undefined): void;
   /** Applies a changed `autonomy` or `security` section from the next spawn and gate decision. */
   applyConfig(config: { autonomy?: unknown; security?: unknown }): void;
   /** Runs executing in this process now. */
@@ -177,6 +188,7 @@ function buildContext(options: AutonomyServiceOptions): AutonomyContext {
     costOf: options.costOf ?? (async () => 0),
     recordOnParent: options.recordOnParent ?? (async () => undefined),
     notifier: { current: undefined },
+    toolServers: { current: undefined },
     audit: options.audit ?? noopSecurityAudit,
     events: options.events ?? { emit: () => undefined },
     logger: options.logger ?? noopLogger,
@@ -290,6 +302,9 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
     setNotifier(notifier) {
       ctx.notifier.current = notifier;
     },
+    useToolServers(source) {
+      ctx.toolServers.current = source;
+    },
     applyConfig(config) {
       const autonomy =
         config.autonomy === undefined
@@ -319,10 +334,18 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
 
 async function introspect(ctx: AutonomyContext, caller: IntrospectCaller): Promise<IntrospectResult> {
   let records: RunRecord[];
+  let servers: IntrospectToolServer[];
   if ('sessionKey' in caller) {
     const own = await runOfSession(ctx, caller.sessionKey);
     records = own ? [own] : [];
+    const agentId = own?.agentId ?? caller.agentId;
+    // An agent sees the servers configured for it; a session of no known agent sees none.
+    servers =
+      agentId === undefined
+        ? []
+        : toolServersFor(ctx, { agentId, capabilities: own ? effectiveCapabilities(ctx, own) : undefined });
   } else {
+    servers = toolServersFor(ctx, undefined);
     records = (await ctx.store.list({ status: 'running', limit: 100, keyPrefix: caller.keyPrefix })).filter(
       (record) => record.clientId === caller.clientId,
     );
@@ -363,6 +386,7 @@ async function introspect(ctx: AutonomyContext, caller: IntrospectCaller): Promi
       maxDepth: settings.maxDepth,
       maxChildrenPerParent: settings.maxChildrenPerParent,
     },
+    mcp: { servers },
   };
 }
 

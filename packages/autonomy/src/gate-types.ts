@@ -30,4 +30,6 @@ export interface AutonomyGate {
 export interface SubagentTurnRequest extends AgentTurnRequest {
   /** The run's capability set: the only tools the turn offers and runs. */
   allowedTools?: string[];
+  /** The runtime's step-boundary hook: messages taken into the running turn before each model call. */
+  injections?: () => readonly string[];
 }

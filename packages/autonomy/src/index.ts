@@ -5,6 +5,7 @@ export {
   type IntrospectCaller,
   type IntrospectResult,
   type IntrospectRun,
+  type IntrospectToolServer,
   type Notifier,
   type RecoveryResult,
   type RunProcess,

@@ -104,9 +104,10 @@ export function createAutonomyTools(service: AutonomyService): AgentTool[] {
   const introspect: AgentTool<Record<string, never>> = {
     name: 'capabilities_introspect',
     description:
-      "Your own run's capabilities, remaining budget (tokens, cost, tool calls) and the sub-agent quota.",
+      "Your own run's capabilities, remaining budget (tokens, cost, tool calls), the sub-agent quota, and the MCP servers you may use (state, tools, last error).",
     params: z.object({}).strict(),
-    handler: (_params, context) => service.introspect({ sessionKey: context.sessionKey }),
+    handler: (_params, context) =>
+      service.introspect({ sessionKey: context.sessionKey, agentId: context.agentId }),
   };
   return [spawn, wait, list, introspect] as AgentTool[];
 }

@@ -22,3 +22,19 @@ export interface AutonomyBlock {
  * report adds `breakerTrips` from the tool-breaker evidence of run sessions.
  */
 export type AutonomyRunSummary = Omit<AutonomyBlock, 'breakerTrips'>;
+
+/**
+ * One tool server (an `mcp.servers` entry) as its host reports it, for the consumers that show
+ * it beside other facts (`capabilities.introspect`): declared here so they need no MCP dependency.
+ */
+export interface ToolServerStatus {
+  id: string;
+  /** `idle`, `connecting`, `connected`, `reconnecting`, `closed` or `disabled`. */
+  state: string;
+  /** Its tools as agents see them (`<id>__<tool>`). */
+  tools: string[];
+  /** Agents allowed its tools (ids or `*`). */
+  agents: string[];
+  /** The last connection or listing error (never a secret), or null. */
+  lastError: string | null;
+}

@@ -8,7 +8,7 @@ export type {
   TurnOrigin,
   WakeTarget,
 } from './agent.js';
-export type { AutonomyBlock, AutonomyRunSummary } from './autonomy.js';
+export type { AutonomyBlock, AutonomyRunSummary, ToolServerStatus } from './autonomy.js';
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
 export type { FieldIssue, ValidationIssue } from './issues.js';

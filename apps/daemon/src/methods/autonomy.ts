@@ -155,7 +155,7 @@ export function autonomyMethods(deps: { autonomy: AutonomyService; tenants?: Ten
     }),
     methodsOf('capabilities', toWire).rpcMethod('introspect', {
       description:
-        "The caller's own running sub-agent runs: capabilities, remaining budget, lease, and the quota.",
+        "The caller's own running sub-agent runs: capabilities, remaining budget, lease, and the quota; the MCP servers' state, tools and last error.",
       handler: (_params, context) =>
         autonomy.introspect({ clientId: context.clientId, keyPrefix: tenants.prefix(context) }),
     }),

@@ -1,4 +1,4 @@
-import type { AgentTurnResult, EventSink, Logger } from '@agentd/contracts';
+import type { AgentTurnResult, EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
 import type { SecurityAudit } from '@agentd/evidence';
 import type { AutonomySection, SecuritySection } from '../config.js';
 import type { SubagentTurnRequest } from '../gate-types.js';
@@ -20,7 +20,10 @@ export interface RunProcess {
 export interface ActiveRun {
   record: RunRecord;
   controller: AbortController;
-  /** Messages `subagent.steer` injected, taken as user turns at the next boundary. */
+  /**
+   * Messages `subagent.steer` injected: taken into the running turn at its next step boundary,
+   * or as the next turn when they came during the turn's last model call.
+   */
   steerQueue: string[];
   processes: Set<RunProcess>;
   /** Settles when the run has ended and its end is written. */
@@ -47,6 +50,8 @@ export interface AutonomyContext {
   costOf: (sessionKey: string, sinceMs: number) => Promise<number>;
   recordOnParent: (parentSessionKey: string, note: string) => Promise<void>;
   notifier: { current: Notifier | undefined };
+  /** Status of the tool servers (MCP) whose tools agents use, once the daemon has them. */
+  toolServers: { current: (() => readonly ToolServerStatus[]) | undefined };
   audit: SecurityAudit;
   events: EventSink;
   logger: Logger;

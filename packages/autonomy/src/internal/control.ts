@@ -110,8 +110,9 @@ export async function steerRun(
   }
   ctx.steeredAt.set(record.runId, at);
   if (ctx.settings.security.agentToAgent.steerInject) {
-    // Taken as a user turn of the same session at the run's next turn boundary; the tool call
-    // in progress is not interrupted, and the run's tool set stays what it was at spawn.
+    // Taken as a user message into the running turn at its next step boundary (after the tool
+    // results, before the next model call); the tool call in progress is not interrupted, and
+    // the run's tool set stays what it was at spawn.
     run.steerQueue.push(message);
     return { status: 'steered_inject', runId: record.runId };
   }

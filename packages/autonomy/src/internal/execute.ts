@@ -80,6 +80,10 @@ async function turn(
     origin: 'subagent',
     signal: run.controller.signal,
     allowedTools: record.capabilities,
+    // Steered messages join this turn at its next step boundary (after the tool results,
+    // before the next model call); one arriving during the last model call waits for the
+    // next turn (executeRun below).
+    injections: () => run.steerQueue.splice(0),
     // Each turn of each start runs once, even when the runtime is asked twice.
     turnKey: `subagent:${record.runId}:r${record.resumed}:${index}`,
     ...(record.memoryTenant !== undefined ? { memoryTenant: record.memoryTenant } : {}),
@@ -97,8 +101,8 @@ async function turn(
 }
 
 /**
- * Executes a run: its task as a turn, then each steered message as a further turn of the same
- * session, until none is queued, the budget is spent, or the run is stopped. Writes the end.
+ * Executes a run: its task as a turn, then each steered message the turn did not take (one
+ * that came during its last model call) as a further turn of the same session, until none is queued, the budget is spent, or the run is stopped. Writes the end.
  */
 export async function executeRun(ctx: AutonomyContext, run: ActiveRun): Promise<void> {
   const { record, controller } = run;
