@@ -17,8 +17,34 @@ function textFiles(dir: string): Array<{ path: string; text: string }> {
     if (name === '.git') continue;
     if (statSync(path).isDirectory()) out.push(...textFiles(path));
     else if (/\.(jsonl|log|yaml|txt)$/.test(name)) out.push({ path, text: readFileSync(path, 'utf8') });
+    // Database pages and their write-ahead logs, read byte for byte: a credential stored in a
+    // row (a queue entry, an evidence or audit row) would show there as plain text.
+    else if (/\.db(-wal)?$/.test(name)) out.push({ path, text: readFileSync(path, 'latin1') });
   }
   return out;
+}
+
+/** A 1x1 PNG. */
+const PNG_1X1 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** Half a second of 16 kHz mono 16-bit silence as a WAV file. */
+function silentWav(): Buffer {
+  const samples = Buffer.alloc(16_000);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([header, samples]);
 }
 
 describe('credentials never come back in answers or logs (issue #23)', () => {
@@ -75,6 +101,114 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
     expect(answerText).toContain('2023-06-01');
     await td.daemon.stop();
     const files = textFiles(td.dataDir).filter((file) => !file.path.endsWith('config.yaml'));
+    for (const [name, secret] of Object.entries(planted)) {
+      expect(answerText.includes(secret), `${name} in an answer`).toBe(false);
+      for (const file of files) expect(file.text.includes(secret), `${name} in ${file.path}`).toBe(false);
+    }
+  });
+
+  it('keeps the credentials of channels, media, MCP servers and the memory embedder out of answers, logs, evidence and databases', async () => {
+    const planted = {
+      telegram: 'planted-telegram-bot-token-1a2b',
+      discord: 'planted-discord-bot-token-3c4d',
+      slackBot: 'planted-slack-bot-token-5e6f',
+      slackSigning: 'planted-slack-signing-secret-7a8b',
+      whatsappAccess: 'planted-whatsapp-access-token-9c0d',
+      whatsappApp: 'planted-whatsapp-app-secret-1e2f',
+      whatsappVerify: 'planted-whatsapp-verify-token-3a4b',
+      visionKey: 'planted-vision-api-key-5c6d',
+      imageKey: 'planted-image-api-key-7e8f',
+      ttsKey: 'planted-tts-api-key-9a0b',
+      sttKey: 'planted-stt-api-key-1c2d',
+      embedderKey: 'planted-embedder-api-key-3e4f',
+      mcpHeader: 'planted-mcp-bearer-5a6b',
+      mcpEnv: 'planted-mcp-env-token-7c8d',
+    };
+    // Port 9 on loopback: nothing listens, so every platform and provider call fails.
+    const dead = 'http://127.0.0.1:9';
+    td = await startTestDaemon({
+      config: {
+        channels: {
+          telegram: { enabled: true, botToken: planted.telegram, apiBaseUrl: dead },
+          discord: {
+            enabled: true,
+            botToken: planted.discord,
+            apiBaseUrl: dead,
+            gatewayUrl: 'ws://127.0.0.1:9',
+          },
+          slack: {
+            enabled: true,
+            botToken: planted.slackBot,
+            signingSecret: planted.slackSigning,
+            apiBaseUrl: dead,
+          },
+          whatsapp: {
+            enabled: true,
+            accessToken: planted.whatsappAccess,
+            appSecret: planted.whatsappApp,
+            verifyToken: planted.whatsappVerify,
+            phoneNumberId: '123456',
+            apiBaseUrl: dead,
+          },
+          delivery: { maxAttempts: 1, baseDelayMs: 0 },
+        },
+        media: {
+          stt: { order: 'keyed', fallbacks: [{ id: 'stt', baseUrl: dead, apiKey: planted.sttKey }] },
+          tts: { order: 'keyed', provider: { id: 'tts', baseUrl: dead, apiKey: planted.ttsKey } },
+          vision: { provider: { id: 'vision', baseUrl: dead, apiKey: planted.visionKey } },
+          imageGen: { provider: { id: 'image', baseUrl: dead, apiKey: planted.imageKey } },
+        },
+        memory: {
+          embedder: {
+            provider: 'openai',
+            baseUrl: dead,
+            model: 'm',
+            dimensions: 8,
+            apiKey: planted.embedderKey,
+          },
+        },
+        mcp: {
+          servers: {
+            remote: { url: `${dead}/mcp`, headers: { Authorization: `Bearer ${planted.mcpHeader}` } },
+            local: { command: 'agentd-no-such-mcp-server', env: { API_TOKEN: planted.mcpEnv } },
+          },
+        },
+      },
+    });
+    const rpc = rpcClient(td.daemon.url);
+    const answers: unknown[] = [];
+    const settle = async (call: Promise<unknown>) => {
+      answers.push(await call.catch((error: unknown) => error));
+    };
+    for (const channel_type of ['telegram', 'discord', 'slack', 'whatsapp']) {
+      await settle(rpc.call('message.send', { channel_type, channel_id: '42', text: 'hello' }));
+    }
+    await settle(rpc.call('channels.status', {}));
+    await settle(rpc.call('delivery.queue.status', {}));
+    await settle(rpc.call('media.test.vision', { data: PNG_1X1 }));
+    await settle(rpc.call('image.analyze', { image: PNG_1X1 }));
+    await settle(rpc.call('image.generate', { prompt: 'a lighthouse' }));
+    await settle(rpc.call('media.test.tts', {}));
+    await settle(rpc.call('media.test.stt', { data: silentWav().toString('base64') }));
+    await settle(rpc.call('tts.synthesize', { text: 'hello' }));
+    await settle(rpc.call('memory.store', { content: 'a fact worth keeping' }));
+    await settle(rpc.call('memory.search', { query: 'fact' }));
+    await settle(rpc.call('gateway.status', {}));
+    await settle(rpc.call('capabilities.introspect', {}));
+    for (const section of ['channels', 'media', 'memory', 'mcp']) {
+      await settle(rpc.call('config.read', { section }));
+    }
+    await settle(rpc.call('config.get', {}));
+    const answerText = JSON.stringify(answers, (_key, value) =>
+      value instanceof Error ? { message: value.message, data: (value as { data?: unknown }).data } : value,
+    );
+    // The calls reached the configured parts: the answers name them.
+    expect(answerText).toContain('telegram');
+    expect(answerText).toContain('remote');
+    expect(answerText).not.toContain('-32602');
+    await td.daemon.stop();
+    const files = textFiles(td.dataDir).filter((file) => !file.path.endsWith('config.yaml'));
+    expect(files.some((file) => file.path.endsWith('.db'))).toBe(true);
     for (const [name, secret] of Object.entries(planted)) {
       expect(answerText.includes(secret), `${name} in an answer`).toBe(false);
       for (const file of files) expect(file.text.includes(secret), `${name} in ${file.path}`).toBe(false);
