@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
+import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { daemonPool, eventually, rpcClient } from './helpers.js';
 
 const SLACK_TOKEN = 'xoxb-daemon-inbound-slack-token-42';
@@ -163,5 +164,66 @@ describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, (
     );
     expect(status.channels[0]).toMatchObject({ refused: 1, inbound: true });
     expect(discord.of(/^POST \/channels\/777\/messages$/)).toHaveLength(1);
+  });
+});
+
+describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () => {
+  it('calls setWebhook with its secret, serves /channels/telegram/webhook and answers through the queue', async () => {
+    const token = '4242:daemon-webhook-telegram-token-0123';
+    const telegram: FakeTelegram = await startFakeTelegram({ token });
+    closers.push(() => telegram.close());
+    const daemon = await pool.start(pool.tempDir(), {
+      config: {},
+      env: { TG_TOKEN: token, TG_HOOK_SECRET: 'daemon_hook-secret-99' },
+    });
+    const rpc = rpcClient(daemon.url);
+    const webhookUrl = `${daemon.url}/channels/telegram/webhook`;
+    // The public URL names the daemon's own port, known only once it listens: set live.
+    await rpc.call('config.patch', {
+      channels: {
+        telegram: {
+          enabled: true,
+          botToken: '${secret:TG_TOKEN}',
+          apiBaseUrl: telegram.url,
+          agentId: 'default',
+          allowFrom: ['100'],
+          mode: 'webhook',
+          webhookUrl,
+          webhookSecret: '${secret:TG_HOOK_SECRET}',
+        },
+      },
+    });
+    await eventually(async () => (telegram.webhook()?.url === webhookUrl ? true : undefined));
+    expect(telegram.webhook()?.secretToken).toBe('daemon_hook-secret-99');
+    await eventually(async () => {
+      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+      return list.channels.some((row) => row.type === 'telegram' && row.status === 'connected')
+        ? true
+        : undefined;
+    });
+
+    const message = {
+      message_id: 31,
+      date: 1,
+      chat: { id: 100, type: 'private' },
+      from: { id: 100, is_bot: false, first_name: 'z' },
+      text: 'hello over the webhook',
+    };
+    expect(await telegram.postUpdate({ message }, 'not-the-secret')).toBe(401);
+    expect(await telegram.postUpdate({ message }, null)).toBe(401);
+    expect(await telegram.postUpdate({ message })).toBe(200);
+    await eventually(async () => (telegram.of('sendMessage').length === 1 ? true : undefined));
+    expect(telegram.of('sendMessage')[0]?.params).toMatchObject({
+      chat_id: '100',
+      reply_parameters: { message_id: 31 },
+    });
+    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
+      'session.history',
+      { key: 'default:telegram-100:100' },
+    );
+    expect(history.messages.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+    // Webhook mode never long-polls, and the secret stays out of config answers.
+    expect(telegram.of('getUpdates')).toHaveLength(0);
+    expect(JSON.stringify(await rpc.call('config.read'))).not.toContain('daemon_hook-secret-99');
   });
 });
