@@ -227,3 +227,50 @@ describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () 
     expect(JSON.stringify(await rpc.call('config.read'))).not.toContain('daemon_hook-secret-99');
   });
 });
+
+describe('slack Socket Mode through a real daemon', { timeout: 60_000 }, () => {
+  it('connects with the app token, acknowledges the envelope and answers in the thread through the queue', async () => {
+    const appToken = 'xapp-1-daemon-socket-mode-token-77';
+    const slack: FakeSlack = await startFakeSlack({ token: SLACK_TOKEN, appToken });
+    closers.push(() => slack.close());
+    const daemon = await pool.start(pool.tempDir(), {
+      config: {
+        channels: {
+          slack: {
+            enabled: true,
+            botToken: '${secret:SLACK_TOKEN}',
+            appToken: '${secret:SLACK_APP_TOKEN}',
+            socketMode: true,
+            apiBaseUrl: slack.url,
+            agentId: 'default',
+            allowFrom: ['U100'],
+          },
+        },
+      },
+      env: { SLACK_TOKEN, SLACK_APP_TOKEN: appToken },
+    });
+    const rpc = rpcClient(daemon.url);
+    await eventually(async () => {
+      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+      return list.channels.some((row) => row.type === 'slack' && row.status === 'connected')
+        ? true
+        : undefined;
+    });
+    slack.socketMode.pushEvent({
+      type: 'message',
+      user: 'U100',
+      channel: 'C8',
+      ts: '1700000200.000100',
+      text: 'hello over socket mode',
+    });
+    await eventually(async () => (slack.posted('C8').length === 1 ? true : undefined));
+    expect(slack.posted('C8')[0]).toMatchObject({ thread_ts: '1700000200.000100' });
+    expect(slack.socketMode.envelopes.every((item) => item.acked)).toBe(true);
+    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
+      'session.history',
+      { key: 'default:slack-C8:U100' },
+    );
+    expect(history.messages.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+    expect(JSON.stringify(await rpc.call('config.read'))).not.toContain(appToken);
+  });
+});

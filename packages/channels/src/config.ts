@@ -72,8 +72,16 @@ export const slackSectionSchema = z
     apiBaseUrl: baseUrl.optional(),
     agentId: agentId.optional(),
     allowFrom,
+    /** Inbound over Socket Mode (a WebSocket the daemon opens) instead of Events API callbacks. */
+    socketMode: z.boolean().default(false),
+    /** The app-level token (`xapp-…`) Socket Mode connects with. */
+    appToken: credential.optional(),
   })
-  .strict();
+  .strict()
+  .refine((section) => !section.socketMode || !section.agentId || section.appToken, {
+    message: 'socket mode needs the app-level token (xapp-…)',
+    path: ['appToken'],
+  });
 
 /** `channels.whatsapp`. */
 export const whatsappSectionSchema = z

@@ -60,6 +60,10 @@ export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> 
       botToken: section.slack.botToken ?? '',
       signingSecret: section.slack.signingSecret,
       apiBaseUrl: section.slack.apiBaseUrl,
+      socketMode: section.slack.socketMode,
+      appToken: section.slack.appToken,
+      inbound: section.slack.agentId !== undefined,
+      logger: context.logger,
       now: context.now,
     }),
   whatsapp: (section, context) =>
