@@ -1,4 +1,4 @@
-import { type Logger as SlackLogger, LogLevel as SlackLogLevel, SocketModeClient } from '@slack/socket-mode';
+import type { Logger as SlackLogger, LogLevel as SlackLogLevel, SocketModeClient } from '@slack/socket-mode';
 import type { ChannelHealth } from '../adapter.js';
 import { scrubbedMessage } from '../internal/redact.js';
 import type { ChannelsLogger } from '../logger.js';
@@ -31,22 +31,47 @@ export interface SocketModeHandle {
  */
 export function connectSocketMode(options: SocketModeConnection): SocketModeHandle {
   const { health, scrub, logger } = options;
-  const client = new SocketModeClient({
-    appToken: options.appToken,
-    logger: slackLogger(logger, scrub),
-    clientOptions: {
-      ...(options.apiRoot ? { slackApiUrl: options.apiRoot } : {}),
-      // apps.connections.open is retried a few times per reconnect attempt, not the library's 100.
-      retryConfig: { retries: 5, factor: 1.5, maxTimeout: 10_000 },
-      timeout: 30_000,
+  let client: SocketModeClient | undefined;
+  let stopped = false;
+  health.state = 'reconnecting';
+  // Loaded on first use: a daemon without Socket Mode never loads the client (nor undici).
+  const ready = import('@slack/socket-mode')
+    .then(({ SocketModeClient: Client }) => {
+      if (stopped) return;
+      client = new Client({
+        appToken: options.appToken,
+        logger: slackLogger(logger, scrub),
+        clientOptions: {
+          ...(options.apiRoot ? { slackApiUrl: options.apiRoot } : {}),
+          // apps.connections.open is retried a few times per reconnect attempt, not the library's 100.
+          retryConfig: { retries: 5, factor: 1.5, maxTimeout: 10_000 },
+          timeout: 30_000,
+        },
+      });
+      wire(client, options);
+      // Not awaited: the daemon's start must not wait on Slack; the client retries on its own.
+      client.start().catch((err: unknown) => failed(err, options));
+    })
+    .catch((err: unknown) => failed(err, options));
+  return {
+    async stop() {
+      stopped = true;
+      health.state = 'stopped';
+      await ready;
+      await client?.disconnect().catch(() => undefined);
     },
-  });
+  };
+}
+
+/** Health follows the client's state events; each envelope is acknowledged, then handled. */
+function wire(client: SocketModeClient, options: SocketModeConnection): void {
+  const { health, scrub, logger } = options;
   client.on('connected', () => {
     health.state = 'connected';
     health.lastOkAt = options.now();
   });
   client.on('reconnecting', () => {
-    health.state = 'reconnecting';
+    if (health.state !== 'stopped') health.state = 'reconnecting';
   });
   client.on('disconnected', () => {
     if (health.state !== 'stopped') health.state = 'reconnecting';
@@ -68,31 +93,26 @@ export function connectSocketMode(options: SocketModeConnection): SocketModeHand
         options.onEventCallback(args.body);
     },
   );
-  health.state = 'reconnecting';
-  // Not awaited: the daemon's start must not wait on Slack; the client retries on its own.
-  client.start().catch((err: unknown) => {
-    health.state = 'error';
-    health.lastError = scrubbedMessage(err, scrub);
-    logger.error(
-      {
-        err: health.lastError,
-        errorKind: 'auth',
-        hint: 'check channels.slack.appToken (an xapp- token with connections:write) and apiBaseUrl',
-      },
-      'slack socket mode could not connect',
-    );
-  });
-  return {
-    async stop() {
-      health.state = 'stopped';
-      await client.disconnect().catch(() => undefined);
+}
+
+/** A connection that could not start (a refused token, the client failing to load). */
+function failed(err: unknown, options: SocketModeConnection): void {
+  if (options.health.state === 'stopped') return;
+  options.health.state = 'error';
+  options.health.lastError = scrubbedMessage(err, options.scrub);
+  options.logger.error(
+    {
+      err: options.health.lastError,
+      errorKind: 'auth',
+      hint: 'check channels.slack.appToken (an xapp- token with connections:write) and apiBaseUrl',
     },
-  };
+    'slack socket mode could not connect',
+  );
 }
 
 /** The library's logger interface onto ours: warnings and errors kept (scrubbed), chatter dropped. */
 function slackLogger(logger: ChannelsLogger, scrub: (text: string) => string): SlackLogger {
-  let level = SlackLogLevel.WARN;
+  let level = 'warn' as SlackLogLevel;
   const text = (parts: unknown[]) => scrub(parts.map((part) => String(part)).join(' '));
   return {
     debug: () => undefined,
