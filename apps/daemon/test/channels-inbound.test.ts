@@ -178,6 +178,15 @@ describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () 
     });
     const rpc = rpcClient(daemon.url);
     const webhookUrl = `${daemon.url}/channels/telegram/webhook`;
+    // Webhook mode without the public URL is refused naming the field, and nothing is applied.
+    const incomplete = await rpc.fail('config.patch', {
+      channels: {
+        telegram: { enabled: true, botToken: '${secret:TG_TOKEN}', agentId: 'default', mode: 'webhook' },
+      },
+    });
+    expect(incomplete.code).toBe(-32602);
+    expect(JSON.stringify(incomplete)).toContain('webhookUrl');
+    expect(telegram.calls).toHaveLength(0);
     // The public URL names the daemon's own port, known only once it listens: set live.
     await rpc.call('config.patch', {
       channels: {
