@@ -1,20 +1,20 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { Api, Bot, GrammyError, HttpError, InputFile } from 'grammy';
+import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { ReactionTypeEmoji } from 'grammy/types';
 import { z } from 'zod';
 import type {
   ChannelAdapter,
   ChannelHealth,
   FetchedMessage,
-  InboundMessage,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
 import { ChannelsError, platformError } from '../errors.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
-import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 import type { ChannelsLogger } from '../logger.js';
 import { noopLogger } from '../logger.js';
+import { createTelegramInbound, defaultWebhookSecret } from './telegram-inbound.js';
+
+export { defaultWebhookSecret } from './telegram-inbound.js';
 
 /** Options of {@link createTelegramAdapter}. */
 export interface TelegramAdapterOptions {
@@ -54,23 +54,9 @@ export const telegramActionSchema = z.discriminatedUnion('action', [
 ]);
 
 /**
- * The webhook `secret_token` used when none is configured: an HMAC of the bot token, so it is
- * stable across restarts, unguessable without the token, and in Telegram's alphabet (hex).
- */
-export function defaultWebhookSecret(botToken: string): string {
-  return createHmac('sha256', botToken).update('agentd telegram webhook secret_token').digest('hex');
-}
-
-/** Compares two secrets in constant time (hashing first makes unequal lengths safe too). */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
-
-/**
  * The Telegram adapter: the Bot API through grammy's `Api` (at `apiBaseUrl`), and inbound
  * messages through grammy's long polling or, in webhook mode, `setWebhook` and the updates
- * Telegram posts to `/channels/telegram/webhook`. Telegram has no idempotency key and bots cannot
+ * Telegram posts to `/channels/telegram/webhook` (`telegram-inbound.ts`). Telegram has no idempotency key and bots cannot
  * read chat history, so a send cut off by a crash cannot be reconciled (no `reconcile`).
  */
 export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelAdapter {
@@ -88,13 +74,25 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
   const logger = options.logger ?? noopLogger;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
-  let bot: Bot | undefined;
+  const inbound = createTelegramInbound({
+    botToken: options.botToken,
+    client,
+    enabled: options.inbound === true,
+    mode: options.mode ?? 'polling',
+    webhookUrl: options.webhookUrl,
+    webhookSecret: options.webhookSecret ?? defaultWebhookSecret(options.botToken),
+    webhookRetryMs: options.webhookRetryMs ?? 30_000,
+    health,
+    scrub,
+    logger,
+    now,
+  });
 
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
       const result = await run();
       health.lastOkAt = now();
-      if (health.state === 'error') health.state = bot ? 'connected' : 'configured';
+      if (health.state === 'error') health.state = inbound.running() ? 'connected' : 'configured';
       return result;
     } catch (error) {
       throw toChannelsError(error, scrub, health);
@@ -135,119 +133,12 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
     }
   };
 
-  const webhookMode = options.mode === 'webhook';
-  const webhookSecret = options.webhookSecret ?? defaultWebhookSecret(options.botToken);
-  let webhookReady = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-
-  // grammy's polling retries failed getUpdates calls with its own backoff.
-  const startPolling = (running: Bot): void => {
-    void running
-      .start({
-        onStart: () => {
-          health.state = 'connected';
-        },
-      })
-      .catch((err: unknown) => {
-        health.state = 'error';
-        health.lastError = scrubbedMessage(err, scrub);
-        logger.error(
-          {
-            err: health.lastError,
-            errorKind: 'network',
-            hint: 'check channels.telegram.botToken and apiBaseUrl',
-          },
-          'telegram polling stopped',
-        );
-      });
-  };
-
-  /**
-   * Webhook mode: `getMe` (grammy needs the bot's identity to handle updates), then `setWebhook`
-   * with the secret; a failure is retried until it succeeds or the adapter stops.
-   */
-  const registerWebhook = async (running: Bot): Promise<void> => {
-    try {
-      await running.init();
-      await running.api.setWebhook(options.webhookUrl ?? '', {
-        secret_token: webhookSecret,
-        allowed_updates: ['message'],
-      });
-      if (bot !== running) return;
-      webhookReady = true;
-      health.state = 'connected';
-      health.lastOkAt = now();
-    } catch (err) {
-      if (bot !== running) return;
-      health.state = 'error';
-      health.lastError = scrubbedMessage(err, scrub);
-      logger.error(
-        {
-          err: health.lastError,
-          errorKind: 'network',
-          hint: 'check channels.telegram.webhookUrl, botToken and apiBaseUrl',
-        },
-        'telegram setWebhook failed; retrying',
-      );
-      retryTimer = setTimeout(() => void registerWebhook(running), options.webhookRetryMs ?? 30_000);
-      retryTimer.unref();
-    }
-  };
-
-  /** `POST /channels/telegram/webhook`: the secret header checked in constant time, then the update. */
-  const telegramWebhook = async (request: WebhookRequest): Promise<WebhookResponse> => {
-    const running = bot;
-    if (!webhookMode || !running || request.path !== '/webhook') return text(404, 'not found');
-    if (request.method !== 'POST') return text(405, 'method not allowed');
-    const given = header(request, 'x-telegram-bot-api-secret-token');
-    if (given === undefined || !sameSecret(given, webhookSecret)) return text(401, 'secret token mismatch');
-    // Until setWebhook (and getMe) succeeded grammy cannot handle updates; Telegram retries a 503.
-    if (!webhookReady) return text(503, 'webhook not registered yet');
-    const update = jsonBody(request.body);
-    if (!update || typeof update.update_id !== 'number') return text(400, 'not a Telegram update');
-    try {
-      await running.handleUpdate(update as unknown as Parameters<Bot['handleUpdate']>[0]);
-    } catch (err) {
-      // A failing handler must not make Telegram redeliver forever; the failure is logged.
-      logger.error(
-        { err: scrubbedMessage(err, scrub), errorKind: 'internal', hint: 'see the inbound handler error' },
-        'telegram update handling failed',
-      );
-    }
-    return text(200, 'ok');
-  };
-
   return {
     type: 'telegram',
     actionSchema: telegramActionSchema,
-    async start(onInbound) {
-      if (!options.inbound || bot) return;
-      const running = new Bot(options.botToken, { client });
-      bot = running;
-      running.on('message', (ctx) => {
-        onInbound(toInbound(ctx.message));
-      });
-      running.catch((err) =>
-        logger.error(
-          { err: scrubbedMessage(err.error, scrub), errorKind: 'network', hint: 'check channels.telegram' },
-          'telegram update handling failed',
-        ),
-      );
-      health.state = 'reconnecting';
-      if (webhookMode) void registerWebhook(running);
-      else startPolling(running);
-    },
-    async stop() {
-      const running = bot;
-      bot = undefined;
-      webhookReady = false;
-      if (retryTimer) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      // A webhook stays registered: Telegram keeps undelivered updates and retries them after a restart.
-      if (running?.isRunning()) await running.stop().catch(() => undefined);
-      health.state = 'stopped';
-    },
-    webhook: (request) => telegramWebhook(request),
+    start: (onInbound) => inbound.start(onInbound),
+    stop: () => inbound.stop(),
+    webhook: (request) => inbound.webhook(request),
     deliver: (operation) => deliver(operation),
     async fetch(): Promise<FetchedMessage[]> {
       throw new ChannelsError('UNSUPPORTED', 'telegram: the Bot API cannot read chat history', {
@@ -277,36 +168,6 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
       }
     },
     health: () => ({ ...health }),
-  };
-}
-
-/** A Bot API message as an {@link InboundMessage}. */
-function toInbound(message: {
-  message_id: number;
-  chat: { id: number };
-  from?: { id: number } | undefined;
-  text?: string | undefined;
-  caption?: string | undefined;
-  document?: { file_name?: string | undefined; mime_type?: string | undefined } | undefined;
-  voice?: { mime_type?: string | undefined } | undefined;
-  photo?: unknown[] | undefined;
-}): InboundMessage {
-  const attachments: NonNullable<InboundMessage['attachments']> = [];
-  if (message.document)
-    attachments.push({
-      kind: 'document',
-      name: message.document.file_name,
-      mimeType: message.document.mime_type,
-    });
-  if (message.voice) attachments.push({ kind: 'voice', mimeType: message.voice.mime_type });
-  if (message.photo) attachments.push({ kind: 'photo' });
-  return {
-    channelType: 'telegram',
-    channelId: String(message.chat.id),
-    userId: String(message.from?.id ?? message.chat.id),
-    messageId: String(message.message_id),
-    text: message.text ?? message.caption ?? '',
-    ...(attachments.length > 0 ? { attachments } : {}),
   };
 }
 
