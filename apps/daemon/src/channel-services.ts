@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import {
+  ChannelsError,
   type ChannelsService,
   channelsMigrations,
   createChannelsService,
@@ -8,6 +10,7 @@ import { resolveSecretRefs } from '@agentd/config-store';
 import type { AgentTurnRunner } from '@agentd/contracts';
 import type { SecurityAudit } from '@agentd/evidence';
 import type { AgentdLogger } from '@agentd/logging';
+import type { MediaServiceOptions } from '@agentd/media';
 import type { ObsEvidence } from '@agentd/obs-reports';
 import type { Database } from '@agentd/storage';
 import type { HookResponseDeliverer } from '@agentd/webhooks-hmac';
@@ -50,6 +53,59 @@ export function hookDeliverer(channels: ChannelsService): HookResponseDeliverer 
     if (!channel || !to) throw new Error('the mapping names no channel and recipient (channel, to)');
     const answer = await channels.deliver(channel, { op: 'send', channelId: to, text }, { idempotencyKey });
     if (answer.status === 'deadLetter') throw new Error(answer.error ?? 'delivery dead-lettered');
+  };
+}
+
+/** Telegram's caption limit (1024) is the smallest of the platforms; a longer prompt is cut. */
+const IMAGE_CAPTION_MAX = 1000;
+const IMAGE_EXTENSIONS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
+
+/**
+ * The media service's `deliverImage` hook, bound to the channels once they run (media starts
+ * first). A generated image goes to its chat as an attachment through the delivery queue, keyed
+ * by the chat and the image's own digest: the same image to the same chat is one delivery, even
+ * when a tool call or a delivery is repeated. A dead-lettered delivery is the tool's error.
+ */
+export function lateImageDeliverer(): {
+  deliverImage: NonNullable<MediaServiceOptions['deliverImage']>;
+  attach(channels: ChannelsService): void;
+} {
+  let channels: ChannelsService | undefined;
+  return {
+    attach(next) {
+      channels = next;
+    },
+    async deliverImage(target, image) {
+      if (!channels) throw new Error('the channels are not running yet');
+      const digest = createHash('sha256').update(image.data).digest('hex');
+      const caption = image.caption?.slice(0, IMAGE_CAPTION_MAX);
+      const answer = await channels.deliver(
+        target.channelType,
+        {
+          op: 'attach',
+          channelId: target.channelId,
+          data: image.data,
+          mimeType: image.mimeType,
+          filename: `image.${Object.hasOwn(IMAGE_EXTENSIONS, image.mimeType) ? IMAGE_EXTENSIONS[image.mimeType] : 'png'}`,
+          ...(caption ? { caption } : {}),
+        },
+        { idempotencyKey: `image:${target.channelType}:${target.channelId}:${digest}` },
+      );
+      if (answer.status === 'deadLetter')
+        throw new ChannelsError(
+          'PLATFORM_ERROR',
+          `the image was not delivered: ${answer.error ?? 'dead-lettered'}`,
+          {
+            data: { channelType: target.channelType },
+          },
+        );
+      return answer.messageId ? { messageId: answer.messageId } : {};
+    },
   };
 }
 

@@ -66,7 +66,7 @@ import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
 import { sharedToolsGate } from './methods/tenancy.js';
 import { startToolServices } from './tool-services.js';
-import { hookDeliverer, startChannels } from './channel-services.js';
+import { hookDeliverer, lateImageDeliverer, startChannels } from './channel-services.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -515,10 +515,12 @@ async function startAgents(
     now,
   });
 
+  // Media starts before the channels; a generated image reaches them once they run.
+  const images = lateImageDeliverer();
   const { browser, media, mediaMainProvider, workspace, terminal } = await startToolServices(
     context,
     lifecycle,
-    { events, lookupSecret },
+    { events, lookupSecret, deliverImage: images.deliverImage },
   );
 
   // Before the webhooks: `deliver: true` answers go out through the channels' delivery queue.
@@ -529,6 +531,7 @@ async function startAgents(
     runner: agentRunner,
     lookupSecret,
   });
+  images.attach(channels);
 
   const hooks = await lifecycle.start(
     'webhooks',

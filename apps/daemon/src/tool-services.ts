@@ -2,7 +2,13 @@ import type { BrowserService } from '@agentd/browser';
 import { createBrowserService } from '@agentd/browser';
 import { type ConfigStore, parseSecretRef, resolveSecretRefs } from '@agentd/config-store';
 import type { EventSink } from '@agentd/contracts';
-import { createMediaService, type HttpProvider, type MediaService, readConfinedFile } from '@agentd/media';
+import {
+  createMediaService,
+  type HttpProvider,
+  type MediaService,
+  type MediaServiceOptions,
+  readConfinedFile,
+} from '@agentd/media';
 import { createTerminalService, type TerminalService } from '@agentd/terminal';
 import {
   createWorkspaceService,
@@ -31,7 +37,12 @@ export interface ToolServices {
 export async function startToolServices(
   context: ServiceContext,
   lifecycle: Lifecycle,
-  stores: { events: EventSink; lookupSecret: (name: string) => Promise<string | undefined> },
+  stores: {
+    events: EventSink;
+    lookupSecret: (name: string) => Promise<string | undefined>;
+    /** Sends a generated image to the chat that asked for it (the channels' delivery queue). */
+    deliverImage?: MediaServiceOptions['deliverImage'];
+  },
 ): Promise<ToolServices> {
   const { config, configStore, dataDir, now, logger } = context;
   const { events, lookupSecret } = stores;
@@ -55,6 +66,7 @@ export async function startToolServices(
         readWorkspaceFile: readConfinedFile((agentId) => workspacePath(dataDir, agentId)),
         // Kept resolved: refreshed when the providers section (or a secret it names) changes.
         mainProvider: mediaMainProvider.current,
+        deliverImage: stores.deliverImage,
         events,
         logger: logger.module('media'),
         now,

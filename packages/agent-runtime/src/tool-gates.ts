@@ -1,3 +1,4 @@
+import type { CallerChannel } from '@agentd/contracts';
 import type { AgentDefinition } from './config.js';
 import { digest, writeOffload } from '@agentd/evidence';
 import { OFFLOAD_READ_TOOL } from './offload.js';
@@ -27,6 +28,8 @@ export interface ToolGateCall {
   readonly traceId: string;
   /** The turn's memory tenant, when it has one (tools get it in their context). */
   readonly memoryTenant?: string | undefined;
+  /** The chat the turn answers, when it answers an inbound channel message. */
+  readonly callerChannel?: CallerChannel | undefined;
   /** The model step (1-based) that asked for the call. */
   readonly step: number;
   /** The call's number within the turn (the trajectory's `seq`). */

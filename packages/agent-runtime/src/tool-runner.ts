@@ -1,3 +1,4 @@
+import type { CallerChannel } from '@agentd/contracts';
 import { z } from 'zod';
 import type { AgentDefinition } from './config.js';
 import { AgentRuntimeError } from './errors.js';
@@ -30,6 +31,8 @@ export interface ToolRun {
   traceId: string;
   /** The turn's memory tenant, handed to tools in their context. */
   memoryTenant?: string | undefined;
+  /** The chat the turn answers, handed to tools in their context. */
+  callerChannel?: CallerChannel | undefined;
   call: ModelToolCall;
   step: number;
   seq: number;
@@ -143,6 +146,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
       sessionKey: input.sessionKey,
       traceId: input.traceId,
       memoryTenant: input.memoryTenant,
+      callerChannel: input.callerChannel,
       step: input.step,
       seq: input.seq,
       allowedTools: input.allowedTools,
@@ -178,6 +182,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
           signal,
           traceId: call.traceId,
           ...(call.memoryTenant !== undefined ? { memoryTenant: call.memoryTenant } : {}),
+          ...(call.callerChannel !== undefined ? { callerChannel: call.callerChannel } : {}),
         }),
         new Promise((_, reject) => {
           timer = setTimeout(() => {

@@ -37,6 +37,10 @@ const turnRequestSchema = z.object({
   allowedTools: z.array(z.string().min(1)).optional(),
   turnKey: z.string().min(1).max(200).optional(),
   memoryTenant: z.string().min(1).max(64).optional(),
+  callerChannel: z
+    .object({ channelType: z.string().min(1).max(64), channelId: z.string().min(1).max(256) })
+    .strict()
+    .optional(),
 });
 
 /** The turn loop: runs turns, serialised per session, and knows which are in flight. */
@@ -404,6 +408,7 @@ async function runCalls(
       sessionKey: state.sessionKey,
       traceId: state.traceId,
       memoryTenant: state.input.memoryTenant,
+      callerChannel: state.input.callerChannel,
       call,
       step,
       seq: ++state.toolSeq,

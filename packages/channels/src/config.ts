@@ -11,6 +11,18 @@ const agentId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'an agent
  */
 const allowFrom = z.array(z.string().min(1).max(128)).max(10_000).default([]);
 
+/**
+ * Telegram's `secret_token` alphabet (1-256 of `A-Z a-z 0-9 _ -`), or a `${secret:NAME}`
+ * reference the daemon resolves first.
+ */
+const telegramSecret = z
+  .string()
+  .max(256)
+  .regex(
+    /^(?:[A-Za-z0-9_-]{1,256}|\$\{secret:[^}]+\})$/,
+    'Telegram secret_token characters (A-Z a-z 0-9 _ -)',
+  );
+
 /** `channels.telegram`. */
 export const telegramSectionSchema = z
   .object({
@@ -20,8 +32,21 @@ export const telegramSectionSchema = z
     /** The agent inbound messages go to; without one the bot only sends. */
     agentId: agentId.optional(),
     allowFrom,
+    /** How inbound updates arrive: `getUpdates` long polling, or Telegram posting to `webhookUrl`. */
+    mode: z.enum(['polling', 'webhook']).default('polling'),
+    /** The public URL Telegram posts updates to (it routes to `/channels/telegram/webhook`). */
+    webhookUrl: baseUrl.optional(),
+    /**
+     * The `X-Telegram-Bot-Api-Secret-Token` every update must carry; by default one derived
+     * from the bot token, so a webhook is never open without a secret.
+     */
+    webhookSecret: telegramSecret.optional(),
   })
-  .strict();
+  .strict()
+  .refine((section) => section.mode !== 'webhook' || !section.agentId || section.webhookUrl, {
+    message: 'webhook mode needs the public URL Telegram posts to',
+    path: ['webhookUrl'],
+  });
 
 /** `channels.discord`. */
 export const discordSectionSchema = z
@@ -47,8 +72,16 @@ export const slackSectionSchema = z
     apiBaseUrl: baseUrl.optional(),
     agentId: agentId.optional(),
     allowFrom,
+    /** Inbound over Socket Mode (a WebSocket the daemon opens) instead of Events API callbacks. */
+    socketMode: z.boolean().default(false),
+    /** The app-level token (`xapp-…`) Socket Mode connects with. */
+    appToken: credential.optional(),
   })
-  .strict();
+  .strict()
+  .refine((section) => !section.socketMode || !section.agentId || section.appToken, {
+    message: 'socket mode needs the app-level token (xapp-…)',
+    path: ['appToken'],
+  });
 
 /** `channels.whatsapp`. */
 export const whatsappSectionSchema = z

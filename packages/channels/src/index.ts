@@ -23,6 +23,7 @@ export {
 } from './adapters/slack.js';
 export {
   createTelegramAdapter,
+  defaultWebhookSecret,
   type TelegramAdapterOptions,
   telegramActionSchema,
 } from './adapters/telegram.js';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenLocal, parseBody, readBody } from './fake-server.js';
+import { type FakeSocketMode, startFakeSocketMode } from './fake-slack-socket.js';
 
 /** One Web API call the fake received. */
 export interface SlackCall {
@@ -19,11 +20,13 @@ export interface FakeSlack {
   posted(channel: string): Array<Record<string, unknown>>;
   /** The first call of `method` is carried out (the message stored) but never answered. */
   holdOnce(method: string): void;
+  /** Socket Mode: the connections `apps.connections.open` (with the app-level token) hands out. */
+  socketMode: FakeSocketMode;
   close(): Promise<void>;
 }
 
 /** Starts the fake Web API on 127.0.0.1:0; only `token` is accepted. */
-export async function startFakeSlack(options: { token: string }): Promise<FakeSlack> {
+export async function startFakeSlack(options: { token: string; appToken?: string }): Promise<FakeSlack> {
   const calls: SlackCall[] = [];
   const failures = new Map<string, { error: string; times: number; retryAfter?: number | undefined }>();
   const channels = new Map<string, Array<Record<string, unknown>>>();
@@ -73,6 +76,7 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
       filename: p.filename,
     }),
     'files.completeUploadExternal': (p) => ({ files: p.files }),
+    'apps.connections.open': () => socketMode.open(),
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -86,8 +90,16 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
     if (!match?.[1]) return answer(res, 404, { ok: false, error: 'unknown_method' });
     const method = match[1];
     const params = await parseBody(req, body);
-    if (req.headers.authorization !== `Bearer ${options.token}`)
-      return answer(res, 200, { ok: false, error: 'invalid_auth' });
+    // apps.connections.open takes only the app-level token, every other method the bot token.
+    const socketOpen = method === 'apps.connections.open';
+    const expected = socketOpen ? options.appToken : options.token;
+    if (!expected || req.headers.authorization !== `Bearer ${expected}`) {
+      const botTokenForSocket = socketOpen && req.headers.authorization === `Bearer ${options.token}`;
+      return answer(res, 200, {
+        ok: false,
+        error: botTokenForSocket ? 'not_allowed_token_type' : 'invalid_auth',
+      });
+    }
     calls.push({ method, params });
     const failure = failures.get(method);
     if (failure && failure.times > 0) {
@@ -116,7 +128,9 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
     handle(req, res).catch(() => answer(res, 500, { ok: false, error: 'fatal_error' }));
   });
   base = server.url;
+  const socketMode = startFakeSocketMode(server.server, server.url);
   return {
+    socketMode,
     url: `${server.url}/api`,
     calls,
     of: (method) => calls.filter((call) => call.method === method),
@@ -129,6 +143,7 @@ export async function startFakeSlack(options: { token: string }): Promise<FakeSl
     },
     close: async () => {
       for (const res of held.splice(0)) res.destroy();
+      await socketMode.close();
       await server.close();
     },
   };

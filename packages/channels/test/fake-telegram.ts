@@ -25,6 +25,14 @@ export interface FakeTelegram {
   hold(match: (call: TelegramCall) => boolean): void;
   /** Queues an update for `getUpdates`. */
   pushUpdate(update: Record<string, unknown>): void;
+  /** The webhook `setWebhook` registered (`deleteWebhook` clears it), as `getWebhookInfo` reports it. */
+  webhook(): { url: string; secretToken?: string | undefined } | undefined;
+  /**
+   * Posts an update to the registered webhook as Telegram does (JSON body, the
+   * `X-Telegram-Bot-Api-Secret-Token` header when a secret was set) and answers the HTTP status.
+   * `secretToken` overrides the header's value; `null` leaves the header off.
+   */
+  postUpdate(update: Record<string, unknown>, secretToken?: string | null): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -38,13 +46,25 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   let holdMatch: ((call: TelegramCall) => boolean) | undefined;
   let nextMessageId = 1000;
   let nextUpdateId = 1;
+  let webhook: { url: string; secretToken?: string | undefined } | undefined;
 
   const answer = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
   const results: Record<string, (params: Record<string, unknown>) => unknown> = {
     getMe: () => ({ id: 42, is_bot: true, first_name: 'fake', username: 'fake_bot' }),
-    deleteWebhook: () => true,
+    deleteWebhook: () => {
+      webhook = undefined;
+      return true;
+    },
+    setWebhook: (params) => {
+      webhook = {
+        url: String(params.url),
+        ...(params.secret_token === undefined ? {} : { secretToken: String(params.secret_token) }),
+      };
+      return true;
+    },
+    getWebhookInfo: () => ({ url: webhook?.url ?? '', pending_update_count: 0 }),
     sendMessage: (params) => message(params, { text: params.text }),
     sendDocument: (params) => message(params, { document: params.document, caption: params.caption }),
     sendPoll: (params) => message(params, { poll: { question: params.question } }),
@@ -80,6 +100,13 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     }
     if (options.token && token !== options.token)
       return answer(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    // As the Bot API does: long polling and a webhook exclude each other.
+    if (method === 'getUpdates' && webhook)
+      return answer(res, 409, {
+        ok: false,
+        error_code: 409,
+        description: "Conflict: can't use getUpdates method while webhook is active",
+      });
     if (method === 'getUpdates') return poll(res, params);
     const call = { method, token, params };
     calls.push(call);
@@ -144,6 +171,20 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     pushUpdate(update) {
       updates.push({ update_id: nextUpdateId++, ...update });
       for (const wake of pollers.splice(0)) wake();
+    },
+    webhook: () => webhook,
+    async postUpdate(update, secretToken = webhook?.secretToken ?? null) {
+      if (!webhook) throw new Error('no webhook is set');
+      const response = await fetch(webhook.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(secretToken === null ? {} : { 'x-telegram-bot-api-secret-token': secretToken }),
+        },
+        body: JSON.stringify({ update_id: nextUpdateId++, ...update }),
+      });
+      await response.arrayBuffer();
+      return response.status;
     },
     async close() {
       for (const res of held.splice(0)) res.destroy();

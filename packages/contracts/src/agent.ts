@@ -37,6 +37,17 @@ export interface AgentTurnRequest {
    * read and write. Set for a tenant-bound caller's turns; `default` when absent.
    */
   memoryTenant?: string;
+  /**
+   * The chat an inbound channel message came from, when the turn answers one: tools that
+   * answer with media (a generated image) send it there. Set by the channels, never by a model.
+   */
+  callerChannel?: CallerChannel;
+}
+
+/** A chat on a channel: the channel type (`telegram`, `slack`, …) and the chat id there. */
+export interface CallerChannel {
+  channelType: string;
+  channelId: string;
 }
 
 /** What one agent turn produced. */
@@ -68,6 +79,8 @@ export interface ToolContext {
   traceId?: string | undefined;
   /** The turn's memory tenant (see `AgentTurnRequest.memoryTenant`), when it has one. */
   memoryTenant?: string | undefined;
+  /** The chat the turn answers (see `AgentTurnRequest.callerChannel`), when it answers one. */
+  callerChannel?: CallerChannel | undefined;
 }
 
 /**

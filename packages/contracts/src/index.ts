@@ -1,6 +1,7 @@
 export type {
   AgentTool,
   AgentTurnRequest,
+  CallerChannel,
   AgentTurnResult,
   AgentTurnRunner,
   TokensUsed,

@@ -47,9 +47,23 @@ export function createMediaTools(service: MediaService): AgentTool[] {
     ),
     tool(
       'media_generate_image',
-      'Generate an image from a prompt; returns base64 PNG.',
-      s.imageGenerate,
-      (params, context) => service.generateImage({ ...params, agentId: context.agentId }, scopeOf(context)),
+      'Generate an image from a prompt; in a chat conversation it is sent to that chat, else returned as base64 PNG.',
+      // The target chat is the turn's own (set by the channels), never one the model names.
+      s.imageGenerate.omit({ _callerChannelType: true, _callerChannelId: true }),
+      (params, context) =>
+        service.generateImage(
+          {
+            ...params,
+            agentId: context.agentId,
+            ...(context.callerChannel
+              ? {
+                  _callerChannelType: context.callerChannel.channelType,
+                  _callerChannelId: context.callerChannel.channelId,
+                }
+              : {}),
+          },
+          scopeOf(context),
+        ),
     ),
     tool(
       'media_read_document',

@@ -1,12 +1,14 @@
 import { CALLER_ERROR_CODES, isMediaError, type MediaService, mediaParamSchemas } from '@agentd/media';
 import { ErrorCodes, type MethodContext, RpcError } from '@agentd/rpc-core';
+import { channelsRpcError } from './channels.js';
 import { methodsOf } from './define.js';
 
 // What the caller sent wrong is -32602 naming the field; an hourly image limit is -32000;
 // everything else the media package refused (not configured, engine missing, provider
 // failed, denied by a scope rule) is -32603 with its readable message and `data.code`.
 function toRpcError(error: unknown): unknown {
-  if (!isMediaError(error)) return error;
+  // A generated image sent to its chat can fail in the channels (unconfigured, dead-lettered).
+  if (!isMediaError(error)) return channelsRpcError(error);
   if (CALLER_ERROR_CODES.has(error.code)) {
     const field = String(error.data?.field ?? 'params');
     return new RpcError(ErrorCodes.InvalidParams, `Invalid params: ${error.message}`, {

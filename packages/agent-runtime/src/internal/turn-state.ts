@@ -1,3 +1,4 @@
+import type { CallerChannel } from '@agentd/contracts';
 import type { AgentDefinition } from '../config.js';
 import type { ContextWindow } from '../context.js';
 import type { EVIDENCE_SCHEMA_VERSION, TrajectoryRecord, TurnRecallRecord } from '@agentd/evidence';
@@ -21,6 +22,7 @@ export interface TurnInput {
   allowedTools?: string[] | undefined;
   turnKey?: string | undefined;
   memoryTenant?: string | undefined;
+  callerChannel?: CallerChannel | undefined;
 }
 
 /** Who and what a turn runs for, fixed before it starts. */

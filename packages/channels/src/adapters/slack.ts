@@ -11,6 +11,8 @@ import type {
 import { type ChannelsError, platformError } from '../errors.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
+import { type ChannelsLogger, noopLogger } from '../logger.js';
+import { connectSocketMode, type SocketModeHandle } from './slack-socket.js';
 
 /** Options of {@link createSlackAdapter}. */
 export interface SlackAdapterOptions {
@@ -19,6 +21,13 @@ export interface SlackAdapterOptions {
   signingSecret?: string | undefined;
   /** The Web API root (`https://slack.com/api/` by default; tests point it at a fake). */
   apiBaseUrl?: string | undefined;
+  /** Take inbound messages over Socket Mode (needs `appToken`) instead of Events API callbacks. */
+  socketMode?: boolean | undefined;
+  /** The app-level token (`xapp-…`) Socket Mode connects with. */
+  appToken?: string | undefined;
+  /** Connect inbound at all (only when an agent takes the messages). @default false */
+  inbound?: boolean | undefined;
+  logger?: ChannelsLogger | undefined;
   now?: () => number;
 }
 
@@ -60,8 +69,9 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     timeout: 30_000,
     logLevel: LogLevel.ERROR,
   });
-  const scrub = secretScrubber([options.botToken, options.signingSecret]);
+  const scrub = secretScrubber([options.botToken, options.signingSecret, options.appToken]);
   let onInbound: ((message: InboundMessage) => void) | undefined;
+  let socket: SocketModeHandle | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -69,7 +79,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     try {
       const result = await run();
       health.lastOkAt = now();
-      health.state = 'configured';
+      // Socket Mode's connection state is the WebSocket's, not the last Web API call's.
+      if (!socket) health.state = 'configured';
       return result;
     } catch (error) {
       throw toChannelsError(error, scrub, health);
@@ -124,12 +135,28 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
   return {
     type: 'slack',
     actionSchema: slackActionSchema,
-    // Inbound arrives through the Events API (HTTP), which the daemon routes; nothing to connect.
+    // Inbound arrives through the Events API (HTTP), which the daemon routes, or over Socket Mode.
     async start(handler) {
       onInbound = handler;
+      if (!options.socketMode || !options.inbound || !options.appToken || socket) return;
+      socket = connectSocketMode({
+        appToken: options.appToken,
+        apiRoot: root,
+        health,
+        scrub,
+        logger: options.logger ?? noopLogger,
+        now,
+        onEventCallback: (payload) => {
+          const message = inboundOf(payload);
+          if (message) onInbound?.(message);
+        },
+      });
     },
     async stop() {
       onInbound = undefined;
+      const running = socket;
+      socket = undefined;
+      await running?.stop();
       health.state = 'stopped';
     },
     webhook: async (request) =>
@@ -213,27 +240,36 @@ function eventsApi(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ challenge: payload.challenge }),
     };
-  const event = payload?.event as Record<string, unknown> | undefined;
-  if (
-    payload?.type === 'event_callback' &&
-    event &&
-    (event.type === 'message' || event.type === 'app_mention') &&
-    event.subtype === undefined &&
-    event.bot_id === undefined &&
-    typeof event.user === 'string' &&
-    typeof event.channel === 'string' &&
-    typeof event.ts === 'string'
-  ) {
-    deliver({
-      channelType: 'slack',
-      channelId: event.channel,
-      userId: event.user,
-      messageId: event.ts,
-      text: typeof event.text === 'string' ? event.text : '',
-      ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
-    });
-  }
+  const message = payload ? inboundOf(payload) : undefined;
+  if (message) deliver(message);
   return text(200, 'ok');
+}
+
+/**
+ * The message of an Events API payload (HTTP callback or Socket Mode envelope): `message` and
+ * `app_mention` events from people; bots, edits and other subtypes are ignored.
+ */
+function inboundOf(payload: Record<string, unknown>): InboundMessage | undefined {
+  const event = payload.event as Record<string, unknown> | undefined;
+  if (
+    payload.type !== 'event_callback' ||
+    !event ||
+    (event.type !== 'message' && event.type !== 'app_mention') ||
+    event.subtype !== undefined ||
+    event.bot_id !== undefined ||
+    typeof event.user !== 'string' ||
+    typeof event.channel !== 'string' ||
+    typeof event.ts !== 'string'
+  )
+    return undefined;
+  return {
+    channelType: 'slack',
+    channelId: event.channel,
+    userId: event.user,
+    messageId: event.ts,
+    text: typeof event.text === 'string' ? event.text : '',
+    ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
+  };
 }
 
 /** A Web API failure as a `PLATFORM_ERROR`: rate limits, 5xx, transient errors and the network are retryable. */

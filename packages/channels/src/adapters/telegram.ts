@@ -1,11 +1,10 @@
-import { Api, Bot, GrammyError, HttpError, InputFile } from 'grammy';
+import { Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { ReactionTypeEmoji } from 'grammy/types';
 import { z } from 'zod';
 import type {
   ChannelAdapter,
   ChannelHealth,
   FetchedMessage,
-  InboundMessage,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -13,14 +12,25 @@ import { ChannelsError, platformError } from '../errors.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
 import type { ChannelsLogger } from '../logger.js';
 import { noopLogger } from '../logger.js';
+import { createTelegramInbound, defaultWebhookSecret } from './telegram-inbound.js';
+
+export { defaultWebhookSecret } from './telegram-inbound.js';
 
 /** Options of {@link createTelegramAdapter}. */
 export interface TelegramAdapterOptions {
   botToken: string;
   /** The Bot API root (`https://api.telegram.org` by default; tests point it at a fake). */
   apiBaseUrl?: string | undefined;
-  /** Poll `getUpdates` for inbound messages (only when an agent takes them). @default false */
+  /** Take inbound messages (only when an agent takes them). @default false */
   inbound?: boolean | undefined;
+  /** How inbound updates arrive. @default 'polling' */
+  mode?: 'polling' | 'webhook' | undefined;
+  /** Webhook mode: the public URL given to `setWebhook` (routed to `/channels/telegram/webhook`). */
+  webhookUrl?: string | undefined;
+  /** Webhook mode: the `secret_token`; by default {@link defaultWebhookSecret} of the bot token. */
+  webhookSecret?: string | undefined;
+  /** Webhook mode: wait between failed `setWebhook` calls. @default 30000 */
+  webhookRetryMs?: number | undefined;
   logger?: ChannelsLogger | undefined;
   now?: () => number;
 }
@@ -45,7 +55,8 @@ export const telegramActionSchema = z.discriminatedUnion('action', [
 
 /**
  * The Telegram adapter: the Bot API through grammy's `Api` (at `apiBaseUrl`), and inbound
- * messages through grammy's long polling. Telegram has no idempotency key and bots cannot
+ * messages through grammy's long polling or, in webhook mode, `setWebhook` and the updates
+ * Telegram posts to `/channels/telegram/webhook` (`telegram-inbound.ts`). Telegram has no idempotency key and bots cannot
  * read chat history, so a send cut off by a crash cannot be reconciled (no `reconcile`).
  */
 export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelAdapter {
@@ -56,17 +67,32 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
     ...(options.apiBaseUrl ? { apiRoot: options.apiBaseUrl.replace(/\/+$/, '') } : {}),
   };
   const api = new Api(options.botToken, client);
-  const scrub = secretScrubber([options.botToken]);
+  const scrub = secretScrubber([
+    options.botToken,
+    options.webhookSecret ?? defaultWebhookSecret(options.botToken),
+  ]);
   const logger = options.logger ?? noopLogger;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
-  let bot: Bot | undefined;
+  const inbound = createTelegramInbound({
+    botToken: options.botToken,
+    client,
+    enabled: options.inbound === true,
+    mode: options.mode ?? 'polling',
+    webhookUrl: options.webhookUrl,
+    webhookSecret: options.webhookSecret ?? defaultWebhookSecret(options.botToken),
+    webhookRetryMs: options.webhookRetryMs ?? 30_000,
+    health,
+    scrub,
+    logger,
+    now,
+  });
 
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
       const result = await run();
       health.lastOkAt = now();
-      if (health.state === 'error') health.state = bot ? 'connected' : 'configured';
+      if (health.state === 'error') health.state = inbound.running() ? 'connected' : 'configured';
       return result;
     } catch (error) {
       throw toChannelsError(error, scrub, health);
@@ -110,46 +136,9 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
   return {
     type: 'telegram',
     actionSchema: telegramActionSchema,
-    async start(onInbound) {
-      if (!options.inbound || bot) return;
-      bot = new Bot(options.botToken, { client });
-      bot.on('message', (ctx) => {
-        const message = ctx.message;
-        onInbound(toInbound(message));
-      });
-      bot.catch((err) =>
-        logger.error(
-          { err: scrubbedMessage(err.error, scrub), errorKind: 'network', hint: 'check channels.telegram' },
-          'telegram update handling failed',
-        ),
-      );
-      health.state = 'reconnecting';
-      // grammy's polling retries failed getUpdates calls with its own backoff.
-      void bot
-        .start({
-          onStart: () => {
-            health.state = 'connected';
-          },
-        })
-        .catch((err: unknown) => {
-          health.state = 'error';
-          health.lastError = scrubbedMessage(err, scrub);
-          logger.error(
-            {
-              err: health.lastError,
-              errorKind: 'network',
-              hint: 'check channels.telegram.botToken and apiBaseUrl',
-            },
-            'telegram polling stopped',
-          );
-        });
-    },
-    async stop() {
-      const running = bot;
-      bot = undefined;
-      if (running?.isRunning()) await running.stop().catch(() => undefined);
-      health.state = 'stopped';
-    },
+    start: (onInbound) => inbound.start(onInbound),
+    stop: () => inbound.stop(),
+    webhook: (request) => inbound.webhook(request),
     deliver: (operation) => deliver(operation),
     async fetch(): Promise<FetchedMessage[]> {
       throw new ChannelsError('UNSUPPORTED', 'telegram: the Bot API cannot read chat history', {
@@ -179,36 +168,6 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
       }
     },
     health: () => ({ ...health }),
-  };
-}
-
-/** A Bot API message as an {@link InboundMessage}. */
-function toInbound(message: {
-  message_id: number;
-  chat: { id: number };
-  from?: { id: number } | undefined;
-  text?: string | undefined;
-  caption?: string | undefined;
-  document?: { file_name?: string | undefined; mime_type?: string | undefined } | undefined;
-  voice?: { mime_type?: string | undefined } | undefined;
-  photo?: unknown[] | undefined;
-}): InboundMessage {
-  const attachments: NonNullable<InboundMessage['attachments']> = [];
-  if (message.document)
-    attachments.push({
-      kind: 'document',
-      name: message.document.file_name,
-      mimeType: message.document.mime_type,
-    });
-  if (message.voice) attachments.push({ kind: 'voice', mimeType: message.voice.mime_type });
-  if (message.photo) attachments.push({ kind: 'photo' });
-  return {
-    channelType: 'telegram',
-    channelId: String(message.chat.id),
-    userId: String(message.from?.id ?? message.chat.id),
-    messageId: String(message.message_id),
-    text: message.text ?? message.caption ?? '',
-    ...(attachments.length > 0 ? { attachments } : {}),
   };
 }
 

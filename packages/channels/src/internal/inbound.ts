@@ -45,6 +45,8 @@ export async function routeInbound(context: {
     message: text,
     sessionKey: inboundSessionKey(message),
     turnKey: `channel:${key}`,
+    // Tools that answer with media (a generated image) send it to this chat.
+    callerChannel: { channelType: message.channelType, channelId: message.channelId },
   });
   if (result.response.length === 0) return;
   await context.enqueue({
