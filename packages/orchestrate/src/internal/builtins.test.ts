@@ -1,0 +1,66 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BuiltinRefusal, confine, runBuiltin } from './builtins.js';
+
+let root: string;
+let outside: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'agentd-builtins-'));
+  outside = mkdtempSync(join(tmpdir(), 'agentd-outside-'));
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src', 'a.ts'), 'const alpha = 1;\nconst beta = 2;\n');
+  writeFileSync(join(root, 'data.json'), JSON.stringify({ items: [{ n: 1 }, { n: 2 }] }));
+  writeFileSync(join(outside, 'secret.txt'), 'hidden');
+  symlinkSync(outside, join(root, 'escape'));
+});
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+const ctx = () => ({ root, signal: new AbortController().signal, webFetch: undefined });
+
+describe('builtins', () => {
+  it('confines paths, symlinks included', async () => {
+    await expect(confine(root, '/workspace/src/a.ts')).resolves.toMatchObject({ shown: 'src/a.ts' });
+    await expect(confine(root, '/etc/passwd')).rejects.toBeInstanceOf(BuiltinRefusal);
+    await expect(confine(root, '../')).rejects.toThrow(/outside the workspace/);
+    await expect(confine(root, 'escape/secret.txt')).rejects.toThrow(/outside the workspace/);
+  });
+
+  it('reads, lists, finds, greps and queries JSON', async () => {
+    expect(await runBuiltin('read', { path: 'src/a.ts', limit: 5 }, ctx())).toMatchObject({
+      text: 'const',
+      truncated: true,
+    });
+    expect(await runBuiltin('ls', {}, ctx())).toMatchObject({
+      entries: expect.arrayContaining([
+        { name: 'src', type: 'dir' },
+        { name: 'escape', type: 'link' },
+      ]),
+    });
+    expect(await runBuiltin('find', { name: '*.ts' }, ctx())).toMatchObject({ results: ['src/a.ts'] });
+    expect(await runBuiltin('grep', { pattern: 'be+ta', path: 'src' }, ctx())).toEqual({
+      matches: [{ path: 'src/a.ts', line: 2, text: 'const beta = 2;' }],
+      truncated: false,
+    });
+    expect(await runBuiltin('jq', { filter: '.items[].n', path: 'data.json' }, ctx())).toEqual({
+      results: [1, 2],
+    });
+  });
+
+  it('refuses jq modules, the environment stays empty, and bad args name the field', async () => {
+    await expect(
+      runBuiltin('jq', { filter: 'import "x" as x; .', path: 'data.json' }, ctx()),
+    ).rejects.toThrow(/modules/);
+    expect(await runBuiltin('jq', { filter: '$ENV | length', path: 'data.json' }, ctx())).toEqual({
+      results: [0],
+    });
+    await expect(runBuiltin('read', { path: 3 }, ctx())).rejects.toThrow(/args.path/);
+    await expect(runBuiltin('web_fetch', { url: 'https://example.com' }, ctx())).rejects.toThrow(
+      /not configured/,
+    );
+  });
+});
