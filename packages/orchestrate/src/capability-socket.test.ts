@@ -53,6 +53,7 @@ async function openFor(leaseId: string) {
     hasTool: () => true,
     invokeTool: async (call) => ({ ok: true, value: { as: call.agentId } }),
     workspace: fixture.workspace,
+    bwrapPath: 'bwrap',
     signal: new AbortController().signal,
   });
   return path;

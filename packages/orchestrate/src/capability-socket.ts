@@ -1,8 +1,8 @@
 import { chmod } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
-import { z } from 'zod';
-import { BuiltinRefusal, isBuiltin, runBuiltin } from './internal/builtins.js';
+import { isBuiltin } from './internal/builtins.js';
+import { CallError, checkCall, type InvokeParams, invokeParams, routeCall } from './internal/socket-calls.js';
 
 /** The lease a socket call presents, as the lease store answers it (never the secret). */
 export interface SocketLease {
@@ -51,6 +51,8 @@ export interface CapabilitySocketOptions {
   invokeTool: (call: RoutedCall) => Promise<RoutedResult>;
   /** The jailed workspace, the root of the builtins. */
   workspace: string;
+  /** The bubblewrap binary the grep builtin runs under. */
+  bwrapPath: string;
   /** The web fetcher (private-network guard, DNS pinning) the `web_fetch` builtin uses. */
   webFetch?: ((url: string, signal: AbortSignal) => Promise<unknown>) | undefined;
   /** Aborted when the script run ends: in-flight calls stop. */
@@ -78,26 +80,6 @@ export const SOCKET_ERRORS = {
 } as const;
 
 const MAX_LINE = 1024 * 1024;
-/** Identity fields a script might pass: stripped, the lease's identity is what a call runs as. */
-const IDENTITY_KEYS = ['agentId', 'sessionKey', 'runId', 'rootRunId', 'leaseId', 'clientId', 'tenant'];
-
-const invokeParams = z.strictObject({
-  lease: z.string().min(1).max(512),
-  tool: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/),
-  args: z.record(z.string(), z.unknown()).optional(),
-});
-
-class CallError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data: Record<string, unknown>,
-    readonly decision: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Whether `name` matches a denylist pattern (`name`, `prefix*`, `*part*`, `*`). */
 export function matchesPattern(patterns: readonly string[], name: string): boolean {
   return patterns.some((pattern) => {
@@ -130,100 +112,10 @@ export async function openCapabilitySocket(options: CapabilitySocketOptions): Pr
     tallies.set(key, row);
   };
 
-  const call = async (params: z.infer<typeof invokeParams>): Promise<unknown> => {
-    const { tool } = params;
-    const builtin = isBuiltin(tool);
-    // A builtin works on what the orchestrate tool itself was granted; a tool needs its own name.
-    const capability = builtin ? 'orchestrate' : tool;
-    let lease: SocketLease;
-    try {
-      lease = await options.validate(params.lease);
-    } catch (error) {
-      const reason = ((error as { data?: { reason?: unknown } }).data?.reason as string) ?? 'unknown';
-      throw new CallError(
-        SOCKET_ERRORS.leaseInvalid,
-        `lease refused: ${reason}`,
-        { reason },
-        'lease_invalid',
-      );
-    }
-    if (lease.leaseId !== options.leaseId) {
-      throw new CallError(
-        SOCKET_ERRORS.leaseInvalid,
-        'lease refused: not this run',
-        { reason: 'foreign' },
-        'lease_foreign',
-      );
-    }
-    if (!lease.capabilities.includes(capability)) {
-      throw new CallError(
-        SOCKET_ERRORS.denied,
-        `capability denied: ${capability}`,
-        { reason: 'capability' },
-        'denied_capability',
-      );
-    }
-    if (matchesPattern(options.denylist, tool)) {
-      throw new CallError(
-        SOCKET_ERRORS.denied,
-        `tool not reachable from a script: ${tool}`,
-        { reason: 'denylist' },
-        'denied_denylist',
-      );
-    }
-    if (!builtin && !options.mayCall(lease.agentId, tool)) {
-      throw new CallError(
-        SOCKET_ERRORS.denied,
-        `agent ${lease.agentId} may not call ${tool}`,
-        { reason: 'origin' },
-        'denied_origin',
-      );
-    }
-    if (builtin ? tool === 'web_fetch' && !options.webFetch : !options.hasTool(tool)) {
-      throw new CallError(
-        SOCKET_ERRORS.denied,
-        `tool not available: ${tool}`,
-        { reason: 'unavailable' },
-        'unavailable',
-      );
-    }
-    const args: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(params.args ?? {})) {
-      if (!IDENTITY_KEYS.includes(key)) args[key] = value;
-    }
-    let value: unknown;
-    if (builtin) {
-      try {
-        value = await runBuiltin(tool, args, {
-          root: options.workspace,
-          signal: options.signal,
-          webFetch: options.webFetch,
-        });
-      } catch (error) {
-        const message =
-          error instanceof BuiltinRefusal ? error.message : `${tool} failed: ${(error as Error).message}`;
-        throw new CallError(SOCKET_ERRORS.toolFailed, message, { errorKind: 'tool_error' }, 'error');
-      }
-    } else {
-      const routed = await options.invokeTool({
-        agentId: lease.agentId,
-        runId: lease.runId,
-        leaseId: lease.leaseId,
-        tool,
-        args,
-        signal: options.signal,
-      });
-      if (!routed.ok) {
-        throw new CallError(
-          SOCKET_ERRORS.toolFailed,
-          routed.message,
-          { errorKind: routed.errorKind },
-          'error',
-        );
-      }
-      value = routed.value;
-    }
-    tally(tool, capability, 'allowed');
+  const call = async (params: InvokeParams): Promise<unknown> => {
+    const checked = await checkCall(options, params);
+    const value = await routeCall(options, checked);
+    tally(params.tool, checked.capability, 'allowed');
     refs.count += 1;
     refs.bytes += Buffer.byteLength(JSON.stringify(value ?? null));
     return value ?? null;

@@ -172,6 +172,7 @@ export function createOrchestrateService(options: OrchestrateServiceOptions): Or
         invokeTool: (call) =>
           options.invokeTool({ ...call, sessionKey: request.sessionKey, traceId: request.traceId }),
         workspace,
+        bwrapPath: settings.bwrapPath,
         webFetch: options.webFetch,
         signal,
       });

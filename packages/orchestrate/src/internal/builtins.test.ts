@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BuiltinRefusal, confine, runBuiltin } from './builtins.js';
+import { openInside } from './safe-fs.js';
 
 let root: string;
 let outside: string;
@@ -20,7 +21,7 @@ afterEach(() => {
   rmSync(outside, { recursive: true, force: true });
 });
 
-const ctx = () => ({ root, signal: new AbortController().signal, webFetch: undefined });
+const ctx = () => ({ root, bwrapPath: 'bwrap', signal: new AbortController().signal, webFetch: undefined });
 
 describe('builtins', () => {
   it('confines paths, symlinks included', async () => {
@@ -55,12 +56,39 @@ describe('builtins', () => {
     await expect(
       runBuiltin('jq', { filter: 'import "x" as x; .', path: 'data.json' }, ctx()),
     ).rejects.toThrow(/modules/);
-    expect(await runBuiltin('jq', { filter: '$ENV | length', path: 'data.json' }, ctx())).toEqual({
-      results: [0],
+    // The daemon's environment never reaches jq: only the PATH it needs.
+    expect(await runBuiltin('jq', { filter: '$ENV | keys', path: 'data.json' }, ctx())).toEqual({
+      results: [['PATH']],
     });
     await expect(runBuiltin('read', { path: 3 }, ctx())).rejects.toThrow(/args.path/);
     await expect(runBuiltin('web_fetch', { url: 'https://example.com' }, ctx())).rejects.toThrow(
       /not configured/,
     );
+  });
+});
+
+describe('openInside', () => {
+  it('never follows a symlink at the end and refuses a handle outside the root', async () => {
+    const link = join(root, 'escape');
+    // The path was inside when checked; the open itself refuses the symlink it now is.
+    expect(await openInside(root, link, 'dir')).toBeUndefined();
+    expect(await openInside(root, join(outside, 'secret.txt'), 'file')).toBeUndefined();
+    const handle = await openInside(root, join(root, 'data.json'), 'file');
+    expect(handle).toBeDefined();
+    await handle?.close();
+    const directory = await openInside(root, join(root, 'src'), 'file');
+    expect(directory).toBeDefined();
+    await directory?.close();
+    expect(await openInside(root, join(root, 'data.json'), 'dir')).toBeUndefined();
+  });
+
+  it('greps in a jail that holds only the workspace', async () => {
+    writeFileSync(join(root, 'hit.txt'), 'needle\n');
+    const found = await runBuiltin('grep', { pattern: 'needle|hidden' }, ctx());
+    // The symlink to the outside directory is not walked: its file's "hidden" never matches.
+    expect(found).toEqual({ matches: [{ path: 'hit.txt', line: 1, text: 'needle' }], truncated: false });
+    await expect(
+      runBuiltin('grep', { pattern: 'x' }, { ...ctx(), bwrapPath: '/nonexistent/bwrap' }),
+    ).rejects.toThrow(/grep failed/);
   });
 });

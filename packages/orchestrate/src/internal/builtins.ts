@@ -1,15 +1,18 @@
-import { execFile } from 'node:child_process';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { spawn } from 'node:child_process';
+import { readdir, realpath } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { JAIL_PATHS } from './jail.js';
+import { JAIL_PATHS, systemJailArgs } from './jail.js';
+import { handlePath, isInside, openInside } from './safe-fs.js';
 
 /** A builtin's answer, or why it refused (a plain message for the script). */
 export class BuiltinRefusal extends Error {}
 
-/** What a builtin needs from the call: the workspace root, a signal, the web fetcher. */
+/** What a builtin needs from the call: the workspace root, a signal, the web fetcher, bwrap. */
 export interface BuiltinContext {
   root: string;
+  /** The bubblewrap binary grep runs under (it walks the workspace itself, so it walks it jailed). */
+  bwrapPath: string;
   signal: AbortSignal;
   webFetch: ((url: string, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
@@ -59,7 +62,10 @@ export function isBuiltin(name: string): name is keyof typeof schemas {
  * Resolves a script-supplied path (relative, or under `/workspace` as the script sees it) to a
  * host path inside the workspace, following symlinks first so none can lead out of it.
  */
-export async function confine(root: string, input: string): Promise<{ host: string; shown: string }> {
+export async function confine(
+  root: string,
+  input: string,
+): Promise<{ host: string; shown: string; realRoot: string }> {
   let wanted = input;
   if (wanted === JAIL_PATHS.workspace || wanted.startsWith(`${JAIL_PATHS.workspace}/`)) {
     wanted = `.${wanted.slice(JAIL_PATHS.workspace.length)}`;
@@ -75,11 +81,18 @@ export async function confine(root: string, input: string): Promise<{ host: stri
   } catch {
     throw new BuiltinRefusal(`path does not exist in the workspace: ${input.slice(0, 200)}`);
   }
-  const inside = relative(realRoot, target);
-  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
-    throw new BuiltinRefusal('path resolves outside the workspace');
-  }
-  return { host: target, shown: inside === '' ? '.' : inside };
+  if (!isInside(realRoot, target)) throw new BuiltinRefusal('path resolves outside the workspace');
+  const shown = target === realRoot ? '.' : target.slice(realRoot.length + 1);
+  return { host: target, shown, realRoot };
+}
+
+/** Opens a confined path (see {@link openInside}); refuses what is not the kind asked for. */
+async function openConfined(root: string, input: string, kind: 'file' | 'dir') {
+  const { host, shown, realRoot } = await confine(root, input);
+  const handle = await openInside(realRoot, host, kind);
+  if (!handle)
+    throw new BuiltinRefusal(`not a ${kind === 'dir' ? 'directory' : 'file'} in the workspace: ${shown}`);
+  return { handle, shown, realRoot };
 }
 
 /** Runs builtin `name` with `params`; a refusal or bad params throws {@link BuiltinRefusal}. */
@@ -113,11 +126,10 @@ export async function runBuiltin(
 }
 
 async function read(ctx: BuiltinContext, args: z.infer<typeof schemas.read>) {
-  const { host, shown } = await confine(ctx.root, args.path);
-  const info = await stat(host);
-  if (!info.isFile()) throw new BuiltinRefusal(`not a file: ${shown}`);
-  const handle = await open(host, 'r');
+  const { handle, shown } = await openConfined(ctx.root, args.path, 'file');
   try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new BuiltinRefusal(`not a file: ${shown}`);
     const buffer = Buffer.alloc(Math.max(0, Math.min(args.limit, info.size - args.offset)));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, args.offset);
     return {
@@ -132,17 +144,25 @@ async function read(ctx: BuiltinContext, args: z.infer<typeof schemas.read>) {
 }
 
 async function list(ctx: BuiltinContext, args: z.infer<typeof schemas.ls>) {
-  const { host, shown } = await confine(ctx.root, args.path);
-  const entries = await readdir(host, { withFileTypes: true }).catch(() => {
-    throw new BuiltinRefusal(`not a directory: ${shown}`);
-  });
-  return {
-    path: shown,
-    entries: entries.slice(0, 5000).map((entry) => ({
-      name: entry.name,
-      type: entry.isDirectory() ? 'dir' : entry.isSymbolicLink() ? 'link' : entry.isFile() ? 'file' : 'other',
-    })),
-  };
+  const { handle, shown } = await openConfined(ctx.root, args.path, 'dir');
+  try {
+    const entries = await readdir(handlePath(handle), { withFileTypes: true });
+    return {
+      path: shown,
+      entries: entries.slice(0, 5000).map((entry) => ({
+        name: entry.name,
+        type: entry.isDirectory()
+          ? 'dir'
+          : entry.isSymbolicLink()
+            ? 'link'
+            : entry.isFile()
+              ? 'file'
+              : 'other',
+      })),
+    };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A `*`/`?` name pattern as a regular expression (everything else literal). */
@@ -155,62 +175,100 @@ function globRegex(glob: string): RegExp {
 }
 
 async function find(ctx: BuiltinContext, args: z.infer<typeof schemas.find>) {
-  const { host, shown } = await confine(ctx.root, args.path);
+  const { host, shown, realRoot } = await confine(ctx.root, args.path);
   const match = args.name ? globRegex(args.name) : undefined;
   const found: string[] = [];
-  // Breadth first, never following symlinks, so the walk stays inside the workspace.
+  // Breadth first; each directory is opened without following symlinks and checked on the
+  // open handle, so the walk stays inside the workspace even while the script changes it.
   const queue: Array<{ dir: string; rel: string; depth: number }> = [{ dir: host, rel: shown, depth: 0 }];
   while (queue.length > 0 && found.length < args.maxResults) {
     if (ctx.signal.aborted) break;
     const { dir, rel, depth } = queue.shift() as { dir: string; rel: string; depth: number };
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const handle = await openInside(realRoot, dir, 'dir');
+    if (!handle) continue;
+    const entries = await readdir(handlePath(handle), { withFileTypes: true }).catch(() => []);
+    await handle.close();
     for (const entry of entries) {
       const entryRel = rel === '.' ? entry.name : join(rel, entry.name);
       if (!match || match.test(entry.name)) found.push(entryRel);
       if (found.length >= args.maxResults) break;
-      if (entry.isDirectory() && depth < 32)
+      if (entry.isDirectory() && depth < 32) {
         queue.push({ dir: join(dir, entry.name), rel: entryRel, depth: depth + 1 });
+      }
     }
   }
   return { path: shown, results: found, truncated: found.length >= args.maxResults };
 }
 
-/** Runs a system tool with no environment, a deadline and an output cap. */
+/** Runs a system tool with a minimal environment, a deadline, an output cap and optional stdin. */
 function runTool(
   command: string,
   argv: string[],
-  cwd: string,
   signal: AbortSignal,
+  stdin?: Buffer,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(
-      command,
-      argv,
-      { cwd, env: {}, timeout: PROCESS_TIMEOUT_MS, maxBuffer: PROCESS_OUTPUT, signal, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
+    const child = spawn(command, argv, {
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      timeout: PROCESS_TIMEOUT_MS,
+      signal,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    let failed = false;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      if (stdout.length > PROCESS_OUTPUT) {
+        failed = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-2000);
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(stdin);
+    child.on('error', (error) => {
+      failed = true;
+      stderr ||= error.message;
+    });
+    child.on('close', (code) => done({ code: failed ? -1 : (code ?? -1), stdout, stderr }));
   });
 }
 
 async function grep(ctx: BuiltinContext, args: z.infer<typeof schemas.grep>) {
-  const { shown } = await confine(ctx.root, args.path);
-  const root = await realpath(ctx.root);
-  // POSIX extended regular expressions (no backtracking blow-up); -r never follows symlinks.
-  const argv = ['-rnIE', '--no-messages', '-m', String(args.maxMatches)];
+  const { shown, realRoot } = await confine(ctx.root, args.path);
+  // grep walks the tree itself: it runs in a jail that holds only the workspace (read-only),
+  // so no symlink the script plants, even mid-walk, leads anywhere else.
+  const argv = [
+    ...systemJailArgs(),
+    '--ro-bind',
+    realRoot,
+    JAIL_PATHS.workspace,
+    '--chdir',
+    JAIL_PATHS.workspace,
+    '--',
+    'grep',
+    // POSIX extended regular expressions (no backtracking blow-up); -r never follows symlinks.
+    '-rnIE',
+    '--no-messages',
+    '-m',
+    String(args.maxMatches),
+  ];
   if (args.ignoreCase) argv.push('-i');
   argv.push('-e', args.pattern, '--', shown);
-  const result = await runTool('grep', argv, root, ctx.signal);
-  if (result.code > 1)
+  const result = await runTool(ctx.bwrapPath, argv, ctx.signal);
+  if (result.code < 0 || result.code > 1) {
     throw new BuiltinRefusal(`grep failed: ${result.stderr.slice(0, 200) || 'timeout or output cap'}`);
+  }
   const matches: Array<{ path: string; line: number; text: string }> = [];
   for (const row of result.stdout.split('\n')) {
     const found = /^(.*?):(\d+):(.*)$/.exec(row);
     if (!found) continue;
     matches.push({
-      path: found[1] as string,
+      path: (found[1] as string).replace(/^\.\//, ''),
       line: Number(found[2]),
       text: (found[3] as string).slice(0, 1000),
     });
@@ -224,13 +282,19 @@ async function jq(ctx: BuiltinContext, args: z.infer<typeof schemas.jq>) {
   if (/\b(import|include|modulemeta|get_search_list)\b/.test(args.filter)) {
     throw new BuiltinRefusal('jq modules (import, include) are not available');
   }
-  const { host, shown } = await confine(ctx.root, args.path);
-  if (!(await stat(host)).isFile()) throw new BuiltinRefusal(`not a file: ${shown}`);
-  const root = await realpath(ctx.root);
-  // jq 1.6 has no `--`: a leading space keeps a filter like `-1` from reading as an option, and
-  // `./` does the same for a file name.
+  const { handle, shown } = await openConfined(ctx.root, args.path, 'file');
+  let input: Buffer;
+  try {
+    const info = await handle.stat();
+    if (info.size > MAX_READ) throw new BuiltinRefusal(`${shown} is larger than ${MAX_READ} bytes`);
+    input = await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+  // jq reads the file from stdin (opened here, checked on the handle); jq 1.6 has no `--`, so a
+  // leading space keeps a filter like `-1` from reading as an option.
   const filter = args.filter.startsWith('-') ? ` ${args.filter}` : args.filter;
-  const result = await runTool('jq', ['-c', filter, `./${shown}`], root, ctx.signal);
+  const result = await runTool('jq', ['-c', filter], ctx.signal, input);
   if (result.code !== 0) throw new BuiltinRefusal(`jq failed: ${result.stderr.trim().slice(0, 300)}`);
   return {
     results: result.stdout

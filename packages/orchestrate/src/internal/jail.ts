@@ -50,30 +50,12 @@ export interface JailMounts {
  * host (the data directory, `/root`, `/home`, most of `/etc` are simply absent).
  */
 export function bwrapArgs(mounts: JailMounts): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'];
-  for (const dir of SYSTEM_DIRS) {
-    let stat: ReturnType<typeof lstatSync>;
-    try {
-      stat = lstatSync(dir);
-    } catch {
-      continue;
-    }
-    // Merged-/usr systems have /bin -> usr/bin: recreate the link rather than bind its target twice.
-    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
-    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
-  }
-  for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
+  const args = systemJailArgs();
   // A Node outside the system directories (nvm, a tarball) is bound at its own path.
   if (!SYSTEM_DIRS.some((dir) => mounts.node.startsWith(`${dir}/`))) {
     args.push('--ro-bind', mounts.node, mounts.node);
   }
   args.push(
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
     '--bind',
     mounts.workspace,
     JAIL_PATHS.workspace,
@@ -94,6 +76,29 @@ export function bwrapArgs(mounts: JailMounts): string[] {
     mounts.node,
     JAIL_PATHS.script,
   );
+  return args;
+}
+
+/**
+ * The part of every jail's command line that is not about the script: namespaces, the system
+ * directories read-only, the few `/etc` files, `/proc`, `/dev` and a tmpfs `/tmp`. The
+ * builtins that run a system tool over the workspace (grep) use it with the workspace read-only.
+ */
+export function systemJailArgs(): string[] {
+  const args = ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL'];
+  for (const dir of SYSTEM_DIRS) {
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    // Merged-/usr systems have /bin -> usr/bin: recreate the link rather than bind its target twice.
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
+    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
+  }
+  for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   return args;
 }
 
