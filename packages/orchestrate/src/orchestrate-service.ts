@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AutonomyService } from '@agentd/autonomy';
 import type { AgentTool, EventSink, Logger } from '@agentd/contracts';
-import { transform } from 'esbuild';
 import { z } from 'zod';
 import {
   type CallTally,
@@ -139,7 +138,8 @@ export function createOrchestrateService(options: OrchestrateServiceOptions): Or
     try {
       code =
         request.language === 'ts'
-          ? (await transform(request.script, { loader: 'ts', format: 'esm' })).code
+          ? // Loaded on the first TypeScript script: a daemon that never runs one never loads esbuild.
+            (await (await import('esbuild')).transform(request.script, { loader: 'ts', format: 'esm' })).code
           : request.script;
     } catch (error) {
       return ended({
