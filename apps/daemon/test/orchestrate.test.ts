@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { daemonPool, eventually, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
@@ -59,15 +61,25 @@ async function ended(rpc: ReturnType<typeof rpcClient>, runId: string): Promise<
 describe('the orchestrate tool through the daemon', () => {
   it('runs a jailed script whose socket calls reach a builtin and an RPC-routed tool as the run, and reports it', async () => {
     const { rpc, dataDir } = await orchestrateDaemon();
+    // A private address the web_fetch builtin must not reach (media's guard, DNS pinned).
+    let privateHits = 0;
+    const privateServer = createServer((_request, response) => {
+      privateHits += 1;
+      response.end('internal');
+    });
+    await new Promise<void>((resolve) => privateServer.listen(0, '127.0.0.1', resolve));
+    const port = (privateServer.address() as AddressInfo).port;
+    onTestFinished(() => new Promise<void>((resolve) => privateServer.close(() => resolve())));
     const script = `
       import { invoke } from '/agentd/orch.mjs';
       import fs from 'node:fs';
       fs.writeFileSync('/workspace/data.txt', 'alpha');
+      const fetched = await invoke('web_fetch', { url: 'http://127.0.0.1:${port}/internal' });
       const me = await invoke('capabilities_introspect', { sessionKey: 'default:rpc:ops' });
       const text = await invoke('read', { path: 'data.txt' });
       const denied = await invoke('subagent_spawn', { task: 'x' }).then(() => 'allowed', (e) => e.data.reason);
       const data = fs.existsSync(${JSON.stringify(dataDir)});
-      console.log(JSON.stringify({ runs: me.runs.map((run) => run.runId), text: text.text, denied, data }));
+      console.log(JSON.stringify({ runs: me.runs.map((run) => run.runId), text: text.text, denied, data, fetched }));
     `;
     const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
       parentKey: 'default:rpc:ops',
@@ -77,6 +89,7 @@ describe('the orchestrate tool through the daemon', () => {
     const done = await ended(rpc, run.runId);
     expect(done.status).toBe('completed');
     expect(readFileSync(join(dataDir, 'workspaces', 'orch', 'data.txt'), 'utf8')).toBe('alpha');
+    expect(privateHits).toBe(0);
 
     const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
       'session.history',
@@ -88,12 +101,9 @@ describe('the orchestrate tool through the daemon', () => {
     const result = JSON.parse(toolMessage?.content ?? '{}') as Json;
     expect(result).toMatchObject({ exitCode: 0, outcome: 'success' });
     // Identity of the routed call came from the lease: the run itself, not the session the script named.
-    expect(JSON.parse(String(result.stdout))).toEqual({
-      runs: [run.runId],
-      text: 'alpha',
-      denied: 'denylist',
-      data: false,
-    });
+    const printed = JSON.parse(String(result.stdout));
+    expect(printed).toMatchObject({ runs: [run.runId], text: 'alpha', denied: 'denylist', data: false });
+    expect(printed.fetched).toMatchObject({ ok: false, error: expect.stringContaining('loopback address') });
 
     const report = await eventually(async () => {
       const explained = await rpc.call<{ orchestrate?: Json[] }>('obs.explain', {
@@ -114,6 +124,7 @@ describe('the orchestrate tool through the daemon', () => {
           count: 1,
         },
         { tool: 'read', capability: 'orchestrate', decision: 'allowed', count: 1 },
+        { tool: 'web_fetch', capability: 'orchestrate', decision: 'allowed', count: 1 },
         { tool: 'subagent_spawn', capability: 'subagent_spawn', decision: 'denied_denylist', count: 1 },
       ]),
     });
