@@ -1,8 +1,43 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autonomyFixture, scriptedRunner } from '../../autonomy/test/helpers.js';
+import { type AutonomyService, createAutonomyService, type SubagentTurnRunner } from '@agentd/autonomy';
+import { type Database, openDatabase } from '@agentd/storage';
 import { createOrchestrateService, type OrchestrateServiceOptions, type RoutedCall } from '../src/index.js';
+
+/** A sub-agent turn runner whose turns run until their signal aborts (a run stays `running`). */
+const heldRunner: SubagentTurnRunner = {
+  runTurn: (request) =>
+    new Promise((_resolve, reject) => {
+      request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    }),
+};
+
+/** A temp data dir with a real libsql database and autonomy services over it. */
+function autonomyFixture() {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-orch-data-'));
+  const databases: Database[] = [];
+  const services: AutonomyService[] = [];
+  return {
+    dir,
+    async open(): Promise<Database> {
+      const db = await openDatabase({ dataDir: dir });
+      databases.push(db);
+      return db;
+    },
+    async service(db: Database, toolsOf: () => string[]): Promise<AutonomyService> {
+      const service = createAutonomyService({ db, runner: () => heldRunner, toolsOf });
+      services.push(service);
+      await service.start();
+      return service;
+    },
+    async cleanup() {
+      for (const service of services.splice(0)) await service.close();
+      for (const db of databases.splice(0)) await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** The tools the test agent holds (the run's capability set). */
 export const AGENT_TOOLS = [
@@ -21,8 +56,7 @@ export const AGENT_TOOLS = [
 export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOptions> = {}) {
   const fixture = autonomyFixture();
   const db = await fixture.open();
-  const runner = scriptedRunner();
-  const autonomy = await fixture.service(db, { runner: () => runner, toolsOf: () => [...AGENT_TOOLS] });
+  const autonomy = await fixture.service(db, () => [...AGENT_TOOLS]);
   const workspace = mkdtempSync(join(tmpdir(), 'agentd-orch-ws-'));
   mkdirSync(workspace, { recursive: true });
   const routed: Array<RoutedCall & { sessionKey: string }> = [];
