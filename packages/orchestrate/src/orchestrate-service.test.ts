@@ -159,6 +159,23 @@ describe('orchestrate: the jail', () => {
     expect(fixture.events.at(-1)?.payload).toMatchObject({ failureClass: 'spawn_fail' });
   });
 
+  it('fails with spawn_fail when the jail cannot be prepared (no workspace)', async () => {
+    fixture = await orchestrateFixture({
+      workspaceOf: async () => {
+        throw new Error('workspace unavailable');
+      },
+    });
+    const result = await fixture.service.run({
+      language: 'js',
+      script: 'console.log(1)',
+      agentId: 'default',
+      sessionKey: fixture.run.sessionKey,
+      signal: signal(),
+    });
+    expect(result).toMatchObject({ failureClass: 'spawn_fail', exitCode: -1 });
+    expect(result.hint).toContain('workspace unavailable');
+  });
+
   it('fails with lease_absent outside a sub-agent run', async () => {
     fixture = await orchestrateFixture();
     const result = await fixture.service.run({

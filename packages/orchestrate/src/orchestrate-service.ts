@@ -154,28 +154,42 @@ export function createOrchestrateService(options: OrchestrateServiceOptions): Or
     const controller = new AbortController();
     const signal = AbortSignal.any([request.signal, controller.signal]);
     try {
-      const workspace = await options.workspaceOf(request.agentId);
-      const paths = {
-        script: join(dir, 'script.mjs'),
-        client: join(dir, 'orch.mjs'),
-        socket: join(dir, 'orch.sock'),
+      // Everything the jail binds; a failure here (no workspace, no socket) is a jail not created.
+      const setUp = async () => {
+        const workspace = await options.workspaceOf(request.agentId);
+        const paths = {
+          script: join(dir, 'script.mjs'),
+          client: join(dir, 'orch.mjs'),
+          socket: join(dir, 'orch.sock'),
+        };
+        await writeFile(paths.script, code, { mode: 0o600 });
+        await writeFile(paths.client, CLIENT_SOURCE, { mode: 0o600 });
+        const socket = await openCapabilitySocket({
+          socketPath: paths.socket,
+          leaseId: lease.leaseId,
+          validate: (secret) => options.autonomy.leases.validate(secret),
+          denylist: settings.toolDenylist,
+          mayCall: options.mayCall,
+          hasTool: options.hasTool,
+          invokeTool: (call) =>
+            options.invokeTool({ ...call, sessionKey: request.sessionKey, traceId: request.traceId }),
+          workspace,
+          bwrapPath: settings.bwrapPath,
+          webFetch: options.webFetch,
+          signal,
+        });
+        return { workspace, paths, socket };
       };
-      await writeFile(paths.script, code, { mode: 0o600 });
-      await writeFile(paths.client, CLIENT_SOURCE, { mode: 0o600 });
-      const socket = await openCapabilitySocket({
-        socketPath: paths.socket,
-        leaseId: lease.leaseId,
-        validate: (secret) => options.autonomy.leases.validate(secret),
-        denylist: settings.toolDenylist,
-        mayCall: options.mayCall,
-        hasTool: options.hasTool,
-        invokeTool: (call) =>
-          options.invokeTool({ ...call, sessionKey: request.sessionKey, traceId: request.traceId }),
-        workspace,
-        bwrapPath: settings.bwrapPath,
-        webFetch: options.webFetch,
-        signal,
-      });
+      const ready = await setUp().catch((error: Error) => error);
+      if (ready instanceof Error) {
+        return ended({
+          exitCode: -1,
+          failureClass: 'spawn_fail',
+          leaseId: lease.leaseId,
+          hint: `the jail could not be prepared (${ready.message.slice(0, 300)}); scripts never run unjailed`,
+        });
+      }
+      const { workspace, paths, socket } = ready;
       try {
         const exit = await runJailed({
           bwrapPath: settings.bwrapPath,
