@@ -1,21 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AutonomyService } from '@agentd/autonomy';
 import type { AgentTool, EventSink, Logger } from '@agentd/contracts';
 import { z } from 'zod';
-import {
-  type CallTally,
-  openCapabilitySocket,
-  type RoutedCall,
-  type RoutedResult,
-} from './capability-socket.js';
+import type { CallTally, RoutedCall, RoutedResult } from './capability-socket.js';
 import { type OrchestrateSection, orchestrateSectionSchema } from './config.js';
 import { OrchestrateError } from './errors.js';
-import { CLIENT_SOURCE } from './internal/client-source.js';
-import { bwrapArgs, JAIL_PATHS, jailEnv, LEASE_ENV, LEASE_ID_ENV, SOCKET_ENV } from './internal/jail.js';
-import { type FailureClass, runJailed } from './internal/spawn-jail.js';
+import { type RunContext, runScript } from './internal/run-script.js';
+import type { FailureClass } from './internal/spawn-jail.js';
 
 export type { FailureClass } from './internal/spawn-jail.js';
 
@@ -102,173 +93,12 @@ function parseSection(value: unknown): OrchestrateSection {
 /** Creates the service. */
 export function createOrchestrateService(options: OrchestrateServiceOptions): OrchestrateService {
   let section = parseSection(options.orchestrate);
-  const now = options.now ?? Date.now;
-  const newId = options.newId ?? (() => randomUUID());
-
-  async function run(request: ScriptRequest): Promise<ScriptResult> {
-    const started = now();
-    const runId = `orch_${newId()}`;
-    const settings = section;
-    const ended = (fields: Partial<ScriptResult> & Pick<ScriptResult, 'exitCode'>): ScriptResult => {
-      const result: ScriptResult = {
-        runId,
-        outcome: fields.exitCode === 0 ? 'success' : 'failure',
-        durationMs: Math.max(0, now() - started),
-        stdout: '',
-        stdoutTruncated: false,
-        stderr: '',
-        toolCalls: [],
-        resultRefs: { count: 0, bytes: 0 },
-        ...fields,
-      };
-      emitSummary(request, result);
-      return result;
-    };
-
-    // The per-run child lease: without a running autonomy run there is nothing to authenticate.
-    const lease = await childLease(request, settings).catch((error: Error) => error);
-    if (lease instanceof Error) {
-      return ended({
-        exitCode: -1,
-        failureClass: 'lease_absent',
-        hint: `no capability lease for this session (${lease.message.slice(0, 200)}); orchestrate runs inside a sub-agent run (session.spawn or subagent_spawn)`,
-      });
-    }
-    let code: string;
-    try {
-      code =
-        request.language === 'ts'
-          ? // Loaded on the first TypeScript script: a daemon that never runs one never loads esbuild.
-            (await (await import('esbuild')).transform(request.script, { loader: 'ts', format: 'esm' })).code
-          : request.script;
-    } catch (error) {
-      return ended({
-        exitCode: 1,
-        failureClass: 'nonzero_exit',
-        leaseId: lease.leaseId,
-        stderr: (error as Error).message.slice(0, 4000),
-      });
-    }
-
-    const dir = await mkdtemp(join(tmpdir(), 'agentd-orch-'));
-    const controller = new AbortController();
-    const signal = AbortSignal.any([request.signal, controller.signal]);
-    try {
-      // Everything the jail binds; a failure here (no workspace, no socket) is a jail not created.
-      const setUp = async () => {
-        const workspace = await options.workspaceOf(request.agentId);
-        const paths = {
-          script: join(dir, 'script.mjs'),
-          client: join(dir, 'orch.mjs'),
-          socket: join(dir, 'orch.sock'),
-        };
-        await writeFile(paths.script, code, { mode: 0o600 });
-        await writeFile(paths.client, CLIENT_SOURCE, { mode: 0o600 });
-        const socket = await openCapabilitySocket({
-          socketPath: paths.socket,
-          leaseId: lease.leaseId,
-          validate: (secret) => options.autonomy.leases.validate(secret),
-          denylist: settings.toolDenylist,
-          mayCall: options.mayCall,
-          hasTool: options.hasTool,
-          invokeTool: (call) =>
-            options.invokeTool({ ...call, sessionKey: request.sessionKey, traceId: request.traceId }),
-          workspace,
-          bwrapPath: settings.bwrapPath,
-          webFetch: options.webFetch,
-          signal,
-        });
-        return { workspace, paths, socket };
-      };
-      const ready = await setUp().catch((error: Error) => error);
-      if (ready instanceof Error) {
-        return ended({
-          exitCode: -1,
-          failureClass: 'spawn_fail',
-          leaseId: lease.leaseId,
-          hint: `the jail could not be prepared (${ready.message.slice(0, 300)}); scripts never run unjailed`,
-        });
-      }
-      const { workspace, paths, socket } = ready;
-      try {
-        const exit = await runJailed({
-          bwrapPath: settings.bwrapPath,
-          args: bwrapArgs({ workspace, ...paths, node: settings.nodePath ?? process.execPath }),
-          env: jailEnv(process.env, {
-            [SOCKET_ENV]: JAIL_PATHS.socket,
-            [LEASE_ENV]: lease.secret,
-            [LEASE_ID_ENV]: lease.leaseId,
-          }),
-          timeoutMs: Math.min(settings.timeoutMs, request.timeoutMs ?? settings.timeoutMs),
-          stdoutCapBytes: settings.stdoutCapBytes,
-          signal,
-          // The jail leads its own process group: killing the run kills everything in it.
-          onStart: (child) => {
-            options.autonomy.trackProcess(request.sessionKey, child);
-          },
-        });
-        return ended({
-          leaseId: lease.leaseId,
-          exitCode: exit.exitCode,
-          failureClass: exit.failureClass,
-          hint: exit.hint,
-          stdout: exit.stdout,
-          stdoutTruncated: exit.stdoutBytes > exit.stdout.length,
-          stderr: exit.stderr.slice(-4000),
-          toolCalls: socket.tallies(),
-          resultRefs: socket.resultRefs(),
-        });
-      } finally {
-        controller.abort();
-        await socket.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
-
-  async function childLease(request: ScriptRequest, settings: OrchestrateSection) {
-    const own = await options.autonomy.introspect({ sessionKey: request.sessionKey });
-    const runView = own.runs[0];
-    if (runView?.status !== 'running') throw new Error('the session is not a running sub-agent run');
-    const minted = await options.autonomy.mintChildLease(runView.runId, {
-      capabilities: runView.capabilities,
-      ttlMs: settings.timeoutMs + 60_000,
-    });
-    return { leaseId: minted.lease.leaseId, secret: minted.secret };
-  }
-
-  function emitSummary(request: ScriptRequest, result: ScriptResult): void {
-    // Results the script consumed but the model never saw, less what it printed: ~4 bytes a token.
-    const consumed = Math.round(result.resultRefs.bytes / 4);
-    const saved = Math.max(0, consumed - Math.round(Buffer.byteLength(result.stdout) / 4));
-    options.events?.emit('orchestrate:run_summary', {
-      sessionKey: request.sessionKey,
-      ...(request.traceId ? { traceId: request.traceId } : {}),
-      agentId: request.agentId,
-      runId: result.runId,
-      ...(result.leaseId ? { leaseId: result.leaseId } : {}),
-      exitCode: result.exitCode,
-      durationMs: result.durationMs,
-      ...(result.failureClass && result.exitCode !== 0 ? { failureClass: result.failureClass } : {}),
-      toolCalls: result.toolCalls,
-      resultRefs: result.resultRefs,
-      ...(consumed > 0
-        ? { savings: { estSavedTokens: saved, savedRatio: Math.round((saved / consumed) * 1000) / 1000 } }
-        : {}),
-    });
-    if (result.failureClass === 'spawn_fail') {
-      options.logger?.warn(
-        {
-          step: 'orchestrate',
-          runId: result.runId,
-          hint: result.hint ?? 'install bubblewrap',
-          errorKind: 'dependency',
-        },
-        'orchestrate: the jail could not be created',
-      );
-    }
-  }
+  const ctx: RunContext = {
+    options,
+    now: options.now ?? Date.now,
+    newId: options.newId ?? (() => randomUUID()),
+  };
+  const run = (request: ScriptRequest) => runScript(ctx, section, request);
 
   const params = z.strictObject({
     script: z
