@@ -104,7 +104,18 @@ export async function runScript(
         signal,
         // The jail leads its own process group: killing the run kills everything in it.
         onStart: (child) => {
-          options.autonomy.trackProcess(request.sessionKey, child);
+          // Once the jail has exited its pid may be reused: a later kill of the run must not
+          // signal whatever process group holds that number then.
+          let exited = false;
+          child.once('exit', () => {
+            exited = true;
+          });
+          options.autonomy.trackProcess(request.sessionKey, {
+            get pid() {
+              return exited ? undefined : child.pid;
+            },
+            kill: (signal) => !exited && child.kill(signal),
+          });
         },
       });
       return ended({
