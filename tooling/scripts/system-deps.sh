@@ -2,7 +2,8 @@
 # The Debian packages the test suite drives for real, installed when missing: Chromium (browser
 # tests), openssl and curl (webhook signing end to end), ffmpeg, espeak-ng and pocketsphinx with
 # its English model (the keyless media engines), python3, make and g++ (node-pty's build) and
-# git (workspaces, config history). Used by `.ci/run` and before `pnpm test`. Installing needs
+# git (workspaces, config history), bubblewrap and jq (the orchestrate jail and its jq builtin).
+# Used by `.ci/run` and before `pnpm test`. Installing needs
 # root and apt-get; without them the missing packages are named and the script fails.
 set -uo pipefail
 
@@ -23,6 +24,8 @@ need python3 command -v python3
 need make command -v make
 need g++ command -v g++
 need git command -v git
+need bubblewrap command -v bwrap
+need jq command -v jq
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then

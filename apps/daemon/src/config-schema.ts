@@ -6,6 +6,7 @@ import {
 import { approvalsSectionSchema } from '@agentd/approvals';
 import { gatewayTokensSchema } from '@agentd/auth-scopes';
 import { autonomySectionSchema, securitySectionSchema } from '@agentd/autonomy';
+import { orchestrateSectionSchema } from '@agentd/orchestrate';
 import { graphSectionSchema } from '@agentd/graph-engine';
 import { browserSectionSchema } from '@agentd/browser';
 import { channelsSectionSchema, notificationsSectionSchema } from '@agentd/channels';
@@ -103,6 +104,8 @@ export const configSections = {
   terminal: section(terminalSectionSchema),
   // Sub-agent limits, budgets, leases and the denial breaker: from the next spawn and gate decision.
   autonomy: section(autonomySectionSchema),
+  // The jailed orchestrate tool: limits, bwrap path and denylist from the next script run.
+  orchestrate: section(orchestrateSectionSchema),
   // security.agentToAgent.steerInject: from the next subagent.steer.
   security: section(securitySectionSchema),
   // `/v1`: on, off and its limits apply to the next request (a new gateway generation).

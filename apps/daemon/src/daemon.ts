@@ -381,6 +381,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     cron: services.cron,
     memory: services.memory,
     approvals: services.approvals,
+    orchestrate: services.orchestrate,
     mcpTools: services.mcpTools,
     skills: services.skills,
     recordPosture: services.recordPosture,

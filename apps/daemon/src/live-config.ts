@@ -92,6 +92,7 @@ export interface LiveServices {
   cron: CronService;
   memory: MemorySwitch;
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
+  orchestrate: { applyConfig(section: DaemonConfig['orchestrate']): void };
   mcpTools: McpToolHost;
   skills: { applyConfig(section: DaemonConfig['skills']): void };
   learning: { applyConfig(section: DaemonConfig['learning']): void };
@@ -223,6 +224,7 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   // memory methods, recall and the agent tools until it is on again.
   live.on(['memory'], (next) => services.memory.apply(next.memory));
   live.on(['approvals'], (next) => services.approvals.applyConfig(next.approvals));
+  live.on(['orchestrate'], (next) => services.orchestrate.applyConfig(next.orchestrate));
   live.on(['learning'], async (next) => {
     services.learning.applyConfig(next.learning);
     if (next.learning.enabled) await services.ensureLifecycleJob(next.learning.sweepIntervalMs);

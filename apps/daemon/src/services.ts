@@ -66,6 +66,7 @@ import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
 import { sharedToolsGate } from './methods/tenancy.js';
 import { startToolServices } from './tool-services.js';
+import { type OrchestrateWiring, wireOrchestrate } from './orchestrate-wiring.js';
 import { hookDeliverer, lateImageDeliverer, startChannels } from './channel-services.js';
 
 /** What the services are started from. */
@@ -119,6 +120,7 @@ export interface DaemonServices {
   terminal: TerminalService;
   /** Sub-agent runs, their durable table, leases and run control. */
   autonomy: AutonomyService;
+  orchestrate: OrchestrateWiring;
   /** `mcp.servers`: their tools as agent tools, their state for gateway.status. */
   mcpTools: McpToolHost;
   /** Skills: sources, vetted imports, `skill_read` and the permission-manifest gate. */
@@ -346,6 +348,7 @@ type Stores = Omit<
   | 'workspace'
   | 'terminal'
   | 'autonomy'
+  | 'orchestrate'
   | 'mcpTools'
   | 'learning'
   | 'ensureLifecycleJob'
@@ -575,6 +578,17 @@ async function startAgents(
   // After the tools exist (a resumed run's tool set is fixed already) and stopped before the
   // runtime closes: a stop aborts running runs and leaves them `running` for the next start.
   await lifecycle.service('autonomy', () => autonomy);
+  // Scripts in the bubblewrap jail, reaching tools only through the capability socket.
+  const orchestrate = wireOrchestrate({
+    section: config.orchestrate,
+    agentRuntime,
+    autonomy,
+    workspace,
+    media,
+    events,
+    logger: logger.module('orchestrate'),
+    now,
+  });
   // Agents offered skill_read get their usable skills' names and descriptions in the prompt.
   // Learning: every turn's outcome, the learned procedures (listed as `learned` skills) and the
   // `Memory lifecycle` cron job whose runs are the sweeps.
@@ -678,6 +692,7 @@ async function startAgents(
     hooks,
     approvals,
     autonomy,
+    orchestrate,
     learning,
     ensureLifecycleJob: async (intervalMs) => {
       lifecycleSession = await ensureLifecycleJob(cron, intervalMs);

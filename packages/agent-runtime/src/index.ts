@@ -67,7 +67,12 @@ export type {
 } from './agent-registry.js';
 export type { BillingApi } from './billing-service.js';
 export type { ModelView, ProviderView } from './model-resolver.js';
-export { type AgentRuntime, createAgentRuntime } from './runtime.js';
+export {
+  type AgentRuntime,
+  createAgentRuntime,
+  type ToolInvocation,
+  type ToolInvocationResult,
+} from './runtime.js';
 export type {
   AgentRuntimeOptions,
   ApprovalCache,

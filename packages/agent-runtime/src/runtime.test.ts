@@ -23,6 +23,47 @@ describe('createAgentRuntime wiring', () => {
     ).not.toThrow();
   });
 
+  it('invokeTool runs a call outside a turn through the gate chain and never throws for a failure', async () => {
+    const seen: string[] = [];
+    const t = await startRuntime({
+      tools: [addTool, failingTool],
+      agents: { entries: { calc: { name: 'Calc', tools: ['add', 'explode'] } } },
+      toolGates: [
+        {
+          name: 'spy',
+          before: (call) => {
+            seen.push(`${call.agentId}:${call.sessionKey}:${call.toolName}`);
+            return { allow: true };
+          },
+        },
+      ],
+    });
+    const signal = new AbortController().signal;
+    const call = { agentId: 'calc', sessionKey: 'default:subagent:r1', signal };
+    expect(await t.runtime.invokeTool({ ...call, toolName: 'add', input: { a: 2, b: 3 } })).toEqual({
+      ok: true,
+      value: { sum: 5 },
+    });
+    expect(seen).toEqual(['calc:default:subagent:r1:add']);
+    expect(
+      await t.runtime.invokeTool({ ...call, toolName: 'explode', input: { reason: 'x' } }),
+    ).toMatchObject({
+      ok: false,
+      errorKind: 'tool_error',
+      message: expect.stringContaining('exploded: x'),
+    });
+    // The allow-list gate refuses what the agent may not call, and the handler never runs.
+    expect(await t.runtime.invokeTool({ ...call, toolName: 'offload_read', input: {} })).toMatchObject({
+      ok: false,
+    });
+    expect(
+      await t.runtime.invokeTool({ ...call, agentId: 'ghost', toolName: 'add', input: {} }),
+    ).toMatchObject({
+      ok: false,
+      errorKind: 'unknown_agent',
+    });
+  });
+
   it('unregisterTools withdraws tools by name, ignores unknown names, and frees the name for a new tool', async () => {
     const t = await startRuntime({ tools: [addTool, failingTool] });
     t.runtime.unregisterTools(['explode', 'never-registered']);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { type AgentsApi, createAgentRegistry } from './agent-registry.js';
 import { type BillingApi, createBillingApi } from './billing-service.js';
@@ -21,6 +22,21 @@ import { createToolRunner } from './tool-runner.js';
 import { createTurnLoop } from './turn-loop.js';
 import { type ContextDagApi, createContextDagApi } from './context-dag.js';
 import type { AgentTool, TurnRequest, TurnResult } from './types.js';
+
+/** One tool call {@link AgentRuntime.invokeTool} runs. */
+export interface ToolInvocation {
+  agentId: string;
+  sessionKey: string;
+  traceId?: string | undefined;
+  toolName: string;
+  input: unknown;
+  signal: AbortSignal;
+}
+
+/** What {@link AgentRuntime.invokeTool} answers. */
+export type ToolInvocationResult =
+  | { ok: true; value: unknown }
+  | { ok: false; errorKind: string; message: string };
 
 /** The agent runtime. */
 export interface AgentRuntime {
@@ -59,6 +75,12 @@ export interface AgentRuntime {
   useTurnObserver(observer: TurnObserver | undefined): void;
   /** The tools of `names` that `agentId` may not use (its allow-list and the denylists); all of them for an unknown agent. */
   toolsDenied(agentId: string, names: readonly string[]): string[];
+  /**
+   * Runs one tool call outside a model step (a capability-socket call of a jailed script): the
+   * same gate chain and handler a model's call takes, in `sessionKey` as `agentId`. Never
+   * throws for a tool failure; answers the tool's value or why it failed.
+   */
+  invokeTool(call: ToolInvocation): Promise<ToolInvocationResult>;
   readonly agents: AgentsApi;
   /** Configured providers and models, without keys. */
   models(): { providers: ProviderView[]; models: ModelView[] };
@@ -145,6 +167,36 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     toolsDenied(agentId, names) {
       const agent = agents.find(agentId);
       return names.filter((name) => !agent || !tools.allowed(agent, name, undefined));
+    },
+    async invokeTool(call) {
+      const agent = agents.find(call.agentId);
+      if (!agent)
+        return { ok: false, errorKind: 'unknown_agent', message: `Agent not found: ${call.agentId}` };
+      const outcome = await tools.run({
+        agent,
+        agentId: call.agentId,
+        allowedTools: undefined,
+        sessionKey: call.sessionKey,
+        traceId: call.traceId ?? randomUUID(),
+        call: { toolCallId: `invoke_${randomUUID()}`, toolName: call.toolName, input: call.input },
+        step: 0,
+        seq: 0,
+        signal: call.signal,
+      });
+      const record = outcome.record as { errorKind?: string; errorPreview?: string };
+      if (!outcome.ok) {
+        return {
+          ok: false,
+          errorKind: record.errorKind ?? 'tool_error',
+          message: record.errorPreview ?? `Tool ${call.toolName} failed`,
+        };
+      }
+      try {
+        return { ok: true, value: JSON.parse(outcome.message.content) as unknown };
+      } catch {
+        // An offloaded result is a plain-text reference, not JSON: hand it over as it is.
+        return { ok: true, value: outcome.message.content };
+      }
     },
     agents: agents.api,
     models: models.list,

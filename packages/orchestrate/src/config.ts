@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/**
+ * Tools a script never reaches through the capability socket, whatever its lease holds:
+ * management and login tools, and the tools that would let a script start more scripts or
+ * runs (a jailed script must not widen itself).
+ */
+export const DEFAULT_TOOL_DENYLIST: readonly string[] = [
+  'orchestrate',
+  'subagent_spawn',
+  'subagent_steer',
+  'subagent_kill',
+  'admin*',
+  'config*',
+  'secret*',
+  'lease*',
+  'auth*',
+  '*login*',
+  'approval*',
+  'browser_*',
+];
+
+/** The `orchestrate` config section. */
+export const orchestrateSectionSchema = z.strictObject({
+  /** Register the `orchestrate` tool at all. */
+  enabled: z.boolean().default(true),
+  /** Wall-clock limit of one script run; the jail is killed past it (failureClass `timeout`). */
+  timeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
+  /** Bytes of stdout kept; past it the jail is killed (failureClass `stdout_cap`). */
+  stdoutCapBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
+  /** The bubblewrap binary. */
+  bwrapPath: z.string().min(1).max(4096).default('bwrap'),
+  /** The Node binary run inside the jail. @default the daemon's own (`process.execPath`) */
+  nodePath: z.string().min(1).max(4096).optional(),
+  /** Tool name patterns (`name` or `prefix*`, `*suffix*`) the socket never routes to. */
+  toolDenylist: z
+    .array(z.string().min(1).max(128))
+    .max(200)
+    .default([...DEFAULT_TOOL_DENYLIST]),
+  /** Largest script accepted, in characters. */
+  maxScriptChars: z.number().int().min(1).max(1_048_576).default(200_000),
+});
+
+/** The parsed `orchestrate` section. */
+export type OrchestrateSection = z.infer<typeof orchestrateSectionSchema>;

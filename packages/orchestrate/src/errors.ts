@@ -1,0 +1,26 @@
+import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import { AgentdError, errorGuard } from '@agentd/errors';
+
+/**
+ * Every `code` an {@link OrchestrateError} can carry.
+ *
+ * - `INVALID_OPTIONS`: a factory or a call was given input that fails validation (`data.issues`).
+ * - `CLOSED`: the service was used after `close()`.
+ */
+export type OrchestrateErrorCode = 'INVALID_OPTIONS' | 'CLOSED';
+
+export type { FieldIssue };
+
+/** Options of the {@link OrchestrateError} constructor. */
+export type OrchestrateErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
+
+/** The one error class thrown by this package; switch on `code`, not on the message. */
+export class OrchestrateError extends AgentdError<
+  OrchestrateErrorCode,
+  { issues?: FieldIssue[] } & Record<string, unknown>
+> {
+  override readonly name = 'OrchestrateError';
+}
+
+/** True when `error` is an {@link OrchestrateError}, optionally with the given code. */
+export const isOrchestrateError = errorGuard(OrchestrateError);

@@ -1,0 +1,101 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AutonomyService, createAutonomyService, type SubagentTurnRunner } from '@agentd/autonomy';
+import { type Database, openDatabase } from '@agentd/storage';
+import { createOrchestrateService, type OrchestrateServiceOptions, type RoutedCall } from '../src/index.js';
+
+/** A sub-agent turn runner whose turns run until their signal aborts (a run stays `running`). */
+const heldRunner: SubagentTurnRunner = {
+  runTurn: (request) =>
+    new Promise((_resolve, reject) => {
+      request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    }),
+};
+
+/** A temp data dir with a real libsql database and autonomy services over it. */
+function autonomyFixture() {
+  const dir = mkdtempSync(join(tmpdir(), 'agentd-orch-data-'));
+  const databases: Database[] = [];
+  const services: AutonomyService[] = [];
+  return {
+    dir,
+    async open(): Promise<Database> {
+      const db = await openDatabase({ dataDir: dir });
+      databases.push(db);
+      return db;
+    },
+    async service(db: Database, toolsOf: () => string[]): Promise<AutonomyService> {
+      const service = createAutonomyService({ db, runner: () => heldRunner, toolsOf });
+      services.push(service);
+      await service.start();
+      return service;
+    },
+    async cleanup() {
+      for (const service of services.splice(0)) await service.close();
+      for (const db of databases.splice(0)) await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The tools the test agent holds (the run's capability set). */
+export const AGENT_TOOLS = [
+  'orchestrate',
+  'echo',
+  'subagent_spawn',
+  'capabilities_introspect',
+  'not_for_you',
+];
+
+/**
+ * A real autonomy service over a real libsql file, a running sub-agent run whose turn the test
+ * holds open, a workspace directory, and an orchestrate service over them. The routed tool
+ * `echo` answers what it was called with and as whom.
+ */
+export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOptions> = {}) {
+  const fixture = autonomyFixture();
+  const db = await fixture.open();
+  const autonomy = await fixture.service(db, () => [...AGENT_TOOLS]);
+  const workspace = mkdtempSync(join(tmpdir(), 'agentd-orch-ws-'));
+  mkdirSync(workspace, { recursive: true });
+  const routed: Array<RoutedCall & { sessionKey: string }> = [];
+  const events: Array<{ event: string; payload: Record<string, unknown> }> = [];
+  const service = createOrchestrateService({
+    autonomy,
+    workspaceOf: async () => workspace,
+    invokeTool: async (call) => {
+      routed.push(call);
+      return { ok: true, value: { echoed: call.args, agentId: call.agentId, runId: call.runId } };
+    },
+    mayCall: (_agentId, tool) => tool !== 'not_for_you',
+    hasTool: (tool) => AGENT_TOOLS.includes(tool),
+    events: { emit: (event, payload) => events.push({ event, payload }) },
+    ...overrides,
+  });
+  const spawned = await autonomy.spawn({ parentSessionKey: 'default:rpc:alice', task: 'orchestrate things' });
+  return {
+    dataDir: fixture.dir,
+    db,
+    autonomy,
+    service,
+    workspace,
+    routed,
+    events,
+    run: spawned,
+    async cleanup() {
+      await fixture.cleanup();
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Whether a process is alive. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
