@@ -98,6 +98,23 @@ const visionSchema = z
     scopeRules: z.array(scopeRuleSchema).max(200).default([]),
     /** Frames sent for a video. @default 4 */
     videoFrames: z.number().int().min(1).max(16).default(4),
+    /**
+     * `auto`: the provider when one is set, else the keyless engine (tesseract OCR and ffmpeg
+     * image facts). `keyed`: only the provider. `keyless`: only the local engine. @default 'auto'
+     */
+    order: z.enum(['auto', 'keyless', 'keyed']).default('auto'),
+    /** tesseract program of the keyless engine. @default 'tesseract' */
+    tesseractCommand: z.string().min(1).default('tesseract'),
+    /** Tesseract language(s) read, `eng` or `eng+deu` (each needs its `tesseract-ocr-<lang>` package). @default 'eng' */
+    ocrLanguage: z
+      .string()
+      .regex(/^[a-z]{3}(_[a-z]+){0,2}(\+[a-z]{3}(_[a-z]+){0,2}){0,4}$/)
+      .default('eng'),
+    /**
+     * `media.describe_video` without a video-capable provider reads text and image facts from
+     * the frames with the keyless engine instead of answering not configured. @default false
+     */
+    keylessVideo: z.boolean().default(false),
   })
   .strict();
 

@@ -7,6 +7,7 @@ const PACKAGE_OF: Record<string, string> = {
   ffprobe: 'ffmpeg',
   'espeak-ng': 'espeak-ng',
   pocketsphinx_continuous: 'pocketsphinx pocketsphinx-en-us',
+  tesseract: 'tesseract-ocr tesseract-ocr-eng',
 };
 
 /** How one program run is bounded. */

@@ -31,7 +31,7 @@ export async function withScratch<T>(work: (dir: string) => Promise<T>): Promise
 }
 
 /** ffprobe lives beside ffmpeg: `/opt/ff/ffmpeg` → `/opt/ff/ffprobe`, `ffmpeg` → `ffprobe`. */
-function probeCommand(ffmpeg: string): string {
+export function probeCommand(ffmpeg: string): string {
   return ffmpeg.includes('/') ? join(dirname(ffmpeg), 'ffprobe') : 'ffprobe';
 }
 
