@@ -147,6 +147,7 @@ export function createMediaService(options: MediaServiceOptions = {}): MediaServ
     const bytes = await options.readWorkspaceFile(
       params.agentId ?? scope.agentId ?? 'default',
       params.path as string,
+      section.maxInputBytes,
     );
     if (bytes.length > section.maxInputBytes)
       throw new MediaError('TOO_LARGE', `path is larger than the ${section.maxInputBytes}-byte limit`, {

@@ -204,8 +204,12 @@ export interface MediaServiceOptions {
    * @default `<os tmpdir>/agentd-media/<agentId>`
    */
   agentDir?: ((agentId: string) => string) | undefined;
-  /** Reads a file of an agent's workspace for `image.analyze { path }`; absent, paths are refused. */
-  readWorkspaceFile?: ((agentId: string, path: string) => Promise<Buffer>) | undefined;
+  /**
+   * Reads a file of an agent's workspace for `image.analyze { path }`; absent, paths are
+   * refused. `maxBytes` is `media.maxInputBytes`: a reader should refuse a larger file before
+   * reading it (`readConfinedFile` does); the service checks the length again either way.
+   */
+  readWorkspaceFile?: ((agentId: string, path: string, maxBytes: number) => Promise<Buffer>) | undefined;
   /** The daemon's main model provider, for `stt.followMainKey`; undefined when it has none. */
   mainProvider?: (() => HttpProvider | undefined) | undefined;
   /**
