@@ -1,5 +1,6 @@
 import { Document, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
@@ -18,7 +19,71 @@ async function makeDocx(paragraphs: string[]): Promise<Buffer> {
   return Packer.toBuffer(doc);
 }
 
+/** A ZIP of deflated entries whose headers declare `declared(name, real size)` bytes each. */
+function makeZip(entries: Array<{ name: string; data: Buffer; declared?: number }>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name);
+    const packed = deflateRawSync(entry.data);
+    const size = entry.declared ?? entry.data.length;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(packed.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(packed.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, packed);
+    centrals.push(central, name);
+    offset += local.length + name.length + packed.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const CONTENT_TYPES = Buffer.from(
+  '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+);
+
 describe('extractDocument', () => {
+  it('refuses DOCX zip bombs before mammoth inflates them', async () => {
+    const zeros = Buffer.alloc(20 * 1024 * 1024);
+    const lying = makeZip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES },
+      { name: 'word/document.xml', data: zeros, declared: 1000 },
+    ]);
+    expect(lying.length).toBeLessThan(100_000);
+    await expect(extractDocument(lying, { maxChars: 1000 })).rejects.toSatisfy(
+      (error) =>
+        isMediaError(error, 'CORRUPT_INPUT') && /inflates past its declared size/.test(error.message),
+    );
+    const honest = makeZip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES },
+      ...Array.from({ length: 7 }, (_, index) => ({ name: `word/media/${index}.bin`, data: zeros })),
+    ]);
+    await expect(extractDocument(honest, { maxChars: 1000, field: 'url' })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.field === 'url',
+    );
+  });
+
   it('reads every page of a PDF made by pdf-lib', async () => {
     const pdf = await makePdf(['Quarterly report for the lighthouse', 'Second page about tides']);
     const result = await extractDocument(pdf, { maxChars: 10_000 });

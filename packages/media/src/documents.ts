@@ -2,6 +2,7 @@ import { MediaError } from './errors.js';
 import { htmlToText, tidy } from './internal/html.js';
 import { sniffMime } from './internal/sniff.js';
 import { decodeText } from './internal/text-decoding.js';
+import { checkZip } from './internal/zip-guard.js';
 
 /** The text of a document. */
 export interface DocumentText {
@@ -74,6 +75,8 @@ async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string
 }
 
 async function docxText(bytes: Uint8Array, field: string): Promise<string> {
+  // Before mammoth: its unzipper would inflate a zip bomb in full (see checkZip).
+  checkZip(bytes, field);
   try {
     const { default: mammoth } = await import('mammoth');
     const result = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });
