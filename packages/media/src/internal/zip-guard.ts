@@ -60,13 +60,18 @@ export function checkZip(bytes: Uint8Array, field: string): void {
     if (method === 0) {
       if (compressed !== declared) corrupt('stored entry size mismatch');
     } else if (method === 8) {
-      let size: number;
-      try {
-        size = inflateRawSync(data, { maxOutputLength: Math.max(1, declared) }).length;
-      } catch {
-        return corrupt('an entry inflates past its declared size or is not deflate data');
-      }
+      const size = inflatedSize(data, declared);
+      if (size === undefined) corrupt('an entry inflates past its declared size or is not deflate data');
       if (size !== declared) corrupt('an entry inflates to another size than declared');
     } else corrupt(`compression method ${method} is not supported`);
+  }
+}
+
+/** The inflated size of raw deflate `data`, or undefined when it passes `declared` or is not deflate. */
+function inflatedSize(data: Buffer, declared: number): number | undefined {
+  try {
+    return inflateRawSync(data, { maxOutputLength: Math.max(1, declared) }).length;
+  } catch {
+    return undefined;
   }
 }
