@@ -44,6 +44,8 @@ const sttSchema = z
     /** Optional whisper.cpp command (`whisper-cli`) and model; used before pocketsphinx when both are set. */
     whisperCommand: z.string().min(1).optional(),
     whisperModel: z.string().min(1).optional(),
+    /** Longest audio transcribed, in seconds; longer input is `TOO_LARGE`. @default 3600 */
+    maxSeconds: z.number().int().min(10).max(86_400).default(3600),
     /** Language the keyless engine's model speaks (pocketsphinx-en-us ships `en`). @default 'en' */
     keylessLanguage: z.string().min(2).max(16).default('en'),
   })

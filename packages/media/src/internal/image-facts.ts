@@ -2,14 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMediaError, MediaError } from '../errors.js';
 import { runProgram } from './exec.js';
-import { type FfmpegContext, probeCommand } from './ffmpeg.js';
-
-/**
- * Largest picture decoded, in pixels. ffmpeg and ffprobe are told so (`-max_pixels`) before
- * they decode anything: a small, highly compressed PNG can declare 60000×60000 pixels and
- * would otherwise take gigabytes to decode.
- */
-export const MAX_PIXELS = 40_000_000;
+import { type FfmpegContext, MAX_PIXELS, pixelLimitError, probeCommand } from './ffmpeg.js';
 
 /** Side of the thumbnail the colours are counted on (area-averaged, so noise does not count). */
 const THUMB = 32;
@@ -36,13 +29,8 @@ const LOCAL_ONLY = ['-protocol_whitelist', 'file,pipe'];
 /** ffmpeg refusing the picture: too many pixels is `TOO_LARGE`, anything else `CORRUPT_INPUT`. */
 function refused(error: unknown, field: string, stderr = ''): never {
   const text = `${stderr} ${isMediaError(error) ? String(error.data?.stderr ?? '') : ''}`;
-  // ffmpeg says "Picture size WxH exceeds specified max pixel count" (over -max_pixels) or
-  // "Picture size WxH is invalid" (over its own limit); either way the header declared too many.
-  const size = /Picture size (\d+)x(\d+)/.exec(text);
-  if (size && Number(size[1]) * Number(size[2]) > MAX_PIXELS)
-    throw new MediaError('TOO_LARGE', `${field} has more than ${MAX_PIXELS} pixels`, {
-      data: { field, maxPixels: MAX_PIXELS },
-    });
+  const overPixels = pixelLimitError(text, field);
+  if (overPixels) throw overPixels;
   if (error === undefined || isMediaError(error, 'ENGINE_FAILED'))
     throw new MediaError('CORRUPT_INPUT', `${field} could not be decoded as an image`, {
       data: { field },
