@@ -39,7 +39,7 @@ export async function extractDocument(
   } else if (sniffed.kind === 'text') {
     const decoded = decodeText(bytes);
     const html = sniffed.mimeType === 'text/html' || options.mimeType === 'text/html';
-    text = html ? await htmlToText(decoded) : tidy(decoded.replace(/\r\n?/g, '\n'));
+    text = html ? await htmlToText(decoded, field) : tidy(decoded.replace(/\r\n?/g, '\n'));
   } else {
     throw new MediaError(
       'UNSUPPORTED_TYPE',
