@@ -1,6 +1,6 @@
 import { Document, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
@@ -63,7 +63,55 @@ const CONTENT_TYPES = Buffer.from(
     '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
 );
 
+/** A one-page PDF whose content stream says "Hello bomb" and then holds `padding` spaces, deflated. */
+function bombPdf(padding: number): Buffer {
+  const content = Buffer.concat([
+    Buffer.from('BT /F1 12 Tf 72 712 Td (Hello bomb) Tj ET\n'),
+    Buffer.alloc(padding, 0x20),
+  ]);
+  const stream = deflateSync(content, { level: 9 });
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
+  const offsets: number[] = [];
+  let length = parts[0]?.length ?? 0;
+  const add = (part: Buffer) => {
+    offsets.push(length);
+    parts.push(part);
+    length += part.length;
+  };
+  add(Buffer.from('1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n'));
+  add(Buffer.from('2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n'));
+  add(
+    Buffer.from(
+      '3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >> endobj\n',
+    ),
+  );
+  add(
+    Buffer.concat([
+      Buffer.from(`4 0 obj << /Length ${stream.length} /Filter /FlateDecode >> stream\n`),
+      stream,
+      Buffer.from('\nendstream endobj\n'),
+    ]),
+  );
+  add(Buffer.from('5 0 obj << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> endobj\n'));
+  const table = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  parts.push(
+    Buffer.from(
+      `xref\n0 6\n0000000000 65535 f \n${table}trailer << /Size 6 /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+    ),
+  );
+  return Buffer.concat(parts);
+}
+
 describe('extractDocument', () => {
+  it('reads a PDF with a deflated content stream, and refuses one inflating past 128 MiB', async () => {
+    expect((await extractDocument(bombPdf(1000), { maxChars: 100 })).text).toBe('Hello bomb');
+    const bomb = bombPdf(200 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(300_000);
+    await expect(extractDocument(bomb, { maxChars: 100 })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.maxBytes === 128 * 1024 * 1024,
+    );
+  });
+
   it('refuses DOCX zip bombs before mammoth inflates them', async () => {
     const zeros = Buffer.alloc(20 * 1024 * 1024);
     const lying = makeZip([

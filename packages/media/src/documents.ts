@@ -2,6 +2,7 @@ import { MediaError } from './errors.js';
 import { htmlToText, tidy } from './internal/html.js';
 import { sniffMime } from './internal/sniff.js';
 import { decodeText } from './internal/text-decoding.js';
+import { checkPdf } from './internal/pdf-guard.js';
 import { checkZip } from './internal/zip-guard.js';
 
 /** The text of a document. */
@@ -60,6 +61,8 @@ export async function extractDocument(
 }
 
 async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string; pages: number }> {
+  // Before pdf.js: it would inflate a stream bomb in full (see checkPdf).
+  checkPdf(bytes, field);
   try {
     // pdf.js (inside unpdf) is large: imported on the first PDF, not with the package.
     const { extractText } = await import('unpdf');
