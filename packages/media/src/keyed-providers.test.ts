@@ -143,6 +143,13 @@ describe('vision and image generation through OpenAI-compatible providers', () =
       media.analyzeImage({ image: PNG.toString('base64'), channelType: 'slack' }),
     ).rejects.toSatisfy((error) => isMediaError(error, 'DENIED'));
     await expect(
+      media.analyzeImage({
+        image: PNG.toString('base64'),
+        channelType: 'webchat',
+        _callerChannelType: 'slack',
+      }),
+    ).rejects.toSatisfy((error) => isMediaError(error, 'DENIED'));
+    await expect(
       media.analyzeImage({ image: Buffer.from('just text').toString('base64') }),
     ).rejects.toSatisfy((error) => isMediaError(error, 'UNSUPPORTED_TYPE') && error.data?.field === 'image');
     expect(seen).toEqual([]);
