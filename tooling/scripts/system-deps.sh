@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite drives for real, installed when missing: Chromium (browser
 # tests), openssl and curl (webhook signing end to end), ffmpeg, espeak-ng and pocketsphinx with
-# its English model (the keyless media engines), python3, make and g++ (node-pty's build) and
-# git (workspaces, config history), bubblewrap and jq (the orchestrate jail and its jq builtin).
+# its English model, tesseract-ocr with its English data (the keyless media engines; the DejaVu
+# font draws the text the OCR tests read), python3, make and g++ (node-pty's build), git
+# (workspaces, config history), bubblewrap and jq (the orchestrate jail and its jq builtin).
 # Used by `.ci/run` and before `pnpm test`. Installing needs
 # root and apt-get; without them the missing packages are named and the script fails.
 set -uo pipefail
@@ -20,6 +21,9 @@ need ffmpeg command -v ffmpeg
 need espeak-ng command -v espeak-ng
 need pocketsphinx command -v pocketsphinx_continuous
 need pocketsphinx-en-us test -d /usr/share/pocketsphinx/model/en-us
+need tesseract-ocr command -v tesseract
+need tesseract-ocr-eng sh -c 'tesseract --list-langs | grep -qx eng'
+need fonts-dejavu-core test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 need python3 command -v python3
 need make command -v make
 need g++ command -v g++

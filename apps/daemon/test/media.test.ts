@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -88,6 +89,41 @@ describe('media namespaces over JSON-RPC', () => {
     });
     expect(fleet).toMatchObject({ count: 1, detail: expect.stringContaining('no_keyless_engine') });
     await rpc.call('config.patch', { media: { stt: { order: 'auto' } } });
+  });
+
+  it('analyzes an image keylessly (tesseract OCR, image facts) from the workspace, saying what it is', async () => {
+    await rpc.call('config.patch', { media: { vision: { order: 'keyless' } } });
+    // ffmpeg draws the text with Debian's DejaVu font straight into the agent workspace.
+    const font = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+    const draw = `drawtext=fontfile=${font}:text='Platform 9 closed':fontsize=48:fontcolor=black:x=30:y=70`;
+    const picture = join(td.dataDir, 'workspaces', 'default', 'notice.png');
+    execFileSync('ffmpeg', [
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `color=c=white:s=600x200,${draw}`,
+      '-frames:v',
+      '1',
+      picture,
+    ]);
+    const answer = await rpc.call<{ description: string; engine: string; mimeType: string }>(
+      'image.analyze',
+      {
+        path: 'notice.png',
+      },
+    );
+    expect(answer).toMatchObject({ engine: 'tesseract', mimeType: 'image/png' });
+    expect(answer.description).toMatch(/^Keyless local analysis .*does not recognise objects/);
+    expect(answer.description.endsWith('Text read:\nPlatform 9 closed')).toBe(true);
+    const test = await rpc.call('media.test.vision', { data: (await readFile(picture)).toString('base64') });
+    expect(test).toMatchObject({ ok: true, engine: 'tesseract', result: { mimeType: 'image/png' } });
+    const providers = await rpc.call<Record<string, Array<Record<string, unknown>>>>('media.providers');
+    expect(providers.vision?.[1]).toMatchObject({ engine: 'tesseract', keyless: true, available: true });
+    await rpc.call('config.patch', { media: { vision: { order: 'auto' } } });
   });
 
   it('refuses bad input with -32602 naming the field and writes nothing', async () => {

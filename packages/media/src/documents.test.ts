@@ -1,5 +1,6 @@
 import { Document, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { deflateRawSync, deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
@@ -18,7 +19,119 @@ async function makeDocx(paragraphs: string[]): Promise<Buffer> {
   return Packer.toBuffer(doc);
 }
 
+/** A ZIP of deflated entries whose headers declare `declared(name, real size)` bytes each. */
+function makeZip(entries: Array<{ name: string; data: Buffer; declared?: number }>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name);
+    const packed = deflateRawSync(entry.data);
+    const size = entry.declared ?? entry.data.length;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(packed.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(packed.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, packed);
+    centrals.push(central, name);
+    offset += local.length + name.length + packed.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const CONTENT_TYPES = Buffer.from(
+  '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+);
+
+/** A one-page PDF whose content stream says "Hello bomb" and then holds `padding` spaces, deflated. */
+function bombPdf(padding: number): Buffer {
+  const content = Buffer.concat([
+    Buffer.from('BT /F1 12 Tf 72 712 Td (Hello bomb) Tj ET\n'),
+    Buffer.alloc(padding, 0x20),
+  ]);
+  const stream = deflateSync(content, { level: 9 });
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
+  const offsets: number[] = [];
+  let length = parts[0]?.length ?? 0;
+  const add = (part: Buffer) => {
+    offsets.push(length);
+    parts.push(part);
+    length += part.length;
+  };
+  add(Buffer.from('1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n'));
+  add(Buffer.from('2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n'));
+  add(
+    Buffer.from(
+      '3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >> endobj\n',
+    ),
+  );
+  add(
+    Buffer.concat([
+      Buffer.from(`4 0 obj << /Length ${stream.length} /Filter /FlateDecode >> stream\n`),
+      stream,
+      Buffer.from('\nendstream endobj\n'),
+    ]),
+  );
+  add(Buffer.from('5 0 obj << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> endobj\n'));
+  const table = offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  parts.push(
+    Buffer.from(
+      `xref\n0 6\n0000000000 65535 f \n${table}trailer << /Size 6 /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+    ),
+  );
+  return Buffer.concat(parts);
+}
+
 describe('extractDocument', () => {
+  it('reads a PDF with a deflated content stream, and refuses one inflating past 128 MiB', async () => {
+    expect((await extractDocument(bombPdf(1000), { maxChars: 100 })).text).toBe('Hello bomb');
+    const bomb = bombPdf(200 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(300_000);
+    await expect(extractDocument(bomb, { maxChars: 100 })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.maxBytes === 128 * 1024 * 1024,
+    );
+  });
+
+  it('refuses DOCX zip bombs before mammoth inflates them', async () => {
+    const zeros = Buffer.alloc(20 * 1024 * 1024);
+    const lying = makeZip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES },
+      { name: 'word/document.xml', data: zeros, declared: 1000 },
+    ]);
+    expect(lying.length).toBeLessThan(100_000);
+    await expect(extractDocument(lying, { maxChars: 1000 })).rejects.toSatisfy(
+      (error) =>
+        isMediaError(error, 'CORRUPT_INPUT') && /inflates past its declared size/.test(error.message),
+    );
+    const honest = makeZip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES },
+      ...Array.from({ length: 7 }, (_, index) => ({ name: `word/media/${index}.bin`, data: zeros })),
+    ]);
+    await expect(extractDocument(honest, { maxChars: 1000, field: 'url' })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.field === 'url',
+    );
+  });
+
   it('reads every page of a PDF made by pdf-lib', async () => {
     const pdf = await makePdf(['Quarterly report for the lighthouse', 'Second page about tides']);
     const result = await extractDocument(pdf, { maxChars: 10_000 });

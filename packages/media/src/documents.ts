@@ -2,6 +2,8 @@ import { MediaError } from './errors.js';
 import { htmlToText, tidy } from './internal/html.js';
 import { sniffMime } from './internal/sniff.js';
 import { decodeText } from './internal/text-decoding.js';
+import { checkPdf } from './internal/pdf-guard.js';
+import { checkZip } from './internal/zip-guard.js';
 
 /** The text of a document. */
 export interface DocumentText {
@@ -38,7 +40,7 @@ export async function extractDocument(
   } else if (sniffed.kind === 'text') {
     const decoded = decodeText(bytes);
     const html = sniffed.mimeType === 'text/html' || options.mimeType === 'text/html';
-    text = html ? await htmlToText(decoded) : tidy(decoded.replace(/\r\n?/g, '\n'));
+    text = html ? await htmlToText(decoded, field) : tidy(decoded.replace(/\r\n?/g, '\n'));
   } else {
     throw new MediaError(
       'UNSUPPORTED_TYPE',
@@ -59,6 +61,8 @@ export async function extractDocument(
 }
 
 async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string; pages: number }> {
+  // Before pdf.js: it would inflate a stream bomb in full (see checkPdf).
+  checkPdf(bytes, field);
   try {
     // pdf.js (inside unpdf) is large: imported on the first PDF, not with the package.
     const { extractText } = await import('unpdf');
@@ -74,6 +78,8 @@ async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string
 }
 
 async function docxText(bytes: Uint8Array, field: string): Promise<string> {
+  // Before mammoth: its unzipper would inflate a zip bomb in full (see checkZip).
+  checkZip(bytes, field);
   try {
     const { default: mammoth } = await import('mammoth');
     const result = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });

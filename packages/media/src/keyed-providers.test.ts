@@ -70,8 +70,8 @@ afterEach(async () => {
 const json = (entry: Seen | undefined) => JSON.parse(entry?.body.toString('utf8') ?? 'null');
 
 describe('vision and image generation through OpenAI-compatible providers', () => {
-  it('answers a clear not-configured error without a provider', async () => {
-    const media = createMediaService();
+  it('answers a clear not-configured error without a provider (and without the keyless engine)', async () => {
+    const media = createMediaService({ section: { vision: { tesseractCommand: '/nowhere/tesseract' } } });
     await expect(media.analyzeImage({ image: PNG.toString('base64') })).rejects.toSatisfy(
       (error) => isMediaError(error, 'NOT_CONFIGURED') && /media\.vision\.provider/.test(error.message),
     );
@@ -141,6 +141,13 @@ describe('vision and image generation through OpenAI-compatible providers', () =
     });
     await expect(
       media.analyzeImage({ image: PNG.toString('base64'), channelType: 'slack' }),
+    ).rejects.toSatisfy((error) => isMediaError(error, 'DENIED'));
+    await expect(
+      media.analyzeImage({
+        image: PNG.toString('base64'),
+        channelType: 'webchat',
+        _callerChannelType: 'slack',
+      }),
     ).rejects.toSatisfy((error) => isMediaError(error, 'DENIED'));
     await expect(
       media.analyzeImage({ image: Buffer.from('just text').toString('base64') }),

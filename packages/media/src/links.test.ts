@@ -51,6 +51,17 @@ describe('findUrls', () => {
       'https://en.wikipedia.org/wiki/Foo_(bar)',
     ]);
   });
+
+  it('stays linear on hostile text: long runs of closing brackets, overlong and empty URLs', () => {
+    const started = performance.now();
+    expect(findUrls(`see http://a.example/${')'.repeat(8100)}`)).toEqual(['http://a.example/']);
+    expect(findUrls(`see http://a.example/${')'.repeat(90_000)}`)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(findUrls(`https://x.example/${'a'.repeat(9000)} https://ok.example`)).toEqual([
+      'https://ok.example',
+    ]);
+    expect(findUrls('http://.... https://[a](b)) http://a')).toEqual(['https://[a](b)', 'http://a']);
+  });
 });
 
 describe('extractiveSummary', () => {

@@ -52,19 +52,38 @@ export interface LinkOptions {
 // Stops at whitespace and at characters that cannot end a bare URL in prose.
 const URL_PATTERN = /\bhttps?:\/\/[^\s<>"'`]+/gi;
 
+/** Longest URL taken from text; longer runs are not links anyone wrote by hand. */
+const MAX_URL_CHARS = 8192;
+
+const OPENER: Readonly<Record<string, string>> = { ')': '(', ']': '[', '}': '{' };
+
+/** `url` without trailing punctuation; a closing bracket stays when the URL opened one. */
+function trimTrailing(url: string): string {
+  // Bracket counts are kept as the end moves, so a URL ending in thousands of `)` is trimmed in
+  // one pass instead of recounting the whole string per character.
+  const count = (char: string) => url.split(char).length - 1;
+  const open = { ')': count('('), ']': count('['), '}': count('{') };
+  const close = { ')': count(')'), ']': count(']'), '}': count('}') };
+  let end = url.length;
+  while (end > 0 && /[.,;:!?)\]}]/.test(url[end - 1] as string)) {
+    const last = url[end - 1] as ')' | ']' | '}' | '.';
+    if (Object.hasOwn(OPENER, last)) {
+      const bracket = last as ')' | ']' | '}';
+      if (open[bracket] >= close[bracket]) break;
+      close[bracket] -= 1;
+    }
+    end -= 1;
+  }
+  return url.slice(0, end);
+}
+
 /** The distinct http(s) URLs in `text`, in order, trailing punctuation trimmed. */
 export function findUrls(text: string): string[] {
   const found = new Set<string>();
   for (const match of text.matchAll(URL_PATTERN)) {
-    let url = match[0];
-    // A closing bracket belongs to the URL only when the URL opened one (Wikipedia-style paths).
-    while (/[.,;:!?)\]}]$/.test(url)) {
-      const last = url.at(-1) as string;
-      const opener = last === ')' ? '(' : last === ']' ? '[' : last === '}' ? '{' : undefined;
-      if (opener && url.split(opener).length >= url.split(last).length) break;
-      url = url.slice(0, -1);
-    }
-    found.add(url);
+    if (match[0].length > MAX_URL_CHARS) continue;
+    const url = trimTrailing(match[0]);
+    if (/^https?:\/\/./i.test(url)) found.add(url);
   }
   return [...found];
 }

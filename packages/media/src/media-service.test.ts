@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -132,6 +133,29 @@ describe('readConfinedFile', () => {
       await expect(read('ada', path)).rejects.toSatisfy(
         (error) => isMediaError(error, 'INVALID_INPUT') && error.data?.field === 'path',
       );
+  });
+
+  it('refuses FIFOs, directories and oversize files without blocking or reading them', async () => {
+    const root = join(dir, 'workspaces', 'ada');
+    await mkdir(join(root, 'sub'), { recursive: true });
+    // A FIFO with no writer: a blocking open would park a thread of libuv's pool for good.
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    await writeFile(join(root, 'big.bin'), '');
+    await truncate(join(root, 'big.bin'), 64 * 1024 * 1024);
+    const read = readConfinedFile((agentId) => join(dir, 'workspaces', agentId));
+    for (const path of ['pipe', 'sub'])
+      await expect(read('ada', path)).rejects.toSatisfy(
+        (error) => isMediaError(error, 'INVALID_INPUT') && /regular file/.test(error.message),
+      );
+    await expect(read('ada', 'big.bin', 1024)).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.maxBytes === 1024,
+    );
+    media.applyConfig({ maxInputBytes: 4096 });
+    await mkdir(join(dir, 'workspaces', 'default'), { recursive: true });
+    await writeFile(join(dir, 'workspaces', 'default', 'big.png'), Buffer.alloc(8192, 1));
+    await expect(media.analyzeImage({ path: 'big.png' })).rejects.toSatisfy(
+      (error) => isMediaError(error, 'TOO_LARGE') && error.data?.field === 'path',
+    );
   });
 
   it('feeds image.analyze by workspace path (and the type check still applies)', async () => {

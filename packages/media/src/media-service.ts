@@ -147,6 +147,7 @@ export function createMediaService(options: MediaServiceOptions = {}): MediaServ
     const bytes = await options.readWorkspaceFile(
       params.agentId ?? scope.agentId ?? 'default',
       params.path as string,
+      section.maxInputBytes,
     );
     if (bytes.length > section.maxInputBytes)
       throw new MediaError('TOO_LARGE', `path is larger than the ${section.maxInputBytes}-byte limit`, {
@@ -179,8 +180,10 @@ export function createMediaService(options: MediaServiceOptions = {}): MediaServ
         bytes,
         field,
         prompt: params.prompt,
-        channelType: params.channelType ?? params._callerChannelType,
-        channelId: params.channelId ?? params._callerChannelId,
+        // The channel the host injected wins over one the caller claims: a claimed channel
+        // must not step around a scope rule that denies the real one.
+        channelType: params._callerChannelType ?? params.channelType,
+        channelId: params._callerChannelId ?? params.channelId,
       });
     },
     async generateImage(params, scope = {}) {

@@ -44,6 +44,8 @@ const sttSchema = z
     /** Optional whisper.cpp command (`whisper-cli`) and model; used before pocketsphinx when both are set. */
     whisperCommand: z.string().min(1).optional(),
     whisperModel: z.string().min(1).optional(),
+    /** Longest audio transcribed, in seconds; longer input is `TOO_LARGE`. @default 3600 */
+    maxSeconds: z.number().int().min(10).max(86_400).default(3600),
     /** Language the keyless engine's model speaks (pocketsphinx-en-us ships `en`). @default 'en' */
     keylessLanguage: z.string().min(2).max(16).default('en'),
   })
@@ -98,6 +100,23 @@ const visionSchema = z
     scopeRules: z.array(scopeRuleSchema).max(200).default([]),
     /** Frames sent for a video. @default 4 */
     videoFrames: z.number().int().min(1).max(16).default(4),
+    /**
+     * `auto`: the provider when one is set, else the keyless engine (tesseract OCR and ffmpeg
+     * image facts). `keyed`: only the provider. `keyless`: only the local engine. @default 'auto'
+     */
+    order: z.enum(['auto', 'keyless', 'keyed']).default('auto'),
+    /** tesseract program of the keyless engine. @default 'tesseract' */
+    tesseractCommand: z.string().min(1).default('tesseract'),
+    /** Tesseract language(s) read, `eng` or `eng+deu` (each needs its `tesseract-ocr-<lang>` package). @default 'eng' */
+    ocrLanguage: z
+      .string()
+      .regex(/^[a-z]{3}(_[a-z]+){0,2}(\+[a-z]{3}(_[a-z]+){0,2}){0,4}$/)
+      .default('eng'),
+    /**
+     * `media.describe_video` without a video-capable provider reads text and image facts from
+     * the frames with the keyless engine instead of answering not configured. @default false
+     */
+    keylessVideo: z.boolean().default(false),
   })
   .strict();
 
@@ -187,8 +206,12 @@ export interface MediaServiceOptions {
    * @default `<os tmpdir>/agentd-media/<agentId>`
    */
   agentDir?: ((agentId: string) => string) | undefined;
-  /** Reads a file of an agent's workspace for `image.analyze { path }`; absent, paths are refused. */
-  readWorkspaceFile?: ((agentId: string, path: string) => Promise<Buffer>) | undefined;
+  /**
+   * Reads a file of an agent's workspace for `image.analyze { path }`; absent, paths are
+   * refused. `maxBytes` is `media.maxInputBytes`: a reader should refuse a larger file before
+   * reading it (`readConfinedFile` does); the service checks the length again either way.
+   */
+  readWorkspaceFile?: ((agentId: string, path: string, maxBytes: number) => Promise<Buffer>) | undefined;
   /** The daemon's main model provider, for `stt.followMainKey`; undefined when it has none. */
   mainProvider?: (() => HttpProvider | undefined) | undefined;
   /**

@@ -1,5 +1,6 @@
 import { commandExists, POCKETSPHINX_MODEL, readable } from './internal/engines.js';
 import type { MediaContext } from './internal/context.js';
+import { keylessVisionEntry } from './keyless-vision.js';
 
 /** One engine of a capability as `media.providers` lists it. */
 export interface EngineEntry {
@@ -76,11 +77,10 @@ export async function listProviders(context: MediaContext): Promise<ProvidersRep
   return {
     stt,
     tts,
-    vision: [
-      vision
-        ? keyed(vision.id, vision.baseUrl, vision.model)
-        : unconfigured('vision', 'media.vision.provider'),
-    ],
+    // In the order `auto` uses them: the provider when configured, else the keyless engine.
+    vision: vision
+      ? [keyed(vision.id, vision.baseUrl, vision.model), await keylessVisionEntry(context)]
+      : [await keylessVisionEntry(context), unconfigured('vision', 'media.vision.provider')],
     imageGen: [
       section.imageGen.provider
         ? keyed(
@@ -106,6 +106,7 @@ export async function listProviders(context: MediaContext): Promise<ProvidersRep
             ? {}
             : { detail: 'set media.vision.provider and media.vision.videoCapable: true' }),
       },
+      await keylessVisionEntry(context, true),
     ],
     links: [
       {

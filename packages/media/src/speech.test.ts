@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,6 +109,32 @@ describe('MediaService speech (espeak-ng, ffmpeg, pocketsphinx)', () => {
     );
     await expect(media.transcribe({ data: '***', field: 'audio' })).rejects.toSatisfy((error) =>
       isMediaError(error, 'INVALID_INPUT'),
+    );
+    expect(events).toEqual([]);
+  });
+
+  it('refuses audio longer than stt.maxSeconds before any engine runs (small files can hold hours)', async () => {
+    const path = join(dir, 'long.ogg');
+    execFileSync('ffmpeg', [
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=16000:duration=14',
+      '-c:a',
+      'libopus',
+      '-b:a',
+      '6k',
+      path,
+    ]);
+    media.applyConfig({ stt: { maxSeconds: 10 } });
+    await expect(
+      media.transcribe({ data: (await readFile(path)).toString('base64'), field: 'audio' }),
+    ).rejects.toSatisfy(
+      (error) =>
+        isMediaError(error, 'TOO_LARGE') && error.data?.field === 'audio' && error.data?.maxSeconds === 10,
     );
     expect(events).toEqual([]);
   });

@@ -146,7 +146,12 @@ export async function transcribe(
     });
     throw error;
   }
-  const { wav, durationMs } = await toSpeechWav(bytes, ffmpegOf(context, options.signal), field);
+  const { wav, durationMs } = await toSpeechWav(
+    bytes,
+    ffmpegOf(context, options.signal),
+    field,
+    context.section().stt.maxSeconds,
+  );
   let lastError: unknown;
   for (const engine of engines) {
     const started = context.now();

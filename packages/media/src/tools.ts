@@ -41,7 +41,7 @@ export function createMediaTools(service: MediaService): AgentTool[] {
     ),
     tool(
       'media_analyze_image',
-      'Describe an image given as base64/data URI, an http(s) URL or a workspace path.',
+      'Describe an image given as base64/data URI, an http(s) URL or a workspace path. Without a vision model the keyless engine answers: it reads the text and basic properties and says so, but cannot recognise objects.',
       s.imageAnalyze,
       (params, context) => service.analyzeImage({ ...params, agentId: context.agentId }, scopeOf(context)),
     ),

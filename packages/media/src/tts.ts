@@ -5,7 +5,7 @@ import { isMediaError, MediaError } from './errors.js';
 import { type CallScope, emitVoiceTurn, ffmpegOf, type MediaContext } from './internal/context.js';
 import { runProgram } from './internal/exec.js';
 import { encodeAudio } from './internal/ffmpeg.js';
-import { postProvider } from './internal/http-provider.js';
+import { bodyOf, postProvider } from './internal/http-provider.js';
 
 /** Where synthesized speech goes, below the agent's directory. */
 export const TTS_DIR = join('media', 'tts');
@@ -145,7 +145,7 @@ export async function synthesize(
         JSON.stringify({ model: tts.provider.model ?? 'tts-1', input: text, voice, response_format: format }),
         { timeoutMs: context.section().timeoutMs, signal: input.signal, json: true },
       );
-      audio = Buffer.from(await response.arrayBuffer());
+      audio = await bodyOf(tts.provider, response);
     } else {
       // Text goes through stdin: as an argument, text starting with '-' would read as an option.
       const { stdout: wav } = await runProgram(tts.espeakCommand, ['-v', voice, '--stdout'], {

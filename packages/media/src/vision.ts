@@ -3,6 +3,12 @@ import { type CallScope, ffmpegOf, type MediaContext } from './internal/context.
 import { extractFrames } from './internal/ffmpeg.js';
 import { jsonOf, postProvider } from './internal/http-provider.js';
 import { sniffMime } from './internal/sniff.js';
+import {
+  analyzeImageLocally,
+  describeFramesLocally,
+  KEYLESS_VISION_PACKAGES,
+  keylessVisionReady,
+} from './keyless-vision.js';
 import type { MediaSection } from './options.js';
 
 /** An image or frames handed to a vision model. */
@@ -133,8 +139,10 @@ function finish(provider: VisionProvider, text: string, model: string): VisionAn
 }
 
 /**
- * Describes an image with the configured vision provider. The bytes must sniff as an image;
- * scope rules are checked first; without a provider the error is `NOT_CONFIGURED`.
+ * Describes an image. The bytes must sniff as an image; scope rules are checked first. By
+ * `media.vision.order`: the configured provider, or (`auto` without one, or `keyless`) the
+ * keyless engine, which reads text and basic properties and says so. With neither engine the
+ * error is `NOT_CONFIGURED` naming both fixes.
  */
 export async function analyzeImage(
   context: MediaContext,
@@ -157,20 +165,24 @@ export async function analyzeImage(
     throw new MediaError('UNSUPPORTED_TYPE', `${field} is ${sniffed.mimeType}, not an image`, {
       data: { field, detected: sniffed.mimeType },
     });
-  const provider = section.vision.provider;
-  if (!provider)
+  const { provider, order } = section.vision;
+  if (provider && order !== 'keyless') {
+    const prompt = input.prompt ?? 'Describe this image in detail';
+    const pictures = [{ mimeType: sniffed.mimeType, bytes: input.bytes }];
+    const answer = await askVision(context, provider, prompt, pictures, input.signal);
+    return { ...answer, mimeType: sniffed.mimeType };
+  }
+  const setProvider = 'set media.vision.provider (an OpenAI-compatible or Anthropic endpoint)';
+  if (order === 'keyed')
+    throw new MediaError('NOT_CONFIGURED', `image analysis is not configured: ${setProvider}`);
+  // `auto` with neither engine is a setup gap, said as such; `keyless` runs the engine anyway so
+  // its own error names the missing package.
+  if (order === 'auto' && !(await keylessVisionReady(context)))
     throw new MediaError(
       'NOT_CONFIGURED',
-      'image analysis is not configured: set media.vision.provider (an OpenAI-compatible or Anthropic endpoint)',
+      `image analysis is not configured: ${setProvider} or install the keyless engine: apt-get install -y ${KEYLESS_VISION_PACKAGES}`,
     );
-  const prompt = input.prompt ?? 'Describe this image in detail';
-  const answer = await askVision(
-    context,
-    provider,
-    prompt,
-    [{ mimeType: sniffed.mimeType, bytes: input.bytes }],
-    input.signal,
-  );
+  const answer = await analyzeImageLocally(context, { ...input, mimeType: sniffed.mimeType, field });
   return { ...answer, mimeType: sniffed.mimeType };
 }
 
@@ -183,8 +195,9 @@ export interface VideoDescription extends VisionAnswer {
 
 /**
  * Describes a video: ffmpeg picks `media.vision.videoFrames` frames spread over it and the
- * video-capable vision provider sees them together. Without such a provider the error is
- * `NOT_CONFIGURED` (checked before any decoding).
+ * video-capable vision provider sees them together, or, with `media.vision.keylessVideo` and no
+ * such provider (or order `keyless`), the keyless engine reads each frame's text and facts.
+ * With neither the error is `NOT_CONFIGURED` (checked before any decoding), as the contract says.
  */
 export async function describeVideo(
   context: MediaContext,
@@ -192,11 +205,12 @@ export async function describeVideo(
 ): Promise<VideoDescription> {
   const section = context.section();
   const field = input.field ?? 'data';
-  const provider = section.vision.provider;
-  if (!provider || !section.vision.videoCapable)
+  const { provider, videoCapable, keylessVideo, order } = section.vision;
+  const keyed = provider !== undefined && videoCapable && order !== 'keyless' ? provider : undefined;
+  if (!keyed && !keylessVideo)
     throw new MediaError(
       'NOT_CONFIGURED',
-      'no video-capable vision provider is configured: set media.vision.provider and media.vision.videoCapable: true',
+      'no video-capable vision provider is configured: set media.vision.provider and media.vision.videoCapable: true, or media.vision.keylessVideo: true to read text and image facts from frames without a model',
     );
   const sniffed = await sniffMime(input.bytes);
   if (sniffed.kind !== 'video')
@@ -209,9 +223,18 @@ export async function describeVideo(
     ffmpegOf(context, input.signal),
     field,
   );
+  if (!keyed) {
+    const answer = await describeFramesLocally(context, { ...input, frames, durationMs });
+    return {
+      ...answer,
+      frames: frames.length,
+      ...(durationMs === undefined ? {} : { durationMs }),
+      mimeType: sniffed.mimeType,
+    };
+  }
   const prompt = `${input.prompt ?? 'Describe this video concisely.'}\n(The images are ${frames.length} frames taken in order across the video.)`;
   const pictures = frames.map((bytes) => ({ mimeType: 'image/jpeg', bytes }));
-  const answer = await askVision(context, provider, prompt, pictures, input.signal);
+  const answer = await askVision(context, keyed, prompt, pictures, input.signal);
   return {
     ...answer,
     frames: frames.length,

@@ -7,6 +7,7 @@ const PACKAGE_OF: Record<string, string> = {
   ffprobe: 'ffmpeg',
   'espeak-ng': 'espeak-ng',
   pocketsphinx_continuous: 'pocketsphinx pocketsphinx-en-us',
+  tesseract: 'tesseract-ocr tesseract-ocr-eng',
 };
 
 /** How one program run is bounded. */
@@ -28,9 +29,14 @@ export interface RunResult {
 
 const STDERR_TAIL = 4000;
 
-function packageHint(command: string): string {
+/** The Debian package of a program (own keys only: a command named `__proto__` has none). */
+function packageOf(command: string): string | undefined {
   const base = command.split('/').pop() ?? command;
-  const pkg = Object.hasOwn(PACKAGE_OF, base) ? PACKAGE_OF[base] : undefined;
+  return Object.hasOwn(PACKAGE_OF, base) ? PACKAGE_OF[base] : undefined;
+}
+
+function packageHint(command: string): string {
+  const pkg = packageOf(command);
   return pkg
     ? `install it with: apt-get install -y ${pkg}`
     : 'install it or set its path in the media config';
@@ -93,7 +99,7 @@ export function runProgram(
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
         failure ??= new MediaError('ENGINE_MISSING', `${command} is not installed; ${packageHint(command)}`, {
-          data: { command, package: PACKAGE_OF[command.split('/').pop() ?? ''] },
+          data: { command, package: packageOf(command) },
           cause: error,
         });
       } else {

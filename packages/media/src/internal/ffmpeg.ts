@@ -18,6 +18,27 @@ const QUIET = ['-nostdin', '-hide_banner', '-loglevel', 'error'];
 const LOCAL_ONLY = ['-protocol_whitelist', 'file,pipe'];
 
 /**
+ * Largest picture or video frame decoded, in pixels. ffmpeg and ffprobe are told so
+ * (`-max_pixels`) before they decode anything: a small, highly compressed PNG or video can
+ * declare 60000×60000 pixels and would otherwise take gigabytes to decode.
+ */
+export const MAX_PIXELS = 40_000_000;
+const PIXEL_CAP = ['-max_pixels', String(MAX_PIXELS)];
+
+/**
+ * `TOO_LARGE` when ffmpeg's diagnostics say the input declared more than {@link MAX_PIXELS}:
+ * "Picture size WxH exceeds specified max pixel count" (over `-max_pixels`) or "Picture size
+ * WxH is invalid" (over its own limit). Otherwise nothing.
+ */
+export function pixelLimitError(diagnostics: string, field: string): MediaError | undefined {
+  const size = /Picture size (\d+)x(\d+)/.exec(diagnostics);
+  if (!size || Number(size[1]) * Number(size[2]) <= MAX_PIXELS) return undefined;
+  return new MediaError('TOO_LARGE', `${field} has more than ${MAX_PIXELS} pixels`, {
+    data: { field, maxPixels: MAX_PIXELS },
+  });
+}
+
+/**
  * A private scratch directory (0700, as mkdtemp makes it) removed after `work`, so inputs
  * never linger on disk. Containers such as MP4/M4A need a seekable file, not a pipe.
  */
@@ -31,12 +52,14 @@ export async function withScratch<T>(work: (dir: string) => Promise<T>): Promise
 }
 
 /** ffprobe lives beside ffmpeg: `/opt/ff/ffmpeg` → `/opt/ff/ffprobe`, `ffmpeg` → `ffprobe`. */
-function probeCommand(ffmpeg: string): string {
+export function probeCommand(ffmpeg: string): string {
   return ffmpeg.includes('/') ? join(dirname(ffmpeg), 'ffprobe') : 'ffprobe';
 }
 
 /** ffmpeg refusing the input means the bytes are not decodable media of that kind. */
 function corrupt(error: unknown, field: string, what: string): never {
+  const overPixels = isMediaError(error) && pixelLimitError(String(error.data?.stderr ?? ''), field);
+  if (overPixels) throw overPixels;
   if (isMediaError(error, 'ENGINE_FAILED'))
     throw new MediaError('CORRUPT_INPUT', `${field} could not be decoded as ${what}`, {
       data: { field },
@@ -48,11 +71,14 @@ function corrupt(error: unknown, field: string, what: string): never {
 /**
  * Any audio (or the audio track of a video) as 16 kHz mono 16-bit WAV, the format speech
  * engines take: OGG/Opus voice notes, MP3, M4A, WebM, WAV alike. Returns the WAV and its length.
+ * Decoding stops past `maxSeconds` (`TOO_LARGE`): a small file can hold hours (Opus at 6 kbit/s
+ * fits ten hours in 25 MiB), each hour is 115 MB of WAV, and the WAV is read whole.
  */
 export async function toSpeechWav(
   bytes: Uint8Array,
   context: FfmpegContext,
   field = 'audio',
+  maxSeconds = 3600,
 ): Promise<{ wav: Buffer; durationMs: number }> {
   return withScratch(async (dir) => {
     const input = join(dir, 'input');
@@ -70,13 +96,21 @@ export async function toSpeechWav(
       '16000',
       '-c:a',
       'pcm_s16le',
+      // One second past the limit, so a longer input is told apart from one exactly at it.
+      '-t',
+      String(maxSeconds + 1),
       output,
     ];
     await runProgram(context.command, args, context).catch((error) => corrupt(error, field, 'audio'));
     const wav = await readFile(output);
     if (wav.length <= 44)
       throw new MediaError('CORRUPT_INPUT', `${field} holds no audio`, { data: { field } });
-    return { wav, durationMs: Math.round(((wav.length - 44) / 32_000) * 1000) };
+    const durationMs = Math.round(((wav.length - 44) / 32_000) * 1000);
+    if (durationMs > maxSeconds * 1000)
+      throw new MediaError('TOO_LARGE', `${field} is longer than the ${maxSeconds}-second limit`, {
+        data: { field, maxSeconds },
+      });
+    return { wav, durationMs };
   });
 }
 
@@ -105,7 +139,7 @@ export async function encodeAudio(
 async function probeDurationMs(path: string, context: FfmpegContext): Promise<number | undefined> {
   const { stdout } = await runProgram(
     probeCommand(context.command),
-    ['-v', 'error', ...LOCAL_ONLY, '-show_entries', 'format=duration', '-of', 'csv=p=0', path],
+    ['-v', 'error', ...LOCAL_ONLY, ...PIXEL_CAP, '-show_entries', 'format=duration', '-of', 'csv=p=0', path],
     context,
   );
   const seconds = Number.parseFloat(stdout.toString('utf8').trim());
@@ -137,6 +171,7 @@ export async function extractFrames(
         ...LOCAL_ONLY,
         '-ss',
         at.toFixed(3),
+        ...PIXEL_CAP,
         '-i',
         input,
         '-frames:v',

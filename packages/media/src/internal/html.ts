@@ -1,5 +1,6 @@
 import type { Readability as ReadabilityClass } from '@mozilla/readability';
 import type { parseHTML as ParseHTML } from 'linkedom';
+import { checkHtmlDepth } from './html-depth.js';
 
 const BLOCKS = 'p,div,br,li,h1,h2,h3,h4,h5,h6,tr,section,article,blockquote,pre,header,footer';
 
@@ -40,7 +41,8 @@ function wholeDocument(html: string): string {
 }
 
 /** The visible text of an HTML string (see {@link visibleText}). */
-export async function htmlToText(html: string): Promise<string> {
+export async function htmlToText(html: string, field = 'data'): Promise<string> {
+  checkHtmlDepth(html, field);
   const { parseHTML } = await loadDom();
   return visibleText(parseHTML(wholeDocument(html)).document);
 }
@@ -82,7 +84,8 @@ export interface Article {
  * Extracts the main article of a page with `@mozilla/readability`; a page Readability finds
  * no article in (a short page, an app shell) falls back to its whole visible text.
  */
-export async function extractArticle(html: string): Promise<Article> {
+export async function extractArticle(html: string, field = 'url'): Promise<Article> {
+  checkHtmlDepth(html, field);
   const { parseHTML, Readability } = await loadDom();
   const parseDocument = (source: string) => parseHTML(wholeDocument(source)).document;
   const document = parseDocument(html);

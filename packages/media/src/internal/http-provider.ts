@@ -62,10 +62,43 @@ export async function postProvider(
   return response;
 }
 
-/** Reads a JSON answer, refusing one that is not JSON. */
+/**
+ * Largest answer body read from a provider. Generated images come back as base64 JSON (a few
+ * MiB); more than this is a misbehaving endpoint, not an answer to hold in memory.
+ */
+export const MAX_PROVIDER_BODY_BYTES = 64 * 1024 * 1024;
+
+/** The answer body, read chunk by chunk and refused (`PROVIDER_FAILED`) past `maxBytes`. */
+export async function bodyOf(
+  provider: HttpProvider,
+  response: Response,
+  maxBytes = MAX_PROVIDER_BODY_BYTES,
+): Promise<Buffer> {
+  const declared = Number(response.headers.get('content-length'));
+  const chunks: Uint8Array[] = [];
+  let size = Number.isFinite(declared) ? declared : 0;
+  if (size <= maxBytes && response.body) {
+    size = 0;
+    for await (const chunk of response.body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) break;
+      chunks.push(chunk);
+    }
+  }
+  if (size > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw new MediaError('PROVIDER_FAILED', `provider ${provider.id} answered more than ${maxBytes} bytes`, {
+      data: { provider: provider.id, errorKind: 'network', maxBytes },
+    });
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Reads a JSON answer (at most {@link MAX_PROVIDER_BODY_BYTES}), refusing one that is not JSON. */
 export async function jsonOf(provider: HttpProvider, response: Response): Promise<Record<string, unknown>> {
+  const body = await bodyOf(provider, response);
   try {
-    const value: unknown = await response.json();
+    const value: unknown = JSON.parse(body.toString('utf8'));
     if (value && typeof value === 'object') return value as Record<string, unknown>;
   } catch {
     // Fall through to the one error below.
