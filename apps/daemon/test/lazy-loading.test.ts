@@ -54,6 +54,11 @@ describe('agentd start', () => {
       'playwright-core',
       'node-pty',
       '@xterm/headless',
+      // No channel is configured: the chat platforms' SDKs stay out.
+      'grammy',
+      '@discordjs/rest',
+      '@discordjs/ws',
+      '@slack/web-api',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }
