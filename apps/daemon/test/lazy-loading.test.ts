@@ -59,6 +59,8 @@ describe('agentd start', () => {
       '@discordjs/rest',
       '@discordjs/ws',
       '@slack/web-api',
+      // No MCP server is configured and `mcp.serve` is off: the MCP SDK stays out.
+      '@modelcontextprotocol/sdk',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }
