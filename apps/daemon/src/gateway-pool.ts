@@ -5,7 +5,7 @@ import type { WebSocketTransport } from '@agentd/rpc-core';
 /** One build of the gateway: a WebSocket transport and an HTTP handler made with one set of limits. */
 export interface GatewayGeneration {
   ws: WebSocketTransport;
-  http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  http: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 }
 
 /**
@@ -16,7 +16,7 @@ export interface GatewayPool<G extends GatewayGeneration = GatewayGeneration> {
   /** The newest generation (what new connections and requests get). */
   readonly current: G;
   readonly ws: WebSocketTransport;
-  http(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  http(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
   /**
    * Builds a new generation for new connections and HTTP requests (changed limits or heartbeat);
    * sockets of older generations keep the limits they connected with until they close.

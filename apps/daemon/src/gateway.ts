@@ -38,7 +38,7 @@ export interface Gateway {
   dispatcher: Dispatcher;
   ws: WebSocketTransport;
   /** `POST /rpc` */
-  http: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  http: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
   /** `GET /api/chat/stream` */
   chatStream: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** `/v1/*`, while `openaiApi.enabled` is true. */

@@ -54,6 +54,13 @@ describe('agentd start', () => {
       'playwright-core',
       'node-pty',
       '@xterm/headless',
+      // No channel is configured: the chat platforms' SDKs stay out.
+      'grammy',
+      '@discordjs/rest',
+      '@discordjs/ws',
+      '@slack/web-api',
+      // No MCP server is configured and `mcp.serve` is off: the MCP SDK stays out.
+      '@modelcontextprotocol/sdk',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import crypto, { createHash, randomBytes } from 'node:crypto';
 
 /** Prefix of every secret {@link generateTokenSecret} makes, so leaked secrets are easy to grep for. */
 export const TOKEN_SECRET_PREFIX = 'agd_';
@@ -6,8 +6,14 @@ export const TOKEN_SECRET_PREFIX = 'agd_';
 /** Prefix of every stored token hash. */
 export const TOKEN_HASH_PREFIX = 'sha256:';
 
-/** The 32-byte SHA-256 digest of a secret, as compared by the token store. */
+/**
+ * The 32-byte SHA-256 digest of a secret, as compared by the token store. Every HTTP request
+ * hashes its bearer: the one-shot `crypto.hash` (Node 20.12+) takes about half the time of a
+ * `Hash` object; older Node 20 releases keep `createHash`.
+ */
 export function digestToken(secret: string): Buffer {
+  // Read off the module object: a named import of a missing export fails the whole module.
+  if (typeof crypto.hash === 'function') return crypto.hash('sha256', secret, 'buffer');
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 

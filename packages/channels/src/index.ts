@@ -9,24 +9,13 @@ export type {
   WebhookRequest,
   WebhookResponse,
 } from './adapter.js';
-export {
-  createDiscordAdapter,
-  type DiscordAdapterOptions,
-  discordActionSchema,
-  discordNonce,
-} from './adapters/discord.js';
-export {
-  createSlackAdapter,
-  SLACK_DELIVERY_EVENT,
-  type SlackAdapterOptions,
-  slackActionSchema,
-} from './adapters/slack.js';
-export {
-  createTelegramAdapter,
-  defaultWebhookSecret,
-  type TelegramAdapterOptions,
-  telegramActionSchema,
-} from './adapters/telegram.js';
+export { discordActionSchema, slackActionSchema, telegramActionSchema } from './adapters/action-schemas.js';
+// The SDK-backed adapters are type-only here: importing their modules loads grammy,
+// `@discordjs/*` or `@slack/web-api`, so `defaultAdapterFactories` imports each one when its
+// platform is first configured (an embedder replaces an adapter through `factories`).
+export type { DiscordAdapterOptions } from './adapters/discord.js';
+export type { SlackAdapterOptions } from './adapters/slack.js';
+export type { TelegramAdapterOptions } from './adapters/telegram.js';
 export {
   createWhatsAppAdapter,
   type WhatsAppAdapterOptions,

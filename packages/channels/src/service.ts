@@ -7,9 +7,6 @@ import type {
   WebhookRequest,
   WebhookResponse,
 } from './adapter.js';
-import { createDiscordAdapter } from './adapters/discord.js';
-import { createSlackAdapter } from './adapters/slack.js';
-import { createTelegramAdapter } from './adapters/telegram.js';
 import { createWhatsAppAdapter } from './adapters/whatsapp.js';
 import { createWebchatAdapter } from './adapters/webchat.js';
 import {
@@ -32,12 +29,16 @@ import { type ChannelsLogger, noopLogger } from './logger.js';
 export type AdapterFactory = (
   section: ChannelsSection,
   context: { logger: ChannelsLogger; now: () => number },
-) => ChannelAdapter;
+) => ChannelAdapter | Promise<ChannelAdapter>;
 
-/** The adapters the package ships, by platform. */
+/**
+ * The adapters the package ships, by platform. The SDK-backed ones are imported when a platform
+ * is first configured: a daemon without Telegram, Discord or Slack never loads grammy,
+ * `@discordjs/*` or `@slack/web-api` (together some 23 MB resident).
+ */
 export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> = {
-  telegram: (section, context) =>
-    createTelegramAdapter({
+  telegram: async (section, context) =>
+    (await import('./adapters/telegram.js')).createTelegramAdapter({
       botToken: section.telegram.botToken ?? '',
       apiBaseUrl: section.telegram.apiBaseUrl,
       inbound: section.telegram.agentId !== undefined,
@@ -47,16 +48,16 @@ export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> 
       logger: context.logger,
       now: context.now,
     }),
-  discord: (section, context) =>
-    createDiscordAdapter({
+  discord: async (section, context) =>
+    (await import('./adapters/discord.js')).createDiscordAdapter({
       botToken: section.discord.botToken ?? '',
       apiBaseUrl: section.discord.apiBaseUrl,
       gatewayUrl: section.discord.gatewayUrl,
       inbound: section.discord.agentId !== undefined,
       now: context.now,
     }),
-  slack: (section, context) =>
-    createSlackAdapter({
+  slack: async (section, context) =>
+    (await import('./adapters/slack.js')).createSlackAdapter({
       botToken: section.slack.botToken ?? '',
       signingSecret: section.slack.signingSecret,
       apiBaseUrl: section.slack.apiBaseUrl,
@@ -225,7 +226,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
         await current.adapter.stop();
       }
       if (wanted && (!current || current.key !== key)) {
-        const adapter = factory(section, { logger, now });
+        const adapter = await factory(section, { logger, now });
         adapters.set(platform, { adapter, key });
         if (started) await adapter.start(onInbound(platform));
       }

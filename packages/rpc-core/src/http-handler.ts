@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DispatchConnection, Dispatcher } from './dispatcher.js';
 import type { JsonRpcFailure } from './envelope.js';
 import { RpcError } from './errors.js';
-import { authenticateHttp } from './internal/http-auth.js';
+import { authenticateHttp, type HttpAuthOutcome } from './internal/http-auth.js';
 import { defaultRandomId, fn, loggerSchema, parseOptions } from './internal/options.js';
 import { failure } from './internal/wire.js';
 import { noopLogger, type RpcLogger } from './logger.js';
@@ -33,8 +33,11 @@ export interface HttpRpcHandlerOptions {
   randomId?: (() => string) | undefined;
 }
 
-/** A `node:http` request listener for `POST /rpc`. Never rejects; every failure becomes an HTTP answer. */
-export type HttpRpcHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+/**
+ * A `node:http` request listener for `POST /rpc`. Never throws; every failure becomes an HTTP
+ * answer, written once the body is read and the call has answered.
+ */
+export type HttpRpcHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 const optionsSchema = z.object({
   dispatcher: z.custom<Dispatcher>(
@@ -46,12 +49,6 @@ const optionsSchema = z.object({
   logger: loggerSchema.optional(),
   randomId: fn<() => string>('randomId').optional(),
 });
-
-class BodyTooLarge extends Error {
-  constructor(readonly received: number | undefined) {
-    super('body too large');
-  }
-}
 
 /**
  * Creates the HTTP JSON-RPC endpoint: one request object or a batch array per `POST`.
@@ -96,29 +93,90 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
     reply(response, status, JSON.stringify(error), headers);
   }
 
-  function readBody(request: IncomingMessage): Promise<string> {
-    const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBodyBytes)
-      return Promise.reject(new BodyTooLarge(declared));
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer): void => {
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          request.off('data', onData);
-          reject(new BodyTooLarge(undefined));
-          return;
-        }
-        chunks.push(chunk);
-      };
-      request.on('data', onData);
-      request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      request.once('error', reject);
-    });
+  function tooLarge(response: ServerResponse, received: number | undefined): void {
+    const message =
+      received === undefined
+        ? `Request body too large: more than ${maxBodyBytes} bytes`
+        : `Request body too large: ${received} bytes, maximum is ${maxBodyBytes}`;
+    // The rest of the body is not read, so the connection cannot be reused.
+    replyError(
+      response,
+      413,
+      failure(
+        null,
+        RpcError.invalidRequest(message, { received: received ?? null, maximum: maxBodyBytes }).toJSON(),
+      ),
+      { connection: 'close' },
+    );
   }
 
-  return async function handleHttpRpc(request, response) {
+  /** Parses and dispatches a complete body, then writes the answer. */
+  function answerBody(response: ServerResponse, identity: Identity, text: string): void | Promise<void> {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      replyError(response, 200, failure(null, RpcError.parseError().toJSON()));
+      return;
+    }
+    const answer = dispatcher.answer(message, new HttpConnection(identity, randomId(), response));
+    if (!(answer instanceof Promise)) return replyAnswer(response, answer);
+    return answer.then((text) => replyAnswer(response, text));
+  }
+
+  function replyAnswer(response: ServerResponse, text: string | undefined): void {
+    if (text === undefined) {
+      reply(response, 204, undefined);
+      return;
+    }
+    if (response.headersSent) return;
+    // The raw header list: no header object to build and check name by name.
+    response.writeHead(200, [
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      String(Buffer.byteLength(text)),
+    ]);
+    response.end(text);
+  }
+
+  /**
+   * Reads the body with listeners rather than a promise per request (the daemon runs with
+   * AsyncLocalStorage, whose hooks every promise pays for), then answers it.
+   */
+  function readAndAnswer(request: IncomingMessage, response: ServerResponse, identity: Identity): void {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      tooLarge(response, declared);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        request.off('data', onData);
+        request.off('end', onEnd);
+        tooLarge(response, undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+      void answerBody(response, identity, text);
+    };
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('error', (error) =>
+      logger.warn(
+        { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
+        'http rpc body read failed',
+      ),
+    );
+  }
+
+  return function handleHttpRpc(request, response) {
     if (request.method !== 'POST') {
       replyError(
         response,
@@ -130,55 +188,13 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
       );
       return;
     }
+    const afterAuth = (auth: HttpAuthOutcome): void => {
+      if (auth.identity) readAndAnswer(request, response, auth.identity);
+      else replyError(response, auth.status, failure(null, auth.error.toJSON()), auth.headers);
+    };
     const pending = authenticateHttp(authenticate, request, logger, 'http rpc');
-    const auth = pending instanceof Promise ? await pending : pending;
-    if (!auth.identity) {
-      replyError(response, auth.status, failure(null, auth.error.toJSON()), auth.headers);
-      return;
-    }
-    const { identity } = auth;
-    let text: string;
-    try {
-      text = await readBody(request);
-    } catch (error) {
-      if (error instanceof BodyTooLarge) {
-        const message =
-          error.received === undefined
-            ? `Request body too large: more than ${maxBodyBytes} bytes`
-            : `Request body too large: ${error.received} bytes, maximum is ${maxBodyBytes}`;
-        // The rest of the body is not read, so the connection cannot be reused.
-        replyError(
-          response,
-          413,
-          failure(
-            null,
-            RpcError.invalidRequest(message, {
-              received: error.received ?? null,
-              maximum: maxBodyBytes,
-            }).toJSON(),
-          ),
-          { connection: 'close' },
-        );
-        return;
-      }
-      logger.warn(
-        { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
-        'http rpc body read failed',
-      );
-      return;
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      replyError(response, 200, failure(null, RpcError.parseError().toJSON()));
-      return;
-    }
-    const connection = new HttpConnection(identity, randomId(), response);
-    const answer = dispatcher.answer(message, connection);
-    const answerText = answer instanceof Promise ? await answer : answer;
-    if (answerText === undefined) reply(response, 204, undefined);
-    else reply(response, 200, answerText);
+    if (pending instanceof Promise) void pending.then(afterAuth);
+    else afterAuth(pending);
   };
 }
 

@@ -1,6 +1,6 @@
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from '@discordjs/rest';
 import { WebSocketManager, WebSocketShardEvents } from '@discordjs/ws';
-import { z } from 'zod';
+import { discordActionSchema } from './action-schemas.js';
 import type {
   ChannelAdapter,
   ChannelHealth,
@@ -26,22 +26,6 @@ export interface DiscordAdapterOptions {
 
 /** GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: what reading chat messages needs. */
 const INBOUND_INTENTS = (1 << 9) | (1 << 12) | (1 << 15);
-
-const snowflake = z.string().regex(/^\d{1,25}$/, 'a Discord id');
-
-/** `discord.action` params: REST operations beyond the common seven. */
-export const discordActionSchema = z.discriminatedUnion('action', [
-  z
-    .object({
-      action: z.literal('threadCreate'),
-      channel_id: snowflake,
-      name: z.string().min(1).max(100),
-      message_id: snowflake.optional(),
-    })
-    .strict(),
-  z.object({ action: z.literal('channelInfo'), channel_id: snowflake }).strict(),
-  z.object({ action: z.literal('pin'), channel_id: snowflake, message_id: snowflake }).strict(),
-]);
 
 /** Discord's message nonce (at most 25 characters) derived from the delivery id. */
 export function discordNonce(deliveryId: string): string {

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
-import { z } from 'zod';
+import { slackActionSchema } from './action-schemas.js';
 import type {
   ChannelAdapter,
   ChannelHealth,
@@ -33,17 +33,6 @@ export interface SlackAdapterOptions {
 
 /** The metadata event type every message the queue posts carries (its delivery id in the payload). */
 export const SLACK_DELIVERY_EVENT = 'agentd_delivery';
-
-const channel = z.string().min(1).max(64);
-const ts = z.string().regex(/^\d{1,12}\.\d{1,8}$/, 'a Slack message ts');
-
-/** `slack.action` params: Web API operations beyond the common seven. */
-export const slackActionSchema = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('pin'), channel_id: channel, message_id: ts }).strict(),
-  z.object({ action: z.literal('unpin'), channel_id: channel, message_id: ts }).strict(),
-  z.object({ action: z.literal('topic'), channel_id: channel, topic: z.string().max(250) }).strict(),
-  z.object({ action: z.literal('userInfo'), user: z.string().min(1).max(64) }).strict(),
-]);
 
 /** Web API errors a retry may cure; any other `error` string is the platform's permanent refusal. */
 const TRANSIENT = new Set([

@@ -1,6 +1,6 @@
 import { Api, GrammyError, HttpError, InputFile } from 'grammy';
+import { telegramActionSchema } from './action-schemas.js';
 import type { ReactionTypeEmoji } from 'grammy/types';
-import { z } from 'zod';
 import type {
   ChannelAdapter,
   ChannelHealth,
@@ -34,24 +34,6 @@ export interface TelegramAdapterOptions {
   logger?: ChannelsLogger | undefined;
   now?: () => number;
 }
-
-const chatId = z.union([z.string().min(1).max(128), z.number().int()]);
-const messageId = z.union([z.string().regex(/^\d{1,15}$/), z.number().int().positive()]);
-
-/** `telegram.action` params: the Bot API operations beyond the common seven. */
-export const telegramActionSchema = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('pin'), channel_id: chatId, message_id: messageId }).strict(),
-  z.object({ action: z.literal('unpin'), channel_id: chatId, message_id: messageId.optional() }).strict(),
-  z.object({ action: z.literal('chatInfo'), channel_id: chatId }).strict(),
-  z
-    .object({
-      action: z.literal('poll'),
-      channel_id: chatId,
-      question: z.string().min(1).max(300),
-      options: z.array(z.string().min(1).max(100)).min(2).max(10),
-    })
-    .strict(),
-]);
 
 /**
  * The Telegram adapter: the Bot API through grammy's `Api` (at `apiBaseUrl`), and inbound

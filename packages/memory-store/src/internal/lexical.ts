@@ -38,7 +38,7 @@ export function topicWords(question: string): string[] {
  */
 export function questionWords(question: string): string[] {
   return words(question)
-    .flatMap((word) => word.split(/['’]/))
+    .flatMap((word) => word.split(/['\u2019]/))
     .filter((word) => word.length > 1 || /\d/.test(word));
 }
 
@@ -81,7 +81,7 @@ export interface TranscriptLine {
 // A speaker is a name of at most four words before a colon ("Mary Ann: ..."),
 // not a sentence that happens to contain one.
 const HEADER =
-  /^\s*(?:\[([^\]\n]{1,80})\]\s*)?(?:([\p{L}\p{M}][\p{L}\p{M}\p{N}.'’-]{0,23}(?: [\p{L}\p{M}\p{N}.'’-]{1,24}){0,3}):\s)?/u;
+  /^\s*(?:\[([^\]\n]{1,80})\]\s*)?(?:([\p{L}\p{M}][\p{L}\p{M}\p{N}.'\u2019-]{0,23}(?: [\p{L}\p{M}\p{N}.'\u2019-]{1,24}){0,3}):\s)?/u;
 
 /** Splits a stored entry into its transcript header (when it has one) and its text. */
 export function transcriptLine(content: string): TranscriptLine {

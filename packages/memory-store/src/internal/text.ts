@@ -9,7 +9,7 @@ let segmenter: Intl.Segmenter | undefined;
 // needs the dictionary-based segmenter, which is several times slower than a regex.
 const UNSPACED =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
-const WORD = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}\p{N}]+)*/gu;
+const WORD = /[\p{L}\p{M}\p{N}]+(?:['\u2019][\p{L}\p{M}\p{N}]+)*/gu;
 
 /** Lower-cased, NFKC-normalised word-like segments of `text`. */
 export function words(text: string): string[] {
