@@ -1,3 +1,4 @@
+import type { RunView } from '@agentd/autonomy';
 import { css, html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText, formatTime } from '../internal/format.js';
@@ -5,27 +6,7 @@ import { href } from '../pages.js';
 import { shared } from '../styles.js';
 
 /** A sub-agent run as `subagent.list` and `session.run_status` answer it. */
-interface Run {
-  runId: string;
-  status: string;
-  agentId: string;
-  task: string;
-  sessionKey: string;
-  parentKey: string;
-  parentRunId?: string;
-  rootRunId: string;
-  depth: number;
-  startedAt: number;
-  completedAt?: number;
-  runtimeMs: number;
-  response?: string;
-  tokensUsed?: { input: number; output: number; total: number };
-  cost?: number;
-  error?: string;
-  endReason?: string;
-  toolCalls: number;
-  resumed: number;
-}
+type Run = RunView;
 
 /** One run tree: the runs sharing a root, each with its children in start order. */
 interface TreeNode {
