@@ -1,4 +1,4 @@
-import type { ZodType } from 'zod';
+import type { output, ZodType } from 'zod';
 
 /** Who started a turn; decides the session kind (`main`, `hook`, `cron`, `graph`, `subagent`). */
 export type TurnOrigin = 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
@@ -91,6 +91,19 @@ export interface AgentTool<P = unknown> {
   /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
   handler(params: P, context: ToolContext): Promise<unknown>;
 }
+
+/**
+ * The signature of a package's typed tool builder, `tool(name, description, params, handler)`:
+ * `handler` gets what `params` parses to, so a package's tool list reads as one call per tool
+ * with no casts. Contracts hold no runtime code, so each package implements it in one line:
+ * `const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });`
+ */
+export type DefineTool = <S extends ZodType>(
+  name: string,
+  description: string,
+  params: S,
+  handler: (params: output<S>, context: ToolContext) => Promise<unknown>,
+) => AgentTool;
 
 /**
  * The heartbeat as a webhook `wake` action sees it: `wakeNow` runs a beat at once

@@ -3,6 +3,7 @@ export type {
   AgentTurnRequest,
   AgentTurnResult,
   AgentTurnRunner,
+  DefineTool,
   TokensUsed,
   ToolContext,
   TurnOrigin,
