@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type BoundedBody, readBoundedBody } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { DispatchConnection, Dispatcher } from './dispatcher.js';
 import type { JsonRpcFailure } from './envelope.js';
@@ -47,12 +48,6 @@ const optionsSchema = z.object({
   randomId: fn<() => string>('randomId').optional(),
 });
 
-class BodyTooLarge extends Error {
-  constructor(readonly received: number | undefined) {
-    super('body too large');
-  }
-}
-
 /**
  * Creates the HTTP JSON-RPC endpoint: one request object or a batch array per `POST`.
  *
@@ -96,28 +91,6 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
     reply(response, status, JSON.stringify(error), headers);
   }
 
-  function readBody(request: IncomingMessage): Promise<string> {
-    const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBodyBytes)
-      return Promise.reject(new BodyTooLarge(declared));
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer): void => {
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          request.off('data', onData);
-          reject(new BodyTooLarge(undefined));
-          return;
-        }
-        chunks.push(chunk);
-      };
-      request.on('data', onData);
-      request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      request.once('error', reject);
-    });
-  }
-
   return async function handleHttpRpc(request, response) {
     if (request.method !== 'POST') {
       replyError(
@@ -137,39 +110,37 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
       return;
     }
     const { identity } = auth;
-    let text: string;
+    let body: BoundedBody;
     try {
-      text = await readBody(request);
+      body = await readBoundedBody(request, maxBodyBytes);
     } catch (error) {
-      if (error instanceof BodyTooLarge) {
-        const message =
-          error.received === undefined
-            ? `Request body too large: more than ${maxBodyBytes} bytes`
-            : `Request body too large: ${error.received} bytes, maximum is ${maxBodyBytes}`;
-        // The rest of the body is not read, so the connection cannot be reused.
-        replyError(
-          response,
-          413,
-          failure(
-            null,
-            RpcError.invalidRequest(message, {
-              received: error.received ?? null,
-              maximum: maxBodyBytes,
-            }).toJSON(),
-          ),
-          { connection: 'close' },
-        );
-        return;
-      }
       logger.warn(
         { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
         'http rpc body read failed',
       );
       return;
     }
+    if (!body.ok) {
+      const received = body.declaredBytes;
+      const message =
+        received === undefined
+          ? `Request body too large: more than ${maxBodyBytes} bytes`
+          : `Request body too large: ${received} bytes, maximum is ${maxBodyBytes}`;
+      // The rest of the body is not read, so the connection cannot be reused.
+      replyError(
+        response,
+        413,
+        failure(
+          null,
+          RpcError.invalidRequest(message, { received: received ?? null, maximum: maxBodyBytes }).toJSON(),
+        ),
+        { connection: 'close' },
+      );
+      return;
+    }
     let message: unknown;
     try {
-      message = JSON.parse(text);
+      message = JSON.parse(body.text);
     } catch {
       replyError(response, 200, failure(null, RpcError.parseError().toJSON()));
       return;
