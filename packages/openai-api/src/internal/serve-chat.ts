@@ -11,10 +11,10 @@ import {
   usageOf,
 } from '../chat.js';
 import type { ApiContext } from './context.js';
-import { createChunkStream } from './chunk-stream.js';
+import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
-import { fromZodError } from './zod-error.js';
+import { parseBody } from './zod-error.js';
 
 /**
  * `POST /v1/chat/completions`: the last user message as one agent turn in the session the
@@ -28,13 +28,10 @@ export async function serveChat<C>(
   body: unknown,
   signal: AbortSignal,
 ): Promise<void> {
-  const checked = chatRequestSchema.safeParse(body);
-  if (!checked.success) throw fromZodError(checked.error);
-  const chatRequest = checked.data;
+  const chatRequest = parseBody(chatRequestSchema, body);
   const message = turnMessage(chatRequest);
-  const header = request.headers['x-agentd-session'];
   const sessionKey = await ctx.backend.session(caller, {
-    header: typeof header === 'string' && header !== '' ? header : undefined,
+    header: sessionHeader(request),
     user: chatRequest.user ?? undefined,
   });
   const ids: CompletionIds = {
@@ -65,12 +62,7 @@ async function streamChat<C>(
   turn: { agentId: string; message: string; sessionKey: string; signal: AbortSignal },
 ): Promise<void> {
   const include = chatRequest.stream_options?.include_usage === true;
-  const controller = new AbortController();
-  const stream = createChunkStream(response, {
-    headers: { 'x-agentd-session': turn.sessionKey },
-    maxBufferedBytes: ctx.maxBufferedBytes,
-    onOverflow: () => controller.abort(),
-  });
+  const { stream, signal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
   const opening = () => {
     if (!stream.opened) {
       stream.send(
@@ -81,7 +73,7 @@ async function streamChat<C>(
   try {
     const result = await ctx.backend.chat(caller, {
       ...turn,
-      signal: AbortSignal.any([turn.signal, controller.signal]),
+      signal,
       onDelta: (text) => {
         if (text === '') return;
         opening();

@@ -11,10 +11,10 @@ import {
   sessionOfResponseId,
 } from '../responses.js';
 import type { ApiContext } from './context.js';
-import { createChunkStream } from './chunk-stream.js';
+import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
-import { fromZodError } from './zod-error.js';
+import { parseBody } from './zod-error.js';
 
 /**
  * `POST /v1/responses`: one agent turn as a Response. The session is the one the
@@ -29,17 +29,12 @@ export async function serveResponses<C>(
   body: unknown,
   signal: AbortSignal,
 ): Promise<void> {
-  const checked = responsesRequestSchema.safeParse(body);
-  if (!checked.success) throw fromZodError(checked.error);
-  const asked = checked.data;
+  const asked = parseBody(responsesRequestSchema, body);
   const message = responseTurnMessage(asked);
-  const header = request.headers['x-agentd-session'];
   const named =
     asked.previous_response_id != null
       ? sessionOfResponseId(asked.previous_response_id)
-      : typeof header === 'string' && header !== ''
-        ? header
-        : undefined;
+      : sessionHeader(request);
   const sessionKey = await ctx.backend.session(caller, { header: named, user: asked.user ?? undefined });
   const ids: ResponseIds = {
     id: responseId(ctx.randomId(), sessionKey),
@@ -53,12 +48,7 @@ export async function serveResponses<C>(
     sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
     return;
   }
-  const controller = new AbortController();
-  const stream = createChunkStream(response, {
-    headers: { 'x-agentd-session': sessionKey },
-    maxBufferedBytes: ctx.maxBufferedBytes,
-    onOverflow: () => controller.abort(),
-  });
+  const { stream, signal: turnSignal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
   let sequence = 0;
   const send = (event: Record<string, unknown>) =>
     stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
@@ -68,7 +58,7 @@ export async function serveResponses<C>(
   try {
     const result = await ctx.backend.chat(caller, {
       ...turn,
-      signal: AbortSignal.any([signal, controller.signal]),
+      signal: turnSignal,
       onDelta: (text) => {
         if (text === '') return;
         opening();
