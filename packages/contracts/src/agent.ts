@@ -93,6 +93,24 @@ export interface AgentTool<P = unknown> {
 }
 
 /**
+ * One finished turn as the runtime's turn observer hands it over (in process; never an event
+ * payload). The learning layer resolves outcomes from them.
+ */
+export interface ObservedTurn {
+  agentId: string;
+  sessionKey: string;
+  traceId: string;
+  origin: string;
+  /** The user message of the turn. */
+  message: string;
+  endReason: string;
+  /** The turn's tool calls in order: name and whether it succeeded. */
+  tools: ReadonlyArray<{ name: string; ok: boolean }>;
+  synthetic: boolean;
+  at: number;
+}
+
+/**
  * The signature of a package's typed tool builder, `tool(name, description, params, handler)`:
  * `handler` gets what `params` parses to, so a package's tool list reads as one call per tool
  * with no casts. Contracts hold no runtime code, so each package implements it in one line:

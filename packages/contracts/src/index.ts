@@ -4,6 +4,7 @@ export type {
   AgentTurnResult,
   AgentTurnRunner,
   DefineTool,
+  ObservedTurn,
   TokensUsed,
   ToolContext,
   TurnOrigin,
