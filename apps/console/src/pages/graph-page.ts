@@ -1,3 +1,4 @@
+import { PollController } from '../internal/poll.js';
 import { css, html, LitElement, nothing, svg } from 'lit';
 import type { Connection } from '../connection.js';
 import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
@@ -70,7 +71,6 @@ export class GraphPage extends LitElement {
   declare detail: RunDetail | undefined;
   declare outputs: Record<string, string | null>;
   declare error: string;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor() {
     super();
@@ -78,23 +78,15 @@ export class GraphPage extends LitElement {
     this.detail = undefined;
     this.outputs = {};
     this.error = '';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.timer = setInterval(() => {
-      if (this.detail && ACTIVE.has(this.detail.status)) void this.refresh();
-    }, 1000);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    clearInterval(this.timer);
-    super.disconnectedCallback();
+    new PollController(this, {
+      everyMs: 1000,
+      refresh: () => this.refresh(),
+      active: () => this.detail !== undefined && ACTIVE.has(this.detail.status),
+    });
   }
 
   override updated(changed: Map<string, unknown>): void {
-    // The first params come before connectedCallback's refresh; later ones are navigation.
+    // The first params come before the poll's first refresh (on attach); later ones are navigation.
     if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
   }
 

@@ -2,6 +2,7 @@ import type { RunView } from '@agentd/autonomy';
 import { css, html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText, formatTime } from '../internal/format.js';
+import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
 
@@ -76,7 +77,6 @@ export class RunsPage extends LitElement {
   declare detail: Run | undefined;
   declare error: string;
   declare notice: string;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor() {
     super();
@@ -85,24 +85,15 @@ export class RunsPage extends LitElement {
     this.detail = undefined;
     this.error = '';
     this.notice = '';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.timer = setInterval(() => {
-      if (this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running')
-        void this.refresh();
-    }, 2000);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    clearInterval(this.timer);
-    super.disconnectedCallback();
+    new PollController(this, {
+      everyMs: 2000,
+      refresh: () => this.refresh(),
+      active: () => this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running',
+    });
   }
 
   override updated(changed: Map<string, unknown>): void {
-    // The first params come before connectedCallback's refresh; later ones are navigation.
+    // The first params come before the poll's first refresh (on attach); later ones are navigation.
     if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
   }
 
