@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import {
   agentOfModel,
   type ChatRequest,
@@ -10,7 +10,7 @@ import {
   turnMessage,
   usageOf,
 } from '../chat.js';
-import type { ApiContext } from './context.js';
+import type { ApiContext, TurnEndpoint } from './context.js';
 import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
@@ -20,14 +20,7 @@ import { parseBody } from './zod-error.js';
  * `POST /v1/chat/completions`: the last user message as one agent turn in the session the
  * request names (header, `user`) or a fresh one; answered whole or streamed.
  */
-export async function serveChat<C>(
-  ctx: ApiContext<C>,
-  request: IncomingMessage,
-  response: ServerResponse,
-  caller: C,
-  body: unknown,
-  signal: AbortSignal,
-): Promise<void> {
+export const serveChat: TurnEndpoint = async (ctx, request, response, caller, body, signal) => {
   const chatRequest = parseBody(chatRequestSchema, body);
   const message = turnMessage(chatRequest);
   const sessionKey = await ctx.backend.session(caller, {
@@ -46,7 +39,7 @@ export async function serveChat<C>(
     return;
   }
   await streamChat(ctx, response, caller, chatRequest, ids, turn);
-}
+};
 
 /**
  * The streamed answer: a role chunk, one chunk per text delta, the finish chunk, the usage

@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { agentOfModel } from '../chat.js';
 import {
   closingEvents,
@@ -10,7 +9,7 @@ import {
   responseTurnMessage,
   sessionOfResponseId,
 } from '../responses.js';
-import type { ApiContext } from './context.js';
+import type { TurnEndpoint } from './context.js';
 import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
@@ -21,14 +20,7 @@ import { parseBody } from './zod-error.js';
  * `previous_response_id` carries, else as for chat completions; streamed, the events run
  * `response.created` … `response.output_text.delta` … `response.completed`.
  */
-export async function serveResponses<C>(
-  ctx: ApiContext<C>,
-  request: IncomingMessage,
-  response: ServerResponse,
-  caller: C,
-  body: unknown,
-  signal: AbortSignal,
-): Promise<void> {
+export const serveResponses: TurnEndpoint = async (ctx, request, response, caller, body, signal) => {
   const asked = parseBody(responsesRequestSchema, body);
   const message = responseTurnMessage(asked);
   const named =
@@ -75,4 +67,4 @@ export async function serveResponses<C>(
     send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
     stream.end();
   }
-}
+};
