@@ -16,6 +16,9 @@ function host() {
     connect: () => {
       for (const controller of controllers) controller.hostConnected?.();
     },
+    updated: () => {
+      for (const controller of controllers) controller.hostUpdated?.();
+    },
     disconnect: () => {
       for (const controller of controllers) controller.hostDisconnected?.();
     },
@@ -52,5 +55,31 @@ describe('PollController', () => {
     page.connect();
     vi.advanceTimersByTime(15_000);
     expect(refresh).toHaveBeenCalledTimes(4);
+  });
+
+  it('refreshes when the route changes on an attached page, not for the params it was attached with', () => {
+    const page = host();
+    let params: string[] | undefined = ['run-1'];
+    const refresh = vi.fn(() => Promise.resolve());
+    new PollController(page.element, { everyMs: 60_000, refresh, route: () => params });
+    page.connect();
+    page.updated();
+    expect(refresh).toHaveBeenCalledTimes(1);
+    params = ['run-2'];
+    page.updated();
+    expect(refresh).toHaveBeenCalledTimes(2);
+    page.updated();
+    expect(refresh).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not refresh when the first params arrive after attaching', () => {
+    const page = host();
+    let params: string[] | undefined;
+    const refresh = vi.fn(() => Promise.resolve());
+    new PollController(page.element, { everyMs: 60_000, refresh, route: () => params });
+    page.connect();
+    params = ['run-1'];
+    page.updated();
+    expect(refresh).toHaveBeenCalledTimes(1);
   });
 });

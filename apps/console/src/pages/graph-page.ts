@@ -1,8 +1,8 @@
-import { PollController } from '../internal/poll.js';
 import { css, html, LitElement, nothing, svg } from 'lit';
 import type { Connection } from '../connection.js';
 import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
 import { errorText, formatTime } from '../internal/format.js';
+import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
 
@@ -81,13 +81,9 @@ export class GraphPage extends LitElement {
     new PollController(this, {
       everyMs: 1000,
       refresh: () => this.refresh(),
+      route: () => this.params,
       active: () => this.detail !== undefined && ACTIVE.has(this.detail.status),
     });
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    // The first params come before the poll's first refresh (on attach); later ones are navigation.
-    if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
   }
 
   private get runId(): string | undefined {

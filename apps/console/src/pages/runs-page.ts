@@ -88,13 +88,9 @@ export class RunsPage extends LitElement {
     new PollController(this, {
       everyMs: 2000,
       refresh: () => this.refresh(),
+      route: () => this.params,
       active: () => this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running',
     });
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    // The first params come before the poll's first refresh (on attach); later ones are navigation.
-    if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
   }
 
   private get runId(): string | undefined {
