@@ -1,16 +1,6 @@
-import { createHttpClient } from '@agentd/client';
 import type { DaemonOptions } from '@agentd/daemon';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  type ConsoleDaemon,
-  checkPage,
-  launchChromium,
-  login,
-  openPage,
-  startConsoleDaemon,
-} from './harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkPage, startConsoleDaemon, useConsole } from './harness.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,49 +15,26 @@ const executor: NonNullable<DaemonOptions['graphExecutor']> = {
       : Promise.resolve(`output of ${request.nodeId}`),
 };
 
-let daemon: ConsoleDaemon;
-let browser: Browser;
-let rpc: ReturnType<typeof createHttpClient>;
-const contexts: Array<{ close(): Promise<void> }> = [];
+const ui = useConsole(() =>
+  startConsoleDaemon(
+    {
+      gateway: { wsHeartbeatMs: 0 },
+      providers: { entries: { tiny: { type: 'offline', models: ['offline-nano'] } } },
+      agents: { entries: { ops: { name: 'Ops', provider: 'tiny', tools: ['graph_define'] } } },
+      approvals: { enabled: true, defaultMode: 'require' },
+    },
+    { graphExecutor: executor },
+  ),
+);
 
-beforeAll(async () => {
-  [daemon, browser] = await Promise.all([
-    startConsoleDaemon(
-      {
-        gateway: { wsHeartbeatMs: 0 },
-        providers: { entries: { tiny: { type: 'offline', models: ['offline-nano'] } } },
-        agents: { entries: { ops: { name: 'Ops', provider: 'tiny', tools: ['graph_define'] } } },
-        approvals: { enabled: true, defaultMode: 'require' },
-      },
-      { graphExecutor: executor },
-    ),
-    launchChromium(),
-  ]);
-  rpc = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN, requestTimeoutMs: 120_000 });
-});
-
-afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close();
-});
-
-afterAll(async () => {
-  release();
-  await browser?.close();
-  await daemon?.stop();
-});
-
-async function adminPage(hash: string, width = 1280): Promise<{ page: Page; problems: string[] }> {
-  const { context, page, problems } = await openPage(browser, width);
-  contexts.push(context);
-  await login(page, daemon.daemon.url, ADMIN_TOKEN, hash);
-  return { page, problems };
-}
+// Runs before the fixture stops the daemon, which would otherwise wait on the held node.
+afterAll(() => release());
 
 describe('admin pages', () => {
   it('resolves an approval from the page while a turn waits on it', async () => {
-    const { page, problems } = await adminPage('#/approvals');
+    const { page, problems } = await ui.open('#/approvals');
     await expect.poll(() => page.getByText('No tool call is waiting for approval.').count()).toBe(1);
-    const turn = rpc.call('agent.execute', {
+    const turn = ui.rpc.call('agent.execute', {
       agentId: 'ops',
       sessionKey: 'default:rpc:console-approval',
       message: `/tool graph_define ${JSON.stringify({ nodes: [{ id: 'a', prompt: 'from the console' }] })}`,
@@ -90,7 +57,7 @@ describe('admin pages', () => {
       .toBe(1);
     await expect.poll(() => card.count()).toBe(0);
     // The decision is audited as the admin token's, allowed.
-    const audit = (await rpc.call('obs.audit.query', { kind: 'approval' })) as {
+    const audit = (await ui.rpc.call('obs.audit.query', { kind: 'approval' })) as {
       rows: Array<{ classification: string; refs: Json }>;
     };
     expect(audit.rows).toContainEqual(
@@ -103,15 +70,15 @@ describe('admin pages', () => {
   });
 
   it('draws a running graph run and cancels it from the page', async () => {
-    const { graphId } = (await rpc.call('graph.define', {
+    const { graphId } = (await ui.rpc.call('graph.define', {
       nodes: [
         { id: 'hold', prompt: 'wait' },
         { id: 'after', prompt: 'then {{nodes.hold.output}}', dependsOn: ['hold'] },
         { id: 'side', prompt: 'also', dependsOn: ['hold'] },
       ],
     })) as { graphId: string };
-    const { runId } = (await rpc.call('graph.execute', { graphId })) as { runId: string };
-    const { page, problems } = await adminPage(`#/graphs/${runId}`);
+    const { runId } = (await ui.rpc.call('graph.execute', { graphId })) as { runId: string };
+    const { page, problems } = await ui.open(`#/graphs/${runId}`);
     const node = (id: string) => page.locator(`svg.dag g[data-node="${id}"]`);
     await expect.poll(() => node('hold').getAttribute('data-status'), { timeout: 30_000 }).toBe('running');
     expect(await node('after').getAttribute('data-status')).toBe('pending');
@@ -119,14 +86,14 @@ describe('admin pages', () => {
     await checkPage(page, 'graph-run');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await expect
-      .poll(async () => ((await rpc.call('graph.runDetail', { runId })) as Json).cancelRequested)
+      .poll(async () => ((await ui.rpc.call('graph.runDetail', { runId })) as Json).cancelRequested)
       .toBe(true);
     release();
     await expect
       .poll(() => page.getByTestId('run-status').textContent(), { timeout: 30_000 })
       .toBe('cancelled');
     await expect.poll(() => node('after').getAttribute('data-status')).toBe('cancelled');
-    expect(((await rpc.call('graph.status', { runId })) as Json).status).toBe('cancelled');
+    expect(((await ui.rpc.call('graph.status', { runId })) as Json).status).toBe('cancelled');
     // The node that was in flight finished, and its output is on the page.
     await expect.poll(() => node('hold').getAttribute('data-status')).toBe('completed');
     await expect.poll(() => page.getByText('held output').count()).toBe(1);
@@ -134,8 +101,10 @@ describe('admin pages', () => {
   });
 
   it('edits a config value through the generated form, shows the diff, and the change is in config.history', async () => {
-    const before = (await rpc.call('config.history', { limit: 50 })) as { entries: Array<{ sha: string }> };
-    const { page, problems } = await adminPage('#/config');
+    const before = (await ui.rpc.call('config.history', { limit: 50 })) as {
+      entries: Array<{ sha: string }>;
+    };
+    const { page, problems } = await ui.open('#/config');
     await page.getByLabel('Section').selectOption('heartbeat');
     const interval = page.getByLabel('intervalMs');
     await expect.poll(() => interval.inputValue()).toBe('1800000');
@@ -150,13 +119,13 @@ describe('admin pages', () => {
     await expect
       .poll(() => page.getByRole('status').textContent())
       .toContain('Saved 1 change(s) to heartbeat');
-    expect(((await rpc.call('config.read', { section: 'heartbeat' })) as Json).intervalMs).toBe(600000);
-    const after = (await rpc.call('config.history', { limit: 50 })) as { entries: Array<{ sha: string }> };
+    expect(((await ui.rpc.call('config.read', { section: 'heartbeat' })) as Json).intervalMs).toBe(600000);
+    const after = (await ui.rpc.call('config.history', { limit: 50 })) as { entries: Array<{ sha: string }> };
     expect(after.entries.length).toBe(before.entries.length + 1);
     const newest = after.entries[0]!;
     const previous = before.entries[0]!;
     expect(after.entries[1]?.sha).toBe(previous.sha);
-    const { diff: committed } = (await rpc.call('config.diff', { sha: previous.sha })) as { diff: string };
+    const { diff: committed } = (await ui.rpc.call('config.diff', { sha: previous.sha })) as { diff: string };
     expect(committed).toContain('+  intervalMs: 600000');
     // The page's history shows the new commit, and the previous one's diff to now on request.
     const history = page.getByTestId('config-history');
@@ -169,7 +138,7 @@ describe('admin pages', () => {
     await expect
       .poll(() => page.getByRole('status').textContent())
       .toContain(`Rolled back to ${previous.sha.slice(0, 8)}`);
-    expect(((await rpc.call('config.read', { section: 'heartbeat' })) as Json).intervalMs).toBe(1800000);
+    expect(((await ui.rpc.call('config.read', { section: 'heartbeat' })) as Json).intervalMs).toBe(1800000);
     await expect.poll(() => page.getByLabel('intervalMs').inputValue()).toBe('1800000');
     expect(problems).toEqual([]);
   });

@@ -2,8 +2,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHttpClient, type HttpClient } from '@agentd/client';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '@agentd/daemon';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { writeFileSync } from 'node:fs';
 
@@ -97,6 +99,73 @@ export async function login(
   // The next step must find the page, not the login form still checking the token (on a loaded
   // machine that takes a while, and "Agent" also labels the form's "agentd console" card).
   if (outcome === 'in') await page.locator('#login-title').waitFor({ state: 'detached', timeout: 30_000 });
+}
+
+/** What a page test file drives: its daemon, its browser, an admin RPC client and logged-in pages. */
+export interface ConsoleFixture {
+  readonly daemon: ConsoleDaemon;
+  readonly browser: Browser;
+  /** An HTTP client of the daemon as {@link ADMIN_TOKEN}. */
+  readonly rpc: HttpClient;
+  /**
+   * A page at `width` px (default 1280) logged in with `token` (default {@link ADMIN_TOKEN}) at
+   * `hash`; `acceptDialogs` confirms every dialog the page asks. Closed after the test.
+   */
+  open(
+    hash: string,
+    options?: { token?: string; width?: number; acceptDialogs?: boolean },
+  ): Promise<{ page: Page; problems: string[] }>;
+}
+
+/**
+ * Registers the hooks a page test file shares: before its tests, the daemon `start` answers
+ * and Chromium start together; after each test its pages close; after the file both stop
+ * (after the file's own `afterAll` hooks, which vitest runs first).
+ */
+export function useConsole(
+  start: () => Promise<ConsoleDaemon>,
+  options: { rpcTimeoutMs?: number } = {},
+): ConsoleFixture {
+  let started: { daemon: ConsoleDaemon; browser: Browser; rpc: HttpClient } | undefined;
+  const contexts: BrowserContext[] = [];
+  const ready = () => {
+    if (!started) throw new Error('the console daemon did not start (see the beforeAll failure)');
+    return started;
+  };
+  beforeAll(async () => {
+    const [daemon, browser] = await Promise.all([start(), launchChromium()]);
+    const rpc = createHttpClient({
+      url: daemon.daemon.url,
+      token: ADMIN_TOKEN,
+      requestTimeoutMs: options.rpcTimeoutMs ?? 120_000,
+    });
+    started = { daemon, browser, rpc };
+  });
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+  afterAll(async () => {
+    await started?.browser.close();
+    await started?.daemon.stop();
+  });
+  return {
+    get daemon() {
+      return ready().daemon;
+    },
+    get browser() {
+      return ready().browser;
+    },
+    get rpc() {
+      return ready().rpc;
+    },
+    async open(hash, { token = ADMIN_TOKEN, width = 1280, acceptDialogs = false } = {}) {
+      const { context, page, problems } = await openPage(ready().browser, width);
+      contexts.push(context);
+      if (acceptDialogs) page.on('dialog', (dialog) => void dialog.accept());
+      await login(page, ready().daemon.daemon.url, token, hash);
+      return { page, problems };
+    },
+  };
 }
 
 /** Saves a full-page screenshot as `<name>.png` under {@link SCREENSHOT_DIR}. */

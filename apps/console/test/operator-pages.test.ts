@@ -1,16 +1,6 @@
-import { createHttpClient } from '@agentd/client';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import {
-  ADMIN_TOKEN,
-  type ConsoleDaemon,
-  checkPage,
-  launchChromium,
-  login,
-  openPage,
-  startConsoleDaemon,
-} from './harness.js';
+import { ADMIN_TOKEN, checkPage, startConsoleDaemon, useConsole } from './harness.js';
 
 interface Run {
   runId: string;
@@ -18,64 +8,45 @@ interface Run {
   rootRunId: string;
 }
 
-let daemon: ConsoleDaemon;
-let browser: Browser;
 let fake: FakeProvider;
-let rpc: ReturnType<typeof createHttpClient>;
-const contexts: Array<{ close(): Promise<void> }> = [];
 const PARENT = 'default:rpc:console-runs';
 
-beforeAll(async () => {
+// Registered before the fixture's hooks so it runs after them (vitest runs afterAll hooks
+// last-registered first): the fake provider closes once the daemon has stopped.
+afterAll(async () => {
+  await fake?.close();
+});
+
+const ui = useConsole(async () => {
   // The `slow` agent's model (a local OpenAI-compatible fake) never answers within the test, so
   // its runs stay `running` until the page kills them; `quick` runs on the offline provider.
   fake = await startFakeOpenAi({ apiKey: 'k', respond: () => ({ hangMs: 120_000, text: 'late' }) });
   const timeouts = { turnMs: 120_000, stallMs: 90_000, toolMs: 60_000 };
-  [daemon, browser] = await Promise.all([
-    startConsoleDaemon(
-      {
-        gateway: { wsHeartbeatMs: 0 },
-        providers: {
-          entries: {
-            fake: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:K}', models: ['m'] },
-          },
-        },
-        agents: {
-          entries: {
-            quick: { name: 'Quick', timeouts },
-            slow: { name: 'Slow', provider: 'fake', timeouts },
-          },
+  return startConsoleDaemon(
+    {
+      gateway: { wsHeartbeatMs: 0 },
+      providers: {
+        entries: {
+          fake: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:K}', models: ['m'] },
         },
       },
-      { env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, K: 'k' } },
-    ),
-    launchChromium(),
-  ]);
-  rpc = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN, requestTimeoutMs: 120_000 });
+      agents: {
+        entries: {
+          quick: { name: 'Quick', timeouts },
+          slow: { name: 'Slow', provider: 'fake', timeouts },
+        },
+      },
+    },
+    { env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, K: 'k' } },
+  );
 });
-
-afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await daemon?.stop();
-  await fake?.close();
-});
-
-async function adminPage(hash: string, width = 1280): Promise<{ page: Page; problems: string[] }> {
-  const { context, page, problems } = await openPage(browser, width);
-  contexts.push(context);
-  await login(page, daemon.daemon.url, ADMIN_TOKEN, hash);
-  return { page, problems };
-}
 
 function spawn(agentId: string, task: string): Promise<Run> {
-  return rpc.call('session.spawn', { parentKey: PARENT, task, agentId }) as Promise<Run>;
+  return ui.rpc.call('session.spawn', { parentKey: PARENT, task, agentId }) as Promise<Run>;
 }
 
 async function statusOf(runId: string): Promise<string> {
-  return ((await rpc.call('session.run_status', { run_id: runId })) as Run).status;
+  return ((await ui.rpc.call('session.run_status', { run_id: runId })) as Run).status;
 }
 
 describe('runs page', () => {
@@ -85,7 +56,7 @@ describe('runs page', () => {
     const slow = await spawn('slow', 'wait for the model');
     expect(await statusOf(slow.runId)).toBe('running');
 
-    const { page, problems } = await adminPage('#/runs');
+    const { page, problems } = await ui.open('#/runs');
     const status = (runId: string) => page.getByTestId(`status-${runId}`);
     await expect.poll(() => status(slow.runId).textContent(), { timeout: 30_000 }).toBe('running');
     expect(await status(quick.runId).textContent()).toBe('completed');
@@ -108,7 +79,7 @@ describe('runs page', () => {
     expect(await status(slow.runId).textContent()).toBe('killed');
 
     // The run's own record, at 390 px.
-    const narrow = await adminPage(`#/runs/${slow.runId}`, 390);
+    const narrow = await ui.open(`#/runs/${slow.runId}`, { width: 390 });
     await expect.poll(() => narrow.page.getByTestId('run-status').textContent()).toBe('killed');
     expect(await narrow.page.getByText('Task: wait for the model').count()).toBe(1);
     await checkPage(narrow.page, 'runs');
@@ -117,14 +88,14 @@ describe('runs page', () => {
 
   it('steers a running run (respawned with the new task) and kills its tree', async () => {
     const run = await spawn('slow', 'first task');
-    const { page, problems } = await adminPage(`#/runs/${run.runId}`);
+    const { page, problems } = await ui.open(`#/runs/${run.runId}`);
     await expect
       .poll(() => page.getByTestId('run-status').textContent(), { timeout: 30_000 })
       .toBe('running');
     await page.getByLabel('Steer message').fill('second task');
     await page.getByRole('button', { name: 'Steer' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain(`Steered: run ${run.runId}`);
-    const running = (await rpc.call('subagent.list', { status: 'running' })) as { runs: Run[] };
+    const running = (await ui.rpc.call('subagent.list', { status: 'running' })) as { runs: Run[] };
     const steered = running.runs.find((r) => r.runId !== run.runId);
     expect(steered).toBeDefined();
     expect(await statusOf(run.runId)).not.toBe('running');
@@ -135,7 +106,7 @@ describe('runs page', () => {
       .poll(() => page.getByRole('status').textContent())
       .toContain(`Killed run tree ${steered!.rootRunId}`);
     expect(await statusOf(steered!.runId)).toBe('killed');
-    expect(((await rpc.call('subagent.list', { status: 'running' })) as { runs: Run[] }).runs).toEqual([]);
+    expect(((await ui.rpc.call('subagent.list', { status: 'running' })) as { runs: Run[] }).runs).toEqual([]);
     expect(problems).toEqual([]);
   });
 });
@@ -143,22 +114,22 @@ describe('runs page', () => {
 describe('channels page', () => {
   it('shows every channel type, the queue by stage after a webchat send, and recent deliveries', async () => {
     // No webchat client is connected as `nobody-here`: the delivery is refused, not retried.
-    const sent = (await rpc.call('message.send', {
+    const sent = (await ui.rpc.call('message.send', {
       channel_type: 'webchat',
       channel_id: 'nobody-here',
       text: 'hello from the test',
     })) as { status: string };
     expect(sent.status).toBe('deadLetter');
-    const queue = (await rpc.call('delivery.queue.status')) as Record<string, number>;
+    const queue = (await ui.rpc.call('delivery.queue.status')) as Record<string, number>;
     expect(queue.deadLetter).toBeGreaterThanOrEqual(1);
-    const recent = (await rpc.call('obs.delivery.recent', { limit: 25 })) as {
+    const recent = (await ui.rpc.call('obs.delivery.recent', { limit: 25 })) as {
       deliveries: Array<{ channelId: string; outcome: string }>;
     };
     expect(recent.deliveries).toContainEqual(
       expect.objectContaining({ channelId: 'nobody-here', outcome: 'failed', errorKind: 'permanent' }),
     );
 
-    const { page, problems } = await adminPage('#/channels');
+    const { page, problems } = await ui.open('#/channels');
     await expect.poll(() => page.getByTestId('channel-status-webchat').count()).toBe(1);
     for (const platform of ['telegram', 'discord', 'slack', 'whatsapp'])
       expect(await page.getByTestId(`channel-status-${platform}`).textContent()).toBe('unconfigured');
@@ -172,7 +143,7 @@ describe('channels page', () => {
     await expect.poll(() => deliveries.textContent()).toContain('nobody-here');
     expect(await deliveries.textContent()).toMatch(/failed\s+\d+ ms\s+permanent/);
     await checkPage(page, 'channels');
-    const narrow = await adminPage('#/channels', 390);
+    const narrow = await ui.open('#/channels', { width: 390 });
     await expect.poll(() => narrow.page.getByTestId('channel-status-webchat').count()).toBe(1);
     await checkPage(narrow.page, 'channels');
     expect([...problems, ...narrow.problems]).toEqual([]);

@@ -1,24 +1,10 @@
-import { createHttpClient } from '@agentd/client';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  type ConsoleDaemon,
-  checkPage,
-  launchChromium,
-  login,
-  openPage,
-  startConsoleDaemon,
-} from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, checkPage, startConsoleDaemon, useConsole } from './harness.js';
 
-let daemon: ConsoleDaemon;
-let browser: Browser;
-let rpc: ReturnType<typeof createHttpClient>;
-const contexts: Array<{ close(): Promise<void> }> = [];
 const INCIDENT_SESSION = 'default:rpc:incident-user';
 
-beforeAll(async () => {
-  [daemon, browser] = await Promise.all([
+const ui = useConsole(
+  () =>
     startConsoleDaemon({
       gateway: { wsHeartbeatMs: 0 },
       providers: { entries: { tiny: { type: 'offline', models: ['offline-nano'] } } },
@@ -34,9 +20,11 @@ beforeAll(async () => {
         },
       },
     }),
-    launchChromium(),
-  ]);
-  rpc = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN, requestTimeoutMs: 60_000 });
+  { rpcTimeoutMs: 60_000 },
+);
+
+beforeAll(async () => {
+  const rpc = ui.rpc;
   // A session whose tool keeps failing until its breaker opens, for the incident report.
   for (let attempt = 0; attempt < 3; attempt++)
     await rpc.call('agent.execute', {
@@ -52,27 +40,9 @@ beforeAll(async () => {
   await rpc.call('memory.store', { content: 'The build cache lives on port 6543', agentId: 'helper' });
 });
 
-afterEach(async () => {
-  for (const context of contexts.splice(0)) await context.close();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await daemon?.stop();
-});
-
-async function open(
-  hash: string,
-  token = ADMIN_TOKEN,
-  width = 1280,
-): Promise<{ page: Page; problems: string[] }> {
-  const { context, page, problems } = await openPage(browser, width);
-  contexts.push(context);
-  // Destructive actions ask first; the tests confirm.
-  page.on('dialog', (dialog) => void dialog.accept());
-  await login(page, daemon.daemon.url, token, hash);
-  return { page, problems };
-}
+/** Destructive actions ask first; the tests confirm. */
+const open = (hash: string, token = ADMIN_TOKEN, width = 1280) =>
+  ui.open(hash, { token, width, acceptDialogs: true });
 
 describe('console pages', () => {
   it('shows fleet health as charts and opens a session incident report from it', async () => {
@@ -85,7 +55,7 @@ describe('console pages', () => {
     await page.getByRole('link', { name: INCIDENT_SESSION }).click();
     await expect.poll(() => page.getByRole('heading', { name: 'Incident report' }).count()).toBe(1);
     await expect.poll(() => page.getByRole('heading', { name: /Root cause:/ }).count()).toBe(1);
-    const report = (await rpc.call('obs.explain', { sessionKey: INCIDENT_SESSION })) as {
+    const report = (await ui.rpc.call('obs.explain', { sessionKey: INCIDENT_SESSION })) as {
       likelyRootCause: { code: string };
       failures: Array<{ toolName: string }>;
       breakerTimeline: Array<{ event: string }>;
@@ -146,7 +116,7 @@ describe('console pages', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Compacted');
     await page.getByRole('button', { name: 'Reset' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Reset default:rpc:searchable');
-    const history = (await rpc.call('session.history', { key: 'default:rpc:searchable' })) as {
+    const history = (await ui.rpc.call('session.history', { key: 'default:rpc:searchable' })) as {
       messages: unknown[];
     };
     expect(history.messages).toEqual([]);
@@ -172,7 +142,7 @@ describe('console pages', () => {
     await expect.poll(() => page.getByRole('cell', { name: 'every 30 min' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Remove' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Removed job console-job');
-    expect(((await rpc.call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
+    expect(((await ui.rpc.call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
     expect(problems).toEqual([]);
   });
 
@@ -186,13 +156,15 @@ describe('console pages', () => {
     await checkPage(page, 'memory');
     await results.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Deleted');
-    const after = (await rpc.call('memory.search', { query: 'staging database' })) as { results: unknown[] };
+    const after = (await ui.rpc.call('memory.search', { query: 'staging database' })) as {
+      results: unknown[];
+    };
     expect(after.results).toEqual([]);
     expect(problems).toEqual([]);
   });
 
   it('works with an rpc-only token and shows no admin page to it', async () => {
-    const created = (await rpc.call('tokens.create', { scopes: ['rpc'], id: 'console-rpc' })) as {
+    const created = (await ui.rpc.call('tokens.create', { scopes: ['rpc'], id: 'console-rpc' })) as {
       token: string;
     };
     const { page, problems } = await open('#/config', created.token);

@@ -1,3 +1,4 @@
+import type { ApprovalResolution, PendingApproval } from '@agentd/approvals';
 import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 
 /** Where the CLI reaches the daemon and as whom (`--url`/`AGENTD_URL`, `--token`/`AGENTD_TOKEN`). */
@@ -9,25 +10,6 @@ export interface RemoteOptions {
   /** Where lines go (tests capture them). @default console.log / console.error */
   out?: (line: string) => void;
   err?: (line: string) => void;
-}
-
-interface PendingRow {
-  id: string;
-  sessionKey: string;
-  agentId: string;
-  toolName: string;
-  ageMs: number;
-  waiting: number;
-  argsDigest: { sha256: string; bytes: number; preview: string };
-}
-
-interface Resolution {
-  id: string;
-  toolName: string;
-  sessionKey: string;
-  status: string;
-  reason?: string;
-  alreadyResolved?: boolean;
 }
 
 /** Seconds, minutes or hours, whichever reads best. */
@@ -53,7 +35,9 @@ export async function runApprovalCommand(
   const client = createHttpClient({ url: options.url, token: options.token });
   try {
     if (command === 'approvals') {
-      const { requests } = (await client.call('admin.approval.pending', {})) as { requests: PendingRow[] };
+      const { requests } = (await client.call('admin.approval.pending', {})) as {
+        requests: PendingApproval[];
+      };
       if (requests.length === 0) {
         out('no pending approvals');
         return 0;
@@ -76,7 +60,7 @@ export async function runApprovalCommand(
       id,
       approved,
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
-    })) as Resolution;
+    })) as ApprovalResolution;
     const because = result.reason ? ` (${result.reason})` : '';
     out(
       result.alreadyResolved

@@ -48,7 +48,12 @@ import {
 } from '@agentd/learning';
 import { canSynthesize, memoryEvictor } from './learning-links.js';
 import { type Database, openDatabase } from '@agentd/storage';
-import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
+import {
+  createWebhookService,
+  type HookResponseDeliverer,
+  type WakeTarget,
+  type WebhookService,
+} from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
 import { createTerminalTools, type TerminalService } from '@agentd/terminal';
 import {
@@ -390,40 +395,7 @@ async function startAgents(
   // Created before the runtime, whose tool gates include its lease gate; it reads the runtime
   // only when a run starts.
   let runtimeRef: AgentRuntime | undefined;
-  const autonomy = createAutonomyService({
-    db,
-    runner: () => {
-      if (!runtimeRef) throw new Error('the agent runtime is not started');
-      return runtimeRef;
-    },
-    toolsOf: (agentId) => {
-      if (!runtimeRef) return undefined;
-      let agent: { tools: string[]; toolDenylist: string[] };
-      try {
-        agent = runtimeRef.agents.get(agentId);
-      } catch {
-        return undefined;
-      }
-      const denied = configStore.current().agents.toolDenylist;
-      return resolveToolSet(runtimeRef.toolNames(), agent.tools, agent.toolDenylist, denied);
-    },
-    agentOf: async (sessionKey) => {
-      const status = await runtimeRef?.sessions.status(sessionKey).catch(() => undefined);
-      return typeof status?.agentId === 'string' ? status.agentId : undefined;
-    },
-    // The run's end becomes a note on an existing parent session, read by the parent's next turn.
-    recordOnParent: async (parentSessionKey, note) => {
-      await runtimeRef?.sessions.note(parentSessionKey, note);
-    },
-    costOf: async (sessionKey, sinceMs) =>
-      (await runtimeRef?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
-    autonomy: config.autonomy,
-    security: config.security,
-    audit: securityAudit,
-    events,
-    logger: logger.module('agent'),
-    now,
-  });
+  const autonomy = createAutonomy(context, stores, () => runtimeRef);
   // Agents, providers and sessions: definitions live in config.yaml, sessions and billing in agentd.db.
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
@@ -536,34 +508,11 @@ async function startAgents(
   });
   images.attach(channels);
 
-  const hooks = await lifecycle.start(
-    'webhooks',
-    () =>
-      createWebhookService({
-        db,
-        section: config.webhooks,
-        resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
-        runner: agentRunner,
-        wakeTarget: options.wakeTarget ?? heartbeat,
-        deliver: options.deliverHookResponse ?? hookDeliverer(channels),
-        onOutcome: (outcome, context) => {
-          const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
-          if (event) securityAudit.emit(event);
-        },
-        // Refusing to serve unverified hooks is a security decision.
-        onRefused: (refusal) =>
-          securityAudit.emit({
-            kind: 'webhook',
-            classification: 'denied',
-            outcome: 'failure',
-            severity: 'low',
-            ...refusal,
-          }),
-        logger: logger.module('webhooks'),
-        now,
-      }),
-    (service) => service.close(),
-  );
+  const hooks = await startWebhooks(context, lifecycle, stores, {
+    runner: agentRunner,
+    wakeTarget: options.wakeTarget ?? heartbeat,
+    deliver: options.deliverHookResponse ?? hookDeliverer(channels),
+  });
 
   // Tools the packages give agents; the runtime's denylist and per-agent allow-lists still apply.
   agentRuntime.registerTools([
@@ -626,31 +575,7 @@ async function startAgents(
     readTool: SKILL_READ_TOOL,
     promptBlock: (agentId) => skills.promptBlock(agentId),
   });
-  // Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
-  // reset_conversation drop the session's memories by the contract's rules, agents with
-  // memory.autoRecall get their memories recalled before each turn, and the memory tools.
-  memory.onSwitch((service) =>
-    agentRuntime.useMemory(
-      service && {
-        memory: {
-          deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
-        },
-        recall: {
-          // The learning layer counts which memories each turn recalled (the memory lifecycle).
-          recall: async (request) => {
-            const found = await service.autoRecall.recall(request);
-            learningRef?.noteRecall(
-              request.sessionKey,
-              found.entries.map((entry) => entry.id),
-            );
-            return found;
-          },
-          forget: (sessionKey) => service.autoRecall.forget?.(sessionKey),
-        },
-        tools: service.tools,
-      },
-    ),
-  );
+  followMemory(memory, agentRuntime, () => learningRef);
 
   // MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
   // so an unreachable one never holds up the start (its state is in gateway.status).
@@ -699,4 +624,126 @@ async function startAgents(
     },
     channels,
   };
+}
+
+/**
+ * The sub-agent run service. It is made before the runtime (whose tool gates include its lease
+ * gate) and reaches the runtime through `runtime()` only once a run starts.
+ */
+function createAutonomy(
+  context: ServiceContext,
+  stores: Stores,
+  runtime: () => AgentRuntime | undefined,
+): AutonomyService {
+  const { config, configStore, logger, now } = context;
+  const { db, securityAudit, events } = stores;
+  return createAutonomyService({
+    db,
+    runner: () => {
+      const started = runtime();
+      if (!started) throw new Error('the agent runtime is not started');
+      return started;
+    },
+    toolsOf: (agentId) => {
+      const started = runtime();
+      if (!started) return undefined;
+      let agent: { tools: string[]; toolDenylist: string[] };
+      try {
+        agent = started.agents.get(agentId);
+      } catch {
+        return undefined;
+      }
+      const denied = configStore.current().agents.toolDenylist;
+      return resolveToolSet(started.toolNames(), agent.tools, agent.toolDenylist, denied);
+    },
+    agentOf: async (sessionKey) => {
+      const status = await runtime()
+        ?.sessions.status(sessionKey)
+        .catch(() => undefined);
+      return typeof status?.agentId === 'string' ? status.agentId : undefined;
+    },
+    // The run's end becomes a note on an existing parent session, read by the parent's next turn.
+    recordOnParent: async (parentSessionKey, note) => {
+      await runtime()?.sessions.note(parentSessionKey, note);
+    },
+    costOf: async (sessionKey, sinceMs) =>
+      (await runtime()?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
+    autonomy: config.autonomy,
+    security: config.security,
+    audit: securityAudit,
+    events,
+    logger: logger.module('agent'),
+    now,
+  });
+}
+
+/** The webhook service: its turns run on `links.runner`, its verdicts land in the security audit. */
+function startWebhooks(
+  context: ServiceContext,
+  lifecycle: Lifecycle,
+  stores: Stores,
+  links: { runner: AgentTurnRunner; wakeTarget: WakeTarget; deliver: HookResponseDeliverer },
+): Promise<WebhookService> {
+  const { config, logger, now } = context;
+  const { db, securityAudit, lookupSecret } = stores;
+  return lifecycle.start(
+    'webhooks',
+    () =>
+      createWebhookService({
+        db,
+        section: config.webhooks,
+        resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
+        ...links,
+        onOutcome: (outcome, context) => {
+          const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
+          if (event) securityAudit.emit(event);
+        },
+        // Refusing to serve unverified hooks is a security decision.
+        onRefused: (refusal) =>
+          securityAudit.emit({
+            kind: 'webhook',
+            classification: 'denied',
+            outcome: 'failure',
+            severity: 'low',
+            ...refusal,
+          }),
+        logger: logger.module('webhooks'),
+        now,
+      }),
+    (service) => service.close(),
+  );
+}
+
+/**
+ * Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
+ * reset_conversation drop the session's memories by the contract's rules, agents with
+ * memory.autoRecall get their memories recalled before each turn, and the memory tools.
+ */
+function followMemory(
+  memory: MemorySwitch,
+  agentRuntime: AgentRuntime,
+  learning: () => LearningService | undefined,
+): void {
+  memory.onSwitch((service) =>
+    agentRuntime.useMemory(
+      service && {
+        memory: {
+          deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
+        },
+        recall: {
+          // The learning layer counts which memories each turn recalled (the memory lifecycle).
+          recall: async (request) => {
+            const found = await service.autoRecall.recall(request);
+            learning()?.noteRecall(
+              request.sessionKey,
+              found.entries.map((entry) => entry.id),
+            );
+            return found;
+          },
+          forget: (sessionKey) => service.autoRecall.forget?.(sessionKey),
+        },
+        tools: service.tools,
+      },
+    ),
+  );
 }

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { PendingApproval } from '@agentd/approvals';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -20,15 +21,6 @@ const pool = daemonPool('agentd-approvals-');
 afterEach(() => pool.cleanup());
 
 type Json = Record<string, unknown>;
-interface Pending {
-  id: string;
-  sessionKey: string;
-  agentId: string;
-  toolName: string;
-  ageMs: number;
-  waiting: number;
-  argsDigest: { sha256: string; bytes: number; preview: string };
-}
 interface TurnResult {
   response: string;
 }
@@ -56,7 +48,8 @@ async function start(approvals?: Json, dataDir = pool.tempDir()) {
   const turns = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN, requestTimeoutMs: 120_000 });
   const turn = (message: string, sessionKey = 'default:rpc:ops-user') =>
     turns.call('agent.execute', { agentId: 'ops', message, sessionKey }) as Promise<TurnResult>;
-  const pending = async () => (await admin.call<{ requests: Pending[] }>('admin.approval.pending')).requests;
+  const pending = async () =>
+    (await admin.call<{ requests: PendingApproval[] }>('admin.approval.pending')).requests;
   const waitPending = (count: number) =>
     eventually(async () => {
       const list = await pending();
@@ -321,7 +314,7 @@ describe('approval gates (issue #15)', { timeout: 120_000 }, () => {
       .call('agent.execute', { agentId: 'ops', message: defineGraph() })
       .catch(() => 'cut off');
     const [request] = await eventually(async () => {
-      const { requests } = await admin.call<{ requests: Pending[] }>('admin.approval.pending');
+      const { requests } = await admin.call<{ requests: PendingApproval[] }>('admin.approval.pending');
       return requests.length === 1 ? requests : undefined;
     });
     const exited = new Promise((resolve) => proc.child.once('exit', resolve));

@@ -3,11 +3,10 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createHttpClient, RpcCallError } from '@agentd/client';
-import type { AgentTurnRunner } from '@agentd/webhooks-hmac';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { DaemonOptions } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, quietRunner, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 interface AuditRow {
@@ -34,16 +33,6 @@ const HOOK_SECRET = 'planted-webhook-hmac-secret-0123456789abcdef';
 
 const pool = daemonPool('agentd-audit-');
 afterEach(() => pool.cleanup());
-
-/** A turn runner that answers at once, so accepted webhooks run no model. */
-const quietRunner: AgentTurnRunner = {
-  runTurn: async (request) => ({
-    response: 'ok',
-    tokensUsed: { input: 1, output: 1, total: 2 },
-    finishReason: 'stop',
-    sessionKey: request.sessionKey ?? 'hook:none',
-  }),
-};
 
 async function start(config?: Json, extra: Partial<DaemonOptions> = {}) {
   const dataDir = pool.tempDir();

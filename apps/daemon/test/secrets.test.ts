@@ -3,12 +3,11 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { AgentTurnRunner } from '@agentd/contracts';
 import { RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { openDatabase } from '@agentd/storage';
-import { daemonPool, rpcClient } from './helpers.js';
+import { daemonPool, quietRunner, rpcClient } from './helpers.js';
 
 /** Every row of secrets.db's tables as text (ciphertexts as hex), read the way SQLite sees them. */
 async function storedRows(dataDir: string): Promise<string> {
@@ -42,16 +41,6 @@ afterEach(async () => {
 });
 
 const masterKey = () => randomBytes(32).toString('hex');
-
-/** Hook turns are answered at once: the webhook's signature check is what is under test. */
-const quietRunner: AgentTurnRunner = {
-  runTurn: async (request) => ({
-    response: 'ok',
-    tokensUsed: { input: 1, output: 1, total: 2 },
-    finishReason: 'stop',
-    sessionKey: request.sessionKey ?? 'hook:none',
-  }),
-};
 
 /** Every file under `dir`, raw (gzip copies unpacked), as one buffer. */
 function everyFileBytes(dir: string): Buffer {

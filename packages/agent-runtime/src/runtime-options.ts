@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ObservedTurn } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import type { CacheTraceSink } from '@agentd/evidence';
@@ -51,20 +52,7 @@ export interface TurnSkills {
   promptBlock(agentId: string): Promise<string | undefined>;
 }
 
-/** One finished turn as a {@link TurnObserver} sees it (in process; never an event payload). */
-export interface ObservedTurn {
-  agentId: string;
-  sessionKey: string;
-  traceId: string;
-  origin: string;
-  /** The user message of the turn. */
-  message: string;
-  endReason: string;
-  /** The turn's tool calls in order: name and whether it succeeded. */
-  tools: Array<{ name: string; ok: boolean }>;
-  synthetic: boolean;
-  at: number;
-}
+export type { ObservedTurn };
 
 /** Sees every finished turn (the learning layer resolves outcomes from them). */
 export type TurnObserver = (turn: ObservedTurn) => void;

@@ -1,18 +1,11 @@
-import type { AgentTool, ToolContext } from '@agentd/contracts';
-import type { z } from 'zod';
+import type { AgentTool, DefineTool } from '@agentd/contracts';
 import type { BrowserService } from './browser-service.js';
 import { browserParamSchemas } from './params.js';
 
 export type { AgentTool, ToolContext } from '@agentd/contracts';
 
-function tool<S extends z.ZodType>(
-  name: string,
-  description: string,
-  params: S,
-  handler: (params: z.output<S>, context: ToolContext) => Promise<unknown>,
-): AgentTool {
-  return { name, description, params, handler };
-}
+/** One tool of the list below; see {@link DefineTool}. */
+const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
 
 /**
  * The browser as agent tools, one per action of the `browser` namespace. The snapshot

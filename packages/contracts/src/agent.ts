@@ -1,4 +1,4 @@
-import type { ZodType } from 'zod';
+import type { output, ZodType } from 'zod';
 
 /** Who started a turn; decides the session kind (`main`, `hook`, `cron`, `graph`, `subagent`). */
 export type TurnOrigin = 'rpc' | 'hook' | 'cron' | 'graph' | 'heartbeat' | 'subagent';
@@ -104,6 +104,37 @@ export interface AgentTool<P = unknown> {
   /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
   handler(params: P, context: ToolContext): Promise<unknown>;
 }
+
+/**
+ * One finished turn as the runtime's turn observer hands it over (in process; never an event
+ * payload). The learning layer resolves outcomes from them.
+ */
+export interface ObservedTurn {
+  agentId: string;
+  sessionKey: string;
+  traceId: string;
+  origin: string;
+  /** The user message of the turn. */
+  message: string;
+  endReason: string;
+  /** The turn's tool calls in order: name and whether it succeeded. */
+  tools: ReadonlyArray<{ name: string; ok: boolean }>;
+  synthetic: boolean;
+  at: number;
+}
+
+/**
+ * The signature of a package's typed tool builder, `tool(name, description, params, handler)`:
+ * `handler` gets what `params` parses to, so a package's tool list reads as one call per tool
+ * with no casts. Contracts hold no runtime code, so each package implements it in one line:
+ * `const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });`
+ */
+export type DefineTool = <S extends ZodType>(
+  name: string,
+  description: string,
+  params: S,
+  handler: (params: output<S>, context: ToolContext) => Promise<unknown>,
+) => AgentTool;
 
 /**
  * The heartbeat as a webhook `wake` action sees it: `wakeNow` runs a beat at once

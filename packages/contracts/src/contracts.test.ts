@@ -1,4 +1,4 @@
-import { describe, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import type {
   AgentdErrorOptions,
@@ -6,6 +6,7 @@ import type {
   AgentTurnRequest,
   AgentTurnResult,
   AgentTurnRunner,
+  DefineTool,
   ErrorKind,
   EventSink,
   Logger,
@@ -123,5 +124,23 @@ describe('AgentTool', () => {
     };
     const tools: AgentTool[] = [search];
     expectTypeOf(tools).toEqualTypeOf<AgentTool[]>();
+  });
+});
+
+describe('DefineTool', () => {
+  it("types a tool's handler params as what its schema parses to", async () => {
+    const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
+    const made = tool(
+      'echo',
+      'Echoes.',
+      z.object({ text: z.string(), times: z.number().optional() }),
+      (params) => {
+        expectTypeOf(params).toEqualTypeOf<{ text: string; times?: number | undefined }>();
+        return Promise.resolve(params.text);
+      },
+    );
+    expectTypeOf(made).toEqualTypeOf<AgentTool>();
+    const context: ToolContext = { agentId: 'a', sessionKey: 's', signal: new AbortController().signal };
+    expect(await made.handler({ text: 'hi' }, context)).toBe('hi');
   });
 });

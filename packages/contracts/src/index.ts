@@ -4,6 +4,8 @@ export type {
   CallerChannel,
   AgentTurnResult,
   AgentTurnRunner,
+  DefineTool,
+  ObservedTurn,
   TokensUsed,
   ToolContext,
   TurnOrigin,

@@ -1,4 +1,4 @@
-import type { AgentTurnRunner, EventSink, Logger } from '@agentd/contracts';
+import type { AgentTurnRunner, EventSink, Logger, ObservedTurn } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { type LearningSection, learningSectionSchema } from './config.js';
 import { LearningError } from './errors.js';
@@ -11,17 +11,7 @@ import { followUpSignal, type OutcomeSource, procedureSignature, resolveOutcome 
 import { type AgentSweep, REFLECTION_SESSION_PREFIX, sweepAgent } from './sweep.js';
 
 /** A finished turn as the runtime's turn observer hands it over. */
-export interface LearningTurn {
-  agentId: string;
-  sessionKey: string;
-  traceId: string;
-  origin: string;
-  message: string;
-  endReason: string;
-  tools: ReadonlyArray<{ name: string; ok: boolean }>;
-  synthetic: boolean;
-  at: number;
-}
+export type LearningTurn = ObservedTurn;
 
 /** A learned procedure as the skills surface shows it (active and stale ones). */
 export interface LearnedSkill {

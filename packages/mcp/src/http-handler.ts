@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
-import { inspectValue } from '@agentd/input-guards';
+import { inspectValue, readBoundedBody } from '@agentd/input-guards';
 import type { GatewayCall } from './gateway-call.js';
 import { type AgentdMcpServerOptions, createAgentdMcpServer } from './server.js';
 
@@ -41,41 +41,20 @@ class BodyError extends Error {
   }
 }
 
-function readBody(request: IncomingMessage, maxBodyBytes: number): Promise<string> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBodyBytes) {
-    request.resume();
-    return Promise.reject(new BodyError(413, -32600, `Request body is larger than ${maxBodyBytes} bytes`));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        request.off('data', onData);
-        request.resume();
-        reject(new BodyError(413, -32600, `Request body is larger than ${maxBodyBytes} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
-}
-
 /** The parsed POST body, refused when it is not JSON, too deep or carries `__proto__`. */
 async function parsedBody(
   request: IncomingMessage,
   maxBodyBytes: number,
   maxDepth: number,
 ): Promise<unknown> {
-  const text = await readBody(request, maxBodyBytes);
+  const body = await readBoundedBody(request, maxBodyBytes);
+  if (!body.ok) {
+    request.resume();
+    throw new BodyError(413, -32600, `Request body is larger than ${maxBodyBytes} bytes`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(body.text);
   } catch {
     throw new BodyError(400, -32700, 'Parse error: the body is not JSON');
   }

@@ -1,16 +1,9 @@
-import type { AgentTool, ToolContext } from '@agentd/contracts';
-import type { z } from 'zod';
+import type { AgentTool, DefineTool, ToolContext } from '@agentd/contracts';
 import type { MediaService } from './media-service.js';
 import { mediaParamSchemas } from './params.js';
 
-function tool<S extends z.ZodType>(
-  name: string,
-  description: string,
-  params: S,
-  handler: (params: z.output<S>, context: ToolContext) => Promise<unknown>,
-): AgentTool {
-  return { name, description, params, handler };
-}
+/** One tool of the list below; see {@link DefineTool}. */
+const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
 
 const scopeOf = (context: ToolContext) => ({
   agentId: context.agentId,

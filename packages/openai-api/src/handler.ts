@@ -10,7 +10,7 @@ import { toApiError } from './internal/failure.js';
 import { readJsonBody, sendError, sendJson } from './internal/http.js';
 import { serveChat } from './internal/serve-chat.js';
 import { serveResponses } from './internal/serve-responses.js';
-import { fromZodError } from './internal/zod-error.js';
+import { parseBody } from './internal/zod-error.js';
 import type { OpenAiBackend, RateLimiter } from './types.js';
 
 /** Options of {@link createOpenAiApiHandler}. */
@@ -132,11 +132,10 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
   };
 
   const embeddings = async (response: ServerResponse, caller: C, body: unknown, signal: AbortSignal) => {
-    const checked = embeddingsRequestSchema.safeParse(body);
-    if (!checked.success) throw fromZodError(checked.error);
-    const input = typeof checked.data.input === 'string' ? [checked.data.input] : checked.data.input;
+    const asked = parseBody(embeddingsRequestSchema, body);
+    const input = typeof asked.input === 'string' ? [asked.input] : asked.input;
     const result = await backend.embed(caller, input, signal);
-    sendJson(response, 200, embeddingsBody(checked.data, input, result));
+    sendJson(response, 200, embeddingsBody(asked, input, result));
   };
 
   return async function handleOpenAi(request, response) {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectBoundedBody } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { DispatchConnection, Dispatcher } from './dispatcher.js';
 import type { JsonRpcFailure } from './envelope.js';
@@ -145,34 +146,18 @@ export function createHttpRpcHandler(options: HttpRpcHandlerOptions): HttpRpcHan
    * AsyncLocalStorage, whose hooks every promise pays for), then answers it.
    */
   function readAndAnswer(request: IncomingMessage, response: ServerResponse, identity: Identity): void {
-    const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
-      tooLarge(response, declared);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        request.off('data', onData);
-        request.off('end', onEnd);
-        tooLarge(response, undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-      void answerBody(response, identity, text);
-    };
-    request.on('data', onData);
-    request.once('end', onEnd);
-    request.once('error', (error) =>
-      logger.warn(
-        { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
-        'http rpc body read failed',
-      ),
+    collectBoundedBody(
+      request,
+      maxBodyBytes,
+      (body) => {
+        if (body.ok) void answerBody(response, identity, body.text);
+        else tooLarge(response, body.declaredBytes);
+      },
+      (error) =>
+        logger.warn(
+          { err: error, errorKind: 'network', hint: 'The client went away while sending the body.' },
+          'http rpc body read failed',
+        ),
     );
   }
 

@@ -1,4 +1,4 @@
-import type { AgentTool, ToolContext } from '@agentd/contracts';
+import type { AgentTool, DefineTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import { KEY_NAMES } from './internal/keys.js';
 import type { TerminalService } from './terminal-service.js';
@@ -67,14 +67,8 @@ export const terminalToolSchemas = {
   list: z.object({}).strict(),
 };
 
-function tool<S extends z.ZodType>(
-  name: string,
-  description: string,
-  params: S,
-  handler: (params: z.output<S>, context: ToolContext) => Promise<unknown>,
-): AgentTool {
-  return { name, description, params, handler };
-}
+/** One tool of the list below; see {@link DefineTool}. */
+const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
 
 /**
  * Terminal drives as agent tools: `terminal_open`, `terminal_send`, `terminal_read`,

@@ -1,4 +1,4 @@
-import type { AgentTool, ToolContext } from '@agentd/contracts';
+import type { AgentTool, DefineTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import type { WorkspaceActor } from './internal/attribution.js';
 import type { WorkspaceService } from './workspace-service.js';
@@ -59,14 +59,8 @@ export const workspaceToolSchemas = {
     .strict(),
 };
 
-function tool<S extends z.ZodType>(
-  name: string,
-  description: string,
-  params: S,
-  handler: (params: z.output<S>, context: ToolContext) => Promise<unknown>,
-): AgentTool {
-  return { name, description, params, handler };
-}
+/** One tool of the list below; see {@link DefineTool}. */
+const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
 
 const actorOf = (context: ToolContext): WorkspaceActor => ({
   kind: 'agent',

@@ -1,17 +1,8 @@
+import type { PendingApproval } from '@agentd/approvals';
 import { html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText } from '../internal/format.js';
 import { shared } from '../styles.js';
-
-interface PendingRequest {
-  id: string;
-  sessionKey: string;
-  agentId: string;
-  toolName: string;
-  ageMs: number;
-  waiting: number;
-  argsDigest: { sha256: string; bytes: number; preview: string };
-}
 
 /**
  * Approvals (admin): the tool calls waiting for an operator, kept live by the
@@ -26,7 +17,7 @@ export class ApprovalsPage extends LitElement {
   static override styles = [shared];
 
   declare conn: Connection;
-  declare requests: PendingRequest[];
+  declare requests: PendingApproval[];
   declare error: string;
   declare decided: string[];
   private unsubscribe: Array<() => void> = [];
@@ -57,7 +48,7 @@ export class ApprovalsPage extends LitElement {
   private async load(): Promise<void> {
     try {
       const { requests } = (await this.conn.client.call('admin.approval.pending')) as {
-        requests: PendingRequest[];
+        requests: PendingApproval[];
       };
       this.requests = requests;
       this.error = '';
@@ -66,7 +57,7 @@ export class ApprovalsPage extends LitElement {
     }
   }
 
-  private async resolve(request: PendingRequest, approved: boolean): Promise<void> {
+  private async resolve(request: PendingApproval, approved: boolean): Promise<void> {
     const input = this.renderRoot.querySelector(
       `#reason-${CSS.escape(request.id)}`,
     ) as HTMLInputElement | null;

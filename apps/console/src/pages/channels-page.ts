@@ -1,6 +1,7 @@
 import { html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText, formatTime, json } from '../internal/format.js';
+import { PollController } from '../internal/poll.js';
 import { shared } from '../styles.js';
 
 /** A channel type as `channels.list` lists it. */
@@ -53,7 +54,6 @@ export class ChannelsPage extends LitElement {
   declare queue: StageCounts | undefined;
   declare deliveries: DeliveryTrace[];
   declare error: string;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor() {
     super();
@@ -61,17 +61,7 @@ export class ChannelsPage extends LitElement {
     this.queue = undefined;
     this.deliveries = [];
     this.error = '';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.timer = setInterval(() => void this.refresh(), 5000);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    clearInterval(this.timer);
-    super.disconnectedCallback();
+    new PollController(this, { everyMs: 5000, refresh: () => this.refresh() });
   }
 
   private async refresh(): Promise<void> {

@@ -1,35 +1,8 @@
+import type { CronJob, CronRun } from '@agentd/cron-wakegate';
 import { html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText, formatTime } from '../internal/format.js';
 import { shared } from '../styles.js';
-
-interface CronJob {
-  id: string;
-  name: string;
-  agentId?: string;
-  message?: string;
-  scheduleKind: 'cron' | 'interval' | 'once';
-  expr?: string;
-  tz?: string;
-  everyMs?: number;
-  at?: string;
-  nextRunAtMs: number;
-  enabled: boolean;
-  lastRunAtMs?: number;
-  lastError?: string;
-  wakeGate?: unknown;
-}
-
-interface CronRun {
-  runId?: string;
-  ts: number;
-  status: 'ok' | 'error' | 'skipped';
-  durationMs: number;
-  trigger?: string;
-  summary?: string;
-  error?: string;
-  estTurnsSaved?: number;
-}
 
 /** The schedule object of `cron.add` / `cron.update` from the form's fields. */
 function scheduleFrom(form: FormData): Record<string, unknown> {

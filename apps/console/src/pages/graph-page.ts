@@ -2,6 +2,7 @@ import { css, html, LitElement, nothing, svg } from 'lit';
 import type { Connection } from '../connection.js';
 import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
 import { errorText, formatTime } from '../internal/format.js';
+import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
 
@@ -70,7 +71,6 @@ export class GraphPage extends LitElement {
   declare detail: RunDetail | undefined;
   declare outputs: Record<string, string | null>;
   declare error: string;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor() {
     super();
@@ -78,24 +78,12 @@ export class GraphPage extends LitElement {
     this.detail = undefined;
     this.outputs = {};
     this.error = '';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.timer = setInterval(() => {
-      if (this.detail && ACTIVE.has(this.detail.status)) void this.refresh();
-    }, 1000);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    clearInterval(this.timer);
-    super.disconnectedCallback();
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    // The first params come before connectedCallback's refresh; later ones are navigation.
-    if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
+    new PollController(this, {
+      everyMs: 1000,
+      refresh: () => this.refresh(),
+      route: () => this.params,
+      active: () => this.detail !== undefined && ACTIVE.has(this.detail.status),
+    });
   }
 
   private get runId(): string | undefined {

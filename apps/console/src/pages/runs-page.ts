@@ -1,31 +1,13 @@
+import type { RunView } from '@agentd/autonomy';
 import { css, html, LitElement, nothing } from 'lit';
 import type { Connection } from '../connection.js';
 import { errorText, formatTime } from '../internal/format.js';
+import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
 
 /** A sub-agent run as `subagent.list` and `session.run_status` answer it. */
-interface Run {
-  runId: string;
-  status: string;
-  agentId: string;
-  task: string;
-  sessionKey: string;
-  parentKey: string;
-  parentRunId?: string;
-  rootRunId: string;
-  depth: number;
-  startedAt: number;
-  completedAt?: number;
-  runtimeMs: number;
-  response?: string;
-  tokensUsed?: { input: number; output: number; total: number };
-  cost?: number;
-  error?: string;
-  endReason?: string;
-  toolCalls: number;
-  resumed: number;
-}
+type Run = RunView;
 
 /** One run tree: the runs sharing a root, each with its children in start order. */
 interface TreeNode {
@@ -95,7 +77,6 @@ export class RunsPage extends LitElement {
   declare detail: Run | undefined;
   declare error: string;
   declare notice: string;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor() {
     super();
@@ -104,25 +85,12 @@ export class RunsPage extends LitElement {
     this.detail = undefined;
     this.error = '';
     this.notice = '';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.timer = setInterval(() => {
-      if (this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running')
-        void this.refresh();
-    }, 2000);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    clearInterval(this.timer);
-    super.disconnectedCallback();
-  }
-
-  override updated(changed: Map<string, unknown>): void {
-    // The first params come before connectedCallback's refresh; later ones are navigation.
-    if (changed.has('params') && changed.get('params') !== undefined) void this.refresh();
+    new PollController(this, {
+      everyMs: 2000,
+      refresh: () => this.refresh(),
+      route: () => this.params,
+      active: () => this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running',
+    });
   }
 
   private get runId(): string | undefined {

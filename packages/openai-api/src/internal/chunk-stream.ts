@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A server-sent event stream of JSON `data:` lines, closed by `data: [DONE]`. */
 export interface ChunkStream {
@@ -59,4 +59,28 @@ export function createChunkStream(
       return opened;
     },
   };
+}
+
+/** The session a request names in its `x-agentd-session` header, if it names one. */
+export function sessionHeader(request: IncomingMessage): string | undefined {
+  const header = request.headers['x-agentd-session'];
+  return typeof header === 'string' && header !== '' ? header : undefined;
+}
+
+/**
+ * The stream of one streamed agent turn (headed with its session key) and the signal the turn
+ * runs under: the request's `signal`, or the stream overflowing for a client that stopped reading.
+ */
+export function openTurnStream(
+  response: ServerResponse,
+  turn: { sessionKey: string; signal: AbortSignal },
+  maxBufferedBytes: number,
+): { stream: ChunkStream; signal: AbortSignal } {
+  const controller = new AbortController();
+  const stream = createChunkStream(response, {
+    headers: { 'x-agentd-session': turn.sessionKey },
+    maxBufferedBytes,
+    onOverflow: () => controller.abort(),
+  });
+  return { stream, signal: AbortSignal.any([turn.signal, controller.signal]) };
 }

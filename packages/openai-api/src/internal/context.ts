@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
 import type { OpenAiBackend } from '../types.js';
 
@@ -10,3 +11,17 @@ export interface ApiContext<C> {
   /** Bytes a streamed answer may hold for a client that stopped reading. */
   maxBufferedBytes: number;
 }
+
+/**
+ * A `POST` endpoint that runs one agent turn (chat completions, responses): it gets the
+ * authenticated `caller`, the size-checked JSON `body` and the `signal` that fires when the
+ * client goes away, and answers on `response` (whole or streamed).
+ */
+export type TurnEndpoint = <C>(
+  ctx: ApiContext<C>,
+  request: IncomingMessage,
+  response: ServerResponse,
+  caller: C,
+  body: unknown,
+  signal: AbortSignal,
+) => Promise<void>;

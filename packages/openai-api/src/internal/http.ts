@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { inspectValue, pathText } from '@agentd/input-guards';
+import { inspectValue, pathText, readBoundedBody } from '@agentd/input-guards';
 import { invalidRequest, OpenAiApiError } from '../errors.js';
 
 /** Deepest JSON nesting a request body may have; OpenAI bodies are shallow. */
@@ -45,31 +45,14 @@ function tooLarge(maxBodyBytes: number): OpenAiApiError {
  * is refused before it is buffered), refusing nesting deeper than 32 and `__proto__` keys.
  */
 export async function readJsonBody(request: IncomingMessage, maxBodyBytes: number): Promise<unknown> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBodyBytes) {
+  const body = await readBoundedBody(request, maxBodyBytes);
+  if (!body.ok) {
     request.resume();
     throw tooLarge(maxBodyBytes);
   }
-  const text = await new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        request.off('data', onData);
-        request.resume();
-        reject(tooLarge(maxBodyBytes));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(body.text);
   } catch {
     throw invalidRequest('The request body is not valid JSON');
   }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import {
   agentOfModel,
   type ChatRequest,
@@ -10,31 +10,21 @@ import {
   turnMessage,
   usageOf,
 } from '../chat.js';
-import type { ApiContext } from './context.js';
-import { createChunkStream } from './chunk-stream.js';
+import type { ApiContext, TurnEndpoint } from './context.js';
+import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
-import { fromZodError } from './zod-error.js';
+import { parseBody } from './zod-error.js';
 
 /**
  * `POST /v1/chat/completions`: the last user message as one agent turn in the session the
  * request names (header, `user`) or a fresh one; answered whole or streamed.
  */
-export async function serveChat<C>(
-  ctx: ApiContext<C>,
-  request: IncomingMessage,
-  response: ServerResponse,
-  caller: C,
-  body: unknown,
-  signal: AbortSignal,
-): Promise<void> {
-  const checked = chatRequestSchema.safeParse(body);
-  if (!checked.success) throw fromZodError(checked.error);
-  const chatRequest = checked.data;
+export const serveChat: TurnEndpoint = async (ctx, request, response, caller, body, signal) => {
+  const chatRequest = parseBody(chatRequestSchema, body);
   const message = turnMessage(chatRequest);
-  const header = request.headers['x-agentd-session'];
   const sessionKey = await ctx.backend.session(caller, {
-    header: typeof header === 'string' && header !== '' ? header : undefined,
+    header: sessionHeader(request),
     user: chatRequest.user ?? undefined,
   });
   const ids: CompletionIds = {
@@ -49,7 +39,7 @@ export async function serveChat<C>(
     return;
   }
   await streamChat(ctx, response, caller, chatRequest, ids, turn);
-}
+};
 
 /**
  * The streamed answer: a role chunk, one chunk per text delta, the finish chunk, the usage
@@ -65,12 +55,7 @@ async function streamChat<C>(
   turn: { agentId: string; message: string; sessionKey: string; signal: AbortSignal },
 ): Promise<void> {
   const include = chatRequest.stream_options?.include_usage === true;
-  const controller = new AbortController();
-  const stream = createChunkStream(response, {
-    headers: { 'x-agentd-session': turn.sessionKey },
-    maxBufferedBytes: ctx.maxBufferedBytes,
-    onOverflow: () => controller.abort(),
-  });
+  const { stream, signal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
   const opening = () => {
     if (!stream.opened) {
       stream.send(
@@ -81,7 +66,7 @@ async function streamChat<C>(
   try {
     const result = await ctx.backend.chat(caller, {
       ...turn,
-      signal: AbortSignal.any([turn.signal, controller.signal]),
+      signal,
       onDelta: (text) => {
         if (text === '') return;
         opening();

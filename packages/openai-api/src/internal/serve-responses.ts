@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { agentOfModel } from '../chat.js';
 import {
   closingEvents,
@@ -10,36 +9,24 @@ import {
   responseTurnMessage,
   sessionOfResponseId,
 } from '../responses.js';
-import type { ApiContext } from './context.js';
-import { createChunkStream } from './chunk-stream.js';
+import type { TurnEndpoint } from './context.js';
+import { openTurnStream, sessionHeader } from './chunk-stream.js';
 import { toApiError } from './failure.js';
 import { sendJson } from './http.js';
-import { fromZodError } from './zod-error.js';
+import { parseBody } from './zod-error.js';
 
 /**
  * `POST /v1/responses`: one agent turn as a Response. The session is the one the
  * `previous_response_id` carries, else as for chat completions; streamed, the events run
  * `response.created` … `response.output_text.delta` … `response.completed`.
  */
-export async function serveResponses<C>(
-  ctx: ApiContext<C>,
-  request: IncomingMessage,
-  response: ServerResponse,
-  caller: C,
-  body: unknown,
-  signal: AbortSignal,
-): Promise<void> {
-  const checked = responsesRequestSchema.safeParse(body);
-  if (!checked.success) throw fromZodError(checked.error);
-  const asked = checked.data;
+export const serveResponses: TurnEndpoint = async (ctx, request, response, caller, body, signal) => {
+  const asked = parseBody(responsesRequestSchema, body);
   const message = responseTurnMessage(asked);
-  const header = request.headers['x-agentd-session'];
   const named =
     asked.previous_response_id != null
       ? sessionOfResponseId(asked.previous_response_id)
-      : typeof header === 'string' && header !== ''
-        ? header
-        : undefined;
+      : sessionHeader(request);
   const sessionKey = await ctx.backend.session(caller, { header: named, user: asked.user ?? undefined });
   const ids: ResponseIds = {
     id: responseId(ctx.randomId(), sessionKey),
@@ -53,12 +40,7 @@ export async function serveResponses<C>(
     sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
     return;
   }
-  const controller = new AbortController();
-  const stream = createChunkStream(response, {
-    headers: { 'x-agentd-session': sessionKey },
-    maxBufferedBytes: ctx.maxBufferedBytes,
-    onOverflow: () => controller.abort(),
-  });
+  const { stream, signal: turnSignal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
   let sequence = 0;
   const send = (event: Record<string, unknown>) =>
     stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
@@ -68,7 +50,7 @@ export async function serveResponses<C>(
   try {
     const result = await ctx.backend.chat(caller, {
       ...turn,
-      signal: AbortSignal.any([signal, controller.signal]),
+      signal: turnSignal,
       onDelta: (text) => {
         if (text === '') return;
         opening();
@@ -85,4 +67,4 @@ export async function serveResponses<C>(
     send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
     stream.end();
   }
-}
+};

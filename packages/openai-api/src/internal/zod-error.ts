@@ -14,3 +14,10 @@ export function fromZodError(error: z.ZodError): OpenAiApiError {
     param || undefined,
   );
 }
+
+/** `body` as `schema` parses it; a body that fails answers the 400 of {@link fromZodError}. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const checked = schema.safeParse(body);
+  if (!checked.success) throw fromZodError(checked.error);
+  return checked.data;
+}
