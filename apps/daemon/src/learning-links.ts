@@ -1,4 +1,7 @@
 import { type AgentRuntime, agentCapabilityClass } from '@agentd/agent-runtime';
+import type { AttemptOutcome, InboundReaction } from '@agentd/channels';
+import type { AgentTurnRunner } from '@agentd/contracts';
+import type { LearningService } from '@agentd/learning';
 import type { AgentdLogger } from '@agentd/logging';
 import type { MemorySwitch } from '@agentd/memory-store';
 
@@ -39,5 +42,60 @@ export function memoryEvictor(
         'evicted memory could not be deleted',
       );
     }
+  };
+}
+
+/** Answers remembered for reactions (the oldest are forgotten first). */
+const REACTION_LINKS = 5000;
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (!map.has(key) && map.size >= REACTION_LINKS) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(key, value);
+}
+
+/**
+ * Links a reaction on a channel message back to the turn that wrote it, so learning can read
+ * it as that turn's outcome (source `reaction`). An inbound turn runs with turn key
+ * `channel:<type>:<chat>:<message>` and its answer is queued as `reply:<type>:<chat>:<message>`:
+ * the wrapped runner notes the turn's trace, the delivery notes the platform id of the answer,
+ * and a reaction on that id names the trace. Links live in memory: a reaction to an answer sent
+ * before a restart, or to a message no turn wrote, is not an outcome.
+ */
+export function channelReactions(learning: () => LearningService | undefined) {
+  const turns = new Map<string, { sessionKey: string; traceId: string | undefined }>();
+  const answers = new Map<string, { sessionKey: string; traceId: string | undefined }>();
+  return {
+    /** The runner the channels run inbound turns through. */
+    runner(inner: AgentTurnRunner): AgentTurnRunner {
+      return {
+        async runTurn(request) {
+          const result = await inner.runTurn(request);
+          if (request.turnKey?.startsWith('channel:')) {
+            // The agent runtime's result carries the turn's trace id; another runner's may not.
+            const traceId = (result as { traceId?: unknown }).traceId;
+            remember(turns, request.turnKey.slice('channel:'.length), {
+              sessionKey: result.sessionKey,
+              traceId: typeof traceId === 'string' ? traceId : undefined,
+            });
+          }
+          return result;
+        },
+      };
+    },
+    /** Every delivery attempt: a delivered answer of an inbound turn is remembered by its platform id. */
+    onAttempt({ entry, outcome }: Pick<AttemptOutcome, 'entry' | 'outcome'>): void {
+      if (outcome !== 'delivered' || !entry.messageId || !entry.idempotencyKey.startsWith('reply:')) return;
+      const turn = turns.get(entry.idempotencyKey.slice('reply:'.length));
+      if (!turn) return;
+      remember(answers, `${entry.channelType}:${entry.operation.channelId}:${entry.messageId}`, turn);
+    },
+    /** A reaction of an admitted user on one of those answers. */
+    onReaction(reaction: InboundReaction): void {
+      const turn = answers.get(`${reaction.channelType}:${reaction.channelId}:${reaction.messageId}`);
+      if (turn) learning()?.noteReaction({ ...turn, emoji: reaction.emoji });
+    },
   };
 }

@@ -46,7 +46,7 @@ import {
   type LearningService,
   lifecycleRunner,
 } from '@agentd/learning';
-import { canSynthesize, memoryEvictor } from './learning-links.js';
+import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
 import { type Database, openDatabase } from '@agentd/storage';
 import { createWebhookService, type WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
@@ -528,6 +528,7 @@ async function startAgents(
     securityAudit,
     runner: agentRunner,
     lookupSecret,
+    reactions: channelReactions(() => learningRef),
   });
 
   const hooks = await lifecycle.start(

@@ -20,6 +20,17 @@ export const learningSectionSchema = z
     promoteAfter: z.number().int().min(1).max(20).default(2),
     /** Failed or corrected reuses (distinct sessions) that make an active procedure stale, and a stale one archived. @default 2 */
     demoteAfter: z.number().int().min(1).max(20).default(2),
+    judge: z
+      .object({
+        /**
+         * Ask the agent's own model whether a turn with no other evidence (no tools, no pipeline
+         * failure) succeeded: one extra model call per such turn. Agents on the offline provider
+         * or a small or nano class are never judged. @default false
+         */
+        enabled: z.boolean().default(false),
+      })
+      .strict()
+      .default({ enabled: false }),
     memory: z
       .object({
         /** Recalls without a successful turn before a memory is demoted. @default 5 */

@@ -14,12 +14,14 @@ export {
   type LearningStatus,
   type LearningTurn,
 } from './learning-service.js';
+export { JUDGE_SESSION_PREFIX, judgePrompt, judgeTurn, parseVerdict } from './judge.js';
 export { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
 export {
   followUpSignal,
   type OutcomeEvidence,
   type OutcomeSource,
   procedureSignature,
+  reactionSignal,
   resolveOutcome,
   type TurnOutcome,
 } from './outcome.js';

@@ -297,3 +297,84 @@ describe('the learning lifecycle', () => {
     expect(named('learning:lifecycle_swept').at(-1)).toMatchObject({ evicted: 1 });
   });
 });
+
+describe('reactions and the judge', () => {
+  const outcomes = () =>
+    db.query<{ trace_id: string; outcome: string; sources: string }>(
+      'SELECT trace_id, outcome, sources FROM learning_outcomes ORDER BY id',
+    );
+
+  it('a reaction settles the turn it answers: approving, rejecting, ignored and pipeline-failed', async () => {
+    const learning = await service();
+    const first = turn('s:1', []);
+    const second = turn('s:1', [['graph_define', true]]);
+    const broken = turn('s:1', [], { endReason: 'error' });
+    for (const observed of [first, second, broken]) learning.observeTurn(observed);
+    learning.noteReaction({ traceId: first.traceId, sessionKey: 's:1', emoji: '+1' });
+    learning.noteReaction({ traceId: second.traceId, sessionKey: 's:1', emoji: '👎🏽' });
+    learning.noteReaction({ traceId: broken.traceId, sessionKey: 's:1', emoji: 'thumbsup' });
+    learning.noteReaction({ traceId: first.traceId, sessionKey: 's:1', emoji: 'eyes' });
+    await learning.idle();
+    expect(await outcomes()).toEqual([
+      { trace_id: first.traceId, outcome: 'success', sources: '["reaction"]' },
+      { trace_id: second.traceId, outcome: 'failure', sources: '["tool","reaction"]' },
+      { trace_id: broken.traceId, outcome: 'failure', sources: '["pipeline"]' },
+    ]);
+    const observed = events.filter(([name]) => name === 'learning:observed').map(([, payload]) => payload);
+    expect(observed.at(-1)).toMatchObject({
+      traceId: second.traceId,
+      outcomeResolved: true,
+      outcome: 'failure',
+      sources: ['tool', 'reaction'],
+    });
+    // Without a trace the session's last turn is the one reacted to.
+    learning.noteReaction({ sessionKey: 's:1', emoji: '👍' });
+    await learning.idle();
+    expect((await outcomes()).at(-1)).toMatchObject({ outcome: 'failure', sources: '["pipeline"]' });
+  });
+
+  it('the judge settles unknown turns through the runner when configured, and only then', async () => {
+    reflectionAnswer = 'SUCCESS — the answer does what was asked';
+    const off = await service();
+    off.observeTurn(turn('s:1', [], { response: 'here it is' }));
+    await off.idle();
+    expect(reflections).toHaveLength(0);
+
+    const learning = await service({ section: { judge: { enabled: true } } });
+    const plain = turn('s:2', [], { response: 'here it is', message: 'summarize the log' });
+    learning.observeTurn(plain);
+    learning.observeTurn(turn('s:2', [['graph_define', false]], { response: 'failed' }));
+    await learning.idle();
+    // Only the turn without other evidence is judged, in its own session, without tools.
+    expect(reflections).toHaveLength(1);
+    expect(reflections[0]).toMatchObject({
+      agentId: 'ann',
+      sessionKey: 'learning:judge:ann',
+      allowedTools: [],
+    });
+    expect(reflections[0]?.message).toContain('summarize the log');
+    expect(reflections[0]?.message).toContain('here it is');
+    expect((await outcomes()).find((row) => row.trace_id === plain.traceId)).toMatchObject({
+      outcome: 'success',
+      sources: '["judge"]',
+    });
+    // The judge's own turns are never observed.
+    learning.observeTurn(turn('learning:judge:ann', [], { response: 'SUCCESS' }));
+    reflectionAnswer = 'UNSURE';
+    const unsure = turn('s:3', [], { response: 'maybe' });
+    learning.observeTurn(unsure);
+    await learning.idle();
+    expect((await outcomes()).find((row) => row.trace_id === unsure.traceId)).toMatchObject({
+      outcome: 'unknown',
+    });
+    const judged = await db.query("SELECT 1 FROM learning_outcomes WHERE session_key LIKE 'learning:%'");
+    expect(judged).toEqual([]);
+  });
+
+  it('a small model is never asked to judge', async () => {
+    const learning = await service({ capable: false, section: { judge: { enabled: true } } });
+    learning.observeTurn(turn('s:1', [], { response: 'ok' }));
+    await learning.idle();
+    expect(reflections).toHaveLength(0);
+  });
+});

@@ -7,7 +7,14 @@ import { LearningStore, type OutcomeRow, type ProcedureState } from './internal/
 export type { LearningStatus } from './status.js';
 import { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { type LearningStatus, readStatus } from './status.js';
-import { followUpSignal, type OutcomeSource, procedureSignature, resolveOutcome } from './outcome.js';
+import { JUDGE_SESSION_PREFIX, judgeTurn } from './judge.js';
+import {
+  followUpSignal,
+  type OutcomeSource,
+  procedureSignature,
+  reactionSignal,
+  resolveOutcome,
+} from './outcome.js';
 import { type AgentSweep, REFLECTION_SESSION_PREFIX, sweepAgent } from './sweep.js';
 
 /** A finished turn as the runtime's turn observer hands it over. */
@@ -17,6 +24,8 @@ export interface LearningTurn {
   traceId: string;
   origin: string;
   message: string;
+  /** The turn's answer; the judge (when configured) reads it. */
+  response?: string;
   endReason: string;
   tools: ReadonlyArray<{ name: string; ok: boolean }>;
   synthetic: boolean;
@@ -55,6 +64,12 @@ export interface LearningService {
   observeTurn(turn: LearningTurn): void;
   /** Notes that the turn `traceId` loaded skill `name` (the `skill_read` tool). */
   noteSkillRead(traceId: string, name: string): void;
+  /**
+   * A user's reaction on the answer of turn `traceId` (or, without one, the session's last
+   * turn): an approving emoji makes it `success`, a rejecting one `failure` (source `reaction`);
+   * other emoji and pipeline failures are left alone. Queued; never throws.
+   */
+  noteReaction(reaction: { traceId?: string | undefined; sessionKey: string; emoji: string }): void;
   /** Notes the memories recalled before the coming turn of `sessionKey`. */
   noteRecall(sessionKey: string, memoryIds: readonly string[]): void;
   /** Sweeps every agent with something to sweep; the `Memory lifecycle` cron job runs it. */
@@ -67,7 +82,7 @@ export interface LearningService {
    * is deleted or its conversation reset; queued behind pending observations.
    */
   forgetSession(sessionKey: string): Promise<void>;
-  /** Resolves when every queued observation is written. */
+  /** Resolves when every queued observation, and every running judge's verdict, is written. */
   idle(): Promise<void>;
   /** Waits for queued observations and a running sweep (shutdown, before the database closes). */
   close(): Promise<void>;
@@ -89,6 +104,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
   const recalls = new Map<string, string[]>();
   let queue: Promise<void> = Promise.resolve();
   let sweeping: Promise<{ agents: AgentSweep[]; summary: string }> | undefined;
+  const judging = new Set<Promise<void>>();
 
   const bounded = <V>(map: Map<string, V>, key: string, value: V) => {
     if (!map.has(key) && map.size >= 5000) {
@@ -139,6 +155,16 @@ export function createLearningService(options: LearningServiceOptions): Learning
               .length,
           }
         : { outcome, sources, skillsUsed: skillsUsed.length, skillFailures: failed ? used.length : 0 };
+    await emitObserved(turn, shown, failed ? memories.length : 0);
+    if (outcome === 'unknown' && !corrected) judge(turn);
+  }
+
+  /** The IncidentReport's `learning` block: one `learning:observed` row per observed or settled turn. */
+  async function emitObserved(
+    turn: Pick<LearningTurn, 'sessionKey' | 'traceId' | 'agentId'>,
+    shown: { outcome: string; sources: OutcomeSource[]; skillsUsed: number; skillFailures: number },
+    failuresAttributed: number,
+  ): Promise<void> {
     const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
       'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
       [turn.agentId],
@@ -153,8 +179,78 @@ export function createLearningService(options: LearningServiceOptions): Learning
       skillsUsed: shown.skillsUsed,
       skillFailures: shown.skillFailures,
       synthesisAbstained: lastSweep?.synthesis_abstained === 1,
-      ...(failed && memories.length > 0 ? { failuresAttributed: memories.length } : {}),
+      ...(failuresAttributed > 0 ? { failuresAttributed } : {}),
     });
+  }
+
+  /**
+   * A turn nothing else resolved goes to the judge when one is configured and the agent's
+   * model is capable; it runs beside the queue (a slow model never holds up status or the next
+   * observation) and its verdict is queued as a settlement.
+   */
+  function judge(turn: LearningTurn): void {
+    if (!section.judge.enabled || !turn.response || !options.canSynthesize(turn.agentId)) return;
+    const response = turn.response;
+    const running: Promise<void> = judgeTurn(options.runner, { ...turn, response })
+      .then((verdict) => {
+        if (verdict) enqueue(() => settle({ traceId: turn.traceId }, verdict, 'judge'));
+      })
+      .catch((error: unknown) =>
+        options.logger?.warn(
+          { err: error, errorKind: 'dependency', hint: 'the turn keeps its unknown outcome' },
+          'learning judge failed',
+        ),
+      )
+      .finally(() => judging.delete(running));
+    judging.add(running);
+  }
+
+  /**
+   * Settles a recorded turn from a later signal (a judge's verdict, a user's reaction): a
+   * pipeline failure stands; a judge only settles what is still unknown; a reaction, the user's
+   * own word, settles anything else.
+   */
+  async function settle(
+    target: { traceId?: string | undefined; sessionKey?: string },
+    outcome: 'success' | 'failure',
+    source: 'judge' | 'reaction',
+  ): Promise<void> {
+    const row = target.traceId
+      ? await store.outcomeByTrace(target.traceId)
+      : target.sessionKey
+        ? await store.lastOutcome(target.sessionKey)
+        : undefined;
+    if (!row || row.sources.includes('pipeline')) return;
+    if (source === 'judge' && row.outcome !== 'unknown') return;
+    const sources = [...new Set([...row.sources, source])];
+    await store.updateOutcome(row.id, outcome, sources);
+    const learned = await store.procedures(row.agentId, ['candidate', 'active', 'stale']);
+    const failed = outcome === 'failure';
+    await emitObserved(
+      row,
+      {
+        outcome,
+        sources,
+        skillsUsed: row.skillsUsed.length,
+        skillFailures: failed
+          ? learned.filter((procedure) => row.skillsUsed.includes(procedure.name)).length
+          : 0,
+      },
+      failed ? row.memories.length : 0,
+    );
+  }
+
+  function enqueue(work: () => Promise<void>): void {
+    queue = queue.then(work).catch((error: unknown) =>
+      options.logger?.warn(
+        {
+          err: error,
+          errorKind: 'internal',
+          hint: 'the turn is recorded; only its learning row is missing',
+        },
+        'turn outcome not recorded',
+      ),
+    );
   }
 
   /**
@@ -214,24 +310,24 @@ export function createLearningService(options: LearningServiceOptions): Learning
       await options.db.migrate(MIGRATION_PACKAGE, learningMigrations);
     },
     observeTurn(turn) {
-      if (!section.enabled || turn.synthetic || turn.sessionKey.startsWith(REFLECTION_SESSION_PREFIX)) return;
+      if (
+        !section.enabled ||
+        turn.synthetic ||
+        turn.sessionKey.startsWith(REFLECTION_SESSION_PREFIX) ||
+        turn.sessionKey.startsWith(JUDGE_SESSION_PREFIX)
+      )
+        return;
       // Taken now, not when the queue gets to it: the session's next turn may recall again before then.
       const reads = [...(skillReads.get(turn.traceId) ?? [])];
       skillReads.delete(turn.traceId);
       const memories = recalls.get(turn.sessionKey) ?? [];
       recalls.delete(turn.sessionKey);
-      queue = queue
-        .then(() => observe(turn, reads, memories))
-        .catch((error: unknown) =>
-          options.logger?.warn(
-            {
-              err: error,
-              errorKind: 'internal',
-              hint: 'the turn is recorded; only its learning row is missing',
-            },
-            'turn outcome not recorded',
-          ),
-        );
+      enqueue(() => observe(turn, reads, memories));
+    },
+    noteReaction(reaction) {
+      const outcome = reactionSignal(reaction.emoji);
+      if (!section.enabled || !outcome) return;
+      enqueue(() => settle(reaction, outcome, 'reaction'));
     },
     noteSkillRead(traceId, name) {
       const names = skillReads.get(traceId) ?? new Set<string>();
@@ -271,8 +367,14 @@ export function createLearningService(options: LearningServiceOptions): Learning
       queue = forgotten.catch(() => undefined);
       return forgotten;
     },
-    idle: () => queue,
+    async idle() {
+      await queue;
+      // A judge's verdict is queued when it arrives: wait for the judges, then for their settlements.
+      await Promise.all([...judging]);
+      await queue;
+    },
     async close() {
+      await Promise.all([...judging]);
       await queue;
       await sweeping?.catch(() => undefined);
     },

@@ -5,6 +5,7 @@ import type {
   ChannelAdapter,
   ChannelHealth,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -62,6 +63,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
   });
   const scrub = secretScrubber([options.botToken, options.signingSecret]);
   let onInbound: ((message: InboundMessage) => void) | undefined;
+  let onReaction: ((reaction: InboundReaction) => void) | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -125,15 +127,23 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     type: 'slack',
     actionSchema: slackActionSchema,
     // Inbound arrives through the Events API (HTTP), which the daemon routes; nothing to connect.
-    async start(handler) {
+    async start(handler, reactionHandler) {
       onInbound = handler;
+      onReaction = reactionHandler;
     },
     async stop() {
       onInbound = undefined;
+      onReaction = undefined;
       health.state = 'stopped';
     },
     webhook: async (request) =>
-      eventsApi(request, options.signingSecret, now, (message) => onInbound?.(message)),
+      eventsApi(
+        request,
+        options.signingSecret,
+        now,
+        (message) => onInbound?.(message),
+        (reaction) => onReaction?.(reaction),
+      ),
     deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
     async reconcile(operation, attempt) {
       if (operation.op !== 'send') return undefined;
@@ -189,13 +199,14 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
 /**
  * The Events API callback: the signature over `v0:<timestamp>:<body>` with the signing secret
  * (and a timestamp within five minutes, against replays), the `url_verification` handshake,
- * and `message` events from people (bots and edits are ignored).
+ * `message` events from people (bots and edits are ignored) and `reaction_added` on messages.
  */
 function eventsApi(
   request: WebhookRequest,
   signingSecret: string | undefined,
   now: () => number,
   deliver: (message: InboundMessage) => void,
+  react: (reaction: InboundReaction) => void,
 ): WebhookResponse {
   if (request.method !== 'POST') return text(405, 'method not allowed');
   if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
@@ -233,6 +244,23 @@ function eventsApi(
       ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
     });
   }
+  const item = event?.item as Record<string, unknown> | undefined;
+  if (
+    payload?.type === 'event_callback' &&
+    event?.type === 'reaction_added' &&
+    item?.type === 'message' &&
+    typeof event.user === 'string' &&
+    typeof event.reaction === 'string' &&
+    typeof item.channel === 'string' &&
+    typeof item.ts === 'string'
+  )
+    react({
+      channelType: 'slack',
+      channelId: item.channel,
+      userId: event.user,
+      messageId: item.ts,
+      emoji: event.reaction,
+    });
   return text(200, 'ok');
 }
 

@@ -127,6 +127,13 @@ export class LearningStore {
     return row ? toOutcome(row) : undefined;
   }
 
+  async outcomeByTrace(traceId: string): Promise<OutcomeRow | undefined> {
+    const row = await this.db.get<RawOutcome>('SELECT * FROM learning_outcomes WHERE trace_id = ?', [
+      traceId,
+    ]);
+    return row ? toOutcome(row) : undefined;
+  }
+
   async updateOutcome(id: number, outcome: TurnOutcome, sources: OutcomeSource[]): Promise<void> {
     await this.db.execute('UPDATE learning_outcomes SET outcome = ?, sources = ? WHERE id = ?', [
       outcome,
