@@ -105,6 +105,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
   let queue: Promise<void> = Promise.resolve();
   let sweeping: Promise<{ agents: AgentSweep[]; summary: string }> | undefined;
   const judging = new Set<Promise<void>>();
+  const abstained = new Map<string, boolean>();
 
   const bounded = <V>(map: Map<string, V>, key: string, value: V) => {
     if (!map.has(key) && map.size >= 5000) {
@@ -165,10 +166,16 @@ export function createLearningService(options: LearningServiceOptions): Learning
     shown: { outcome: string; sources: OutcomeSource[]; skillsUsed: number; skillFailures: number },
     failuresAttributed: number,
   ): Promise<void> {
-    const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
-      'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
-      [turn.agentId],
-    );
+    // Whether the agent's last sweep abstained: read once per agent, then kept by the sweeps.
+    let abstainedNow = abstained.get(turn.agentId);
+    if (abstainedNow === undefined) {
+      const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
+        'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
+        [turn.agentId],
+      );
+      abstainedNow = lastSweep?.synthesis_abstained === 1;
+      abstained.set(turn.agentId, abstainedNow);
+    }
     options.events.emit('learning:observed', {
       sessionKey: turn.sessionKey,
       traceId: turn.traceId,
@@ -178,7 +185,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
       sources: shown.sources,
       skillsUsed: shown.skillsUsed,
       skillFailures: shown.skillFailures,
-      synthesisAbstained: lastSweep?.synthesis_abstained === 1,
+      synthesisAbstained: abstainedNow,
       ...(failuresAttributed > 0 ? { failuresAttributed } : {}),
     });
   }
@@ -277,28 +284,28 @@ export function createLearningService(options: LearningServiceOptions): Learning
     const evict = options.evictMemory?.();
     const agents: AgentSweep[] = [];
     for (const agentId of await store.agentsToSweep()) {
-      agents.push(
-        await sweepAgent(
-          {
-            store,
-            section,
-            events: options.events,
-            runner: options.runner,
-            canSynthesize: options.canSynthesize,
-            evictMemory: evict,
-            now,
-          },
-          agentId,
-        ),
+      const swept = await sweepAgent(
+        {
+          store,
+          section,
+          events: options.events,
+          runner: options.runner,
+          canSynthesize: options.canSynthesize,
+          evictMemory: evict,
+          now,
+        },
+        agentId,
       );
+      abstained.set(agentId, swept.synthesisAbstained);
+      agents.push(swept);
     }
     const total = (key: 'scanned' | 'promoted' | 'demoted' | 'evicted') =>
       agents.reduce((sum, agent) => sum + agent[key], 0);
-    const abstained = agents.filter((agent) => agent.synthesisAbstained).map((agent) => agent.agentId);
+    const abstainers = agents.filter((agent) => agent.synthesisAbstained).map((agent) => agent.agentId);
     const summary =
       `Memory lifecycle: ${agents.length} agent(s) swept; scanned ${total('scanned')}, promoted ${total('promoted')}, ` +
       `demoted ${total('demoted')}, evicted ${total('evicted')}` +
-      (abstained.length > 0 ? `; synthesis abstained (low capability) for ${abstained.join(', ')}` : '');
+      (abstainers.length > 0 ? `; synthesis abstained (low capability) for ${abstainers.join(', ')}` : '');
     return { agents, summary };
   }
 

@@ -35,6 +35,8 @@ export interface SweepDeps {
   now(): number;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** Most clusters synthesized per agent and sweep (each is one model call). */
 const MAX_SYNTHESES = 3;
 
@@ -105,6 +107,8 @@ export async function sweepAgent(deps: SweepDeps, agentId: string): Promise<Agen
       synthesisAbstained ? 1 : 0,
     ],
   );
+  // After this sweep's row: the rows it read, and older sweep rows, past the retention go.
+  await store.prune(agentId, timestamp - section.retainOutcomesDays * DAY_MS);
   if (moves.promoted > 0)
     events.emit('learning:skill_promoted', { agentId, count: moves.promoted, timestamp });
   if (skillsDemoted > 0) events.emit('learning:skill_demoted', { agentId, count: skillsDemoted, timestamp });

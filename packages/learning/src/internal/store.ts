@@ -171,11 +171,31 @@ export class LearningStore {
   }
 
   async procedures(agentId: string | undefined, states?: readonly ProcedureState[]): Promise<Procedure[]> {
+    // Filtered in SQL: every observed turn asks for the live ones, and archived rows only grow.
     const rows = await this.db.query<RawProcedure>(
-      'SELECT * FROM learning_procedures WHERE (? IS NULL OR agent_id = ?) ORDER BY id',
-      [agentId ?? null, agentId ?? null],
+      `SELECT * FROM learning_procedures WHERE (? IS NULL OR agent_id = ?)${
+        states ? ` AND state IN (${states.map(() => '?').join(', ')})` : ''
+      } ORDER BY id`,
+      [agentId ?? null, agentId ?? null, ...(states ?? [])],
     );
-    return rows.map(toProcedure).filter((row) => !states || states.includes(row.state));
+    return rows.map(toProcedure);
+  }
+
+  /**
+   * Drops an agent's swept outcome rows, and its sweep rows but the last, older than `before`:
+   * what the lifecycle has already read need not be kept for ever (the rows hold message starts).
+   */
+  async prune(agentId: string, before: number): Promise<number> {
+    const removed = await this.db.execute(
+      'DELETE FROM learning_outcomes WHERE agent_id = ? AND swept = 1 AND created_at < ?',
+      [agentId, before],
+    );
+    await this.db.execute(
+      `DELETE FROM learning_sweeps WHERE agent_id = ? AND at < ?
+         AND id < (SELECT MAX(id) FROM learning_sweeps WHERE agent_id = ?)`,
+      [agentId, before, agentId],
+    );
+    return removed.rowsAffected;
   }
 
   async insertProcedure(row: Omit<Procedure, 'id'>): Promise<void> {
