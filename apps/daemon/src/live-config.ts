@@ -93,7 +93,7 @@ export interface LiveServices {
   memory: MemorySwitch;
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
   mcpTools: McpToolHost;
-  skills: { applyConfig(section: DaemonConfig['skills']): void };
+  skills: { applyConfig(section: DaemonConfig['skills']): void; removeBlocked(): Promise<string[]> };
   learning: { applyConfig(section: DaemonConfig['learning']): void };
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
@@ -229,6 +229,8 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   });
   live.on(['skills'], async (next) => {
     services.skills.applyConfig(next.skills);
+    // A name newly in skills.import.blocked (`agentd skills remove`) takes its import away now.
+    await services.skills.removeBlocked();
     await services.recordPosture();
   });
   // A changed platform section restarts that adapter with the newly resolved credentials.

@@ -224,6 +224,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     now,
     logger: logger.module('agent'),
   });
+  // Skills named in skills.import.blocked while the daemon was down are removed before any turn.
+  await skills.removeBlocked();
   // The standing config posture (fleet rule 7): one row holds the served-window check (after
   // start and on every providers change) and the imported skills outside the allowlist.
   let served: Record<string, unknown> = {};
