@@ -298,6 +298,43 @@ describe('the learning lifecycle', () => {
   });
 });
 
+describe('corroboration across sweeps', () => {
+  it('admits a procedure whose successes in distinct sessions fell into different sweep windows', async () => {
+    const learning = await service();
+    learning.observeTurn(turn('s1', [['graph_define', true]]));
+    learning.observeTurn(turn('hooked', [['graph_define', true]], { origin: 'hook' }));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({ admitted: 0, admissionOutcome: 'uncorroborated' });
+    // Another day, another session: with the earlier (swept) success it is corroborated.
+    learning.observeTurn(turn('s2', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({
+      admitted: 1,
+      maxClusterCardinality: 2,
+      admissionOutcome: 'admitted',
+    });
+    expect((await learning.status('ann')).procedures.candidate).toBe(1);
+    // Once learned, the signature is not clustered again.
+    learning.observeTurn(turn('s3', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(reflections).toHaveLength(1);
+  });
+
+  it('never counts an untrusted (webhook) success as corroboration', async () => {
+    const learning = await service();
+    learning.observeTurn(turn('hook:1', [['graph_define', true]], { origin: 'hook' }));
+    await learning.idle();
+    await learning.sweep();
+    learning.observeTurn(turn('s1', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({ admitted: 0, maxClusterCardinality: 1 });
+  });
+});
+
 describe('reactions and the judge', () => {
   const outcomes = () =>
     db.query<{ trace_id: string; outcome: string; sources: string }>(

@@ -6,6 +6,7 @@ import {
   clusterSuccesses,
   type FunnelCounts,
   reflectionPrompt,
+  UNTRUSTED_ORIGINS,
   validateReflection,
 } from './reflection.js';
 
@@ -56,7 +57,18 @@ export async function sweepAgent(deps: SweepDeps, agentId: string): Promise<Agen
   const moves = advanceProcedures(live, rows, section, deps.now());
   for (const procedure of moves.changed) await store.saveProcedure(procedure);
 
-  const { counts, corroborated } = clusterSuccesses(rows, procedures, section.admitAfter);
+  const signatures = [
+    ...new Set(
+      rows.filter((row) => row.outcome === 'success' && row.signature !== '').map((row) => row.signature),
+    ),
+  ];
+  const earlier = await store.earlierSuccesses(
+    agentId,
+    signatures,
+    deps.now() - section.retainOutcomesDays * DAY_MS,
+    [...UNTRUSTED_ORIGINS],
+  );
+  const { counts, corroborated } = clusterSuccesses(rows, procedures, section.admitAfter, earlier);
   let synthesisAbstained = false;
   if (corroborated.length > 0) {
     if (!deps.canSynthesize(agentId)) {

@@ -150,6 +150,35 @@ export class LearningStore {
     return rows.map(toOutcome);
   }
 
+  /**
+   * Sessions of successful, already swept turns since `since`, per procedure signature (only
+   * the signatures asked for; untrusted origins left out).
+   */
+  async earlierSuccesses(
+    agentId: string,
+    signatures: readonly string[],
+    since: number,
+    untrustedOrigins: readonly string[],
+  ): Promise<Map<string, Set<string>>> {
+    const found = new Map<string, Set<string>>();
+    for (let start = 0; start < signatures.length; start += 200) {
+      const chunk = signatures.slice(start, start + 200);
+      const rows = await this.db.query<{ signature: string; session_key: string }>(
+        `SELECT DISTINCT signature, session_key FROM learning_outcomes
+         WHERE agent_id = ? AND swept = 1 AND outcome = 'success' AND created_at >= ?
+           AND signature IN (${chunk.map(() => '?').join(', ')})
+           AND origin NOT IN (${untrustedOrigins.map(() => '?').join(', ') || "''"})`,
+        [agentId, since, ...chunk, ...untrustedOrigins],
+      );
+      for (const row of rows) {
+        const sessions = found.get(row.signature) ?? new Set<string>();
+        sessions.add(row.session_key);
+        found.set(row.signature, sessions);
+      }
+    }
+    return found;
+  }
+
   async markSwept(ids: number[], tx: Queryable = this.db): Promise<void> {
     for (let start = 0; start < ids.length; start += 500) {
       const chunk = ids.slice(start, start + 500);
