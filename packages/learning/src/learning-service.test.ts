@@ -370,6 +370,30 @@ describe('reactions and the judge', () => {
     expect((await outcomes()).at(-1)).toMatchObject({ outcome: 'failure', sources: '["pipeline"]' });
   });
 
+  it('a reaction after the sweep read the turn still demotes the learned procedure it used', async () => {
+    const learning = await service({ section: { promoteAfter: 1, demoteAfter: 1 } });
+    const observe = async (sessionKey: string) => {
+      const observed = turn(sessionKey, [['graph_define', true]]);
+      learning.observeTurn(observed);
+      await learning.idle();
+      return observed;
+    };
+    await observe('s1');
+    await observe('s2');
+    await learning.sweep();
+    await observe('s3');
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['active']);
+    const reused = await observe('s4');
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['active']);
+    // The user's thumbs-down comes in after that sweep: the next one counts the failed reuse.
+    learning.noteReaction({ traceId: reused.traceId, sessionKey: 's4', emoji: '👎' });
+    await learning.idle();
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['stale']);
+  });
+
   it('the judge settles unknown turns through the runner when configured, and only then', async () => {
     reflectionAnswer = 'SUCCESS — the answer does what was asked';
     const off = await service();

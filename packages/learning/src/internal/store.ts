@@ -134,8 +134,12 @@ export class LearningStore {
     return row ? toOutcome(row) : undefined;
   }
 
+  /**
+   * Settles a turn again (a correction, a reaction, a judge). The row goes back to the next
+   * sweep: a verdict that arrives after the sweep read the turn still moves its procedures.
+   */
   async updateOutcome(id: number, outcome: TurnOutcome, sources: OutcomeSource[]): Promise<void> {
-    await this.db.execute('UPDATE learning_outcomes SET outcome = ?, sources = ? WHERE id = ?', [
+    await this.db.execute('UPDATE learning_outcomes SET outcome = ?, sources = ?, swept = 0 WHERE id = ?', [
       outcome,
       JSON.stringify(sources),
       id,
