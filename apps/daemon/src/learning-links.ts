@@ -45,7 +45,7 @@ export function memoryEvictor(
   };
 }
 
-/** Answers remembered for reactions (the oldest are forgotten first). */
+/** Finished channel turns remembered until their answer is delivered (the oldest forgotten first). */
 const REACTION_LINKS = 5000;
 
 function remember<V>(map: Map<string, V>, key: string, value: V): void {
@@ -60,13 +60,12 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
  * Links a reaction on a channel message back to the turn that wrote it, so learning can read
  * it as that turn's outcome (source `reaction`). An inbound turn runs with turn key
  * `channel:<type>:<chat>:<message>` and its answer is queued as `reply:<type>:<chat>:<message>`:
- * the wrapped runner notes the turn's trace, the delivery notes the platform id of the answer,
- * and a reaction on that id names the trace. Links live in memory: a reaction to an answer sent
- * before a restart, or to a message no turn wrote, is not an outcome.
+ * the wrapped runner notes the turn's trace (in memory, for the seconds until delivery), the
+ * delivery hands learning the platform id of the answer (kept in its database, so a reaction
+ * after a restart still counts), and a reaction on that id settles the turn.
  */
 export function channelReactions(learning: () => LearningService | undefined) {
   const turns = new Map<string, { sessionKey: string; traceId: string | undefined }>();
-  const answers = new Map<string, { sessionKey: string; traceId: string | undefined }>();
   return {
     /** The runner the channels run inbound turns through. */
     runner(inner: AgentTurnRunner): AgentTurnRunner {
@@ -85,17 +84,30 @@ export function channelReactions(learning: () => LearningService | undefined) {
         },
       };
     },
-    /** Every delivery attempt: a delivered answer of an inbound turn is remembered by its platform id. */
+    /** Every delivery attempt: a delivered answer of an inbound turn is recorded by its platform id. */
     onAttempt({ entry, outcome }: Pick<AttemptOutcome, 'entry' | 'outcome'>): void {
       if (outcome !== 'delivered' || !entry.messageId || !entry.idempotencyKey.startsWith('reply:')) return;
-      const turn = turns.get(entry.idempotencyKey.slice('reply:'.length));
+      const key = entry.idempotencyKey.slice('reply:'.length);
+      const turn = turns.get(key);
       if (!turn) return;
-      remember(answers, `${entry.channelType}:${entry.operation.channelId}:${entry.messageId}`, turn);
+      turns.delete(key);
+      learning()?.noteAnswer({
+        channelType: entry.channelType,
+        channelId: entry.operation.channelId,
+        messageId: entry.messageId,
+        ...turn,
+      });
     },
-    /** A reaction of an admitted user on one of those answers. */
+    /** A reaction of an admitted user: learning settles the turn if the message is one of its answers. */
     onReaction(reaction: InboundReaction): void {
-      const turn = answers.get(`${reaction.channelType}:${reaction.channelId}:${reaction.messageId}`);
-      if (turn) learning()?.noteReaction({ ...turn, emoji: reaction.emoji });
+      learning()?.noteReaction({
+        answer: {
+          channelType: reaction.channelType,
+          channelId: reaction.channelId,
+          messageId: reaction.messageId,
+        },
+        emoji: reaction.emoji,
+      });
     },
   };
 }

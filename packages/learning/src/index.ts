@@ -7,8 +7,10 @@ export {
 } from './errors.js';
 export type { OutcomeRow, Procedure, ProcedureState } from './internal/store.js';
 export {
+  type ChannelMessageRef,
   createLearningService,
   type LearnedSkill,
+  type LearningReaction,
   type LearningService,
   type LearningServiceOptions,
   type LearningStatus,

@@ -370,6 +370,26 @@ describe('reactions and the judge', () => {
     expect((await outcomes()).at(-1)).toMatchObject({ outcome: 'failure', sources: '["pipeline"]' });
   });
 
+  it('a reaction on a recorded channel answer settles its turn, also after a restart', async () => {
+    const first = await service();
+    const answered = turn('default:slack-C7:U1', []);
+    first.observeTurn(answered);
+    const answer = { channelType: 'slack', channelId: 'C7', messageId: '17.1' };
+    first.noteAnswer({ ...answer, sessionKey: answered.sessionKey, traceId: answered.traceId });
+    await first.close();
+    // Another process life: only the database remembers the answer.
+    const second = await service();
+    second.noteReaction({ answer: { ...answer, messageId: '99.9' }, emoji: '+1' });
+    second.noteReaction({ answer, emoji: '-1' });
+    await second.idle();
+    expect(await outcomes()).toEqual([
+      { trace_id: answered.traceId, outcome: 'failure', sources: '["reaction"]' },
+    ]);
+    // A deleted session takes its answers along.
+    await second.forgetSession(answered.sessionKey);
+    expect(await db.query('SELECT * FROM learning_answers')).toEqual([]);
+  });
+
   it('a reaction after the sweep read the turn still demotes the learned procedure it used', async () => {
     const learning = await service({ section: { promoteAfter: 1, demoteAfter: 1 } });
     const observe = async (sessionKey: string) => {

@@ -32,6 +32,21 @@ export interface LearningTurn {
   at: number;
 }
 
+/** A message the agent sent to a chat, by the platform's ids. */
+export interface ChannelMessageRef {
+  channelType: string;
+  channelId: string;
+  messageId: string;
+}
+
+/** A user's reaction: on a known turn, or on a channel answer recorded with `noteAnswer`. */
+export interface LearningReaction {
+  traceId?: string | undefined;
+  sessionKey?: string | undefined;
+  answer?: ChannelMessageRef | undefined;
+  emoji: string;
+}
+
 /** A learned procedure as the skills surface shows it (active and stale ones). */
 export interface LearnedSkill {
   name: string;
@@ -69,7 +84,13 @@ export interface LearningService {
    * turn): an approving emoji makes it `success`, a rejecting one `failure` (source `reaction`);
    * other emoji and pipeline failures are left alone. Queued; never throws.
    */
-  noteReaction(reaction: { traceId?: string | undefined; sessionKey: string; emoji: string }): void;
+  noteReaction(reaction: LearningReaction): void;
+  /**
+   * Records that the channel message `answer` is the answer of turn `traceId` of `sessionKey`,
+   * so a reaction on it (`noteReaction({answer})`), even after a restart, settles that turn.
+   * Kept `retainOutcomesDays`; queued.
+   */
+  noteAnswer(answer: ChannelMessageRef & { sessionKey: string; traceId?: string | undefined }): void;
   /** Notes the memories recalled before the coming turn of `sessionKey`. */
   noteRecall(sessionKey: string, memoryIds: readonly string[]): void;
   /** Sweeps every agent with something to sweep; the `Memory lifecycle` cron job runs it. */
@@ -218,10 +239,12 @@ export function createLearningService(options: LearningServiceOptions): Learning
    * own word, settles anything else.
    */
   async function settle(
-    target: { traceId?: string | undefined; sessionKey?: string },
+    reference: { traceId?: string | undefined; sessionKey?: string | undefined; answer?: ChannelMessageRef },
     outcome: 'success' | 'failure',
     source: 'judge' | 'reaction',
   ): Promise<void> {
+    const target = reference.answer ? await store.answer(reference.answer) : reference;
+    if (!target) return;
     const row = target.traceId
       ? await store.outcomeByTrace(target.traceId)
       : target.sessionKey
@@ -299,6 +322,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
       abstained.set(agentId, swept.synthesisAbstained);
       agents.push(swept);
     }
+    await store.pruneAnswers(now() - section.retainOutcomesDays * 24 * 60 * 60 * 1000);
     const total = (key: 'scanned' | 'promoted' | 'demoted' | 'evicted') =>
       agents.reduce((sum, agent) => sum + agent[key], 0);
     const abstainers = agents.filter((agent) => agent.synthesisAbstained).map((agent) => agent.agentId);
@@ -336,6 +360,10 @@ export function createLearningService(options: LearningServiceOptions): Learning
       if (!section.enabled || !outcome) return;
       enqueue(() => settle(reaction, outcome, 'reaction'));
     },
+    noteAnswer(answer) {
+      if (!section.enabled) return;
+      enqueue(() => store.insertAnswer(answer, now()));
+    },
     noteSkillRead(traceId, name) {
       const names = skillReads.get(traceId) ?? new Set<string>();
       names.add(name);
@@ -370,6 +398,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
       recalls.delete(sessionKey);
       const forgotten = queue.then(async () => {
         await options.db.execute('DELETE FROM learning_outcomes WHERE session_key = ?', [sessionKey]);
+        await options.db.execute('DELETE FROM learning_answers WHERE session_key = ?', [sessionKey]);
       });
       queue = forgotten.catch(() => undefined);
       return forgotten;

@@ -5,7 +5,13 @@ import { openDatabase } from '@agentd/storage';
 import { expect, it } from 'vitest';
 import { createLearningService } from './learning-service.js';
 
-const TABLES = ['learning_outcomes', 'learning_procedures', 'learning_memory_stats', 'learning_sweeps'];
+const TABLES = [
+  'learning_outcomes',
+  'learning_procedures',
+  'learning_memory_stats',
+  'learning_sweeps',
+  'learning_answers',
+];
 
 /**
  * What learning on by default costs a turn: one outcome row (plus one counter row per memory
@@ -61,6 +67,7 @@ it('writes one row per observed turn, one more per recalled memory, and prunes s
     learning_procedures: 0,
     learning_memory_stats: 2,
     learning_sweeps: 0,
+    learning_answers: 0,
   });
   // Recorded for the README's figure; an upper bound a loaded machine still meets.
   expect(perTurnMs).toBeLessThan(50);

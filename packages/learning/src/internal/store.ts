@@ -257,6 +257,48 @@ export class LearningStore {
     );
   }
 
+  async insertAnswer(
+    answer: {
+      channelType: string;
+      channelId: string;
+      messageId: string;
+      sessionKey: string;
+      traceId?: string | undefined;
+    },
+    now: number,
+  ): Promise<void> {
+    await this.db.execute(
+      `INSERT INTO learning_answers (channel_type, channel_id, message_id, session_key, trace_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      [
+        answer.channelType,
+        answer.channelId,
+        answer.messageId,
+        answer.sessionKey,
+        answer.traceId ?? null,
+        now,
+      ],
+    );
+  }
+
+  /** The turn a channel answer belongs to. */
+  async answer(ref: {
+    channelType: string;
+    channelId: string;
+    messageId: string;
+  }): Promise<{ sessionKey: string; traceId?: string } | undefined> {
+    const row = await this.db.get<{ session_key: string; trace_id: string | null }>(
+      'SELECT session_key, trace_id FROM learning_answers WHERE channel_type = ? AND channel_id = ? AND message_id = ?',
+      [ref.channelType, ref.channelId, ref.messageId],
+    );
+    if (!row) return undefined;
+    return { sessionKey: row.session_key, ...(row.trace_id ? { traceId: row.trace_id } : {}) };
+  }
+
+  async pruneAnswers(before: number): Promise<void> {
+    await this.db.execute('DELETE FROM learning_answers WHERE created_at < ?', [before]);
+  }
+
   async countRecall(memoryId: string, agentId: string, outcome: TurnOutcome, now: number): Promise<void> {
     await this.db.execute(
       `INSERT INTO learning_memory_stats (memory_id, agent_id, recalls, helped, failed, updated_at) VALUES (?, ?, 1, ?, ?, ?)
