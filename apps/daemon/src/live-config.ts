@@ -97,6 +97,8 @@ export interface LiveServices {
   learning: { applyConfig(section: DaemonConfig['learning']): void };
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Removes the `Memory lifecycle` cron job. */
+  dropLifecycleJob(): Promise<void>;
   /** Records the standing posture row again (the imported-skills count follows `skills`). */
   recordPosture(): Promise<void>;
   channels: ChannelsService;
@@ -226,6 +228,8 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   live.on(['learning'], async (next) => {
     services.learning.applyConfig(next.learning);
     if (next.learning.enabled) await services.ensureLifecycleJob(next.learning.sweepIntervalMs);
+    // Off: no job left to fail every interval.
+    else await services.dropLifecycleJob();
   });
   live.on(['skills'], async (next) => {
     services.skills.applyConfig(next.skills);

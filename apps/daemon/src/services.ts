@@ -42,6 +42,7 @@ import { openSecrets, type Secrets } from '@agentd/secrets';
 import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
 import {
   createLearningService,
+  dropLifecycleJob,
   ensureLifecycleJob,
   type LearningService,
   lifecycleRunner,
@@ -129,6 +130,8 @@ export interface DaemonServices {
   learning: LearningService;
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Removes the `Memory lifecycle` cron job (learning switched off). */
+  dropLifecycleJob(): Promise<void>;
   /** Chat platforms and webchat, their delivery queue and inbound routing. */
   channels: ChannelsService;
 }
@@ -351,6 +354,7 @@ type Stores = Omit<
   | 'mcpTools'
   | 'learning'
   | 'ensureLifecycleJob'
+  | 'dropLifecycleJob'
   | 'channels'
 > & {
   events: EventSink;
@@ -608,6 +612,7 @@ async function startAgents(
   });
   if (config.learning.enabled)
     lifecycleSession = await ensureLifecycleJob(cron, config.learning.sweepIntervalMs);
+  else await dropLifecycleJob(cron);
   agentRuntime.useSkills({
     readTool: SKILL_READ_TOOL,
     promptBlock: (agentId) => skills.promptBlock(agentId),
@@ -679,6 +684,9 @@ async function startAgents(
     learning,
     ensureLifecycleJob: async (intervalMs) => {
       lifecycleSession = await ensureLifecycleJob(cron, intervalMs);
+    },
+    dropLifecycleJob: async () => {
+      await dropLifecycleJob(cron);
     },
     channels,
   };

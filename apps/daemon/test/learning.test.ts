@@ -353,4 +353,21 @@ describe('learning through the daemon', () => {
       await slack.close();
     }
   }, 60_000);
+
+  it('keeps the Memory lifecycle job by default and drops it when learning is switched off, live and at start', async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const jobs = async () =>
+      ((await admin.call('cron.list')) as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name);
+    expect(await jobs()).toEqual(['Memory lifecycle']);
+    await admin.call('config.patch', { learning: { enabled: false } });
+    expect(await jobs()).toEqual([]);
+    await admin.call('config.patch', { learning: { enabled: true } });
+    expect(await jobs()).toEqual(['Memory lifecycle']);
+    // Switched off while the daemon was down: the next start drops the job it finds.
+    const { dataDir } = td;
+    await td.daemon.stop();
+    td = await startTestDaemon({ dataDir, config: { learning: { enabled: false } } });
+    expect(((await rpcClient(td.daemon.url).call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
+  }, 60_000);
 });

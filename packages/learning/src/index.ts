@@ -38,6 +38,7 @@ export {
 } from './reflection.js';
 export { type AgentSweep, REFLECTION_SESSION_PREFIX, type SweepDeps, sweepAgent } from './sweep.js';
 export {
+  dropLifecycleJob,
   ensureLifecycleJob,
   LIFECYCLE_JOB_NAME,
   type LifecycleCron,
