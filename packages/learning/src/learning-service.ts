@@ -7,7 +7,8 @@ import { LearningStore, type OutcomeRow, type ProcedureState } from './internal/
 export type { LearningStatus } from './status.js';
 import { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { type LearningStatus, readStatus } from './status.js';
-import { JUDGE_SESSION_PREFIX, judgeTurn } from './judge.js';
+import { createSettlement } from './internal/settlement.js';
+import { JUDGE_SESSION_PREFIX } from './judge.js';
 import {
   followUpSignal,
   type OutcomeSource,
@@ -125,8 +126,15 @@ export function createLearningService(options: LearningServiceOptions): Learning
   const recalls = new Map<string, string[]>();
   let queue: Promise<void> = Promise.resolve();
   let sweeping: Promise<{ agents: AgentSweep[]; summary: string }> | undefined;
-  const judging = new Set<Promise<void>>();
-  const abstained = new Map<string, boolean>();
+  const signals = createSettlement({
+    store,
+    events: options.events,
+    runner: options.runner,
+    canSynthesize: options.canSynthesize,
+    judgeEnabled: () => section.judge.enabled,
+    enqueue: (work) => enqueue(work),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
 
   const bounded = <V>(map: Map<string, V>, key: string, value: V) => {
     if (!map.has(key) && map.size >= 5000) {
@@ -177,97 +185,8 @@ export function createLearningService(options: LearningServiceOptions): Learning
               .length,
           }
         : { outcome, sources, skillsUsed: skillsUsed.length, skillFailures: failed ? used.length : 0 };
-    await emitObserved(turn, shown, failed ? memories.length : 0);
-    if (outcome === 'unknown' && !corrected) judge(turn);
-  }
-
-  /** The IncidentReport's `learning` block: one `learning:observed` row per observed or settled turn. */
-  async function emitObserved(
-    turn: Pick<LearningTurn, 'sessionKey' | 'traceId' | 'agentId'>,
-    shown: { outcome: string; sources: OutcomeSource[]; skillsUsed: number; skillFailures: number },
-    failuresAttributed: number,
-  ): Promise<void> {
-    // Whether the agent's last sweep abstained: read once per agent, then kept by the sweeps.
-    let abstainedNow = abstained.get(turn.agentId);
-    if (abstainedNow === undefined) {
-      const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
-        'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
-        [turn.agentId],
-      );
-      abstainedNow = lastSweep?.synthesis_abstained === 1;
-      abstained.set(turn.agentId, abstainedNow);
-    }
-    options.events.emit('learning:observed', {
-      sessionKey: turn.sessionKey,
-      traceId: turn.traceId,
-      agentId: turn.agentId,
-      outcomeResolved: shown.outcome !== 'unknown',
-      ...(shown.outcome === 'unknown' ? {} : { outcome: shown.outcome }),
-      sources: shown.sources,
-      skillsUsed: shown.skillsUsed,
-      skillFailures: shown.skillFailures,
-      synthesisAbstained: abstainedNow,
-      ...(failuresAttributed > 0 ? { failuresAttributed } : {}),
-    });
-  }
-
-  /**
-   * A turn nothing else resolved goes to the judge when one is configured and the agent's
-   * model is capable; it runs beside the queue (a slow model never holds up status or the next
-   * observation) and its verdict is queued as a settlement.
-   */
-  function judge(turn: LearningTurn): void {
-    if (!section.judge.enabled || !turn.response || !options.canSynthesize(turn.agentId)) return;
-    const response = turn.response;
-    const running: Promise<void> = judgeTurn(options.runner, { ...turn, response })
-      .then((verdict) => {
-        if (verdict) enqueue(() => settle({ traceId: turn.traceId }, verdict, 'judge'));
-      })
-      .catch((error: unknown) =>
-        options.logger?.warn(
-          { err: error, errorKind: 'dependency', hint: 'the turn keeps its unknown outcome' },
-          'learning judge failed',
-        ),
-      )
-      .finally(() => judging.delete(running));
-    judging.add(running);
-  }
-
-  /**
-   * Settles a recorded turn from a later signal (a judge's verdict, a user's reaction): a
-   * pipeline failure stands; a judge only settles what is still unknown; a reaction, the user's
-   * own word, settles anything else.
-   */
-  async function settle(
-    reference: { traceId?: string | undefined; sessionKey?: string | undefined; answer?: ChannelMessageRef },
-    outcome: 'success' | 'failure',
-    source: 'judge' | 'reaction',
-  ): Promise<void> {
-    const target = reference.answer ? await store.answer(reference.answer) : reference;
-    if (!target) return;
-    const row = target.traceId
-      ? await store.outcomeByTrace(target.traceId)
-      : target.sessionKey
-        ? await store.lastOutcome(target.sessionKey)
-        : undefined;
-    if (!row || row.sources.includes('pipeline')) return;
-    if (source === 'judge' && row.outcome !== 'unknown') return;
-    const sources = [...new Set([...row.sources, source])];
-    await store.updateOutcome(row.id, outcome, sources);
-    const learned = await store.procedures(row.agentId, ['candidate', 'active', 'stale']);
-    const failed = outcome === 'failure';
-    await emitObserved(
-      row,
-      {
-        outcome,
-        sources,
-        skillsUsed: row.skillsUsed.length,
-        skillFailures: failed
-          ? learned.filter((procedure) => row.skillsUsed.includes(procedure.name)).length
-          : 0,
-      },
-      failed ? row.memories.length : 0,
-    );
+    await signals.emitObserved(turn, shown, failed ? memories.length : 0);
+    if (outcome === 'unknown' && !corrected) signals.judge(turn);
   }
 
   function enqueue(work: () => Promise<void>): void {
@@ -319,7 +238,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
         },
         agentId,
       );
-      abstained.set(agentId, swept.synthesisAbstained);
+      signals.noteSweep(agentId, swept.synthesisAbstained);
       agents.push(swept);
     }
     await store.pruneAnswers(now() - section.retainOutcomesDays * 24 * 60 * 60 * 1000);
@@ -358,7 +277,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
     noteReaction(reaction) {
       const outcome = reactionSignal(reaction.emoji);
       if (!section.enabled || !outcome) return;
-      enqueue(() => settle(reaction, outcome, 'reaction'));
+      enqueue(() => signals.settle(reaction, outcome, 'reaction'));
     },
     noteAnswer(answer) {
       if (!section.enabled) return;
@@ -406,11 +325,11 @@ export function createLearningService(options: LearningServiceOptions): Learning
     async idle() {
       await queue;
       // A judge's verdict is queued when it arrives: wait for the judges, then for their settlements.
-      await Promise.all([...judging]);
+      await signals.judged();
       await queue;
     },
     async close() {
-      await Promise.all([...judging]);
+      await signals.judged();
       await queue;
       await sweeping?.catch(() => undefined);
     },

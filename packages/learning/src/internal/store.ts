@@ -257,6 +257,15 @@ export class LearningStore {
     );
   }
 
+  /** Whether the agent's latest sweep abstained from synthesis (false before any sweep). */
+  async lastSweepAbstained(agentId: string): Promise<boolean> {
+    const row = await this.db.get<{ synthesis_abstained: number }>(
+      'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
+      [agentId],
+    );
+    return row?.synthesis_abstained === 1;
+  }
+
   async insertAnswer(
     answer: {
       channelType: string;
