@@ -7,6 +7,8 @@ const ui = useConsole(
   () =>
     startConsoleDaemon({
       gateway: { wsHeartbeatMs: 0 },
+      // The cron page is checked against an empty list: no daemon-wide `Memory lifecycle` job.
+      learning: { enabled: false },
       providers: { entries: { tiny: { type: 'offline', models: ['offline-nano'] } } },
       agents: {
         entries: {

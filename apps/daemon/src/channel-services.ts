@@ -15,6 +15,7 @@ import type { ObsEvidence } from '@agentd/obs-reports';
 import type { Database } from '@agentd/storage';
 import type { HookResponseDeliverer } from '@agentd/webhooks-hmac';
 import type { DaemonConfig } from './config-schema.js';
+import type { channelReactions } from './learning-links.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { ServiceContext } from './services.js';
 
@@ -122,6 +123,8 @@ export async function startChannels(
     securityAudit: SecurityAudit;
     runner: AgentTurnRunner;
     lookupSecret: (name: string) => Promise<string | undefined>;
+    /** Links reactions on answers to their turns (learning's `reaction` outcome source). */
+    reactions?: ReturnType<typeof channelReactions>;
   },
 ): Promise<ChannelsService> {
   const { config, now, logger } = context;
@@ -134,8 +137,10 @@ export async function startChannels(
         db: deps.db,
         section: await resolveChannelSecrets(config.channels, deps.lookupSecret, logger.module('channels')),
         notifications: config.notifications,
-        runner: deps.runner,
+        runner: deps.reactions ? deps.reactions.runner(deps.runner) : deps.runner,
+        ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
+          deps.reactions?.onAttempt({ entry, outcome });
           obsEvidence.recordDelivery({
             ts: now(),
             channelId: entry.operation.channelId,

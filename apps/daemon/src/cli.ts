@@ -21,6 +21,10 @@ Usage:
       Secrets of the data dir: set reads the value from stdin (never the command line),
       list shows names and metadata, rotate-key re-encrypts every secret under the new
       master key read from stdin (stop the daemon first).
+  agentd skills remove NAME | unblock NAME [--data-dir DIR]
+      Remove an imported skill: NAME goes into skills.import.blocked in the data dir's config
+      (a running daemon is told to reload), which removes it, audited, and refuses its
+      re-import until \`skills unblock NAME\`.
   agentd call <method> [json-params] [--url URL] [--token TOKEN]
       Call a method over HTTP and print the result as JSON.
       URL defaults to $AGENTD_URL or http://${DEFAULT_HOST}:${DEFAULT_PORT}; TOKEN to $AGENTD_TOKEN.
@@ -177,6 +181,12 @@ async function main(argv: string[]): Promise<number> {
         limit: values.limit,
       }).catch((error: unknown) => {
         throw error instanceof SecretsUsageError ? new UsageError(error.message) : error;
+      });
+    }
+    case 'skills': {
+      const { runSkillsCli, SkillsUsageError } = await import('./skills-cli.js');
+      return runSkillsCli(rest, { dataDir }).catch((error: unknown) => {
+        throw error instanceof SkillsUsageError ? new UsageError(error.message) : error;
       });
     }
     case 'call': {

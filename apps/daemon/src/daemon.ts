@@ -387,6 +387,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     recordPosture: services.recordPosture,
     learning: services.learning,
     ensureLifecycleJob: services.ensureLifecycleJob,
+    dropLifecycleJob: services.dropLifecycleJob,
     channels: services.channels,
     dataDir,
     configAudit,

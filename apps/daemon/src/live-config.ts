@@ -94,10 +94,12 @@ export interface LiveServices {
   approvals: { applyConfig(section: DaemonConfig['approvals']): void };
   orchestrate: { applyConfig(section: DaemonConfig['orchestrate']): void };
   mcpTools: McpToolHost;
-  skills: { applyConfig(section: DaemonConfig['skills']): void };
+  skills: { applyConfig(section: DaemonConfig['skills']): void; removeBlocked(): Promise<string[]> };
   learning: { applyConfig(section: DaemonConfig['learning']): void };
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Removes the `Memory lifecycle` cron job. */
+  dropLifecycleJob(): Promise<void>;
   /** Records the standing posture row again (the imported-skills count follows `skills`). */
   recordPosture(): Promise<void>;
   channels: ChannelsService;
@@ -228,9 +230,13 @@ export function registerDaemonAppliers(live: LiveConfig, services: LiveServices)
   live.on(['learning'], async (next) => {
     services.learning.applyConfig(next.learning);
     if (next.learning.enabled) await services.ensureLifecycleJob(next.learning.sweepIntervalMs);
+    // Off: no job left to fail every interval.
+    else await services.dropLifecycleJob();
   });
   live.on(['skills'], async (next) => {
     services.skills.applyConfig(next.skills);
+    // A name newly in skills.import.blocked (`agentd skills remove`) takes its import away now.
+    await services.skills.removeBlocked();
     await services.recordPosture();
   });
   // A changed platform section restarts that adapter with the newly resolved credentials.

@@ -42,7 +42,11 @@ export async function createTokenOffline(options: {
   return { ...created, daemonNotified: signalRunningDaemon(dataDir) };
 }
 
-function signalRunningDaemon(dataDir: string): boolean {
+/**
+ * Sends SIGHUP to the daemon running on `dataDir` (named by its pid file, and only when that
+ * process is an `agentd start`) so it reloads its config; true when one was told.
+ */
+export function signalRunningDaemon(dataDir: string): boolean {
   const pidFile = join(dataDir, 'agentd.pid');
   if (!existsSync(pidFile)) return false;
   const pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);

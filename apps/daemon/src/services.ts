@@ -42,11 +42,12 @@ import { openSecrets, type Secrets } from '@agentd/secrets';
 import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
 import {
   createLearningService,
+  dropLifecycleJob,
   ensureLifecycleJob,
   type LearningService,
   lifecycleRunner,
 } from '@agentd/learning';
-import { canSynthesize, memoryEvictor } from './learning-links.js';
+import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
 import { type Database, openDatabase } from '@agentd/storage';
 import {
   createWebhookService,
@@ -136,6 +137,8 @@ export interface DaemonServices {
   learning: LearningService;
   /** Creates or reschedules the `Memory lifecycle` cron job. */
   ensureLifecycleJob(intervalMs: number): Promise<void>;
+  /** Removes the `Memory lifecycle` cron job (learning switched off). */
+  dropLifecycleJob(): Promise<void>;
   /** Chat platforms and webchat, their delivery queue and inbound routing. */
   channels: ChannelsService;
 }
@@ -231,6 +234,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     now,
     logger: logger.module('agent'),
   });
+  // Skills named in skills.import.blocked while the daemon was down are removed before any turn.
+  await skills.removeBlocked();
   // The standing config posture (fleet rule 7): one row holds the served-window check (after
   // start and on every providers change) and the imported skills outside the allowlist.
   let served: Record<string, unknown> = {};
@@ -357,6 +362,7 @@ type Stores = Omit<
   | 'mcpTools'
   | 'learning'
   | 'ensureLifecycleJob'
+  | 'dropLifecycleJob'
   | 'channels'
 > & {
   events: EventSink;
@@ -505,6 +511,7 @@ async function startAgents(
     securityAudit,
     runner: agentRunner,
     lookupSecret,
+    reactions: channelReactions(() => learningRef),
   });
   images.attach(channels);
 
@@ -571,6 +578,7 @@ async function startAgents(
   });
   if (config.learning.enabled)
     lifecycleSession = await ensureLifecycleJob(cron, config.learning.sweepIntervalMs);
+  else await dropLifecycleJob(cron);
   agentRuntime.useSkills({
     readTool: SKILL_READ_TOOL,
     promptBlock: (agentId) => skills.promptBlock(agentId),
@@ -621,6 +629,9 @@ async function startAgents(
     learning,
     ensureLifecycleJob: async (intervalMs) => {
       lifecycleSession = await ensureLifecycleJob(cron, intervalMs);
+    },
+    dropLifecycleJob: async () => {
+      await dropLifecycleJob(cron);
     },
     channels,
   };

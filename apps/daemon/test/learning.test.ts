@@ -1,4 +1,6 @@
+import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
 import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { eventually, rpcClient, rpcFailure, startTestDaemon, type TestDaemon } from './helpers.js';
 
@@ -255,5 +257,117 @@ describe('learning through the daemon', () => {
     expect(swept.events).toContainEqual(
       expect.objectContaining({ data: expect.objectContaining({ agentId: 'keeper', evicted: 1 }) }),
     );
+  }, 60_000);
+
+  it("settles a Slack turn by the judge, then by the user's reaction on the answer", async () => {
+    fake = await startFakeOpenAi({
+      apiKey: 'sk-judge',
+      respond: (body) => {
+        const messages = body.messages as Array<{ role: string; content: unknown }>;
+        const last = messages.filter((message) => message.role === 'user').at(-1)?.content;
+        return { text: String(last).includes('You are judging') ? 'SUCCESS' : 'the deploy is green' };
+      },
+    });
+    const slack = await startFakeSlack({ token: 'xoxb-learn-slack-token-000000' });
+    try {
+      td = await startTestDaemon({
+        env: { OAI_KEY: 'sk-judge' },
+        config: {
+          learning: { enabled: true, judge: { enabled: true } },
+          providers: {
+            entries: {
+              oai: {
+                type: 'openai-compatible',
+                baseUrl: fake.url,
+                apiKey: '${secret:OAI_KEY}',
+                models: ['gpt-fake'],
+                capabilities: { capabilityClass: 'mid' },
+              },
+            },
+          },
+          agents: { entries: { ann: { name: 'Ann', provider: 'oai' } } },
+          channels: {
+            slack: {
+              enabled: true,
+              botToken: 'xoxb-learn-slack-token-000000',
+              signingSecret: 'learn-signing-secret',
+              apiBaseUrl: slack.url,
+              agentId: 'ann',
+              allowFrom: ['U1'],
+            },
+          },
+        },
+      });
+      const admin = rpcClient(td.daemon.url);
+      const post = (event: Json) => {
+        const body = JSON.stringify({ type: 'event_callback', event });
+        const ts = String(Math.floor(Date.now() / 1000));
+        return fetch(`${td?.daemon.url}/channels/slack/events`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-slack-request-timestamp': ts,
+            'x-slack-signature': `v0=${createHmac('sha256', 'learn-signing-secret').update(`v0:${ts}:${body}`).digest('hex')}`,
+          },
+          body,
+        });
+      };
+      await post({
+        type: 'message',
+        channel: 'C7',
+        user: 'U1',
+        text: 'is the deploy ok?',
+        ts: '1700000000.000100',
+      });
+      const answer = await eventually(async () => slack.posted('C7')[0]);
+      expect(answer.text).toBe('the deploy is green');
+      const session = 'default:slack-C7:U1';
+      const judged = await eventually(async () => {
+        const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
+        return report.learning?.outcome === 'success' ? report.learning : undefined;
+      });
+      expect(judged).toMatchObject({ outcomeResolved: true, sources: ['judge'] });
+
+      // A thumbs-down from someone not allowed is ignored; the asker's own one settles the turn.
+      await post({
+        type: 'reaction_added',
+        user: 'U9',
+        reaction: '-1',
+        item: { type: 'message', channel: 'C7', ts: answer.ts },
+      });
+      await post({
+        type: 'reaction_added',
+        user: 'U1',
+        reaction: '-1',
+        item: { type: 'message', channel: 'C7', ts: answer.ts },
+      });
+      const reacted = await eventually(async () => {
+        const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
+        return report.learning?.outcome === 'failure' ? report.learning : undefined;
+      });
+      expect(reacted).toMatchObject({ outcomeResolved: true, sources: ['judge', 'reaction'] });
+      expect(await admin.call('learning.status', { agentId: 'ann' })).toMatchObject({
+        outcomes: { failure: 1 },
+      });
+    } finally {
+      await slack.close();
+    }
+  }, 60_000);
+
+  it('keeps the Memory lifecycle job by default and drops it when learning is switched off, live and at start', async () => {
+    td = await startTestDaemon();
+    const admin = rpcClient(td.daemon.url);
+    const jobs = async () =>
+      ((await admin.call('cron.list')) as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name);
+    expect(await jobs()).toEqual(['Memory lifecycle']);
+    await admin.call('config.patch', { learning: { enabled: false } });
+    expect(await jobs()).toEqual([]);
+    await admin.call('config.patch', { learning: { enabled: true } });
+    expect(await jobs()).toEqual(['Memory lifecycle']);
+    // Switched off while the daemon was down: the next start drops the job it finds.
+    const { dataDir } = td;
+    await td.daemon.stop();
+    td = await startTestDaemon({ dataDir, config: { learning: { enabled: false } } });
+    expect(((await rpcClient(td.daemon.url).call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
   }, 60_000);
 });

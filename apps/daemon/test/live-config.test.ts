@@ -219,7 +219,8 @@ describe('config applied live', () => {
   });
 
   it('cron: a patched default time zone applies to the next job', async () => {
-    td = await startTestDaemon();
+    // Learning's daemon-wide `Memory lifecycle` job would be listed beside the one added here.
+    td = await startTestDaemon({ config: { learning: { enabled: false } } });
     const rpc = rpcClient(td.daemon.url);
     const change = await rpc.call('config.patch', {
       cron: { defaultTimeZone: 'Asia/Tokyo', maxConcurrentRuns: 2 },

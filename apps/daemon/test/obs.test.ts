@@ -60,7 +60,8 @@ describe('obs namespace', () => {
   });
 
   it('stores the events of every package as diagnostics and resets them by table', async () => {
-    td = await startTestDaemon();
+    // Learning would add its `learning:observed` row for the turn.
+    td = await startTestDaemon({ config: { learning: { enabled: false } } });
     const rpc = rpcClient(td.daemon.url);
     await rpc.call('session.send', { key: 'obs-c', message: 'hello' });
     const diagnostics = await rpc.call<{ counts: Record<string, number> }>('obs.diagnostics', {});

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { createHttpClient, type HttpClient } from '@agentd/client';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/cron-wakegate';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DaemonOptions, RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure, type StartOptions } from './helpers.js';
 
 interface CronRun {
   ts: number;
@@ -28,7 +28,7 @@ const tempDir = pool.tempDir;
 /** Starts a daemon in `dataDir` and answers it with an admin client. */
 async function start(
   dataDir: string,
-  options: Partial<DaemonOptions> = {},
+  options: StartOptions = {},
 ): Promise<{ daemon: RunningDaemon; client: HttpClient }> {
   const daemon = await pool.start(dataDir, { env: { PATH: process.env.PATH }, ...options });
   return { daemon, client: createHttpClient({ url: daemon.url, token: ADMIN_TOKEN }) };
@@ -59,7 +59,11 @@ async function runsOf(client: HttpClient, jobName: string): Promise<CronRun[]> {
 async function startWithApp() {
   const runner = recordingRunner();
   const dataDir = tempDir();
-  const { daemon, client: admin } = await start(dataDir, { agentRunner: runner });
+  // Learning's daemon-wide `Memory lifecycle` job would be listed beside the ones added here.
+  const { daemon, client: admin } = await start(dataDir, {
+    agentRunner: runner,
+    config: { learning: { enabled: false } },
+  });
   const { token } = (await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' })) as {
     token: string;
   };
@@ -69,7 +73,11 @@ async function startWithApp() {
 describe('cron methods', () => {
   it('runs a job through the injected agent runner and shows it in list, status and runs', async () => {
     const runner = recordingRunner();
-    const { client } = await start(tempDir(), { agentRunner: runner });
+    // Learning's daemon-wide `Memory lifecycle` job would be listed beside the one added here.
+    const { client } = await start(tempDir(), {
+      agentRunner: runner,
+      config: { learning: { enabled: false } },
+    });
     const created = (await client.call('cron.add', {
       name: 'digest',
       message: 'summarise the day',

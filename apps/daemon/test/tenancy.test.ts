@@ -96,7 +96,8 @@ describe('tenant-bound tokens (issue #23)', () => {
   });
 
   it("binds cron jobs to the creating token's tenant: named, listed, touched and run only within it", async () => {
-    td = await startTestDaemon();
+    // Learning's daemon-wide `Memory lifecycle` job would be in the admin's list too.
+    td = await startTestDaemon({ config: { learning: { enabled: false } } });
     const admin = rpcClient(td.daemon.url);
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const globex = await tokenClient({ id: 'globex-app', tenant: 'globex' });

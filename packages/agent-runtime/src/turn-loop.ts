@@ -186,6 +186,7 @@ export function createTurnLoop(
         traceId: state.traceId,
         origin: state.origin,
         message: state.input.message,
+        response: result.response,
         endReason: result.endReason,
         tools: state.trajectory.flatMap((record) =>
           record.type === 'tool_call' ? [{ name: record.toolName, ok: record.ok }] : [],

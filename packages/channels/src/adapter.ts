@@ -58,6 +58,18 @@ export interface InboundMessage {
   attachments?: Array<{ kind: string; name?: string | undefined; mimeType?: string | undefined }>;
 }
 
+/** A reaction a platform reported on a message of a chat (learning reads it as feedback). */
+export interface InboundReaction {
+  channelType: string;
+  channelId: string;
+  /** Who reacted (what `allowFrom` lists). */
+  userId: string;
+  /** The message reacted to. */
+  messageId: string;
+  /** The platform's name or character of the emoji (`+1`, `👍`). */
+  emoji: string;
+}
+
 /** How an adapter is doing, for `channels.status`. */
 export interface ChannelHealth {
   state: 'connected' | 'configured' | 'reconnecting' | 'error' | 'stopped';
@@ -75,8 +87,14 @@ export interface ChannelHealth {
 export interface ChannelAdapter {
   /** `telegram`, `discord`, `slack`, `whatsapp`, `webchat`. */
   readonly type: string;
-  /** Connects inbound (polling, gateway); sends work before and without it. */
-  start(onInbound: (message: InboundMessage) => void): Promise<void>;
+  /**
+   * Connects inbound (polling, gateway); sends work before and without it. Platforms that report
+   * reactions hand them to `onReaction`.
+   */
+  start(
+    onInbound: (message: InboundMessage) => void,
+    onReaction?: (reaction: InboundReaction) => void,
+  ): Promise<void>;
   /** Stops inbound and any timers. Idempotent. */
   stop(): Promise<void>;
   /** Carries out one outbound operation. */

@@ -236,3 +236,44 @@ describe('slack events API', () => {
     expect(turns[0]).toMatchObject({ agentId: 'helper', sessionKey: 'default:slack-C7:U1' });
   });
 });
+
+describe('slack reactions', () => {
+  it('hands reaction_added on a message to onReaction for admitted users only', async () => {
+    const reactions: unknown[] = [];
+    await service.close();
+    service = createChannelsService({
+      db,
+      section: channelsSectionSchema.parse({
+        slack: {
+          enabled: true,
+          botToken: SLACK_TOKEN,
+          signingSecret: SIGNING,
+          apiBaseUrl: slack.url,
+          agentId: 'helper',
+          allowFrom: ['U1'],
+        },
+      }),
+      onReaction: (reaction) => reactions.push(reaction),
+      pollMs: 50,
+    });
+    await service.start();
+    const http = createChannelsHttpHandler({ service });
+    const server = await listenLocal((req, res) => {
+      if (http.matches(req.url ?? '')) void http.handle(req, res);
+      else res.writeHead(404).end();
+    });
+    await closeHttp();
+    base = server.url;
+    closeHttp = server.close;
+    const reacted = (user: string, reaction: string) => ({
+      type: 'event_callback',
+      event: { type: 'reaction_added', user, reaction, item: { type: 'message', channel: 'C7', ts: '1.2' } },
+    });
+    expect((await slackPost(reacted('U1', '+1'))).status).toBe(200);
+    expect((await slackPost(reacted('U9', '-1'))).status).toBe(200);
+    expect((await slackPost(reacted('U1', '-1'), { secret: 'nope' })).status).toBe(401);
+    expect(reactions).toEqual([
+      { channelType: 'slack', channelId: 'C7', userId: 'U1', messageId: '1.2', emoji: '+1' },
+    ]);
+  });
+});

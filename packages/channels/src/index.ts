@@ -4,6 +4,7 @@ export type {
   DeliveryAttempt,
   FetchedMessage,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   OutboundResult,
   WebhookRequest,

@@ -3,6 +3,7 @@ import type {
   ChannelAdapter,
   FetchedMessage,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   WebhookRequest,
   WebhookResponse,
@@ -92,6 +93,8 @@ export interface ChannelsServiceOptions {
   onAttempt?(outcome: AttemptOutcome): void;
   /** Every inbound message admitted (channel activity). */
   onInbound?(message: InboundMessage): void;
+  /** Every reaction from an admitted sender (the learning layer's `reaction` outcome source). */
+  onReaction?(reaction: InboundReaction): void;
   factories?: Partial<Record<Platform, AdapterFactory>>;
   /** How long a method waits for its delivery to settle before answering `queued`. @default 10000 */
   settleTimeoutMs?: number;
@@ -214,6 +217,10 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     );
   };
 
+  const onReaction = (platform: Platform) => (reaction: InboundReaction) => {
+    if (isAllowed(section[platform].allowFrom, reaction.userId)) options.onReaction?.(reaction);
+  };
+
   /** Stops adapters whose section changed or went away and starts the new ones. */
   const reconcileAdapters = async (): Promise<void> => {
     for (const platform of PLATFORMS) {
@@ -228,7 +235,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       if (wanted && (!current || current.key !== key)) {
         const adapter = await factory(section, { logger, now });
         adapters.set(platform, { adapter, key });
-        if (started) await adapter.start(onInbound(platform));
+        if (started) await adapter.start(onInbound(platform), onReaction(platform));
       }
     }
   };
@@ -244,7 +251,8 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     async start() {
       await reconcileAdapters();
       started = true;
-      for (const [platform, { adapter }] of adapters) await adapter.start(onInbound(platform as Platform));
+      for (const [platform, { adapter }] of adapters)
+        await adapter.start(onInbound(platform as Platform), onReaction(platform as Platform));
       await queue.start();
     },
     async apply(next, nextNotifications) {

@@ -116,6 +116,8 @@ export interface ObservedTurn {
   origin: string;
   /** The user message of the turn. */
   message: string;
+  /** The turn's answer (a learning judge reads it); the runtime always sets it. */
+  response?: string;
   endReason: string;
   /** The turn's tool calls in order: name and whether it succeeded. */
   tools: ReadonlyArray<{ name: string; ok: boolean }>;

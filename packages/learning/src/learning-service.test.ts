@@ -297,3 +297,165 @@ describe('the learning lifecycle', () => {
     expect(named('learning:lifecycle_swept').at(-1)).toMatchObject({ evicted: 1 });
   });
 });
+
+describe('corroboration across sweeps', () => {
+  it('admits a procedure whose successes in distinct sessions fell into different sweep windows', async () => {
+    const learning = await service();
+    learning.observeTurn(turn('s1', [['graph_define', true]]));
+    learning.observeTurn(turn('hooked', [['graph_define', true]], { origin: 'hook' }));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({ admitted: 0, admissionOutcome: 'uncorroborated' });
+    // Another day, another session: with the earlier (swept) success it is corroborated.
+    learning.observeTurn(turn('s2', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({
+      admitted: 1,
+      maxClusterCardinality: 2,
+      admissionOutcome: 'admitted',
+    });
+    expect((await learning.status('ann')).procedures.candidate).toBe(1);
+    // Once learned, the signature is not clustered again.
+    learning.observeTurn(turn('s3', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(reflections).toHaveLength(1);
+  });
+
+  it('never counts an untrusted (webhook) success as corroboration', async () => {
+    const learning = await service();
+    learning.observeTurn(turn('hook:1', [['graph_define', true]], { origin: 'hook' }));
+    await learning.idle();
+    await learning.sweep();
+    learning.observeTurn(turn('s1', [['graph_define', true]]));
+    await learning.idle();
+    await learning.sweep();
+    expect(named('reflect:funnel').at(-1)).toMatchObject({ admitted: 0, maxClusterCardinality: 1 });
+  });
+});
+
+describe('reactions and the judge', () => {
+  const outcomes = () =>
+    db.query<{ trace_id: string; outcome: string; sources: string }>(
+      'SELECT trace_id, outcome, sources FROM learning_outcomes ORDER BY id',
+    );
+
+  it('a reaction settles the turn it answers: approving, rejecting, ignored and pipeline-failed', async () => {
+    const learning = await service();
+    const first = turn('s:1', []);
+    const second = turn('s:1', [['graph_define', true]]);
+    const broken = turn('s:1', [], { endReason: 'error' });
+    for (const observed of [first, second, broken]) learning.observeTurn(observed);
+    learning.noteReaction({ traceId: first.traceId, sessionKey: 's:1', emoji: '+1' });
+    learning.noteReaction({ traceId: second.traceId, sessionKey: 's:1', emoji: '👎🏽' });
+    learning.noteReaction({ traceId: broken.traceId, sessionKey: 's:1', emoji: 'thumbsup' });
+    learning.noteReaction({ traceId: first.traceId, sessionKey: 's:1', emoji: 'eyes' });
+    await learning.idle();
+    expect(await outcomes()).toEqual([
+      { trace_id: first.traceId, outcome: 'success', sources: '["reaction"]' },
+      { trace_id: second.traceId, outcome: 'failure', sources: '["tool","reaction"]' },
+      { trace_id: broken.traceId, outcome: 'failure', sources: '["pipeline"]' },
+    ]);
+    const observed = events.filter(([name]) => name === 'learning:observed').map(([, payload]) => payload);
+    expect(observed.at(-1)).toMatchObject({
+      traceId: second.traceId,
+      outcomeResolved: true,
+      outcome: 'failure',
+      sources: ['tool', 'reaction'],
+    });
+    // Without a trace the session's last turn is the one reacted to.
+    learning.noteReaction({ sessionKey: 's:1', emoji: '👍' });
+    await learning.idle();
+    expect((await outcomes()).at(-1)).toMatchObject({ outcome: 'failure', sources: '["pipeline"]' });
+  });
+
+  it('a reaction on a recorded channel answer settles its turn, also after a restart', async () => {
+    const first = await service();
+    const answered = turn('default:slack-C7:U1', []);
+    first.observeTurn(answered);
+    const answer = { channelType: 'slack', channelId: 'C7', messageId: '17.1' };
+    first.noteAnswer({ ...answer, sessionKey: answered.sessionKey, traceId: answered.traceId });
+    await first.close();
+    // Another process life: only the database remembers the answer.
+    const second = await service();
+    second.noteReaction({ answer: { ...answer, messageId: '99.9' }, emoji: '+1' });
+    second.noteReaction({ answer, emoji: '-1' });
+    await second.idle();
+    expect(await outcomes()).toEqual([
+      { trace_id: answered.traceId, outcome: 'failure', sources: '["reaction"]' },
+    ]);
+    // A deleted session takes its answers along.
+    await second.forgetSession(answered.sessionKey);
+    expect(await db.query('SELECT * FROM learning_answers')).toEqual([]);
+  });
+
+  it('a reaction after the sweep read the turn still demotes the learned procedure it used', async () => {
+    const learning = await service({ section: { promoteAfter: 1, demoteAfter: 1 } });
+    const observe = async (sessionKey: string) => {
+      const observed = turn(sessionKey, [['graph_define', true]]);
+      learning.observeTurn(observed);
+      await learning.idle();
+      return observed;
+    };
+    await observe('s1');
+    await observe('s2');
+    await learning.sweep();
+    await observe('s3');
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['active']);
+    const reused = await observe('s4');
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['active']);
+    // The user's thumbs-down comes in after that sweep: the next one counts the failed reuse.
+    learning.noteReaction({ traceId: reused.traceId, sessionKey: 's4', emoji: '👎' });
+    await learning.idle();
+    await learning.sweep();
+    expect((await learning.learnedSkills('ann')).map((skill) => skill.state)).toEqual(['stale']);
+  });
+
+  it('the judge settles unknown turns through the runner when configured, and only then', async () => {
+    reflectionAnswer = 'SUCCESS — the answer does what was asked';
+    const off = await service();
+    off.observeTurn(turn('s:1', [], { response: 'here it is' }));
+    await off.idle();
+    expect(reflections).toHaveLength(0);
+
+    const learning = await service({ section: { judge: { enabled: true } } });
+    const plain = turn('s:2', [], { response: 'here it is', message: 'summarize the log' });
+    learning.observeTurn(plain);
+    learning.observeTurn(turn('s:2', [['graph_define', false]], { response: 'failed' }));
+    await learning.idle();
+    // Only the turn without other evidence is judged, in its own session, without tools.
+    expect(reflections).toHaveLength(1);
+    expect(reflections[0]).toMatchObject({
+      agentId: 'ann',
+      sessionKey: 'learning:judge:ann',
+      allowedTools: [],
+    });
+    expect(reflections[0]?.message).toContain('summarize the log');
+    expect(reflections[0]?.message).toContain('here it is');
+    expect((await outcomes()).find((row) => row.trace_id === plain.traceId)).toMatchObject({
+      outcome: 'success',
+      sources: '["judge"]',
+    });
+    // The judge's own turns are never observed.
+    learning.observeTurn(turn('learning:judge:ann', [], { response: 'SUCCESS' }));
+    reflectionAnswer = 'UNSURE';
+    const unsure = turn('s:3', [], { response: 'maybe' });
+    learning.observeTurn(unsure);
+    await learning.idle();
+    expect((await outcomes()).find((row) => row.trace_id === unsure.traceId)).toMatchObject({
+      outcome: 'unknown',
+    });
+    const judged = await db.query("SELECT 1 FROM learning_outcomes WHERE session_key LIKE 'learning:%'");
+    expect(judged).toEqual([]);
+  });
+
+  it('a small model is never asked to judge', async () => {
+    const learning = await service({ capable: false, section: { judge: { enabled: true } } });
+    learning.observeTurn(turn('s:1', [], { response: 'ok' }));
+    await learning.idle();
+    expect(reflections).toHaveLength(0);
+  });
+});

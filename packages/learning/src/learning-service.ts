@@ -7,11 +7,34 @@ import { LearningStore, type OutcomeRow, type ProcedureState } from './internal/
 export type { LearningStatus } from './status.js';
 import { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
 import { type LearningStatus, readStatus } from './status.js';
-import { followUpSignal, type OutcomeSource, procedureSignature, resolveOutcome } from './outcome.js';
+import { createSettlement } from './internal/settlement.js';
+import { JUDGE_SESSION_PREFIX } from './judge.js';
+import {
+  followUpSignal,
+  type OutcomeSource,
+  procedureSignature,
+  reactionSignal,
+  resolveOutcome,
+} from './outcome.js';
 import { type AgentSweep, REFLECTION_SESSION_PREFIX, sweepAgent } from './sweep.js';
 
 /** A finished turn as the runtime's turn observer hands it over. */
 export type LearningTurn = ObservedTurn;
+
+/** A message the agent sent to a chat, by the platform's ids. */
+export interface ChannelMessageRef {
+  channelType: string;
+  channelId: string;
+  messageId: string;
+}
+
+/** A user's reaction: on a known turn, or on a channel answer recorded with `noteAnswer`. */
+export interface LearningReaction {
+  traceId?: string | undefined;
+  sessionKey?: string | undefined;
+  answer?: ChannelMessageRef | undefined;
+  emoji: string;
+}
 
 /** A learned procedure as the skills surface shows it (active and stale ones). */
 export interface LearnedSkill {
@@ -45,6 +68,18 @@ export interface LearningService {
   observeTurn(turn: LearningTurn): void;
   /** Notes that the turn `traceId` loaded skill `name` (the `skill_read` tool). */
   noteSkillRead(traceId: string, name: string): void;
+  /**
+   * A user's reaction on the answer of turn `traceId` (or, without one, the session's last
+   * turn): an approving emoji makes it `success`, a rejecting one `failure` (source `reaction`);
+   * other emoji and pipeline failures are left alone. Queued; never throws.
+   */
+  noteReaction(reaction: LearningReaction): void;
+  /**
+   * Records that the channel message `answer` is the answer of turn `traceId` of `sessionKey`,
+   * so a reaction on it (`noteReaction({answer})`), even after a restart, settles that turn.
+   * Kept `retainOutcomesDays`; queued.
+   */
+  noteAnswer(answer: ChannelMessageRef & { sessionKey: string; traceId?: string | undefined }): void;
   /** Notes the memories recalled before the coming turn of `sessionKey`. */
   noteRecall(sessionKey: string, memoryIds: readonly string[]): void;
   /** Sweeps every agent with something to sweep; the `Memory lifecycle` cron job runs it. */
@@ -57,7 +92,7 @@ export interface LearningService {
    * is deleted or its conversation reset; queued behind pending observations.
    */
   forgetSession(sessionKey: string): Promise<void>;
-  /** Resolves when every queued observation is written. */
+  /** Resolves when every queued observation, and every running judge's verdict, is written. */
   idle(): Promise<void>;
   /** Waits for queued observations and a running sweep (shutdown, before the database closes). */
   close(): Promise<void>;
@@ -79,6 +114,15 @@ export function createLearningService(options: LearningServiceOptions): Learning
   const recalls = new Map<string, string[]>();
   let queue: Promise<void> = Promise.resolve();
   let sweeping: Promise<{ agents: AgentSweep[]; summary: string }> | undefined;
+  const signals = createSettlement({
+    store,
+    events: options.events,
+    runner: options.runner,
+    canSynthesize: options.canSynthesize,
+    judgeEnabled: () => section.judge.enabled,
+    enqueue: (work) => enqueue(work),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
 
   const bounded = <V>(map: Map<string, V>, key: string, value: V) => {
     if (!map.has(key) && map.size >= 5000) {
@@ -129,22 +173,21 @@ export function createLearningService(options: LearningServiceOptions): Learning
               .length,
           }
         : { outcome, sources, skillsUsed: skillsUsed.length, skillFailures: failed ? used.length : 0 };
-    const lastSweep = await options.db.get<{ synthesis_abstained: number }>(
-      'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
-      [turn.agentId],
+    await signals.emitObserved(turn, shown, failed ? memories.length : 0);
+    if (outcome === 'unknown' && !corrected) signals.judge(turn);
+  }
+
+  function enqueue(work: () => Promise<void>): void {
+    queue = queue.then(work).catch((error: unknown) =>
+      options.logger?.warn(
+        {
+          err: error,
+          errorKind: 'internal',
+          hint: 'the turn is recorded; only its learning row is missing',
+        },
+        'turn outcome not recorded',
+      ),
     );
-    options.events.emit('learning:observed', {
-      sessionKey: turn.sessionKey,
-      traceId: turn.traceId,
-      agentId: turn.agentId,
-      outcomeResolved: shown.outcome !== 'unknown',
-      ...(shown.outcome === 'unknown' ? {} : { outcome: shown.outcome }),
-      sources: shown.sources,
-      skillsUsed: shown.skillsUsed,
-      skillFailures: shown.skillFailures,
-      synthesisAbstained: lastSweep?.synthesis_abstained === 1,
-      ...(failed && memories.length > 0 ? { failuresAttributed: memories.length } : {}),
-    });
   }
 
   /**
@@ -171,28 +214,29 @@ export function createLearningService(options: LearningServiceOptions): Learning
     const evict = options.evictMemory?.();
     const agents: AgentSweep[] = [];
     for (const agentId of await store.agentsToSweep()) {
-      agents.push(
-        await sweepAgent(
-          {
-            store,
-            section,
-            events: options.events,
-            runner: options.runner,
-            canSynthesize: options.canSynthesize,
-            evictMemory: evict,
-            now,
-          },
-          agentId,
-        ),
+      const swept = await sweepAgent(
+        {
+          store,
+          section,
+          events: options.events,
+          runner: options.runner,
+          canSynthesize: options.canSynthesize,
+          evictMemory: evict,
+          now,
+        },
+        agentId,
       );
+      signals.noteSweep(agentId, swept.synthesisAbstained);
+      agents.push(swept);
     }
+    await store.pruneAnswers(now() - section.retainOutcomesDays * 24 * 60 * 60 * 1000);
     const total = (key: 'scanned' | 'promoted' | 'demoted' | 'evicted') =>
       agents.reduce((sum, agent) => sum + agent[key], 0);
-    const abstained = agents.filter((agent) => agent.synthesisAbstained).map((agent) => agent.agentId);
+    const abstainers = agents.filter((agent) => agent.synthesisAbstained).map((agent) => agent.agentId);
     const summary =
       `Memory lifecycle: ${agents.length} agent(s) swept; scanned ${total('scanned')}, promoted ${total('promoted')}, ` +
       `demoted ${total('demoted')}, evicted ${total('evicted')}` +
-      (abstained.length > 0 ? `; synthesis abstained (low capability) for ${abstained.join(', ')}` : '');
+      (abstainers.length > 0 ? `; synthesis abstained (low capability) for ${abstainers.join(', ')}` : '');
     return { agents, summary };
   }
 
@@ -204,24 +248,28 @@ export function createLearningService(options: LearningServiceOptions): Learning
       await options.db.migrate(MIGRATION_PACKAGE, learningMigrations);
     },
     observeTurn(turn) {
-      if (!section.enabled || turn.synthetic || turn.sessionKey.startsWith(REFLECTION_SESSION_PREFIX)) return;
+      if (
+        !section.enabled ||
+        turn.synthetic ||
+        turn.sessionKey.startsWith(REFLECTION_SESSION_PREFIX) ||
+        turn.sessionKey.startsWith(JUDGE_SESSION_PREFIX)
+      )
+        return;
       // Taken now, not when the queue gets to it: the session's next turn may recall again before then.
       const reads = [...(skillReads.get(turn.traceId) ?? [])];
       skillReads.delete(turn.traceId);
       const memories = recalls.get(turn.sessionKey) ?? [];
       recalls.delete(turn.sessionKey);
-      queue = queue
-        .then(() => observe(turn, reads, memories))
-        .catch((error: unknown) =>
-          options.logger?.warn(
-            {
-              err: error,
-              errorKind: 'internal',
-              hint: 'the turn is recorded; only its learning row is missing',
-            },
-            'turn outcome not recorded',
-          ),
-        );
+      enqueue(() => observe(turn, reads, memories));
+    },
+    noteReaction(reaction) {
+      const outcome = reactionSignal(reaction.emoji);
+      if (!section.enabled || !outcome) return;
+      enqueue(() => signals.settle(reaction, outcome, 'reaction'));
+    },
+    noteAnswer(answer) {
+      if (!section.enabled) return;
+      enqueue(() => store.insertAnswer(answer, now()));
     },
     noteSkillRead(traceId, name) {
       const names = skillReads.get(traceId) ?? new Set<string>();
@@ -257,12 +305,19 @@ export function createLearningService(options: LearningServiceOptions): Learning
       recalls.delete(sessionKey);
       const forgotten = queue.then(async () => {
         await options.db.execute('DELETE FROM learning_outcomes WHERE session_key = ?', [sessionKey]);
+        await options.db.execute('DELETE FROM learning_answers WHERE session_key = ?', [sessionKey]);
       });
       queue = forgotten.catch(() => undefined);
       return forgotten;
     },
-    idle: () => queue,
+    async idle() {
+      await queue;
+      // A judge's verdict is queued when it arrives: wait for the judges, then for their settlements.
+      await signals.judged();
+      await queue;
+    },
     async close() {
+      await signals.judged();
       await queue;
       await sweeping?.catch(() => undefined);
     },

@@ -42,6 +42,19 @@ export async function ensureLifecycleJob(cron: LifecycleCron, intervalMs: number
 }
 
 /**
+ * Removes the daemon-wide `Memory lifecycle` job (learning switched off): a sweep of a disabled
+ * learning layer would only fail every interval. True when there was one.
+ */
+export async function dropLifecycleJob(
+  cron: Pick<LifecycleCron, 'list'> & { remove(name: string): Promise<unknown> },
+): Promise<boolean> {
+  const existing = cron.list().find((job) => job.name === LIFECYCLE_JOB_NAME && job.tenant === undefined);
+  if (!existing) return false;
+  await cron.remove(LIFECYCLE_JOB_NAME);
+  return true;
+}
+
+/**
  * The turn runner cron uses: a run of the lifecycle job sweeps (its summary becomes the run's
  * summary in `cron.runs`; a failed sweep is a failed run); every other turn goes to `inner`.
  */

@@ -65,4 +65,21 @@ CREATE TABLE learning_sweeps (
 CREATE INDEX learning_sweeps_agent ON learning_sweeps (agent_id, at);
 `,
   },
+  {
+    version: 2,
+    name: 'channel answers of turns (reactions)',
+    up: `
+CREATE TABLE learning_answers (
+  channel_type TEXT NOT NULL,
+  channel_id TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  session_key TEXT NOT NULL,
+  trace_id TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (channel_type, channel_id, message_id)
+);
+CREATE INDEX learning_answers_session ON learning_answers (session_key);
+CREATE INDEX learning_answers_created ON learning_answers (created_at);
+`,
+  },
 ];

@@ -59,3 +59,59 @@ export function procedureSignature(tools: ReadonlyArray<{ name: string }>): stri
   for (const tool of tools) if (!names.includes(tool.name)) names.push(tool.name);
   return names.slice(0, 8).join('>');
 }
+
+/** Reactions that approve an answer: Slack names and the emoji characters other platforms send. */
+const POSITIVE_REACTIONS = new Set([
+  '+1',
+  'thumbsup',
+  'white_check_mark',
+  'heavy_check_mark',
+  'heart',
+  'tada',
+  'ok_hand',
+  'raised_hands',
+  'clap',
+  '100',
+  '👍',
+  '✅',
+  '✔️',
+  '❤️',
+  '❤',
+  '🎉',
+  '👌',
+  '🙌',
+  '👏',
+  '💯',
+]);
+/** Reactions that reject an answer. */
+const NEGATIVE_REACTIONS = new Set([
+  '-1',
+  'thumbsdown',
+  'x',
+  'heavy_multiplication_x',
+  'no_entry',
+  'no_entry_sign',
+  'confused',
+  'disappointed',
+  '👎',
+  '❌',
+  '✖️',
+  '⛔',
+  '🚫',
+  '😕',
+  '😞',
+]);
+
+/**
+ * What a user's reaction on the agent's message says about that turn: `success` for an
+ * approving emoji, `failure` for a rejecting one, nothing for the rest (skin tones are ignored).
+ */
+export function reactionSignal(emoji: string): 'success' | 'failure' | undefined {
+  const name = emoji
+    .trim()
+    .replace(/::skin-tone-\d$/, '')
+    .replace(/[\u{1F3FB}-\u{1F3FF}]/gu, '');
+  if (POSITIVE_REACTIONS.has(name)) return 'success';
+  if (NEGATIVE_REACTIONS.has(name)) return 'failure';
+  return undefined;
+}

@@ -34,7 +34,7 @@ export interface Cluster {
 }
 
 /** Origins whose input is not the operator's or a user's own: a webhook's payload is untrusted. */
-const UNTRUSTED_ORIGINS = new Set(['hook']);
+export const UNTRUSTED_ORIGINS: ReadonlySet<string> = new Set(['hook']);
 
 /** Longest learned-procedure name (the skill name rule). */
 const MAX_NAME = 64;
@@ -42,12 +42,15 @@ const MAX_NAME = 64;
 /**
  * The funnel's first stages over a sweep's turns: successful ones, untrusted origins dropped,
  * clustered by procedure (signatures already learned are left out), corroborated when a
- * cluster spans `admitAfter` distinct sessions.
+ * cluster spans `admitAfter` distinct sessions. `earlier` adds, per signature, the sessions of
+ * trusted successes that earlier sweeps already read: a procedure repeated across sweep
+ * windows (today in one session, tomorrow in another) is corroborated too.
  */
 export function clusterSuccesses(
   rows: readonly OutcomeRow[],
   known: readonly Procedure[],
   admitAfter: number,
+  earlier: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
 ): { counts: FunnelCounts; corroborated: Cluster[] } {
   const successes = rows.filter((row) => row.outcome === 'success' && row.signature !== '');
   const trusted = successes.filter((row) => !UNTRUSTED_ORIGINS.has(row.origin));
@@ -60,6 +63,8 @@ export function clusterSuccesses(
       rows: [],
       sessions: new Set(),
     };
+    if (!clusters.has(row.signature))
+      for (const session of earlier.get(row.signature) ?? []) cluster.sessions.add(session);
     cluster.rows.push(row);
     cluster.sessions.add(row.sessionKey);
     clusters.set(row.signature, cluster);

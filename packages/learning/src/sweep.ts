@@ -6,6 +6,7 @@ import {
   clusterSuccesses,
   type FunnelCounts,
   reflectionPrompt,
+  UNTRUSTED_ORIGINS,
   validateReflection,
 } from './reflection.js';
 
@@ -35,6 +36,8 @@ export interface SweepDeps {
   now(): number;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** Most clusters synthesized per agent and sweep (each is one model call). */
 const MAX_SYNTHESES = 3;
 
@@ -54,7 +57,18 @@ export async function sweepAgent(deps: SweepDeps, agentId: string): Promise<Agen
   const moves = advanceProcedures(live, rows, section, deps.now());
   for (const procedure of moves.changed) await store.saveProcedure(procedure);
 
-  const { counts, corroborated } = clusterSuccesses(rows, procedures, section.admitAfter);
+  const signatures = [
+    ...new Set(
+      rows.filter((row) => row.outcome === 'success' && row.signature !== '').map((row) => row.signature),
+    ),
+  ];
+  const earlier = await store.earlierSuccesses(
+    agentId,
+    signatures,
+    deps.now() - section.retainOutcomesDays * DAY_MS,
+    [...UNTRUSTED_ORIGINS],
+  );
+  const { counts, corroborated } = clusterSuccesses(rows, procedures, section.admitAfter, earlier);
   let synthesisAbstained = false;
   if (corroborated.length > 0) {
     if (!deps.canSynthesize(agentId)) {
@@ -105,6 +119,8 @@ export async function sweepAgent(deps: SweepDeps, agentId: string): Promise<Agen
       synthesisAbstained ? 1 : 0,
     ],
   );
+  // After this sweep's row: the rows it read, and older sweep rows, past the retention go.
+  await store.prune(agentId, timestamp - section.retainOutcomesDays * DAY_MS);
   if (moves.promoted > 0)
     events.emit('learning:skill_promoted', { agentId, count: moves.promoted, timestamp });
   if (skillsDemoted > 0) events.emit('learning:skill_demoted', { agentId, count: skillsDemoted, timestamp });

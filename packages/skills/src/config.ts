@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { scanLimitsSchema } from './scan.js';
+import { skillNameSchema } from './skill-md.js';
 
 /** Trust tiers of a registry: what an operator vouches for its skills. */
 export const REGISTRY_TRUST = ['verified', 'community', 'untrusted'] as const;
@@ -40,6 +41,12 @@ export const skillsSectionSchema = z
           .refine((list) => new Set(list.map((entry) => entry.id)).size === list.length, {
             message: 'registry ids must be unique',
           }),
+        /**
+         * Skill names that must not be installed: an imported skill of such a name is removed
+         * (audited `skill_remove`) when the section is applied, and `skills.import` refuses it
+         * before any request. `agentd skills remove <name>` adds a name here. @default []
+         */
+        blocked: z.array(skillNameSchema).max(256).default([]),
         /** Largest archive fetched (bytes). @default 4194304 */
         maxArchiveBytes: z
           .number()
@@ -53,6 +60,7 @@ export const skillsSectionSchema = z
       .strict()
       .default({
         registries: [],
+        blocked: [],
         maxArchiveBytes: 4 * 1024 * 1024,
         timeoutMs: 30_000,
         limits: scanLimitsSchema.parse({}),

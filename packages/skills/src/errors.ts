@@ -8,6 +8,7 @@ import { AgentdError, errorGuard } from '@agentd/errors';
  * - `INVALID_SKILL`: a `SKILL.md` has no front matter or its front matter fails validation.
  * - `SKILL_NOT_FOUND`: no skill of that name is available (`data.name`).
  * - `REGISTRY_NOT_ALLOWED`: the registry id is not in `skills.import.registries` (nothing was fetched).
+ * - `SKILL_BLOCKED`: the skill name is in `skills.import.blocked` (nothing was fetched).
  * - `FETCH_FAILED`: the registry answered an error, too much, or not at all.
  * - `INVALID_ARCHIVE`: the fetched archive is not a gzip tarball holding a skill.
  * - `SCAN_REFUSED`: a scan rule refused a file of the archive (`data.findings`).
@@ -19,6 +20,7 @@ export type SkillsErrorCode =
   | 'INVALID_SKILL'
   | 'SKILL_NOT_FOUND'
   | 'REGISTRY_NOT_ALLOWED'
+  | 'SKILL_BLOCKED'
   | 'FETCH_FAILED'
   | 'INVALID_ARCHIVE'
   | 'SCAN_REFUSED'

@@ -214,6 +214,35 @@ describe('skills.import', () => {
     expect(events.at(-1)).toMatchObject({ action: 'skill_remove', skill: 'weather', caller: 'admin-token' });
     expect(await skills.list()).toEqual([]);
   });
+
+  it('removes blocked imported skills when the section is applied, and refuses to import them', async () => {
+    archives.set('weather/latest.tar.gz', await pack({ 'SKILL.md': skillMd('weather') }));
+    archives.set('news/latest.tar.gz', await pack({ 'SKILL.md': skillMd('news') }));
+    const skills = service();
+    await skills.import({ registry: 'hub', name: 'weather' });
+    await skills.import({ registry: 'hub', name: 'news' });
+    expect(await skills.removeBlocked()).toEqual([]);
+    const hub = { registries: [{ id: 'hub', base: registry.url, kind: 'tarball', trust: 'community' }] };
+    skills.applyConfig({ import: { ...hub, blocked: ['weather', 'never-imported'] } });
+    expect(await skills.removeBlocked()).toEqual(['weather']);
+    expect(events.at(-1)).toMatchObject({ action: 'skill_remove', skill: 'weather', reason: 'blocked' });
+    expect((await skills.list()).map((skill) => skill.name)).toEqual(['news']);
+    await expect(stat(join(dataDir, 'skills', 'imported', 'weather'))).rejects.toThrow();
+    const lock = JSON.parse(await readFile(join(dataDir, 'skills', 'skills-lock.json'), 'utf8'));
+    expect(JSON.stringify(lock)).not.toContain('weather');
+    // Blocked: refused before any request, and audited.
+    const requests = registry.requests.length;
+    const refused = await refusal(skills.import({ registry: 'hub', name: 'weather' }));
+    expect([refused.code, refused.data]).toEqual(['SKILL_BLOCKED', { name: 'weather' }]);
+    expect(registry.requests).toHaveLength(requests);
+    expect(events.at(-1)).toMatchObject({
+      action: 'skill_import',
+      classification: 'denied',
+      reason: 'skill_blocked',
+    });
+    // A second apply has nothing left to remove.
+    expect(await skills.removeBlocked()).toEqual([]);
+  });
 });
 
 describe('listing, prompt and skill_read', () => {

@@ -98,6 +98,12 @@ export interface SkillsService {
   import(params: z.input<typeof importParamsSchema>, actor?: { caller?: string }): Promise<ImportResult>;
   /** Removes an imported skill and its pin; audited. */
   remove(name: string, actor?: { caller?: string }): Promise<{ removed: boolean }>;
+  /**
+   * Removes every imported skill named in `skills.import.blocked` (each audited `skill_remove`
+   * with `reason: blocked`); the daemon calls it at start and whenever `skills` is applied.
+   * Serialised with imports. Answers the names removed.
+   */
+  removeBlocked(): Promise<string[]>;
   /** The prompt lines for an agent: each usable skill's name and description, or undefined when none. */
   promptBlock(agentId: string): Promise<string | undefined>;
   /** Imported skills whose recorded registry left the allowlist (the `config_posture:imported_skills` count). */
@@ -174,6 +180,19 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
     return skill;
   }
 
+  /** Drops an imported skill's pin and folder; audited. False when it was not imported. */
+  async function removeImported(name: string, refs: Record<string, unknown>): Promise<boolean> {
+    const lock = await readLock(lockPath);
+    const record = lock.get(name);
+    if (!record) return false;
+    lock.delete(name);
+    await writeLock(lockPath, lock);
+    await rm(join(importedDir, name), { recursive: true, force: true });
+    auditRemoval(options.audit, { registry: record.registry, skill: name, ...refs });
+    options.logger?.info({ registry: record.registry, skill: name }, 'imported skill removed');
+    return true;
+  }
+
   const service: SkillsService = {
     async list(agentId) {
       return (await loadAll(agentId)).map((skill) => skill.info);
@@ -211,18 +230,17 @@ export function createSkillsService(options: SkillsServiceOptions): SkillsServic
       return run;
     },
     async remove(name, actor) {
-      const lock = await readLock(lockPath);
-      const record = lock.get(name);
-      if (!record) return { removed: false };
-      lock.delete(name);
-      await writeLock(lockPath, lock);
-      await rm(join(importedDir, name), { recursive: true, force: true });
-      auditRemoval(options.audit, {
-        registry: record.registry,
-        skill: name,
-        ...(actor?.caller ? { caller: actor.caller } : {}),
+      return { removed: await removeImported(name, actor?.caller ? { caller: actor.caller } : {}) };
+    },
+    removeBlocked() {
+      const blocked = section.import.blocked;
+      const run = importing.then(async () => {
+        const removed: string[] = [];
+        for (const name of blocked) if (await removeImported(name, { reason: 'blocked' })) removed.push(name);
+        return removed;
       });
-      return { removed: true };
+      importing = run.catch(() => undefined);
+      return run;
     },
     async promptBlock(agentId) {
       const usable = (await loadAll(agentId)).filter(
@@ -273,7 +291,13 @@ async function importSkill(
   caller: string | undefined,
 ): Promise<ImportResult> {
   const refs = { registry: params.registry, skill: params.name, ...(caller ? { caller } : {}) };
-  // The allowlist is checked before anything touches the network.
+  // The blocklist and the allowlist are checked before anything touches the network.
+  if (deps.section.blocked.includes(params.name)) {
+    auditRefusal(deps.audit, refs, 'skill_blocked');
+    throw new SkillsError('SKILL_BLOCKED', `Skill blocked: ${params.name} (in skills.import.blocked)`, {
+      data: { name: params.name },
+    });
+  }
   const registry = deps.section.registries.find((entry) => entry.id === params.registry);
   if (!registry) {
     auditRefusal(deps.audit, refs, 'registry_not_allowed');

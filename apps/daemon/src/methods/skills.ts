@@ -6,7 +6,7 @@ import { methodsOf } from './define.js';
 
 /**
  * Skills failures on the wire: an unknown skill is -32004; a registry outside the allowlist is
- * -32602 naming `registry`; a refused import (fetch, archive, scan, changed hash) is -32000 with
+ * -32602 naming `registry`, a blocked name -32602 naming `name`; a refused import (fetch, archive, scan, changed hash) is -32000 with
  * its findings or the pinned and fetched hashes in `data`.
  */
 function skillsRpcError(error: unknown): unknown {
@@ -18,6 +18,10 @@ function skillsRpcError(error: unknown): unknown {
     case 'INVALID_OPTIONS':
       return RpcError.invalidParams(error.message, [
         { path: ['registry'], code: 'not_allowed', message: error.message },
+      ]);
+    case 'SKILL_BLOCKED':
+      return RpcError.invalidParams(error.message, [
+        { path: ['name'], code: 'blocked', message: error.message },
       ]);
     case 'HASH_MISMATCH':
     case 'SCAN_REFUSED':

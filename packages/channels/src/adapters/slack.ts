@@ -5,6 +5,7 @@ import type {
   ChannelAdapter,
   ChannelHealth,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -61,6 +62,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
   const scrub = secretScrubber([options.botToken, options.signingSecret, options.appToken]);
   let onInbound: ((message: InboundMessage) => void) | undefined;
   let socket: SocketModeHandle | undefined;
+  let onReaction: ((reaction: InboundReaction) => void) | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -125,8 +127,9 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     type: 'slack',
     actionSchema: slackActionSchema,
     // Inbound arrives through the Events API (HTTP), which the daemon routes, or over Socket Mode.
-    async start(handler) {
+    async start(handler, reactionHandler) {
       onInbound = handler;
+      onReaction = reactionHandler;
       if (!options.socketMode || !options.inbound || !options.appToken || socket) return;
       socket = connectSocketMode({
         appToken: options.appToken,
@@ -138,18 +141,27 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
         onEventCallback: (payload) => {
           const message = inboundOf(payload);
           if (message) onInbound?.(message);
+          const reaction = reactionOf(payload);
+          if (reaction) onReaction?.(reaction);
         },
       });
     },
     async stop() {
       onInbound = undefined;
+      onReaction = undefined;
       const running = socket;
       socket = undefined;
       await running?.stop();
       health.state = 'stopped';
     },
     webhook: async (request) =>
-      eventsApi(request, options.signingSecret, now, (message) => onInbound?.(message)),
+      eventsApi(
+        request,
+        options.signingSecret,
+        now,
+        (message) => onInbound?.(message),
+        (reaction) => onReaction?.(reaction),
+      ),
     deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
     async reconcile(operation, attempt) {
       if (operation.op !== 'send') return undefined;
@@ -205,13 +217,14 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
 /**
  * The Events API callback: the signature over `v0:<timestamp>:<body>` with the signing secret
  * (and a timestamp within five minutes, against replays), the `url_verification` handshake,
- * and `message` events from people (bots and edits are ignored).
+ * `message` events from people (bots and edits are ignored) and `reaction_added` on messages.
  */
 function eventsApi(
   request: WebhookRequest,
   signingSecret: string | undefined,
   now: () => number,
   deliver: (message: InboundMessage) => void,
+  react: (reaction: InboundReaction) => void,
 ): WebhookResponse {
   if (request.method !== 'POST') return text(405, 'method not allowed');
   if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
@@ -231,6 +244,8 @@ function eventsApi(
     };
   const message = payload ? inboundOf(payload) : undefined;
   if (message) deliver(message);
+  const reaction = payload ? reactionOf(payload) : undefined;
+  if (reaction) react(reaction);
   return text(200, 'ok');
 }
 
@@ -238,6 +253,29 @@ function eventsApi(
  * The message of an Events API payload (HTTP callback or Socket Mode envelope): `message` and
  * `app_mention` events from people; bots, edits and other subtypes are ignored.
  */
+/** A user's reaction on a message, from an `event_callback` payload (Events API or Socket Mode). */
+function reactionOf(payload: Record<string, unknown>): InboundReaction | undefined {
+  const event = payload.event as Record<string, unknown> | undefined;
+  const item = event?.item as Record<string, unknown> | undefined;
+  if (
+    payload.type !== 'event_callback' ||
+    event?.type !== 'reaction_added' ||
+    item?.type !== 'message' ||
+    typeof event.user !== 'string' ||
+    typeof event.reaction !== 'string' ||
+    typeof item.channel !== 'string' ||
+    typeof item.ts !== 'string'
+  )
+    return undefined;
+  return {
+    channelType: 'slack',
+    channelId: item.channel,
+    userId: event.user,
+    messageId: item.ts,
+    emoji: event.reaction,
+  };
+}
+
 function inboundOf(payload: Record<string, unknown>): InboundMessage | undefined {
   const event = payload.event as Record<string, unknown> | undefined;
   if (

@@ -127,8 +127,19 @@ export class LearningStore {
     return row ? toOutcome(row) : undefined;
   }
 
+  async outcomeByTrace(traceId: string): Promise<OutcomeRow | undefined> {
+    const row = await this.db.get<RawOutcome>('SELECT * FROM learning_outcomes WHERE trace_id = ?', [
+      traceId,
+    ]);
+    return row ? toOutcome(row) : undefined;
+  }
+
+  /**
+   * Settles a turn again (a correction, a reaction, a judge). The row goes back to the next
+   * sweep: a verdict that arrives after the sweep read the turn still moves its procedures.
+   */
   async updateOutcome(id: number, outcome: TurnOutcome, sources: OutcomeSource[]): Promise<void> {
-    await this.db.execute('UPDATE learning_outcomes SET outcome = ?, sources = ? WHERE id = ?', [
+    await this.db.execute('UPDATE learning_outcomes SET outcome = ?, sources = ?, swept = 0 WHERE id = ?', [
       outcome,
       JSON.stringify(sources),
       id,
@@ -141,6 +152,35 @@ export class LearningStore {
       [agentId],
     );
     return rows.map(toOutcome);
+  }
+
+  /**
+   * Sessions of successful, already swept turns since `since`, per procedure signature (only
+   * the signatures asked for; untrusted origins left out).
+   */
+  async earlierSuccesses(
+    agentId: string,
+    signatures: readonly string[],
+    since: number,
+    untrustedOrigins: readonly string[],
+  ): Promise<Map<string, Set<string>>> {
+    const found = new Map<string, Set<string>>();
+    for (let start = 0; start < signatures.length; start += 200) {
+      const chunk = signatures.slice(start, start + 200);
+      const rows = await this.db.query<{ signature: string; session_key: string }>(
+        `SELECT DISTINCT signature, session_key FROM learning_outcomes
+         WHERE agent_id = ? AND swept = 1 AND outcome = 'success' AND created_at >= ?
+           AND signature IN (${chunk.map(() => '?').join(', ')})
+           AND origin NOT IN (${untrustedOrigins.map(() => '?').join(', ') || "''"})`,
+        [agentId, since, ...chunk, ...untrustedOrigins],
+      );
+      for (const row of rows) {
+        const sessions = found.get(row.signature) ?? new Set<string>();
+        sessions.add(row.session_key);
+        found.set(row.signature, sessions);
+      }
+    }
+    return found;
   }
 
   async markSwept(ids: number[], tx: Queryable = this.db): Promise<void> {
@@ -164,11 +204,31 @@ export class LearningStore {
   }
 
   async procedures(agentId: string | undefined, states?: readonly ProcedureState[]): Promise<Procedure[]> {
+    // Filtered in SQL: every observed turn asks for the live ones, and archived rows only grow.
     const rows = await this.db.query<RawProcedure>(
-      'SELECT * FROM learning_procedures WHERE (? IS NULL OR agent_id = ?) ORDER BY id',
-      [agentId ?? null, agentId ?? null],
+      `SELECT * FROM learning_procedures WHERE (? IS NULL OR agent_id = ?)${
+        states ? ` AND state IN (${states.map(() => '?').join(', ')})` : ''
+      } ORDER BY id`,
+      [agentId ?? null, agentId ?? null, ...(states ?? [])],
     );
-    return rows.map(toProcedure).filter((row) => !states || states.includes(row.state));
+    return rows.map(toProcedure);
+  }
+
+  /**
+   * Drops an agent's swept outcome rows, and its sweep rows but the last, older than `before`:
+   * what the lifecycle has already read need not be kept for ever (the rows hold message starts).
+   */
+  async prune(agentId: string, before: number): Promise<number> {
+    const removed = await this.db.execute(
+      'DELETE FROM learning_outcomes WHERE agent_id = ? AND swept = 1 AND created_at < ?',
+      [agentId, before],
+    );
+    await this.db.execute(
+      `DELETE FROM learning_sweeps WHERE agent_id = ? AND at < ?
+         AND id < (SELECT MAX(id) FROM learning_sweeps WHERE agent_id = ?)`,
+      [agentId, before, agentId],
+    );
+    return removed.rowsAffected;
   }
 
   async insertProcedure(row: Omit<Procedure, 'id'>): Promise<void> {
@@ -195,6 +255,57 @@ export class LearningStore {
       'UPDATE learning_procedures SET state = ?, successes = ?, failures = ?, updated_at = ? WHERE id = ?',
       [row.state, JSON.stringify(row.successes), JSON.stringify(row.failures), row.updatedAt, row.id],
     );
+  }
+
+  /** Whether the agent's latest sweep abstained from synthesis (false before any sweep). */
+  async lastSweepAbstained(agentId: string): Promise<boolean> {
+    const row = await this.db.get<{ synthesis_abstained: number }>(
+      'SELECT synthesis_abstained FROM learning_sweeps WHERE agent_id = ? ORDER BY id DESC LIMIT 1',
+      [agentId],
+    );
+    return row?.synthesis_abstained === 1;
+  }
+
+  async insertAnswer(
+    answer: {
+      channelType: string;
+      channelId: string;
+      messageId: string;
+      sessionKey: string;
+      traceId?: string | undefined;
+    },
+    now: number,
+  ): Promise<void> {
+    await this.db.execute(
+      `INSERT INTO learning_answers (channel_type, channel_id, message_id, session_key, trace_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      [
+        answer.channelType,
+        answer.channelId,
+        answer.messageId,
+        answer.sessionKey,
+        answer.traceId ?? null,
+        now,
+      ],
+    );
+  }
+
+  /** The turn a channel answer belongs to. */
+  async answer(ref: {
+    channelType: string;
+    channelId: string;
+    messageId: string;
+  }): Promise<{ sessionKey: string; traceId?: string } | undefined> {
+    const row = await this.db.get<{ session_key: string; trace_id: string | null }>(
+      'SELECT session_key, trace_id FROM learning_answers WHERE channel_type = ? AND channel_id = ? AND message_id = ?',
+      [ref.channelType, ref.channelId, ref.messageId],
+    );
+    if (!row) return undefined;
+    return { sessionKey: row.session_key, ...(row.trace_id ? { traceId: row.trace_id } : {}) };
+  }
+
+  async pruneAnswers(before: number): Promise<void> {
+    await this.db.execute('DELETE FROM learning_answers WHERE created_at < ?', [before]);
   }
 
   async countRecall(memoryId: string, agentId: string, outcome: TurnOutcome, now: number): Promise<void> {

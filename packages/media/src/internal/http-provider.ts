@@ -79,11 +79,15 @@ export async function bodyOf(
   let size = Number.isFinite(declared) ? declared : 0;
   if (size <= maxBytes && response.body) {
     size = 0;
-    for await (const chunk of response.body) {
-      size += chunk.byteLength;
+    // A reader rather than `for await`: the DOM typing of ReadableStream (the console
+    // type-checks this package) has no async iterator.
+    const reader = response.body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      size += read.value.byteLength;
       if (size > maxBytes) break;
-      chunks.push(chunk);
+      chunks.push(read.value);
     }
+    reader.releaseLock();
   }
   if (size > maxBytes) {
     await response.body?.cancel().catch(() => {});
