@@ -1,6 +1,7 @@
 import { chmod } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
+import type { WebSearchSettings } from './config.js';
 import { isBuiltin } from './internal/builtins.js';
 import { CallError, checkCall, type InvokeParams, invokeParams, routeCall } from './internal/socket-calls.js';
 
@@ -55,6 +56,8 @@ export interface CapabilitySocketOptions {
   bwrapPath: string;
   /** The web fetcher (private-network guard, DNS pinning) the `web_fetch` builtin uses. */
   webFetch?: ((url: string, signal: AbortSignal) => Promise<unknown>) | undefined;
+  /** The SearXNG endpoint of the `web_search` builtin; unset, it answers "not configured". */
+  webSearch?: WebSearchSettings | undefined;
   /** Aborted when the script run ends: in-flight calls stop. */
   signal: AbortSignal;
 }

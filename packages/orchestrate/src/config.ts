@@ -20,6 +20,32 @@ export const DEFAULT_TOOL_DENYLIST: readonly string[] = [
   'browser_*',
 ];
 
+/**
+ * `orchestrate.webSearch`: the SearXNG instance behind the `web_search` builtin. Unset (the
+ * default), `web_search` answers that web search is not configured.
+ */
+export const webSearchSchema = z.strictObject({
+  /** Base URL of a SearXNG instance with its JSON format enabled (`<url>/search?format=json`). */
+  url: z
+    .string()
+    .max(2048)
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
+      } catch {
+        return false;
+      }
+    }, 'must be an http(s) URL without credentials'),
+  /** Most hits answered per query (a call may ask for fewer). */
+  maxResults: z.number().int().min(1).max(50).default(10),
+  /** Deadline of one search request. */
+  timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+});
+
+/** The parsed `orchestrate.webSearch` settings. */
+export type WebSearchSettings = z.infer<typeof webSearchSchema>;
+
 /** The `orchestrate` config section. */
 export const orchestrateSectionSchema = z.strictObject({
   /** Register the `orchestrate` tool at all. */
@@ -44,6 +70,8 @@ export const orchestrateSectionSchema = z.strictObject({
     .default([...DEFAULT_TOOL_DENYLIST]),
   /** Largest script accepted, in characters. */
   maxScriptChars: z.number().int().min(1).max(1_048_576).default(200_000),
+  /** The `web_search` builtin's SearXNG endpoint. @default unset: web search is not configured */
+  webSearch: webSearchSchema.optional(),
 });
 
 /** The parsed `orchestrate` section. */

@@ -9,7 +9,13 @@ export {
   SOCKET_ERRORS,
   type SocketLease,
 } from './capability-socket.js';
-export { DEFAULT_TOOL_DENYLIST, type OrchestrateSection, orchestrateSectionSchema } from './config.js';
+export {
+  DEFAULT_TOOL_DENYLIST,
+  type OrchestrateSection,
+  orchestrateSectionSchema,
+  type WebSearchSettings,
+  webSearchSchema,
+} from './config.js';
 export {
   type FieldIssue,
   isOrchestrateError,

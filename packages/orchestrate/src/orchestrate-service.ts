@@ -127,7 +127,7 @@ export function createOrchestrateService(options: OrchestrateServiceOptions): Or
       return {
         name: 'orchestrate',
         description:
-          'Runs a JavaScript/TypeScript script in a sandbox (no network, only your workspace writable). The script calls tools through `invoke(tool, args)` from "/agentd/orch.mjs": builtins read, grep, find, ls, jq, web_fetch, and your other tools. Answers exit code, stdout and the tool calls made.',
+          'Runs a JavaScript/TypeScript script in a sandbox (no network, only your workspace writable). The script calls tools through `invoke(tool, args)` from "/agentd/orch.mjs": builtins read, grep, find, ls, jq, web_fetch, web_search, and your other tools. Answers exit code, stdout and the tool calls made.',
         params,
         handler: async (input: unknown, context) => {
           const args = params.parse(input);

@@ -3,18 +3,22 @@ import { readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { JAIL_PATHS, systemJailArgs } from './jail.js';
+import type { WebSearchSettings } from '../config.js';
+import { BuiltinRefusal } from './builtins-refusal.js';
 import { handlePath, isInside, openInside } from './safe-fs.js';
+import { webSearch } from './web-search.js';
 
-/** A builtin's answer, or why it refused (a plain message for the script). */
-export class BuiltinRefusal extends Error {}
+export { BuiltinRefusal };
 
-/** What a builtin needs from the call: the workspace root, a signal, the web fetcher, bwrap. */
+/** What a builtin needs from the call: the workspace root, a signal, the web fetcher and search, bwrap. */
 export interface BuiltinContext {
   root: string;
   /** The bubblewrap binary grep runs under (it walks the workspace itself, so it walks it jailed). */
   bwrapPath: string;
   signal: AbortSignal;
   webFetch: ((url: string, signal: AbortSignal) => Promise<unknown>) | undefined;
+  /** The SearXNG endpoint of `web_search` (`orchestrate.webSearch`); unset: the builtin refuses. */
+  webSearch?: WebSearchSettings | undefined;
 }
 
 const path = z.string().max(4096).default('.');
@@ -48,6 +52,10 @@ const schemas = {
   }),
   jq: z.strictObject({ filter: z.string().min(1).max(4000), path: z.string().min(1).max(4096) }),
   web_fetch: z.strictObject({ url: z.string().min(1).max(4096) }),
+  web_search: z.strictObject({
+    query: z.string().trim().min(1).max(500),
+    maxResults: z.number().int().min(1).max(50).optional(),
+  }),
 };
 
 /** The in-process builtins' names (the capability socket routes these without the tool runner). */
@@ -122,6 +130,8 @@ export async function runBuiltin(
     case 'web_fetch':
       if (!ctx.webFetch) throw new BuiltinRefusal('web fetch is not configured');
       return ctx.webFetch(args.url, ctx.signal);
+    case 'web_search':
+      return webSearch(ctx.webSearch, args, ctx.signal);
   }
 }
 

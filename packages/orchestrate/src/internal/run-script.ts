@@ -168,6 +168,7 @@ async function prepareJail(
     workspace,
     bwrapPath: settings.bwrapPath,
     webFetch: options.webFetch,
+    webSearch: settings.webSearch,
     signal: run.signal,
   });
   return { workspace, paths, socket };

@@ -99,6 +99,7 @@ export async function routeCall(options: CapabilitySocketOptions, call: CheckedC
         bwrapPath: options.bwrapPath,
         signal: options.signal,
         webFetch: options.webFetch,
+        webSearch: options.webSearch,
       });
     } catch (error) {
       const message =
