@@ -52,6 +52,11 @@ export const orchestrateSectionSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Wall-clock limit of one script run; the jail is killed past it (failureClass `timeout`). */
   timeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
+  /**
+   * Time to live of a run's child lease. A run that lasts longer has it renewed for as long
+   * again every half of it while the script runs; a revoked lease is never renewed.
+   */
+  leaseTtlMs: z.number().int().min(1000).max(3_600_000).default(300_000),
   /** Bytes of stdout kept; past it the jail is killed (failureClass `stdout_cap`). */
   stdoutCapBytes: z
     .number()

@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AutonomyService, createAutonomyService, type SubagentTurnRunner } from '@agentd/autonomy';
 import { type Database, openDatabase } from '@agentd/storage';
-import { createOrchestrateService, type OrchestrateServiceOptions, type RoutedCall } from '../src/index.js';
+import {
+  createOrchestrateService,
+  type OrchestrateAutonomy,
+  type OrchestrateServiceOptions,
+  type RoutedCall,
+} from '../src/index.js';
 
 /** A sub-agent turn runner whose turns run until their signal aborts (a run stays `running`). */
 const heldRunner: SubagentTurnRunner = {
@@ -61,8 +66,30 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
   mkdirSync(workspace, { recursive: true });
   const routed: Array<RoutedCall & { sessionKey: string }> = [];
   const events: Array<{ event: string; payload: Record<string, unknown> }> = [];
+  // Every renewal the service asks for, and whether the lease store took it.
+  const renewals: Array<{ at: number; ok: boolean }> = [];
+  const counted: OrchestrateAutonomy = {
+    runOfSession: (sessionKey) => autonomy.runOfSession(sessionKey),
+    introspect: (request) => autonomy.introspect(request),
+    mintChildLease: (target, request) => autonomy.mintChildLease(target, request),
+    trackProcess: (sessionKey, process) => autonomy.trackProcess(sessionKey, process),
+    leases: {
+      validate: (secret, capability) => autonomy.leases.validate(secret, capability),
+      get: (leaseId) => autonomy.leases.get(leaseId),
+      renew: async (secret, ttlMs) => {
+        try {
+          const renewed = await autonomy.leases.renew(secret, ttlMs);
+          renewals.push({ at: Date.now(), ok: true });
+          return renewed;
+        } catch (error) {
+          renewals.push({ at: Date.now(), ok: false });
+          throw error;
+        }
+      },
+    },
+  };
   const service = createOrchestrateService({
-    autonomy,
+    autonomy: counted,
     workspaceOf: async () => workspace,
     invokeTool: async (call) => {
       routed.push(call);
@@ -82,6 +109,7 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
     workspace,
     routed,
     events,
+    renewals,
     run: spawned,
     async cleanup() {
       await fixture.cleanup();

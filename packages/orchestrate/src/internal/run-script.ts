@@ -11,6 +11,7 @@ import type {
 } from '../orchestrate-service.js';
 import { CLIENT_SOURCE } from './client-source.js';
 import { bwrapArgs, JAIL_PATHS, jailEnv, LEASE_ENV, LEASE_ID_ENV, SOCKET_ENV } from './jail.js';
+import { keepLeaseAlive } from './lease-renewal.js';
 import { runJailed } from './spawn-jail.js';
 
 /** What a script run needs from its service: the options, a clock and ids. */
@@ -90,6 +91,13 @@ export async function runScript(
       });
     }
     const { workspace, paths, socket } = ready;
+    const stopRenewal = keepLeaseAlive({
+      renew: (secret, ttlMs) => options.autonomy.leases.renew(secret, ttlMs),
+      secret: lease.secret,
+      leaseId: lease.leaseId,
+      ttlMs: settings.leaseTtlMs,
+      logger: options.logger,
+    });
     try {
       const exit = await runJailed({
         bwrapPath: settings.bwrapPath,
@@ -130,6 +138,7 @@ export async function runScript(
         resultRefs: socket.resultRefs(),
       });
     } finally {
+      stopRenewal();
       controller.abort();
       await socket.close();
     }
@@ -184,7 +193,7 @@ async function childLease(
   if (runView?.status !== 'running') throw new Error('the session is not a running sub-agent run');
   const minted = await autonomy.mintChildLease(runView.runId, {
     capabilities: runView.capabilities,
-    ttlMs: settings.timeoutMs + 60_000,
+    ttlMs: settings.leaseTtlMs,
   });
   return { leaseId: minted.lease.leaseId, secret: minted.secret };
 }
