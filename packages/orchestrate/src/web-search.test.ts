@@ -24,6 +24,7 @@ async function fakeSearxng(): Promise<{ url: string; seen: URL[] }> {
     }
     const q = url.searchParams.get('q');
     const json = (body: string) => response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    if (q === 'forbidden') return void response.writeHead(403).end('Forbidden');
     if (q === 'bad json') return json('{"results": [');
     if (q === 'slow') return; // never answers: the builtin's deadline ends it
     if (q === 'oversized') {
@@ -74,7 +75,7 @@ async function fakeSearxng(): Promise<{ url: string; seen: URL[] }> {
 const SCRIPT = `
   import { invoke } from '/agentd/orch.mjs';
   const out = {};
-  for (const query of ['agentd', 'bad json', 'oversized', 'slow', 'hostile', 'not a list']) {
+  for (const query of ['agentd', 'bad json', 'oversized', 'slow', 'hostile', 'not a list', 'forbidden']) {
     out[query] = await invoke('web_search', { query }).then(
       (value) => ({ ok: value }),
       (error) => ({ code: error.code, message: error.message, errorKind: error.data?.errorKind }),
@@ -126,6 +127,10 @@ describe('web_search builtin', () => {
       code: -32000,
       message: 'web search endpoint answered an unexpected shape',
     });
+    expect(out.forbidden).toMatchObject({
+      code: -32000,
+      message: "web search endpoint answered HTTP 403 (is json in the instance's search.formats?)",
+    });
     // Non-http(s) URLs and non-string fields are dropped; the cap holds over a huge array.
     expect(out.hostile.ok.results).toEqual([
       { url: 'https://ok.example/1', title: 'one', content: '' },
@@ -140,7 +145,7 @@ describe('web_search builtin', () => {
     expect(result.toolCalls).toEqual(
       expect.arrayContaining([
         { tool: 'web_search', capability: 'orchestrate', decision: 'allowed', count: 3 },
-        { tool: 'web_search', capability: 'orchestrate', decision: 'error', count: 5 },
+        { tool: 'web_search', capability: 'orchestrate', decision: 'error', count: 6 },
       ]),
     );
   });

@@ -82,7 +82,9 @@ export async function webSearch(
     });
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw new BuiltinRefusal(`web search endpoint answered HTTP ${response.status}`);
+      // SearXNG answers 403 to format=json unless its settings list json in search.formats.
+      const hint = response.status === 403 ? " (is json in the instance's search.formats?)" : '';
+      throw new BuiltinRefusal(`web search endpoint answered HTTP ${response.status}${hint}`);
     }
     const declared = Number(response.headers.get('content-length'));
     if (Number.isFinite(declared) && declared > MAX_SEARCH_BODY) {
