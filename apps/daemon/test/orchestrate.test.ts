@@ -162,6 +162,51 @@ describe('the orchestrate tool through the daemon', () => {
     expect(String((await ended(rpc, off.runId)).response)).toContain('Tool orchestrate failed');
   });
 
+  it('web_search answers "not configured" until config.patch sets orchestrate.webSearch, then asks that SearXNG', async () => {
+    const { rpc } = await orchestrateDaemon();
+    const queries: string[] = [];
+    const searxng = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://searxng');
+      queries.push(`${url.pathname}?${url.searchParams.get('q')}&${url.searchParams.get('format')}`);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ results: [{ url: 'https://found.example/', title: 'Found', content: 'it' }] }),
+      );
+    });
+    // On loopback: the operator's endpoint may be private, unlike web_fetch's targets.
+    await new Promise<void>((resolve) => searxng.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => searxng.close(() => resolve())));
+    const script = `
+      import { invoke } from '/agentd/orch.mjs';
+      const out = await invoke('web_search', { query: 'agentd daemon' }).then((v) => v, (e) => e.message);
+      console.log(JSON.stringify(out));
+    `;
+    const searchOnce = async () => {
+      const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
+        parentKey: 'default:rpc:ops',
+        task: orchestrateTask(script),
+        agentId: 'orch',
+      });
+      expect((await ended(rpc, run.runId)).status).toBe('completed');
+      const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
+        'session.history',
+        { key: run.sessionKey },
+      );
+      const tool = JSON.parse(history.messages.find((message) => message.role === 'tool')?.content ?? '{}');
+      return JSON.parse(String(tool.stdout));
+    };
+    expect(await searchOnce()).toBe(
+      'web search is not configured: set orchestrate.webSearch.url to a SearXNG instance',
+    );
+    const { port } = searxng.address() as AddressInfo;
+    await rpc.call('config.patch', { orchestrate: { webSearch: { url: `http://127.0.0.1:${port}` } } });
+    expect(await searchOnce()).toEqual({
+      query: 'agentd daemon',
+      results: [{ url: 'https://found.example/', title: 'Found', content: 'it' }],
+    });
+    expect(queries).toEqual(['/search?agentd daemon&json']);
+  });
+
   it.each([
     ['run.kill', (runId: string) => ({ rootRunId: runId })],
     ['subagent.kill', (runId: string) => ({ target: runId, reason: 'test' })],
