@@ -16,6 +16,8 @@ import { WORKSPACE_TEMPLATES } from './templates.js';
  */
 export class WorkspaceContext {
   private readonly mutex = new KeyedMutex();
+  /** Orders the `ready` checks per workspace, so callers reach `mutex` in the order they called. */
+  private readonly arrivals = new KeyedMutex();
   private readonly repositories = new Map<string, WorkspaceGit>();
 
   constructor(
@@ -51,8 +53,17 @@ export class WorkspaceContext {
     );
   }
 
-  /** The repository of an initialised workspace; created first when `create` and `autoInit`. */
-  async ready(agentId: string, create: boolean): Promise<WorkspaceGit> {
+  /**
+   * The repository of an initialised workspace; created first when `create` and `autoInit`.
+   * The check is file I/O whose completions can overtake one another, which let a later write
+   * take the workspace lock before an earlier one (the file kept the earlier content); the checks
+   * run one after another per workspace, so operations keep their call order.
+   */
+  ready(agentId: string, create: boolean): Promise<WorkspaceGit> {
+    return this.arrivals.run(agentId, () => this.readyNow(agentId, create));
+  }
+
+  private async readyNow(agentId: string, create: boolean): Promise<WorkspaceGit> {
     const git = this.gitOf(agentId);
     if (await this.initialized(git)) return git;
     if (!create || !this.settings.autoInit) {
