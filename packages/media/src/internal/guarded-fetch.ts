@@ -99,6 +99,39 @@ function pinnedLookup(address: string): LookupFunction {
 
 type Hop = Omit<FetchedPage, 'url'> | { location: string };
 
+/** Keep-alive agents by protocol and checked address; each one only ever connects there. */
+const agents = new Map<string, http.Agent>();
+const MAX_AGENTS = 64;
+
+/**
+ * The keep-alive agent for one checked address. Sockets are pooled per address rather than per
+ * host name, so a reused connection always goes to an address that passed the check: pinning
+ * holds for pooled sockets as for new ones, and a link read no longer pays a TCP (and TLS)
+ * handshake per page (the bench's link.process was at 0.68 of the bare reader with one).
+ */
+function agentFor(protocol: string, address: string): http.Agent {
+  const key = `${protocol}//${address}`;
+  let agent = agents.get(key);
+  if (agent) return agent;
+  const settings = {
+    keepAlive: true,
+    maxSockets: 8,
+    maxFreeSockets: 4,
+    timeout: 15_000,
+    scheduling: 'lifo' as const,
+  };
+  agent = protocol === 'https:' ? new https.Agent(settings) : new http.Agent(settings);
+  // An idle pooled connection must not keep a short-lived process (a CLI, a test) alive.
+  agent.on('free', (socket: { unref(): void }) => socket.unref());
+  if (agents.size >= MAX_AGENTS) {
+    const [oldest, old] = agents.entries().next().value as [string, http.Agent];
+    agents.delete(oldest);
+    old.destroy();
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
 function request(url: URL, address: string, signal: AbortSignal, options: GuardedFetchOptions): Promise<Hop> {
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -113,7 +146,7 @@ function request(url: URL, address: string, signal: AbortSignal, options: Guarde
           accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5',
           'accept-encoding': 'gzip, deflate, br',
         },
-        agent: false,
+        agent: agentFor(url.protocol, address),
       },
       (res) => {
         const status = res.statusCode ?? 0;

@@ -52,7 +52,10 @@ export async function htmlToText(html: string, field = 'data'): Promise<string> 
  * a line break after each block element, runs of blank space collapsed.
  */
 function visibleText(document: Document): string {
-  const root = (document.body ?? document.documentElement) as unknown as Node | null;
+  return visibleTextOf((document.body ?? document.documentElement) as unknown as Node | null);
+}
+
+function visibleTextOf(root: Node | null): string {
   if (!root) return '';
   for (const node of [...root.querySelectorAll('script,style,noscript,template')]) node.remove();
   for (const block of [...root.querySelectorAll(BLOCKS)]) block.append('\n');
@@ -96,13 +99,14 @@ export async function extractArticle(html: string, field = 'url'): Promise<Artic
   try {
     parsed = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
       charThreshold: 100,
+      // The article's visible text is taken from Readability's own element instead of
+      // serialising it to HTML and parsing that again (a second parse of every page).
+      serializer: (element) => visibleTextOf(element as unknown as Node),
     }).parse();
   } catch {
     parsed = null;
   }
-  const text = parsed?.content
-    ? visibleText(parseDocument(`<!doctype html><html><body>${parsed.content}</body></html>`))
-    : '';
+  const text = parsed?.content ?? '';
   const base = { lang: parsed?.lang ?? lang ?? undefined };
   if (!parsed || text === '') {
     return { title: fallbackTitle, text: visibleText(parseDocument(html)), ...base };
