@@ -5,7 +5,7 @@ import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
-import type { ChannelAdapter } from './adapter.js';
+import type { ChannelAdapter, InboundReaction } from './adapter.js';
 import { createDiscordAdapter } from './adapters/discord.js';
 import { createSlackAdapter } from './adapters/slack.js';
 import { channelsSectionSchema } from './config.js';
@@ -256,7 +256,7 @@ describe('discord gateway', () => {
     await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
     expect(discord.handshakes[0]).toMatchObject({
       op: 2,
-      d: { token: DISCORD_TOKEN, intents: (1 << 9) | (1 << 12) | (1 << 15) },
+      d: { token: DISCORD_TOKEN, intents: (1 << 9) | (1 << 12) | (1 << 15) | (1 << 10) | (1 << 13) },
     });
     expect(service.list()).toContainEqual({ type: 'discord', status: 'connected', inbound: true });
 
@@ -279,5 +279,35 @@ describe('discord gateway', () => {
     discord.dispatchMessage({ id: '902', channel_id: '444', content: 'still there?', author: { id: '42' } });
     await expect.poll(() => discord.created('444').length, { timeout: 10_000 }).toBe(2);
     expect(turns).toEqual(['hi', 'still there?']);
+  });
+
+  it("asks for the reaction intents and hands a person's unicode reaction to onReaction", async () => {
+    const reactions: InboundReaction[] = [];
+    const service = createChannelsService({
+      db,
+      section: channelsSectionSchema.parse({
+        discord: {
+          enabled: true,
+          botToken: DISCORD_TOKEN,
+          apiBaseUrl: discord.url,
+          gatewayUrl: discord.gatewayUrl,
+          agentId: 'helper',
+          allowFrom: ['42'],
+        },
+      }),
+      onReaction: (reaction) => reactions.push(reaction),
+      pollMs: 50,
+    });
+    services.push(service);
+    await service.start();
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    const base = { channel_id: '444', message_id: '901' };
+    discord.dispatchReaction({ ...base, user_id: '7', emoji: { id: null, name: '👍' } }); // not admitted
+    discord.dispatchReaction({ ...base, user_id: '42', emoji: { id: '123', name: 'party' } }); // custom
+    discord.dispatchReaction({ ...base, user_id: '42', emoji: { id: null, name: '👎' } });
+    await expect.poll(() => reactions.length, { timeout: 10_000 }).toBe(1);
+    expect(reactions).toEqual([
+      { channelType: 'discord', channelId: '444', userId: '42', messageId: '901', emoji: '👎' },
+    ]);
   });
 });

@@ -5,6 +5,7 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeTelegram, startFakeTelegram } from '../test/fake-telegram.js';
+import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
 import { isChannelsError } from './errors.js';
@@ -292,5 +293,33 @@ describe('inbound messages', () => {
       text: 'echo: hi bot',
       reply_parameters: { message_id: 6 },
     });
+  });
+
+  it('asks Telegram for reactions and hands each emoji an admitted user adds to onReaction', async () => {
+    const reactions: InboundReaction[] = [];
+    await open({
+      section: section({ agentId: 'helper', allowFrom: ['100'] }),
+      onReaction: (reaction) => reactions.push(reaction),
+    });
+    const reaction = (userId: number, old: string[], added: string[]) => ({
+      message_reaction: {
+        chat: { id: -200, type: 'group' },
+        message_id: 41,
+        user: { id: userId, is_bot: false, first_name: 'u' },
+        date: 1,
+        old_reaction: old.map((emoji) => ({ type: 'emoji', emoji })),
+        new_reaction: added.map((emoji) => ({ type: 'emoji', emoji })),
+      },
+    });
+    fake.pushUpdate(reaction(999, [], ['👍']));
+    fake.pushUpdate(reaction(100, [], ['👍']));
+    fake.pushUpdate(reaction(100, ['👍'], ['👍', '👎']));
+    await expect.poll(() => reactions.length, { timeout: 10_000 }).toBe(2);
+    expect(reactions).toEqual([
+      { channelType: 'telegram', channelId: '-200', userId: '100', messageId: '41', emoji: '👍' },
+      { channelType: 'telegram', channelId: '-200', userId: '100', messageId: '41', emoji: '👎' },
+    ]);
+    // The fake, like Telegram, sends reactions only to a poller that asked for them.
+    expect(fake.allowedUpdates()).toEqual(['message', 'message_reaction']);
   });
 });

@@ -99,7 +99,7 @@ describe('telegram webhook mode', () => {
     expect(telegram.of('setWebhook')[0]?.params).toMatchObject({
       url: `${base}/channels/telegram/webhook`,
       secret_token: 'configured_secret-0123',
-      allowed_updates: ['message'],
+      allowed_updates: ['message', 'message_reaction'],
     });
     // Webhook mode never long-polls.
     expect(telegram.of('getUpdates')).toHaveLength(0);

@@ -26,6 +26,11 @@ export interface FakeDiscord {
   handshakes: Array<{ op: number; d: Record<string, unknown> }>;
   /** Sends `MESSAGE_CREATE` to every connected, identified session. */
   dispatchMessage(data: Record<string, unknown>): void;
+  /**
+   * Sends `MESSAGE_REACTION_ADD` to each identified session whose intents include
+   * GUILD_MESSAGE_REACTIONS (1 << 10), as Discord sends an event only to the intents that cover it.
+   */
+  dispatchReaction(data: Record<string, unknown>): void;
   /** Drops every Gateway connection (as a Discord outage would); clients must reconnect. */
   dropConnections(code?: number): void;
   /**
@@ -154,6 +159,7 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   const gatewayUrl = `${server.url.replace('http', 'ws')}/gateway`;
   const handshakes: Array<{ op: number; d: Record<string, unknown> }> = [];
   const identified = new Set<WebSocket>();
+  const intentsOf = new Map<WebSocket, number>();
   let sequence = 0;
   const wss = new WebSocketServer({ server: server.server, path: '/gateway' });
   wss.on('connection', (socket) => {
@@ -166,6 +172,7 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
         handshakes.push(payload);
         if (payload.d.token !== options.token) return socket.close(4004, 'Authentication failed.');
         identified.add(socket);
+        if (payload.op === 2) intentsOf.set(socket, Number(payload.d.intents ?? 0));
         if (payload.op === 6) return send({ op: 0, t: 'RESUMED', s: ++sequence, d: {} });
         return send({
           op: 0,
@@ -190,6 +197,11 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
     dispatchMessage(data) {
       for (const socket of identified)
         socket.send(JSON.stringify({ op: 0, t: 'MESSAGE_CREATE', s: ++sequence, d: data }));
+    },
+    dispatchReaction(data) {
+      for (const socket of identified)
+        if (((intentsOf.get(socket) ?? 0) & (1 << 10)) !== 0)
+          socket.send(JSON.stringify({ op: 0, t: 'MESSAGE_REACTION_ADD', s: ++sequence, d: data }));
     },
     dropConnections(code = 4000) {
       for (const socket of wss.clients) socket.close(code, 'fake outage');

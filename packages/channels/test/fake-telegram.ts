@@ -25,6 +25,8 @@ export interface FakeTelegram {
   hold(match: (call: TelegramCall) => boolean): void;
   /** Queues an update for `getUpdates`. */
   pushUpdate(update: Record<string, unknown>): void;
+  /** The `allowed_updates` the last `getUpdates` that gave one asked for (the Bot API remembers it). */
+  allowedUpdates(): string[] | undefined;
   /** The webhook `setWebhook` registered (`deleteWebhook` clears it), as `getWebhookInfo` reports it. */
   webhook(): { url: string; secretToken?: string | undefined } | undefined;
   /**
@@ -42,6 +44,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   const failures = new Map<string, Failure>();
   const held: ServerResponse[] = [];
   const updates: Array<Record<string, unknown>> = [];
+  let allowedUpdates: string[] | undefined;
   const pollers: Array<() => void> = [];
   let holdMatch: ((call: TelegramCall) => boolean) | undefined;
   let nextMessageId = 1000;
@@ -129,7 +132,12 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   // (held to one second here so a stopping bot is not kept waiting).
   const poll = (res: ServerResponse, params: Record<string, unknown>) => {
     const offset = Number(params.offset ?? 0);
-    const pending = () => updates.filter((update) => Number(update.update_id) >= offset);
+    // As the Bot API does: `allowed_updates` is remembered from the last call that gave it, and
+    // without it `message_reaction` updates are not sent.
+    if (Array.isArray(params.allowed_updates)) allowedUpdates = params.allowed_updates.map(String);
+    const wanted = (update: Record<string, unknown>) =>
+      !('message_reaction' in update) || (allowedUpdates ?? []).includes('message_reaction');
+    const pending = () => updates.filter((update) => Number(update.update_id) >= offset && wanted(update));
     const send = () => answer(res, 200, { ok: true, result: pending() });
     if (pending().length > 0 || Number(params.timeout ?? 0) === 0) return send();
     const timer = setTimeout(() => {
@@ -168,6 +176,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     hold(match) {
       holdMatch = match;
     },
+    allowedUpdates: () => allowedUpdates,
     pushUpdate(update) {
       updates.push({ update_id: nextUpdateId++, ...update });
       for (const wake of pollers.splice(0)) wake();

@@ -6,6 +6,7 @@ import type {
   ChannelHealth,
   DeliveryAttempt,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -24,8 +25,11 @@ export interface DiscordAdapterOptions {
   now?: () => number;
 }
 
-/** GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: what reading chat messages needs. */
-const INBOUND_INTENTS = (1 << 9) | (1 << 12) | (1 << 15);
+/**
+ * GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: what reading chat messages needs; and
+ * GUILD_MESSAGE_REACTIONS | DIRECT_MESSAGE_REACTIONS, for the reactions learning reads.
+ */
+const INBOUND_INTENTS = (1 << 9) | (1 << 12) | (1 << 15) | (1 << 10) | (1 << 13);
 
 /** Discord's message nonce (at most 25 characters) derived from the delivery id. */
 export function discordNonce(deliveryId: string): string {
@@ -120,9 +124,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   return {
     type: 'discord',
     actionSchema: discordActionSchema,
-    async start(onInbound) {
+    async start(onInbound, onReaction) {
       if (!options.inbound || gateway) return;
-      gateway = connectGateway(rest, options, health, onInbound, scrub);
+      gateway = connectGateway(rest, options, health, { onInbound, onReaction }, scrub);
       health.state = 'reconnecting';
       await gateway.connect().catch((err: unknown) => {
         health.state = 'error';
@@ -184,9 +188,13 @@ function connectGateway(
   rest: REST,
   options: DiscordAdapterOptions,
   health: ChannelHealth,
-  onInbound: (message: InboundMessage) => void,
+  handlers: {
+    onInbound: (message: InboundMessage) => void;
+    onReaction?: ((reaction: InboundReaction) => void) | undefined;
+  },
   scrub: (text: string) => string,
 ): WebSocketManager {
+  const { onInbound, onReaction } = handlers;
   const manager = new WebSocketManager({
     token: options.botToken,
     intents: INBOUND_INTENTS,
@@ -214,6 +222,11 @@ function connectGateway(
     health.lastError = scrubbedMessage(error, scrub);
   });
   manager.on(WebSocketShardEvents.Dispatch, (payload) => {
+    if (payload.t === 'MESSAGE_REACTION_ADD') {
+      const reaction = reactionOf(payload.d as unknown as Record<string, unknown>);
+      if (reaction) onReaction?.(reaction);
+      return;
+    }
     if (payload.t !== 'MESSAGE_CREATE') return;
     const data = payload.d as unknown as {
       id: string;
@@ -260,4 +273,26 @@ function toChannelsError(
   }
   health.state = 'error';
   return platformError('discord', health.lastError, { retryable: true });
+}
+
+/** A person's `MESSAGE_REACTION_ADD` (a unicode emoji; custom emoji carry only a name and are skipped). */
+function reactionOf(data: Record<string, unknown>): InboundReaction | undefined {
+  const emoji = data.emoji as { id?: unknown; name?: unknown } | undefined;
+  const member = data.member as { user?: { bot?: unknown } } | undefined;
+  if (
+    typeof data.user_id !== 'string' ||
+    typeof data.channel_id !== 'string' ||
+    typeof data.message_id !== 'string' ||
+    typeof emoji?.name !== 'string' ||
+    (emoji.id !== null && emoji.id !== undefined) ||
+    member?.user?.bot === true
+  )
+    return undefined;
+  return {
+    channelType: 'discord',
+    channelId: data.channel_id,
+    userId: data.user_id,
+    messageId: data.message_id,
+    emoji: emoji.name,
+  };
 }

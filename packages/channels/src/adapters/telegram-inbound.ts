@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { type ApiClientOptions, Bot } from 'grammy';
-import type { ChannelHealth, InboundMessage } from '../adapter.js';
+import type { ChannelHealth, InboundMessage, InboundReaction } from '../adapter.js';
 import { scrubbedMessage } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 import type { ChannelsLogger } from '../logger.js';
@@ -39,7 +39,10 @@ export interface TelegramInboundOptions {
 
 /** Telegram's inbound side: long polling, or a registered webhook and its route. */
 export interface TelegramInbound {
-  start(onInbound: (message: InboundMessage) => void): Promise<void>;
+  start(
+    onInbound: (message: InboundMessage) => void,
+    onReaction?: (reaction: InboundReaction) => void,
+  ): Promise<void>;
   stop(): Promise<void>;
   /** `POST /channels/telegram/webhook`; 404 unless webhook mode runs. */
   webhook(request: WebhookRequest): Promise<WebhookResponse>;
@@ -62,6 +65,7 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
   const startPolling = (running: Bot): void => {
     void running
       .start({
+        allowed_updates: ALLOWED_UPDATES,
         onStart: () => {
           health.state = 'connected';
         },
@@ -85,7 +89,7 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
       await running.init();
       await running.api.setWebhook(options.webhookUrl ?? '', {
         secret_token: options.webhookSecret,
-        allowed_updates: ['message'],
+        allowed_updates: ALLOWED_UPDATES,
       });
       if (bot !== running) return;
       webhookReady = true;
@@ -109,12 +113,15 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
   };
 
   return {
-    async start(onInbound) {
+    async start(onInbound, onReaction) {
       if (!options.enabled || bot) return;
       const running = new Bot(options.botToken, { client: options.client });
       bot = running;
       running.on('message', (ctx) => {
         onInbound(toInbound(ctx.message));
+      });
+      running.on('message_reaction', (ctx) => {
+        for (const reaction of addedReactions(ctx.messageReaction)) onReaction?.(reaction);
       });
       running.catch((err) =>
         logger.error(
@@ -161,6 +168,40 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
     },
     running: () => bot !== undefined,
   };
+}
+
+/**
+ * The updates asked of Telegram. `message_reaction` is not among the Bot API's defaults, so it is
+ * requested by name (for polling and for the webhook alike); Telegram sends it for chats where
+ * the bot is an administrator and for private chats.
+ */
+const ALLOWED_UPDATES: ['message', 'message_reaction'] = ['message', 'message_reaction'];
+
+/**
+ * The emoji a person added in a `message_reaction` update (those in `new_reaction` that were
+ * not in `old_reaction`); custom emoji and anonymous (chat-sent) reactions are skipped.
+ */
+export function addedReactions(update: {
+  chat: { id: number };
+  message_id: number;
+  user?: { id: number } | undefined;
+  old_reaction: ReadonlyArray<{ type: string; emoji?: string }>;
+  new_reaction: ReadonlyArray<{ type: string; emoji?: string }>;
+}): InboundReaction[] {
+  if (!update.user) return [];
+  const emojiOf = (list: ReadonlyArray<{ type: string; emoji?: string }>) =>
+    list.flatMap((entry) => (entry.type === 'emoji' && typeof entry.emoji === 'string' ? [entry.emoji] : []));
+  const before = new Set(emojiOf(update.old_reaction));
+  const userId = String(update.user.id);
+  return emojiOf(update.new_reaction)
+    .filter((emoji) => !before.has(emoji))
+    .map((emoji) => ({
+      channelType: 'telegram',
+      channelId: String(update.chat.id),
+      userId,
+      messageId: String(update.message_id),
+      emoji,
+    }));
 }
 
 /** A Bot API message as an {@link InboundMessage}. */

@@ -118,7 +118,7 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
   return {
     type: 'telegram',
     actionSchema: telegramActionSchema,
-    start: (onInbound) => inbound.start(onInbound),
+    start: (onInbound, onReaction) => inbound.start(onInbound, onReaction),
     stop: () => inbound.stop(),
     webhook: (request) => inbound.webhook(request),
     deliver: (operation) => deliver(operation),
