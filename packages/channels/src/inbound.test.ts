@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listenLocal } from '../test/fake-server.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
+import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { isChannelsError } from './errors.js';
 import { createChannelsHttpHandler } from './http-handler.js';
@@ -26,6 +27,7 @@ let service: ChannelsService;
 let base: string;
 let closeHttp: () => Promise<void>;
 const turns: AgentTurnRequest[] = [];
+const reactions: InboundReaction[] = [];
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'channels-inbound-'));
@@ -34,6 +36,7 @@ beforeEach(async () => {
   wa = await startFakeWhatsApp({ token: WA_TOKEN, phoneNumberId: '1555' });
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   turns.length = 0;
+  reactions.length = 0;
   service = createChannelsService({
     db,
     section: channelsSectionSchema.parse({
@@ -68,6 +71,7 @@ beforeEach(async () => {
         };
       },
     },
+    onReaction: (reaction) => reactions.push(reaction),
     pollMs: 50,
     settleTimeoutMs: 8000,
   });
@@ -212,6 +216,46 @@ describe('whatsapp', () => {
       context: { message_id: 'wamid.in3' },
     });
     expect(service.refusedCount('whatsapp')).toBe(1);
+  });
+
+  it('reads a reaction message as a reaction of an admitted sender, never as an agent turn', async () => {
+    const reactionEvent = (from: string, emoji: string) =>
+      JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: '1',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messages: [
+                    {
+                      from,
+                      id: `wamid.r${emoji.length}`,
+                      type: 'reaction',
+                      reaction: { message_id: 'wamid.out7', emoji },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      });
+    expect((await waPost(reactionEvent('4915199999999', '👍'))).status).toBe(200);
+    expect((await waPost(reactionEvent('4915100000001', ''))).status).toBe(200); // taken back
+    expect((await waPost(reactionEvent('4915100000001', '👎'))).status).toBe(200);
+    expect(reactions).toEqual([
+      {
+        channelType: 'whatsapp',
+        channelId: '4915100000001',
+        userId: '4915100000001',
+        messageId: 'wamid.out7',
+        emoji: '👎',
+      },
+    ]);
+    expect(turns).toEqual([]);
   });
 });
 

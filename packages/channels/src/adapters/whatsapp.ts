@@ -4,6 +4,7 @@ import type {
   ChannelAdapter,
   ChannelHealth,
   InboundMessage,
+  InboundReaction,
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
@@ -63,6 +64,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
   let onInbound: ((message: InboundMessage) => void) | undefined;
+  let onReaction: ((reaction: InboundReaction) => void) | undefined;
 
   const graph = async <T>(path: string, body: Record<string, unknown> | FormData): Promise<T> => {
     let response: Response;
@@ -158,11 +160,13 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
     type: 'whatsapp',
     actionSchema: whatsappActionSchema,
     supports: (op) => op !== 'edit' && op !== 'delete',
-    async start(handler) {
+    async start(handler, reactionHandler) {
       onInbound = handler;
+      onReaction = reactionHandler;
     },
     async stop() {
       onInbound = undefined;
+      onReaction = undefined;
       health.state = 'stopped';
     },
     deliver,
@@ -190,7 +194,13 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
           return { ok: true };
       }
     },
-    webhook: (request) => webhook(request, options, (message) => onInbound?.(message)),
+    webhook: (request) =>
+      webhook(
+        request,
+        options,
+        (message) => onInbound?.(message),
+        (reaction) => onReaction?.(reaction),
+      ),
     health: () => ({ ...health }),
   };
 }
@@ -206,6 +216,7 @@ async function webhook(
   request: WebhookRequest,
   options: WhatsAppAdapterOptions,
   deliver: (message: InboundMessage) => void,
+  react: (reaction: InboundReaction) => void,
 ): Promise<WebhookResponse> {
   if (request.method === 'GET') {
     const ok =
@@ -224,7 +235,14 @@ async function webhook(
     for (const change of asArray((entry as { changes?: unknown }).changes)) {
       const value = (change as { value?: { messages?: unknown } }).value;
       for (const item of asArray(value?.messages)) {
-        const inbound = toInbound(item as WhatsAppMessage);
+        const message = item as WhatsAppMessage;
+        // A reaction arrives as a message of its own; it is feedback, never an agent turn.
+        if (message.type === 'reaction') {
+          const reaction = reactionOf(message);
+          if (reaction) react(reaction);
+          continue;
+        }
+        const inbound = toInbound(message);
         if (inbound) deliver(inbound);
       }
     }
@@ -241,6 +259,21 @@ interface WhatsAppMessage {
   image?: { mime_type?: string; caption?: string };
   audio?: { mime_type?: string; voice?: boolean };
   document?: { mime_type?: string; filename?: string; caption?: string };
+  reaction?: { message_id?: string; emoji?: string };
+}
+
+/** A `reaction` message; an empty emoji is a reaction taken back and is skipped. */
+function reactionOf(item: WhatsAppMessage): InboundReaction | undefined {
+  const { from, reaction } = item;
+  if (typeof from !== 'string' || typeof reaction?.message_id !== 'string') return undefined;
+  if (typeof reaction.emoji !== 'string' || reaction.emoji === '') return undefined;
+  return {
+    channelType: 'whatsapp',
+    channelId: from,
+    userId: from,
+    messageId: reaction.message_id,
+    emoji: reaction.emoji,
+  };
 }
 
 function toInbound(item: WhatsAppMessage): InboundMessage | undefined {
