@@ -11,7 +11,7 @@ import { createSlackAdapter } from './adapters/slack.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
 import { channelsMigrations } from './internal/queue-store.js';
-import { type ChannelsService, createChannelsService } from './service.js';
+import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const SLACK_TOKEN = 'xoxb-fake-slack-token-0123456789';
 const DISCORD_TOKEN = 'fake.discord.token-0123456789abcdef';
@@ -224,8 +224,8 @@ describe('discord over the REST API', () => {
 });
 
 describe('discord gateway', () => {
-  it('identifies with the message intents, routes MESSAGE_CREATE to a turn and reconnects after an outage', async () => {
-    const turns: string[] = [];
+  /** A service with Discord inbound on the fake Gateway, started and identified. */
+  async function gatewayService(extra: Partial<ChannelsServiceOptions>): Promise<ChannelsService> {
     const service = createChannelsService({
       db,
       section: channelsSectionSchema.parse({
@@ -238,6 +238,18 @@ describe('discord gateway', () => {
           allowFrom: ['42'],
         },
       }),
+      pollMs: 50,
+      ...extra,
+    });
+    services.push(service);
+    await service.start();
+    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    return service;
+  }
+
+  it('identifies with the message intents, routes MESSAGE_CREATE to a turn and reconnects after an outage', async () => {
+    const turns: string[] = [];
+    const service = await gatewayService({
       runner: {
         runTurn: async (request) => {
           turns.push(request.message);
@@ -249,11 +261,7 @@ describe('discord gateway', () => {
           };
         },
       },
-      pollMs: 50,
     });
-    services.push(service);
-    await service.start();
-    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
     expect(discord.handshakes[0]).toMatchObject({
       op: 2,
       d: { token: DISCORD_TOKEN, intents: (1 << 9) | (1 << 12) | (1 << 15) | (1 << 10) | (1 << 13) },
@@ -283,24 +291,7 @@ describe('discord gateway', () => {
 
   it("asks for the reaction intents and hands a person's unicode reaction to onReaction", async () => {
     const reactions: InboundReaction[] = [];
-    const service = createChannelsService({
-      db,
-      section: channelsSectionSchema.parse({
-        discord: {
-          enabled: true,
-          botToken: DISCORD_TOKEN,
-          apiBaseUrl: discord.url,
-          gatewayUrl: discord.gatewayUrl,
-          agentId: 'helper',
-          allowFrom: ['42'],
-        },
-      }),
-      onReaction: (reaction) => reactions.push(reaction),
-      pollMs: 50,
-    });
-    services.push(service);
-    await service.start();
-    await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
+    await gatewayService({ onReaction: (reaction) => reactions.push(reaction) });
     const base = { channel_id: '444', message_id: '901' };
     discord.dispatchReaction({ ...base, user_id: '7', emoji: { id: null, name: '👍' } }); // not admitted
     discord.dispatchReaction({ ...base, user_id: '42', emoji: { id: '123', name: 'party' } }); // custom
