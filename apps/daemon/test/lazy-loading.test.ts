@@ -61,6 +61,8 @@ describe('agentd start', () => {
       '@slack/web-api',
       // No MCP server is configured and `mcp.serve` is off: the MCP SDK stays out.
       '@modelcontextprotocol/sdk',
+      // No skill archive was imported.
+      'tar',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }
@@ -77,7 +79,7 @@ describe('agentd start', () => {
     await rpc.call('browser.stop');
   });
 
-  it('loads the media libraries on the first document or page read, not at start', async () => {
+  it('loads the media libraries on the first document read and usearch with the first stored vector, not at start', async () => {
     const dataDir = pool.tempDir();
     const traceFile = join(dataDir, 'modules.txt');
     writeFileSync(traceFile, '');
@@ -89,8 +91,10 @@ describe('agentd start', () => {
     const trace = () => readFileSync(traceFile, 'utf8');
     const rpc = rpcClient(daemon.url);
     expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
-    for (const heavy of ['unpdf', 'mammoth', 'linkedom', '@mozilla/readability', 'file-type'])
+    for (const heavy of ['unpdf', 'mammoth', 'linkedom', '@mozilla/readability', 'file-type', 'usearch'])
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
+    await rpc.call('memory.store', { content: 'the first memory brings the vector index to life' });
+    expect(hasLoaded(trace(), 'usearch')).toBe(true);
     const html = Buffer.from('<!doctype html><html><body><p>Lazy.</p></body></html>').toString('base64');
     expect(await rpc.call('media.extract_document', { data: html })).toMatchObject({ text: 'Lazy.' });
     expect(hasLoaded(trace(), 'file-type')).toBe(true);

@@ -4,7 +4,6 @@ import { createHashingEmbedder, type Embedder } from './embedder.js';
 import { EmbeddingCache, type EmbeddingCacheStats } from './embedding-cache.js';
 import { MemoryStoreError } from './errors.js';
 import { browseEntries, exportEntries, inspectEntry, readStats } from './internal/browse.js';
-import { loadUsearch } from './internal/usearch.js';
 import { createMemoryContext, type MemoryContext, rebuildIndex, vectorIndexFor } from './internal/context.js';
 import { parse, storeInputSchema } from './internal/inputs.js';
 import { deleteBySession, deleteEntry, flushEntries } from './internal/removal.js';
@@ -117,7 +116,6 @@ export async function createMemoryStore(options: MemoryStoreOptions): Promise<Me
   } = options;
   const settings = parse(memoryStoreSettingsSchema, rest, 'memory store options');
   await db.migrate(MIGRATION_PACKAGE, memoryMigrations);
-  await loadUsearch();
   const store = new LibsqlMemoryStore(
     createMemoryContext({ db, embedder, reranker, settings, logger, events, now, randomId }),
   );

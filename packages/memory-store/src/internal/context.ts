@@ -6,6 +6,7 @@ import type { EventSink, MemoryLogger } from '../logger.js';
 import type { memoryStoreSettingsSchema } from '../options.js';
 import type { Reranker } from '../reranker.js';
 import { AnnIndex, QuantizedIndex, type VectorIndex } from './ann-index.js';
+import { loadUsearch } from './usearch.js';
 import { fromBlob } from './vectors.js';
 
 /** The validated settings part of the store's options. */
@@ -104,7 +105,7 @@ export function rebuildIndex(ctx: MemoryContext): Promise<void> {
         group.vectors.push(vector);
         byScope.set(key, group);
       }
-      for (const [scope, group] of byScope) index.add(scope, group.seqs, group.vectors);
+      await addVectors(index, byScope);
       after = Number(rows[rows.length - 1]!.seq);
       // Yield between pages so recalls and writes keep flowing during a long rebuild.
       await new Promise((resolve) => setImmediate(resolve));
@@ -128,4 +129,17 @@ export function rebuildIndex(ctx: MemoryContext): Promise<void> {
       'memory vector index rebuild failed',
     );
   });
+}
+
+/**
+ * Adds vectors grouped by scope. usearch (a native addon of ~4 MB resident) loads here, on the
+ * first vector the index holds, so a daemon whose memory has no vectors yet never loads it.
+ */
+export async function addVectors(
+  index: VectorIndex,
+  byScope: Map<string, { seqs: number[]; vectors: Float32Array[] }>,
+): Promise<void> {
+  if (byScope.size === 0) return;
+  await loadUsearch();
+  for (const [scope, group] of byScope) index.add(scope, group.seqs, group.vectors);
 }

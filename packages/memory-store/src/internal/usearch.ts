@@ -1,12 +1,12 @@
-/** The usearch module (native SIMD kernels), loaded when a memory store opens. */
+/** The usearch module (native SIMD kernels), loaded with the first vector an index holds. */
 export type Usearch = typeof import('usearch').default;
 
 let loaded: Usearch | undefined;
 let loading: Promise<Usearch> | undefined;
 
 /**
- * Loads usearch once. Its native addon costs ~10 MB of memory, so a process that never opens
- * a memory store (a daemon whose memory is off or not used yet) never loads it.
+ * Loads usearch once. Its native addon costs several MB of memory, so a process whose memory
+ * holds no vectors yet (memory off, or a fresh data directory) never loads it.
  */
 export function loadUsearch(): Promise<Usearch> {
   loading ??= import('usearch').then((module) => {
@@ -16,7 +16,7 @@ export function loadUsearch(): Promise<Usearch> {
   return loading;
 }
 
-/** The loaded module; the vector indexes only exist in a store, which loads it as it opens. */
+/** The loaded module; an index calls it only after {@link loadUsearch} resolved (its first add). */
 export function usearch(): Usearch {
   if (loaded === undefined) throw new Error('usearch is used before loadUsearch() resolved');
   return loaded;

@@ -3,7 +3,7 @@ import { MemoryStoreError } from '../errors.js';
 import type { MemoryStore } from '../memory-store.js';
 import type { StoreInput } from '../types.js';
 import { AnnIndex } from './ann-index.js';
-import type { MemoryContext } from './context.js';
+import { addVectors, type MemoryContext } from './context.js';
 import { idSchema, parse, tagSchema } from './inputs.js';
 import { chunks, errorKindOf, questionMarks } from './rows.js';
 import { indexText } from './text.js';
@@ -113,7 +113,7 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
       group.vectors.push(row.vector!);
       byScope.set(key, group);
     });
-    for (const [scope, group] of byScope) ctx.index.add(scope, group.seqs, group.vectors);
+    await addVectors(ctx.index, byScope);
   }
   return rows.map((row) => ({ id: row.id }));
 }
@@ -194,7 +194,10 @@ export async function consolidate(
     }),
   );
   if (ctx.index !== undefined && vector !== undefined) {
-    ctx.index.add(AnnIndex.scopeKey(agentId, tenant), [seq], [vector]);
+    await addVectors(
+      ctx.index,
+      new Map([[AnnIndex.scopeKey(agentId, tenant), { seqs: [seq], vectors: [vector] }]]),
+    );
   }
   ctx.logger.info(
     {

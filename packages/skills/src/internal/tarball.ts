@@ -1,4 +1,4 @@
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import { SkillsError } from '../errors.js';
 import type { SkillFile } from '../scan.js';
 
@@ -21,6 +21,8 @@ export async function readTarball(bytes: Buffer, maxUnpackedBytes: number): Prom
   const files: SkillFile[] = [];
   let unpacked = 0;
   let tooLarge = false;
+  // Loaded on the first import: a daemon that never imports a skill archive never pays for tar.
+  const { Parser } = await import('tar');
   await new Promise<void>((resolve, reject) => {
     const parser = new Parser({
       strict: true,
