@@ -34,20 +34,12 @@ export class AgentdConsole extends LitElement {
     `,
   ];
 
-  declare conn: Connection | undefined;
-  declare route: { page: PageSpec; params: string[] } | undefined;
-  declare loginError: string;
-  declare busy: boolean;
+  conn: Connection | undefined = undefined;
+  route: { page: PageSpec; params: string[] } | undefined = undefined;
+  loginError = '';
+  busy = false;
   private readonly elements = new Map<string, PageElement>();
   private readonly onHash = () => this.navigate();
-
-  constructor() {
-    super();
-    this.conn = undefined;
-    this.route = undefined;
-    this.loginError = '';
-    this.busy = false;
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -23,16 +23,9 @@ export class ConsolePage extends LitElement implements PageElement {
 
   declare conn: Connection;
   /** Path segments after the page's own (`#/runs/<runId>`): set by the shell before attaching. */
-  declare params: string[];
-  declare error: string;
-  declare message: string;
-
-  constructor() {
-    super();
-    this.params = [];
-    this.error = '';
-    this.message = '';
-  }
+  params: string[] = [];
+  error = '';
+  message = '';
 
   /**
    * Runs `work` (the page's calls) and answers its result; on failure the error is shown on the

@@ -12,15 +12,9 @@ export class ApprovalsPage extends ConsolePage {
     decided: { state: true },
   };
 
-  declare requests: PendingApproval[];
-  declare decided: string[];
+  requests: PendingApproval[] = [];
+  decided: string[] = [];
   private unsubscribe: Array<() => void> = [];
-
-  constructor() {
-    super();
-    this.requests = [];
-    this.decided = [];
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -27,15 +27,12 @@ export class ChannelsPage extends ConsolePage {
     deliveries: { state: true },
   };
 
-  declare rows: Row[];
-  declare queue: StageCounts | undefined;
-  declare deliveries: DeliveryTrace[];
+  rows: Row[] = [];
+  queue: StageCounts | undefined = undefined;
+  deliveries: DeliveryTrace[] = [];
 
   constructor() {
     super();
-    this.rows = [];
-    this.queue = undefined;
-    this.deliveries = [];
     new PollController(this, { everyMs: 5000, refresh: () => this.refresh() });
   }
 

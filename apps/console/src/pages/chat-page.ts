@@ -36,20 +36,11 @@ export class ChatPage extends ConsolePage {
     live: { state: true },
   };
 
-  declare agents: string[];
-  declare agentId: string;
-  declare sessionKey: string;
-  declare history: SessionMessage[];
-  declare live: LiveTurn | undefined;
-
-  constructor() {
-    super();
-    this.agents = [];
-    this.agentId = '';
-    this.sessionKey = '';
-    this.history = [];
-    this.live = undefined;
-  }
+  agents: string[] = [];
+  agentId = '';
+  sessionKey = '';
+  history: SessionMessage[] = [];
+  live: LiveTurn | undefined = undefined;
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -30,27 +30,15 @@ export class ConfigPage extends ConsolePage {
     shownDiff: { state: true },
   };
 
-  declare sections: string[];
-  declare section: string;
-  declare schema: FieldSchema | undefined;
-  declare current: Record<string, unknown>;
-  declare draft: Record<string, unknown>;
-  declare review: FieldChange[] | undefined;
-  declare history: ConfigHistoryEntry[];
-  declare shownDiff: { sha: string; diff: string } | undefined;
+  sections: string[] = [];
+  section = '';
+  schema: FieldSchema | undefined = undefined;
+  current: Record<string, unknown> = {};
+  draft: Record<string, unknown> = {};
+  review: FieldChange[] | undefined = undefined;
+  history: ConfigHistoryEntry[] = [];
+  shownDiff: { sha: string; diff: string } | undefined = undefined;
   private jsonErrors = new Set<string>();
-
-  constructor() {
-    super();
-    this.sections = [];
-    this.section = '';
-    this.schema = undefined;
-    this.current = {};
-    this.draft = {};
-    this.review = undefined;
-    this.history = [];
-    this.shownDiff = undefined;
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();

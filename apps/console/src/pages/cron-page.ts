@@ -33,18 +33,10 @@ export class CronPage extends ConsolePage {
     editing: { state: true },
   };
 
-  declare jobs: CronJob[];
-  declare runs: CronRun[];
-  declare shown: string;
-  declare editing: CronJob | undefined;
-
-  constructor() {
-    super();
-    this.jobs = [];
-    this.runs = [];
-    this.shown = '';
-    this.editing = undefined;
-  }
+  jobs: CronJob[] = [];
+  runs: CronRun[] = [];
+  shown = '';
+  editing: CronJob | undefined = undefined;
 
   override connectedCallback(): void {
     super.connectedCallback();

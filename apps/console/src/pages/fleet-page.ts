@@ -34,18 +34,10 @@ export class FleetPage extends ConsolePage {
     `,
   ];
 
-  declare report: FleetHealthReport | undefined;
-  declare usage: HourlyUsage;
-  declare providers: ProviderCosts['providers'];
-  declare sessions: SessionListEntry[];
-
-  constructor() {
-    super();
-    this.report = undefined;
-    this.usage = [];
-    this.providers = [];
-    this.sessions = [];
-  }
+  report: FleetHealthReport | undefined = undefined;
+  usage: HourlyUsage = [];
+  providers: ProviderCosts['providers'] = [];
+  sessions: SessionListEntry[] = [];
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -40,15 +40,12 @@ export class GraphPage extends ConsolePage {
     `,
   ];
 
-  declare runs: RunSummary[];
-  declare detail: RunDetail | undefined;
-  declare outputs: RunOutputs['outputs'];
+  runs: RunSummary[] = [];
+  detail: RunDetail | undefined = undefined;
+  outputs: RunOutputs['outputs'] = {};
 
   constructor() {
     super();
-    this.runs = [];
-    this.detail = undefined;
-    this.outputs = {};
     new PollController(this, {
       everyMs: 1000,
       refresh: () => this.refresh(),

@@ -21,12 +21,7 @@ interface TimelineEntry {
 export class IncidentPage extends ConsolePage {
   static override properties = { report: { state: true } };
 
-  declare report: IncidentReport | undefined;
-
-  constructor() {
-    super();
-    this.report = undefined;
-  }
+  report: IncidentReport | undefined = undefined;
 
   override updated(changed: PropertyValues): void {
     if (changed.has('params')) void this.load();

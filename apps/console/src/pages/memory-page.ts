@@ -21,19 +21,11 @@ export class MemoryPage extends ConsolePage {
     offset: { state: true },
   };
 
-  declare results: MemoryEntry[] | undefined;
-  declare browsed: MemoryRecord[];
-  declare total: number;
-  declare offset: number;
+  results: MemoryEntry[] | undefined = undefined;
+  browsed: MemoryRecord[] = [];
+  total = 0;
+  offset = 0;
   private query = '';
-
-  constructor() {
-    super();
-    this.results = undefined;
-    this.browsed = [];
-    this.total = 0;
-    this.offset = 0;
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -67,15 +67,12 @@ export class RunsPage extends ConsolePage {
     `,
   ];
 
-  declare runs: Run[];
-  declare status: string;
-  declare detail: Run | undefined;
+  runs: Run[] = [];
+  status = '';
+  detail: Run | undefined = undefined;
 
   constructor() {
     super();
-    this.runs = [];
-    this.status = '';
-    this.detail = undefined;
     new PollController(this, {
       everyMs: 2000,
       refresh: () => this.refresh(),

@@ -28,22 +28,13 @@ export class SessionsPage extends ConsolePage {
     exported: { state: true },
   };
 
-  declare sessions: SessionListEntry[];
-  declare hits: SessionSearchHit[] | undefined;
-  declare selected: string;
-  declare history: SessionMessage[];
-  declare exported: string;
+  sessions: SessionListEntry[] = [];
+  hits: SessionSearchHit[] | undefined = undefined;
+  selected = '';
+  history: SessionMessage[] = [];
+  exported = '';
   private kind = '';
   private sinceMs = 0;
-
-  constructor() {
-    super();
-    this.sessions = [];
-    this.hits = undefined;
-    this.selected = '';
-    this.history = [];
-    this.exported = '';
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();
