@@ -2,6 +2,7 @@ import { css, html, LitElement, nothing } from 'lit';
 import { ClientError } from '@agentd/client';
 import { type Connection, connect, exchangeLoginCode, LoginError, tokenStore } from './connection.js';
 import { PAGES, type PageElement, type PageSpec, resolveRoute } from './pages.js';
+import { reactiveState } from './internal/reactive-state.js';
 import { shared } from './styles.js';
 import './login-form.js';
 
@@ -10,12 +11,7 @@ import './login-form.js';
  * pages only for an admin token) and the page of the location hash, loaded on first visit.
  */
 export class AgentdConsole extends LitElement {
-  static override properties = {
-    conn: { state: true },
-    route: { state: true },
-    loginError: { state: true },
-    busy: { state: true },
-  };
+  static override properties = reactiveState<AgentdConsole>('conn', 'route', 'loginError', 'busy');
   static override styles = [
     shared,
     css`

@@ -3,6 +3,7 @@ import type { Connection } from '../connection.js';
 import type { PageElement } from '../pages.js';
 import { shared } from '../styles.js';
 import { errorText } from './format.js';
+import { reactiveState } from './reactive-state.js';
 
 /**
  * What every page of the console shares: the connection and route parameters the shell hands
@@ -16,8 +17,7 @@ export class ConsolePage extends LitElement implements PageElement {
   // inherits a superclass's reactive properties).
   static override properties: PropertyDeclarations = {
     params: { attribute: false },
-    error: { state: true },
-    message: { state: true },
+    ...reactiveState<ConsolePage>('error', 'message'),
   };
   static override styles = [shared];
 

@@ -1,5 +1,6 @@
 import type { PendingApproval } from '@agentd/approvals';
 import { html, nothing } from 'lit';
+import { reactiveState } from '../internal/reactive-state.js';
 import { ConsolePage } from '../internal/console-page.js';
 
 /**
@@ -7,10 +8,7 @@ import { ConsolePage } from '../internal/console-page.js';
  * `approval.requested` / `approval.resolved` notifications; approve or deny each with a reason.
  */
 export class ApprovalsPage extends ConsolePage {
-  static override properties = {
-    requests: { state: true },
-    decided: { state: true },
-  };
+  static override properties = reactiveState<ApprovalsPage>('requests', 'decided');
 
   requests: PendingApproval[] = [];
   decided: string[] = [];

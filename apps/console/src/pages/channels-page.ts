@@ -4,6 +4,7 @@ import { html, nothing } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { errorText, formatTime, json } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { dataTable } from '../internal/templates.js';
 
 /** The stages of the delivery queue, in the order a message passes them. */
@@ -21,11 +22,7 @@ type Row = { listing: ChannelListing; status?: ChannelStatus; error?: string };
  * delivery traces. Refreshes every five seconds.
  */
 export class ChannelsPage extends ConsolePage {
-  static override properties = {
-    rows: { state: true },
-    queue: { state: true },
-    deliveries: { state: true },
-  };
+  static override properties = reactiveState<ChannelsPage>('rows', 'queue', 'deliveries');
 
   rows: Row[] = [];
   queue: StageCounts | undefined = undefined;

@@ -2,6 +2,7 @@ import type { SessionMessage } from '@agentd/agent-runtime';
 import { html, nothing } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { errorText, formatTime, json } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { readEvents } from '../internal/sse.js';
 
 interface ToolStep {
@@ -28,13 +29,7 @@ interface LiveTurn {
  * The session's history is read with `session.history` over the WebSocket.
  */
 export class ChatPage extends ConsolePage {
-  static override properties = {
-    agents: { state: true },
-    agentId: { state: true },
-    sessionKey: { state: true },
-    history: { state: true },
-    live: { state: true },
-  };
+  static override properties = reactiveState<ChatPage>('agents', 'agentId', 'sessionKey', 'history', 'live');
 
   agents: string[] = [];
   agentId = '';

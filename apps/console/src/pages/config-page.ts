@@ -11,6 +11,7 @@ import {
 } from '../internal/config-form.js';
 import { ConsolePage } from '../internal/console-page.js';
 import { json } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { dataTable } from '../internal/templates.js';
 
 /**
@@ -19,16 +20,16 @@ import { dataTable } from '../internal/templates.js';
  * each commit's diff and a rollback (confirmed first).
  */
 export class ConfigPage extends ConsolePage {
-  static override properties = {
-    sections: { state: true },
-    section: { state: true },
-    schema: { state: true },
-    current: { state: true },
-    draft: { state: true },
-    review: { state: true },
-    history: { state: true },
-    shownDiff: { state: true },
-  };
+  static override properties = reactiveState<ConfigPage>(
+    'sections',
+    'section',
+    'schema',
+    'current',
+    'draft',
+    'review',
+    'history',
+    'shownDiff',
+  );
 
   sections: string[] = [];
   section = '';

@@ -2,6 +2,7 @@ import type { CronJob, CronRun } from '@agentd/cron-wakegate';
 import { html, nothing } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { formatTime } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { dataTable } from '../internal/templates.js';
 
 /** The schedule object of `cron.add` / `cron.update` from the form's fields. */
@@ -26,12 +27,7 @@ function describe(job: CronJob): string {
  * as such), add and edit through one form, run now, and remove (confirmed first).
  */
 export class CronPage extends ConsolePage {
-  static override properties = {
-    jobs: { state: true },
-    runs: { state: true },
-    shown: { state: true },
-    editing: { state: true },
-  };
+  static override properties = reactiveState<CronPage>('jobs', 'runs', 'shown', 'editing');
 
   jobs: CronJob[] = [];
   runs: CronRun[] = [];

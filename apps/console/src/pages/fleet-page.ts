@@ -6,6 +6,7 @@ import { type SessionListEntry, sessionTable } from '../internal/session-table.j
 import { rootCauseCard } from '../internal/templates.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import '../internal/bar-chart.js';
 
 /** `obs.billing.byProvider` and `obs.billing.usage24h` answer what the runtime's billing API does. */
@@ -18,12 +19,7 @@ type HourlyUsage = Awaited<ReturnType<BillingApi['usage24h']>>;
  * their hints and the likely root cause; each recent session links to its incident report.
  */
 export class FleetPage extends ConsolePage {
-  static override properties = {
-    report: { state: true },
-    usage: { state: true },
-    providers: { state: true },
-    sessions: { state: true },
-  };
+  static override properties = reactiveState<FleetPage>('report', 'usage', 'providers', 'sessions');
   static override styles = [
     shared,
     css`

@@ -6,6 +6,7 @@ import { formatTime } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
 import { dataTable } from '../internal/templates.js';
 import { href } from '../pages.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { shared } from '../styles.js';
 
 /** Fill and text colours per node status (text contrast at least 4.5:1 on its fill). */
@@ -26,11 +27,7 @@ const ACTIVE = new Set(['pending', 'running']);
  * the shown run is active.
  */
 export class GraphPage extends ConsolePage {
-  static override properties = {
-    runs: { state: true },
-    detail: { state: true },
-    outputs: { state: true },
-  };
+  static override properties = reactiveState<GraphPage>('runs', 'detail', 'outputs');
   static override styles = [
     shared,
     css`
@@ -54,13 +51,10 @@ export class GraphPage extends ConsolePage {
     });
   }
 
-  private get runId(): string | undefined {
-    return this.params[0];
-  }
-
   private async refresh(): Promise<void> {
     const { client } = this.conn;
-    const runId = this.runId;
+    // The run the route names (`#/graphs/<runId>`), if any.
+    const [runId] = this.params;
     await this.attempt(async () => {
       const { runs } = (await client.call('graph.runs', { limit: 50 })) as { runs: RunSummary[] };
       this.runs = runs;

@@ -4,6 +4,7 @@ import { ConsolePage } from '../internal/console-page.js';
 import { json } from '../internal/format.js';
 import { dataTable, rootCauseCard } from '../internal/templates.js';
 import { href } from '../pages.js';
+import { reactiveState } from '../internal/reactive-state.js';
 
 /** One line of the incident timeline: a failed tool call or a breaker event, by sequence. */
 interface TimelineEntry {
@@ -19,7 +20,7 @@ interface TimelineEntry {
  * statistics, and the raw report under a disclosure.
  */
 export class IncidentPage extends ConsolePage {
-  static override properties = { report: { state: true } };
+  static override properties = reactiveState<IncidentPage>('report');
 
   report: IncidentReport | undefined = undefined;
 

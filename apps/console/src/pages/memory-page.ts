@@ -2,6 +2,7 @@ import type { MemoryEntry, MemoryRecord } from '@agentd/memory-store';
 import { html, nothing } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { formatTime } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { dataTable, searchForm } from '../internal/templates.js';
 
 /** A row of either list: a search hit (scored) or a browsed record (with its details). */
@@ -14,12 +15,7 @@ const PAGE = 25;
  * token also browse every entry page by page (`memory.browse`) and delete one (confirmed).
  */
 export class MemoryPage extends ConsolePage {
-  static override properties = {
-    results: { state: true },
-    browsed: { state: true },
-    total: { state: true },
-    offset: { state: true },
-  };
+  static override properties = reactiveState<MemoryPage>('results', 'browsed', 'total', 'offset');
 
   results: MemoryEntry[] | undefined = undefined;
   browsed: MemoryRecord[] = [];

@@ -4,6 +4,7 @@ import { ConsolePage } from '../internal/console-page.js';
 import { formatTime } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { shared } from '../styles.js';
 
 /** A sub-agent run as `subagent.list` and `session.run_status` answer it. */
@@ -51,11 +52,7 @@ function latestStart(nodes: readonly TreeNode[]): number {
  * running run with a new message. Refreshes every two seconds while a run is running.
  */
 export class RunsPage extends ConsolePage {
-  static override properties = {
-    runs: { state: true },
-    status: { state: true },
-    detail: { state: true },
-  };
+  static override properties = reactiveState<RunsPage>('runs', 'status', 'detail');
   static override styles = [
     shared,
     css`
@@ -81,13 +78,10 @@ export class RunsPage extends ConsolePage {
     });
   }
 
-  private get runId(): string | undefined {
-    return this.params[0];
-  }
-
   private async refresh(): Promise<void> {
+    // The run the route names (`#/runs/<runId>`), if any.
+    const [runId] = this.params;
     const { client } = this.conn;
-    const runId = this.runId;
     await this.attempt(async () => {
       const { runs } = (await client.call('subagent.list', {
         limit: 200,

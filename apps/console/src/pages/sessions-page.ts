@@ -4,6 +4,7 @@ import { ConsolePage } from '../internal/console-page.js';
 import { formatTime, json } from '../internal/format.js';
 import { type SessionListEntry, sessionTable } from '../internal/session-table.js';
 import { searchForm } from '../internal/templates.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { href } from '../pages.js';
 
 const KINDS = ['', 'main', 'subagent', 'hook', 'cron', 'graph'];
@@ -20,13 +21,13 @@ const SINCE: Array<[string, number]> = [
  * destructive reset and delete, each confirmed first.
  */
 export class SessionsPage extends ConsolePage {
-  static override properties = {
-    sessions: { state: true },
-    hits: { state: true },
-    selected: { state: true },
-    history: { state: true },
-    exported: { state: true },
-  };
+  static override properties = reactiveState<SessionsPage>(
+    'sessions',
+    'hits',
+    'selected',
+    'history',
+    'exported',
+  );
 
   sessions: SessionListEntry[] = [];
   hits: SessionSearchHit[] | undefined = undefined;
