@@ -1,3 +1,4 @@
+import type { RootCause } from '@agentd/obs-reports';
 import { html, nothing, type TemplateResult } from 'lit';
 
 /** Options of {@link dataTable}. */
@@ -41,7 +42,7 @@ export function searchForm(label: string, size: number, onSearch: (query: string
 
 /** The root cause and next steps of an `obs.explain` or `obs.fleet.health` report. */
 export interface RootCauseReport {
-  likelyRootCause: { code: string; detail: string; suggestedNextSteps: string[] };
+  likelyRootCause: RootCause;
   suggestedNextSteps: string[];
 }
 

@@ -5,6 +5,7 @@ import { errorText, formatTime, json } from '../internal/format.js';
 import { reactiveState } from '../internal/reactive-state.js';
 import { readEvents } from '../internal/sse.js';
 
+/** A tool call of the streamed turn; `ok` and `durationMs` arrive with its result. */
 interface ToolStep {
   toolCallId: string;
   toolName: string;
