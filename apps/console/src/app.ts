@@ -2,6 +2,7 @@ import { css, html, LitElement, nothing } from 'lit';
 import { ClientError } from '@agentd/client';
 import { type Connection, connect, exchangeLoginCode, LoginError, tokenStore } from './connection.js';
 import { PAGES, type PageElement, type PageSpec, resolveRoute } from './pages.js';
+import { reactiveState } from './internal/reactive-state.js';
 import { shared } from './styles.js';
 import './login-form.js';
 
@@ -10,12 +11,7 @@ import './login-form.js';
  * pages only for an admin token) and the page of the location hash, loaded on first visit.
  */
 export class AgentdConsole extends LitElement {
-  static override properties = {
-    conn: { state: true },
-    route: { state: true },
-    loginError: { state: true },
-    busy: { state: true },
-  };
+  static override properties = reactiveState<AgentdConsole>('conn', 'route', 'loginError', 'busy');
   static override styles = [
     shared,
     css`
@@ -34,20 +30,12 @@ export class AgentdConsole extends LitElement {
     `,
   ];
 
-  declare conn: Connection | undefined;
-  declare route: { page: PageSpec; params: string[] } | undefined;
-  declare loginError: string;
-  declare busy: boolean;
+  conn: Connection | undefined = undefined;
+  route: { page: PageSpec; params: string[] } | undefined = undefined;
+  loginError = '';
+  busy = false;
   private readonly elements = new Map<string, PageElement>();
   private readonly onHash = () => this.navigate();
-
-  constructor() {
-    super();
-    this.conn = undefined;
-    this.route = undefined;
-    this.loginError = '';
-    this.busy = false;
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();

@@ -5,14 +5,8 @@ import { shared } from './styles.js';
 export class LoginForm extends LitElement {
   static override properties = { error: {}, busy: { type: Boolean } };
   static override styles = [shared];
-  declare error: string;
-  declare busy: boolean;
-
-  constructor() {
-    super();
-    this.error = '';
-    this.busy = false;
-  }
+  error = '';
+  busy = false;
 
   private submit(event: SubmitEvent): void {
     event.preventDefault();

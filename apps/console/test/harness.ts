@@ -1,16 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpClient, type HttpClient } from '@agentd/client';
-import { type DaemonOptions, type RunningDaemon, startDaemon } from '@agentd/daemon';
+import type { DaemonOptions, RunningDaemon } from '@agentd/daemon';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { stringify } from 'yaml';
-import { writeFileSync } from 'node:fs';
+import { ADMIN_TOKEN, daemonPool } from '../../daemon/test/helpers.js';
 
-/** The admin (`*`) token of every test daemon. */
-export const ADMIN_TOKEN = 'console-test-admin-token-0123456789abcdef';
+/** The admin (`*`) token of every test daemon: the daemon tests' own. */
+export { ADMIN_TOKEN };
 
 /** The built console the daemon serves in these tests (test/build-once.ts builds it). */
 export const CONSOLE_DIST = join(import.meta.dirname, '..', 'dist');
@@ -42,30 +40,23 @@ export interface ConsoleDaemon {
   stop(): Promise<void>;
 }
 
-/** Starts a daemon on port 0 as {@link ADMIN_TOKEN}, writing `config` to config.yaml first. */
+/**
+ * Starts a daemon on port 0 as {@link ADMIN_TOKEN} serving the built console, with `config`
+ * as its config.yaml, through the daemon tests' own helpers; `stop` also removes its data dir.
+ */
 export async function startConsoleDaemon(
   config: Record<string, unknown> = {},
   options: Partial<DaemonOptions> = {},
 ): Promise<ConsoleDaemon> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'agentd-console-'));
-  writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
-  const daemon = await startDaemon({
-    dataDir,
-    host: '127.0.0.1',
-    port: 0,
-    env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
-    print: () => undefined,
-    consoleDir: CONSOLE_DIST,
-    ...options,
-  });
-  return {
-    daemon,
-    dataDir,
-    stop: async () => {
-      await daemon.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const pool = daemonPool('agentd-console-');
+  const dataDir = pool.tempDir();
+  try {
+    const daemon = await pool.start(dataDir, { config, consoleDir: CONSOLE_DIST, ...options });
+    return { daemon, dataDir, stop: () => pool.cleanup() };
+  } catch (error) {
+    await pool.cleanup();
+    throw error;
+  }
 }
 
 /** A page at `width` px that records console errors and CSP refusals (tests assert none). */

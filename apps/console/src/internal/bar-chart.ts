@@ -28,20 +28,12 @@ export class BarChart extends LitElement {
     `,
   ];
 
-  declare label: string;
-  declare unit: string;
-  declare labels: string[];
-  declare values: number[];
+  label = '';
+  unit = '';
+  labels: string[] = [];
+  values: number[] = [];
   private plot: uPlot | undefined;
   private resize: ResizeObserver | undefined;
-
-  constructor() {
-    super();
-    this.label = '';
-    this.unit = '';
-    this.labels = [];
-    this.values = [];
-  }
 
   override disconnectedCallback(): void {
     this.resize?.disconnect();

@@ -1,11 +1,8 @@
 import { Graph, layout } from '@dagrejs/dagre';
+import type { RunDetailNode } from '@agentd/graph-engine';
 
-/** One node of a graph run, as `graph.runDetail` lists it. */
-export interface DagNode {
-  id: string;
-  dependsOn: string[];
-  status: string;
-}
+/** What the layout reads of a node of a graph run (`graph.runDetail`). */
+export type DagNode = Pick<RunDetailNode, 'id' | 'dependsOn' | 'status'>;
 
 /** The laid-out drawing: node boxes (centre x/y) and edge polylines, in SVG user units. */
 export interface DagDrawing {

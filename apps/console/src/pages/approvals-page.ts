@@ -1,33 +1,18 @@
 import type { PendingApproval } from '@agentd/approvals';
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText } from '../internal/format.js';
-import { shared } from '../styles.js';
+import { html, nothing } from 'lit';
+import { reactiveState } from '../internal/reactive-state.js';
+import { ConsolePage } from '../internal/console-page.js';
 
 /**
  * Approvals (admin): the tool calls waiting for an operator, kept live by the
  * `approval.requested` / `approval.resolved` notifications; approve or deny each with a reason.
  */
-export class ApprovalsPage extends LitElement {
-  static override properties = {
-    requests: { state: true },
-    error: { state: true },
-    decided: { state: true },
-  };
-  static override styles = [shared];
+export class ApprovalsPage extends ConsolePage {
+  static override properties = reactiveState<ApprovalsPage>('requests', 'decided');
 
-  declare conn: Connection;
-  declare requests: PendingApproval[];
-  declare error: string;
-  declare decided: string[];
+  requests: PendingApproval[] = [];
+  decided: string[] = [];
   private unsubscribe: Array<() => void> = [];
-
-  constructor() {
-    super();
-    this.requests = [];
-    this.error = '';
-    this.decided = [];
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -46,15 +31,10 @@ export class ApprovalsPage extends LitElement {
   }
 
   private async load(): Promise<void> {
-    try {
-      const { requests } = (await this.conn.client.call('admin.approval.pending')) as {
-        requests: PendingApproval[];
-      };
-      this.requests = requests;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = await this.attempt(
+      () => this.conn.client.call('admin.approval.pending') as Promise<{ requests: PendingApproval[] }>,
+    );
+    if (answer) this.requests = answer.requests;
   }
 
   private async resolve(request: PendingApproval, approved: boolean): Promise<void> {
@@ -62,24 +42,24 @@ export class ApprovalsPage extends LitElement {
       `#reason-${CSS.escape(request.id)}`,
     ) as HTMLInputElement | null;
     const reason = input?.value.trim();
-    try {
-      const answer = (await this.conn.client.call('admin.approval.resolve', {
-        id: request.id,
-        approved,
-        ...(reason ? { reason } : {}),
-      })) as { reason?: string };
-      const line = `${approved ? 'Approved' : 'Denied'} ${request.toolName} (${request.id})`;
-      this.decided = [answer.reason ? `${line}: ${answer.reason}` : line, ...this.decided].slice(0, 10);
-      await this.load();
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = await this.attempt(
+      () =>
+        this.conn.client.call('admin.approval.resolve', {
+          id: request.id,
+          approved,
+          ...(reason ? { reason } : {}),
+        }) as Promise<{ reason?: string }>,
+    );
+    if (!answer) return;
+    const line = `${approved ? 'Approved' : 'Denied'} ${request.toolName} (${request.id})`;
+    this.decided = [answer.reason ? `${line}: ${answer.reason}` : line, ...this.decided].slice(0, 10);
+    await this.load();
   }
 
   override render() {
     return html`<h1>Approvals</h1>
       <p class="muted">Tool calls waiting for an operator. The list updates as requests arrive and are decided.</p>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.renderNotices()}
       ${this.requests.length === 0 ? html`<p>No tool call is waiting for approval.</p>` : nothing}
       ${this.requests.map(
         (r) => html`<section class="card" aria-label="Approval request ${r.id}">

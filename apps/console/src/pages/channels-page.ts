@@ -1,74 +1,43 @@
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
+import type { ChannelListing, ChannelsService, DeliveryStage, StageCounts } from '@agentd/channels';
+import type { DeliveryTrace } from '@agentd/obs-reports';
+import { html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
 import { errorText, formatTime, json } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
-import { shared } from '../styles.js';
-
-/** A channel type as `channels.list` lists it. */
-interface Listing {
-  type: string;
-  status: string;
-  inbound: boolean;
-}
+import { reactiveState } from '../internal/reactive-state.js';
+import { dataTable } from '../internal/templates.js';
 
 /** The stages of the delivery queue, in the order a message passes them. */
-const STAGES = ['queued', 'sending', 'sent', 'failed', 'deadLetter'] as const;
-type StageCounts = Record<string, number>;
+const STAGES: readonly DeliveryStage[] = ['queued', 'sending', 'sent', 'failed', 'deadLetter'];
 
-/** `channels.status` of one channel type: its listing, adapter health, queue counts, refusals. */
-interface ChannelStatus extends Listing {
-  health: { state?: string } & Record<string, unknown>;
-  queue: StageCounts;
-  refused: number;
-}
-
-/** A delivery trace from `obs.delivery.recent`. */
-interface DeliveryTrace {
-  id: number;
-  ts: number;
-  channelId: string;
-  outcome: string;
-  latencyMs: number;
-  errorKind?: string;
-}
+/** `channels.status` of one channel type; the service also counts the senders it refused. */
+type ChannelStatus = Awaited<ReturnType<ChannelsService['status']>>[number] & { refused: number };
 
 /** A platform's status, or why it could not be read. */
-type Row = { listing: Listing; status?: ChannelStatus; error?: string };
+type Row = { listing: ChannelListing; status?: ChannelStatus; error?: string };
 
 /**
  * Channels (admin): every channel type (webchat and the four platforms) with its status and
  * adapter health, the delivery queue by stage (overall and per channel), and the most recent
  * delivery traces. Refreshes every five seconds.
  */
-export class ChannelsPage extends LitElement {
-  static override properties = {
-    rows: { state: true },
-    queue: { state: true },
-    deliveries: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class ChannelsPage extends ConsolePage {
+  static override properties = reactiveState<ChannelsPage>('rows', 'queue', 'deliveries');
 
-  declare conn: Connection;
-  declare rows: Row[];
-  declare queue: StageCounts | undefined;
-  declare deliveries: DeliveryTrace[];
-  declare error: string;
+  rows: Row[] = [];
+  queue: StageCounts | undefined = undefined;
+  deliveries: DeliveryTrace[] = [];
 
   constructor() {
     super();
-    this.rows = [];
-    this.queue = undefined;
-    this.deliveries = [];
-    this.error = '';
     new PollController(this, { everyMs: 5000, refresh: () => this.refresh() });
   }
 
   private async refresh(): Promise<void> {
     const client = this.conn.client;
-    try {
+    await this.attempt(async () => {
       const [{ channels }, queue, { deliveries }] = await Promise.all([
-        client.call('channels.list') as Promise<{ channels: Listing[] }>,
+        client.call('channels.list') as Promise<{ channels: ChannelListing[] }>,
         client.call('delivery.queue.status') as Promise<StageCounts>,
         client.call('obs.delivery.recent', { limit: 25 }) as Promise<{ deliveries: DeliveryTrace[] }>,
       ]);
@@ -88,17 +57,14 @@ export class ChannelsPage extends LitElement {
       );
       this.queue = queue;
       this.deliveries = deliveries;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    });
   }
 
   private renderCounts(counts: StageCounts, label: string, testId: string) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${label}><table data-testid=${testId}>
-      <thead><tr>${STAGES.map((s) => html`<th scope="col">${s}</th>`)}</tr></thead>
-      <tbody><tr>${STAGES.map((s) => html`<td class=${counts[s] ? `status-${s}` : ''} data-stage=${s}>${counts[s] ?? 0}</td>`)}</tr></tbody>
-    </table></div>`;
+    return dataTable(
+      { label, columns: STAGES, testId },
+      html`<tr>${STAGES.map((s) => html`<td class=${counts[s] ? `status-${s}` : ''} data-stage=${s}>${counts[s] ?? 0}</td>`)}</tr>`,
+    );
   }
 
   private renderChannel(row: Row) {
@@ -121,7 +87,7 @@ export class ChannelsPage extends LitElement {
   override render() {
     return html`<h1>Channels</h1>
       <p class="muted">Channel types, their adapters' health and the delivery queue. Updated every five seconds.</p>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.renderNotices()}
       <div class="row"><button @click=${() => this.refresh()}>Refresh</button></div>
       <h2>Delivery queue</h2>
       ${this.queue ? this.renderCounts(this.queue, 'Delivery queue by stage', 'queue-all') : nothing}
@@ -131,18 +97,21 @@ export class ChannelsPage extends LitElement {
       ${
         this.deliveries.length === 0
           ? html`<p class="muted">No delivery recorded yet.</p>`
-          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Recent deliveries"><table>
-            <thead><tr><th>Time</th><th>Channel</th><th>Outcome</th><th>Latency</th><th>Error kind</th></tr></thead>
-            <tbody>${this.deliveries.map(
-              (d) => html`<tr>
-                <td>${formatTime(d.ts)}</td>
-                <td><code>${d.channelId}</code></td>
-                <td class="status-${d.outcome}">${d.outcome}</td>
-                <td>${d.latencyMs} ms</td>
-                <td>${d.errorKind ?? '—'}</td>
-              </tr>`,
-            )}</tbody>
-          </table></div>`
+          : dataTable(
+              {
+                label: 'Recent deliveries',
+                columns: ['Time', 'Channel', 'Outcome', 'Latency', 'Error kind'],
+              },
+              this.deliveries.map(
+                (d) => html`<tr>
+                  <td>${formatTime(d.ts)}</td>
+                  <td><code>${d.channelId}</code></td>
+                  <td class="status-${d.outcome}">${d.outcome}</td>
+                  <td>${d.latencyMs} ms</td>
+                  <td>${d.errorKind ?? '—'}</td>
+                </tr>`,
+              ),
+            )
       }`;
   }
 }

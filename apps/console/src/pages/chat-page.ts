@@ -1,22 +1,11 @@
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
+import type { SessionMessage } from '@agentd/agent-runtime';
+import { html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
 import { errorText, formatTime, json } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { readEvents } from '../internal/sse.js';
-import { shared } from '../styles.js';
 
-interface HistoryMessage {
-  seq: number;
-  role: string;
-  content: string;
-  createdAt: number;
-  /** On an assistant message that called tools. */
-  toolCalls?: Array<{ toolCallId: string; toolName: string; input: unknown }>;
-  /** On a `tool` message: the call it answers. */
-  toolCallId?: string;
-  toolName?: string;
-  isError?: boolean;
-}
-
+/** A tool call of the streamed turn; `ok` and `durationMs` arrive with its result. */
 interface ToolStep {
   toolCallId: string;
   toolName: string;
@@ -40,64 +29,37 @@ interface LiveTurn {
  * (server-sent events: `start`, `delta`, `tool`, `done` or `error`), with tool calls folded.
  * The session's history is read with `session.history` over the WebSocket.
  */
-export class ChatPage extends LitElement {
-  static override properties = {
-    agents: { state: true },
-    agentId: { state: true },
-    sessionKey: { state: true },
-    history: { state: true },
-    live: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class ChatPage extends ConsolePage {
+  static override properties = reactiveState<ChatPage>('agents', 'agentId', 'sessionKey', 'history', 'live');
 
-  declare conn: Connection;
-  declare params: string[];
-  declare agents: string[];
-  declare agentId: string;
-  declare sessionKey: string;
-  declare history: HistoryMessage[];
-  declare live: LiveTurn | undefined;
-  declare error: string;
-
-  constructor() {
-    super();
-    this.agents = [];
-    this.agentId = '';
-    this.sessionKey = '';
-    this.history = [];
-    this.live = undefined;
-    this.error = '';
-  }
+  agents: string[] = [];
+  agentId = '';
+  sessionKey = '';
+  history: SessionMessage[] = [];
+  live: LiveTurn | undefined = undefined;
 
   override connectedCallback(): void {
     super.connectedCallback();
-    if (this.params?.[0]) this.sessionKey = this.params[0];
+    if (this.params[0]) this.sessionKey = this.params[0];
     void this.loadAgents();
     if (this.sessionKey) void this.loadHistory();
   }
 
   private async loadAgents(): Promise<void> {
     if (!this.conn.admin) return;
-    try {
-      const { agents } = (await this.conn.client.call('agents.list')) as { agents: string[] };
-      this.agents = agents;
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = await this.attempt(
+      () => this.conn.client.call('agents.list') as Promise<{ agents: string[] }>,
+    );
+    if (answer) this.agents = answer.agents;
   }
 
   private async loadHistory(): Promise<void> {
     if (!this.sessionKey) return;
-    try {
-      const answer = (await this.conn.client.call('session.history', { key: this.sessionKey })) as {
-        messages: HistoryMessage[];
-      };
-      this.history = answer.messages;
-    } catch (error) {
-      this.history = [];
-      this.error = errorText(error);
-    }
+    const key = this.sessionKey;
+    const answer = await this.attempt(
+      () => this.conn.client.call('session.history', { key }) as Promise<{ messages: SessionMessage[] }>,
+    );
+    this.history = answer?.messages ?? [];
   }
 
   private async send(event: SubmitEvent): Promise<void> {
@@ -164,7 +126,7 @@ export class ChatPage extends LitElement {
   }
 
   /** One history message; tool calls and tool results are folded. */
-  private renderMessage(m: HistoryMessage) {
+  private renderMessage(m: SessionMessage) {
     const when = html`<span class="muted">${formatTime(m.createdAt)}</span>`;
     if (m.role === 'tool')
       return html`<li><details><summary><strong>tool result</strong> <code>${m.toolName ?? ''}</code>
@@ -226,7 +188,7 @@ export class ChatPage extends LitElement {
           <button type="submit" ?disabled=${this.live?.state === 'streaming'}>Send</button>
         </div>
       </form>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.renderNotices()}
       ${this.live ? this.renderLive(this.live) : nothing}
       <h2>History ${this.sessionKey ? html`<code>${this.sessionKey}</code>` : nothing}</h2>
       ${

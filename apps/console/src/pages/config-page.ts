@@ -1,5 +1,5 @@
-import { html, LitElement, nothing, type TemplateResult } from 'lit';
-import type { Connection } from '../connection.js';
+import type { ConfigHistoryEntry } from '@agentd/config-store';
+import { html, nothing, type TemplateResult } from 'lit';
 import {
   changesOf,
   type FieldChange,
@@ -9,61 +9,37 @@ import {
   patchOf,
   setAt,
 } from '../internal/config-form.js';
-import { errorText, json } from '../internal/format.js';
-import { shared } from '../styles.js';
-
-interface HistoryEntry {
-  sha: string;
-  date: string;
-  message: string;
-}
+import { ConsolePage } from '../internal/console-page.js';
+import { json } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
+import { dataTable } from '../internal/templates.js';
 
 /**
  * Config (admin): one section at a time as a form generated from `config.schema`, the changed
  * fields shown as a diff before `config.patch` saves them, and the git-backed history with
  * each commit's diff and a rollback (confirmed first).
  */
-export class ConfigPage extends LitElement {
-  static override properties = {
-    sections: { state: true },
-    section: { state: true },
-    schema: { state: true },
-    current: { state: true },
-    draft: { state: true },
-    review: { state: true },
-    history: { state: true },
-    shownDiff: { state: true },
-    message: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class ConfigPage extends ConsolePage {
+  static override properties = reactiveState<ConfigPage>(
+    'sections',
+    'section',
+    'schema',
+    'current',
+    'draft',
+    'review',
+    'history',
+    'shownDiff',
+  );
 
-  declare conn: Connection;
-  declare sections: string[];
-  declare section: string;
-  declare schema: FieldSchema | undefined;
-  declare current: Record<string, unknown>;
-  declare draft: Record<string, unknown>;
-  declare review: FieldChange[] | undefined;
-  declare history: HistoryEntry[];
-  declare shownDiff: { sha: string; diff: string } | undefined;
-  declare message: string;
-  declare error: string;
+  sections: string[] = [];
+  section = '';
+  schema: FieldSchema | undefined = undefined;
+  current: Record<string, unknown> = {};
+  draft: Record<string, unknown> = {};
+  review: FieldChange[] | undefined = undefined;
+  history: ConfigHistoryEntry[] = [];
+  shownDiff: { sha: string; diff: string } | undefined = undefined;
   private jsonErrors = new Set<string>();
-
-  constructor() {
-    super();
-    this.sections = [];
-    this.section = '';
-    this.schema = undefined;
-    this.current = {};
-    this.draft = {};
-    this.review = undefined;
-    this.history = [];
-    this.shownDiff = undefined;
-    this.message = '';
-    this.error = '';
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -71,13 +47,12 @@ export class ConfigPage extends LitElement {
   }
 
   private async start(): Promise<void> {
-    try {
-      const { sections } = (await this.conn.client.call('config.schema')) as { sections: string[] };
-      this.sections = sections;
-      await Promise.all([this.open(this.section || sections[0] || ''), this.loadHistory()]);
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = await this.attempt(
+      () => this.conn.client.call('config.schema') as Promise<{ sections: string[] }>,
+    );
+    if (!answer) return;
+    this.sections = answer.sections;
+    await Promise.all([this.open(this.section || answer.sections[0] || ''), this.loadHistory()]);
   }
 
   private async open(section: string): Promise<void> {
@@ -85,25 +60,25 @@ export class ConfigPage extends LitElement {
     this.review = undefined;
     this.message = '';
     this.jsonErrors.clear();
-    try {
-      const [{ schema }, current] = await Promise.all([
+    const answers = await this.attempt(() =>
+      Promise.all([
         this.conn.client.call('config.schema', { section }) as Promise<{ schema: FieldSchema }>,
         this.conn.client.call('config.read', { section }) as Promise<Record<string, unknown>>,
-      ]);
-      this.schema = schema;
-      this.current = current;
-      this.draft = structuredClone(current);
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+      ]),
+    );
+    if (!answers) return;
+    const [{ schema }, current] = answers;
+    this.schema = schema;
+    this.current = current;
+    this.draft = structuredClone(current);
   }
 
   private async loadHistory(): Promise<void> {
-    const { entries } = (await this.conn.client.call('config.history', { limit: 20 })) as {
-      entries: HistoryEntry[];
-    };
-    this.history = entries;
+    const answer = await this.attempt(
+      () =>
+        this.conn.client.call('config.history', { limit: 20 }) as Promise<{ entries: ConfigHistoryEntry[] }>,
+    );
+    if (answer) this.history = answer.entries;
   }
 
   private edit(path: string[], value: unknown): void {
@@ -111,34 +86,34 @@ export class ConfigPage extends LitElement {
     this.review = undefined;
   }
 
-  private async save(changes: FieldChange[]): Promise<void> {
-    try {
-      await this.conn.client.call('config.patch', { [this.section]: patchOf(changes) });
-      await Promise.all([this.open(this.section), this.loadHistory()]);
-      this.message = `Saved ${changes.length} change(s) to ${this.section}.`;
-    } catch (error) {
-      this.error = errorText(error);
-    }
+  /** Runs `change` (a write), then reloads the section and the history and says what it did. */
+  private async commit(change: () => Promise<unknown>, done: string): Promise<void> {
+    if ((await this.attempt(change)) === undefined) return;
+    await Promise.all([this.open(this.section), this.loadHistory()]);
+    this.message = done;
+  }
+
+  private save(changes: FieldChange[]): Promise<void> {
+    return this.commit(
+      () => this.conn.client.call('config.patch', { [this.section]: patchOf(changes) }),
+      `Saved ${changes.length} change(s) to ${this.section}.`,
+    );
   }
 
   private async showDiff(sha: string): Promise<void> {
-    try {
-      const { diff } = (await this.conn.client.call('config.diff', { sha })) as { diff: string };
-      this.shownDiff = { sha, diff };
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = await this.attempt(
+      () => this.conn.client.call('config.diff', { sha }) as Promise<{ diff: string }>,
+    );
+    if (answer) this.shownDiff = { sha, diff: answer.diff };
   }
 
-  private async rollback(entry: HistoryEntry): Promise<void> {
-    if (!window.confirm(`Roll the config back to ${entry.sha.slice(0, 8)} (${entry.message})?`)) return;
-    try {
-      await this.conn.client.call('config.rollback', { sha: entry.sha });
-      await Promise.all([this.open(this.section), this.loadHistory()]);
-      this.message = `Rolled back to ${entry.sha.slice(0, 8)}.`;
-    } catch (error) {
-      this.error = errorText(error);
-    }
+  private rollback(entry: ConfigHistoryEntry): Promise<void> {
+    if (!window.confirm(`Roll the config back to ${entry.sha.slice(0, 8)} (${entry.message})?`))
+      return Promise.resolve();
+    return this.commit(
+      () => this.conn.client.call('config.rollback', { sha: entry.sha }),
+      `Rolled back to ${entry.sha.slice(0, 8)}.`,
+    );
   }
 
   private field(path: string[], schema: FieldSchema): TemplateResult {
@@ -204,12 +179,13 @@ export class ConfigPage extends LitElement {
       ${
         changes.length === 0
           ? html`<p>Nothing changed.</p>`
-          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Changes"><table data-testid="config-diff">
-            <thead><tr><th>Field</th><th>Before</th><th>After</th></tr></thead>
-            <tbody>${changes.map(
-              (c) => html`<tr><td><code>${c.path.join('.')}</code></td>
-                <td><pre>${json(c.before)}</pre></td><td><pre>${json(c.after)}</pre></td></tr>`,
-            )}</tbody></table></div>
+          : html`${dataTable(
+              { label: 'Changes', columns: ['Field', 'Before', 'After'], testId: 'config-diff' },
+              changes.map(
+                (c) => html`<tr><td><code>${c.path.join('.')}</code></td>
+                  <td><pre>${json(c.before)}</pre></td><td><pre>${json(c.after)}</pre></td></tr>`,
+              ),
+            )}
           <div class="row"><button @click=${() => this.save(changes)}>Save</button>
             <button class="secondary" @click=${() => (this.review = undefined)}>Keep editing</button></div>`
       }
@@ -218,8 +194,7 @@ export class ConfigPage extends LitElement {
 
   override render() {
     return html`<h1>Config</h1>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${this.message ? html`<p class="ok" role="status">${this.message}</p>` : nothing}
+      ${this.renderNotices()}
       <div class="row"><label>Section
         <select @change=${(e: Event) => this.open((e.target as HTMLSelectElement).value)}>
           ${this.sections.map((s) => html`<option ?selected=${s === this.section}>${s}</option>`)}
@@ -238,15 +213,20 @@ export class ConfigPage extends LitElement {
       ${this.review ? this.renderReview(this.review) : nothing}
       <h2>History</h2>
       <p class="muted">Each commit of config.yaml, newest first; the diff shows what changed since.</p>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Config history"><table data-testid="config-history">
-        <thead><tr><th>Commit</th><th>Date</th><th>Message</th><th>Actions</th></tr></thead>
-        <tbody>${this.history.map(
+      ${dataTable(
+        {
+          label: 'Config history',
+          columns: ['Commit', 'Date', 'Message', 'Actions'],
+          testId: 'config-history',
+        },
+        this.history.map(
           (entry, index) => html`<tr>
             <td><code>${entry.sha.slice(0, 8)}</code></td><td>${entry.date}</td><td>${entry.message}</td>
             <td><div class="row"><button class="secondary" @click=${() => this.showDiff(entry.sha)}>Diff to now</button>
               ${index > 0 ? html`<button class="danger" @click=${() => this.rollback(entry)}>Roll back</button>` : nothing}</div></td>
           </tr>`,
-        )}</tbody></table></div>
+        ),
+      )}
       ${
         this.shownDiff
           ? html`<section class="card"><h3>From <code>${this.shownDiff.sha.slice(0, 8)}</code> to now</h3>

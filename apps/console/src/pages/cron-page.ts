@@ -1,8 +1,9 @@
 import type { CronJob, CronRun } from '@agentd/cron-wakegate';
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText, formatTime } from '../internal/format.js';
-import { shared } from '../styles.js';
+import { html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
+import { formatTime } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
+import { dataTable } from '../internal/templates.js';
 
 /** The schedule object of `cron.add` / `cron.update` from the form's fields. */
 function scheduleFrom(form: FormData): Record<string, unknown> {
@@ -25,64 +26,35 @@ function describe(job: CronJob): string {
  * Cron: the jobs with their next run, each job's run history (skipped wake-gate fires shown
  * as such), add and edit through one form, run now, and remove (confirmed first).
  */
-export class CronPage extends LitElement {
-  static override properties = {
-    jobs: { state: true },
-    runs: { state: true },
-    shown: { state: true },
-    editing: { state: true },
-    message: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class CronPage extends ConsolePage {
+  static override properties = reactiveState<CronPage>('jobs', 'runs', 'shown', 'editing');
 
-  declare conn: Connection;
-  declare jobs: CronJob[];
-  declare runs: CronRun[];
-  declare shown: string;
-  declare editing: CronJob | undefined;
-  declare message: string;
-  declare error: string;
-
-  constructor() {
-    super();
-    this.jobs = [];
-    this.runs = [];
-    this.shown = '';
-    this.editing = undefined;
-    this.message = '';
-    this.error = '';
-  }
+  jobs: CronJob[] = [];
+  runs: CronRun[] = [];
+  shown = '';
+  editing: CronJob | undefined = undefined;
 
   override connectedCallback(): void {
     super.connectedCallback();
     void this.load();
   }
 
-  private async act(work: () => Promise<unknown>, done?: string): Promise<void> {
-    try {
-      await work();
-      this.error = '';
-      if (done) this.message = done;
-      await this.load();
-    } catch (error) {
-      this.error = errorText(error);
-    }
+  /** Runs an action (see {@link ConsolePage.act}) and, once it succeeded, reloads the jobs. */
+  private async change(work: () => Promise<string>): Promise<void> {
+    if (await this.act(work)) await this.load();
   }
 
   private async load(): Promise<void> {
-    try {
-      const { jobs } = (await this.conn.client.call('cron.list')) as { jobs: CronJob[] };
+    const { client } = this.conn;
+    await this.attempt(async () => {
+      const { jobs } = (await client.call('cron.list')) as { jobs: CronJob[] };
       this.jobs = jobs;
-      if (this.shown) {
-        const { runs } = (await this.conn.client.call('cron.runs', { jobName: this.shown, limit: 50 })) as {
-          runs: CronRun[];
-        };
-        this.runs = runs;
-      }
-    } catch (error) {
-      this.error = errorText(error);
-    }
+      if (!this.shown) return;
+      const { runs } = (await client.call('cron.runs', { jobName: this.shown, limit: 50 })) as {
+        runs: CronRun[];
+      };
+      this.runs = runs;
+    });
   }
 
   private save(event: SubmitEvent): Promise<void> {
@@ -95,21 +67,22 @@ export class CronPage extends LitElement {
     const agentId = String(form.get('agentId') ?? '').trim();
     const params = { name, message, schedule: scheduleFrom(form), ...(agentId ? { agentId } : {}) };
     const editing = this.editing;
-    return this.act(
-      async () => {
-        await this.conn.client.call(editing ? 'cron.update' : 'cron.add', params);
-        this.editing = undefined;
-        formElement.reset();
-      },
-      `${editing ? 'Updated' : 'Added'} job ${name}.`,
-    );
+    return this.change(async () => {
+      await this.conn.client.call(editing ? 'cron.update' : 'cron.add', params);
+      this.editing = undefined;
+      formElement.reset();
+      return `${editing ? 'Updated' : 'Added'} job ${name}.`;
+    });
   }
 
   /** cron.run only triggers the job: its run record appears once the turn ends, so poll for it. */
   private async runNow(name: string): Promise<void> {
     await this.showRuns(name);
     const newest = this.runs[0]?.ts;
-    await this.act(() => this.conn.client.call('cron.run', { name }), `Triggered ${name}.`);
+    await this.change(async () => {
+      await this.conn.client.call('cron.run', { name });
+      return `Triggered ${name}.`;
+    });
     for (let attempt = 0; attempt < 30 && this.shown === name && this.runs[0]?.ts === newest; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
       await this.load();
@@ -124,10 +97,10 @@ export class CronPage extends LitElement {
   private removeJob(job: CronJob): Promise<void> {
     if (!window.confirm(`Remove cron job ${job.name}?`)) return Promise.resolve();
     if (this.shown === job.name) this.shown = '';
-    return this.act(
-      () => this.conn.client.call('cron.remove', { name: job.name }),
-      `Removed job ${job.name}.`,
-    );
+    return this.change(async () => {
+      await this.conn.client.call('cron.remove', { name: job.name });
+      return `Removed job ${job.name}.`;
+    });
   }
 
   private renderForm() {
@@ -159,11 +132,10 @@ export class CronPage extends LitElement {
 
   override render() {
     return html`<h1>Cron</h1>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${this.message ? html`<p class="ok" role="status">${this.message}</p>` : nothing}
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Cron jobs"><table>
-        <thead><tr><th>Job</th><th>Schedule</th><th>Next run</th><th>Last run</th><th>Actions</th></tr></thead>
-        <tbody>${this.jobs.map(
+      ${this.renderNotices()}
+      ${dataTable(
+        { label: 'Cron jobs', columns: ['Job', 'Schedule', 'Next run', 'Last run', 'Actions'] },
+        this.jobs.map(
           (job) => html`<tr>
             <td><strong>${job.name}</strong> ${job.enabled ? nothing : html`<span class="badge">disabled</span>`}
               ${job.wakeGate ? html`<span class="badge">wake gate</span>` : nothing}
@@ -178,7 +150,8 @@ export class CronPage extends LitElement {
               <button class="danger" @click=${() => this.removeJob(job)}>Remove</button>
             </div></td>
           </tr>`,
-        )}</tbody></table></div>
+        ),
+      )}
       ${this.jobs.length === 0 ? html`<p class="muted">No cron job yet.</p>` : nothing}
       ${
         this.shown

@@ -1,51 +1,25 @@
-import { css, html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText, formatTime } from '../internal/format.js';
+import type { BillingApi } from '@agentd/agent-runtime';
+import type { FleetHealthReport } from '@agentd/obs-reports';
+import { css, html } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
+import { type SessionListEntry, sessionTable } from '../internal/session-table.js';
+import { rootCauseCard } from '../internal/templates.js';
 import { href } from '../pages.js';
 import { shared } from '../styles.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import '../internal/bar-chart.js';
 
-interface Finding {
-  code: string;
-  detail: string;
-  count: number;
-  hint: string;
-}
-
-interface FleetHealth {
-  windowHours: number;
-  sessions: { total: number; degraded: number; degradedRate: number };
-  degradedByCause: Record<string, number>;
-  topErrorKinds: Array<{ kind: string; count: number }>;
-  breakerTripTotal: number;
-  cost: { costUsd: number; totalTokens: number };
-  activity: { activeAgents: string[]; turnTotal: number; tokenTotal: number };
-  findings: Finding[];
-  likelyRootCause: { code: string; detail: string; suggestedNextSteps?: string[] };
-  suggestedNextSteps: string[];
-}
-
-interface SessionRow {
-  sessionKey: string;
-  agentId: string;
-  kind: string;
-  messageCount: number;
-  updatedAt: number;
-}
+/** `obs.billing.byProvider` and `obs.billing.usage24h` answer what the runtime's billing API does. */
+type ProviderCosts = Awaited<ReturnType<BillingApi['byProvider']>>;
+type HourlyUsage = Awaited<ReturnType<BillingApi['usage24h']>>;
 
 /**
  * Fleet health (admin): `obs.fleet.health` as charts (tokens per hour from
  * `obs.billing.usage24h`, degraded causes, top error kinds, cost by provider), the findings with
  * their hints and the likely root cause; each recent session links to its incident report.
  */
-export class FleetPage extends LitElement {
-  static override properties = {
-    report: { state: true },
-    usage: { state: true },
-    providers: { state: true },
-    sessions: { state: true },
-    error: { state: true },
-  };
+export class FleetPage extends ConsolePage {
+  static override properties = reactiveState<FleetPage>('report', 'usage', 'providers', 'sessions');
   static override styles = [
     shared,
     css`
@@ -56,26 +30,10 @@ export class FleetPage extends LitElement {
     `,
   ];
 
-  declare conn: Connection;
-  declare report: FleetHealth | undefined;
-  declare usage: Array<{ hour: number; tokens: number }>;
-  declare providers: Array<{
-    provider: string;
-    estimatedCostUsd: number;
-    inputTokens: number;
-    outputTokens: number;
-  }>;
-  declare sessions: SessionRow[];
-  declare error: string;
-
-  constructor() {
-    super();
-    this.report = undefined;
-    this.usage = [];
-    this.providers = [];
-    this.sessions = [];
-    this.error = '';
-  }
+  report: FleetHealthReport | undefined = undefined;
+  usage: HourlyUsage = [];
+  providers: ProviderCosts['providers'] = [];
+  sessions: SessionListEntry[] = [];
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -83,45 +41,36 @@ export class FleetPage extends LitElement {
   }
 
   private async load(): Promise<void> {
-    try {
-      const { client } = this.conn;
-      const [report, usage, byProvider, list] = await Promise.all([
-        client.call('obs.fleet.health', {}) as Promise<FleetHealth>,
-        client.call('obs.billing.usage24h') as Promise<Array<{ hour: number; tokens: number }>>,
-        client.call('obs.billing.byProvider') as Promise<{ providers: FleetPage['providers'] }>,
-        client.call('session.list', { limit: 50 }) as Promise<{ sessions: SessionRow[] }>,
-      ]);
-      this.report = report;
-      this.usage = usage;
-      this.providers = byProvider.providers;
-      this.sessions = list.sessions;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const { client } = this.conn;
+    const answers = await this.attempt(() =>
+      Promise.all([
+        client.call('obs.fleet.health', {}) as Promise<FleetHealthReport>,
+        client.call('obs.billing.usage24h') as Promise<HourlyUsage>,
+        client.call('obs.billing.byProvider') as Promise<ProviderCosts>,
+        client.call('session.list', { limit: 50 }) as Promise<{ sessions: SessionListEntry[] }>,
+      ]),
+    );
+    if (!answers) return;
+    const [report, usage, byProvider, list] = answers;
+    this.report = report;
+    this.usage = usage;
+    this.providers = byProvider.providers;
+    this.sessions = list.sessions;
   }
 
   override render() {
     const r = this.report;
     return html`<h1>Fleet health</h1>
       <button class="secondary" @click=${() => this.load()}>Refresh</button>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.renderNotices()}
       ${r ? this.renderReport(r) : html`<p class="muted">Loading…</p>`}
       <h2>Sessions</h2>
       <p class="muted">Open a session's incident report: its failures, breaker events, root cause and next steps.</p>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Sessions"><table>
-        <thead><tr><th>Session</th><th>Agent</th><th>Kind</th><th>Messages</th><th>Updated</th></tr></thead>
-        <tbody>${this.sessions.map(
-          (s) => html`<tr>
-            <td><a href=${href('incident', s.sessionKey)}>${s.sessionKey}</a></td>
-            <td>${s.agentId}</td><td>${s.kind}</td><td>${s.messageCount}</td><td>${formatTime(s.updatedAt)}</td>
-          </tr>`,
-        )}</tbody></table></div>`;
+      ${sessionTable('Sessions', this.sessions, (s) => html`<a href=${href('incident', s.sessionKey)}>${s.sessionKey}</a>`)}`;
   }
 
-  private renderReport(r: FleetHealth) {
+  private renderReport(r: FleetHealthReport) {
     const causes = Object.entries(r.degradedByCause);
-    const steps = [...new Set([...(r.likelyRootCause.suggestedNextSteps ?? []), ...r.suggestedNextSteps])];
     return html`<section class="card stats" aria-label="Summary of the last ${r.windowHours} hours">
         <div>Sessions<strong>${r.sessions.total}</strong></div>
         <div>Degraded<strong>${r.sessions.degraded} (${(r.sessions.degradedRate * 100).toFixed(1)} %)</strong></div>
@@ -130,10 +79,7 @@ export class FleetPage extends LitElement {
         <div>Cost<strong>$${r.cost.costUsd.toFixed(4)}</strong></div>
         <div>Breaker trips<strong>${r.breakerTripTotal}</strong></div>
       </section>
-      <section class="card"><h2>Likely root cause: <code>${r.likelyRootCause.code}</code></h2>
-        <p>${r.likelyRootCause.detail}</p>
-        ${steps.length > 0 ? html`<h3>Next steps</h3><ol>${steps.map((s) => html`<li>${s}</li>`)}</ol>` : nothing}
-      </section>
+      ${rootCauseCard('Likely root cause', r)}
       <div class="charts">
         <agentd-bar-chart class="card" label="Tokens per hour (last 24 h)" unit=" tokens"
           .labels=${this.usage.map((u) => `${u.hour}h`)} .values=${this.usage.map((u) => u.tokens)}></agentd-bar-chart>

@@ -1,35 +1,13 @@
-import { css, html, LitElement, nothing, svg } from 'lit';
-import type { Connection } from '../connection.js';
+import type { RunDetail, RunOutputs, RunSummary } from '@agentd/graph-engine';
+import { css, html, nothing, svg } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
 import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
-import { errorText, formatTime } from '../internal/format.js';
+import { formatTime } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
+import { dataTable } from '../internal/templates.js';
 import { href } from '../pages.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { shared } from '../styles.js';
-
-interface RunSummary {
-  runId: string;
-  graphId: string;
-  status: string;
-  startedAt: number;
-  finishedAt?: number;
-  nodeCount: number;
-}
-
-interface RunNode {
-  id: string;
-  dependsOn: string[];
-  status: string;
-  attempts: number;
-  startedAt?: number;
-  finishedAt?: number;
-  error?: string;
-}
-
-interface RunDetail extends RunSummary {
-  cancelRequested: boolean;
-  counts: Record<string, number>;
-  nodes: RunNode[];
-}
 
 /** Fill and text colours per node status (text contrast at least 4.5:1 on its fill). */
 const STATUS_FILL: Readonly<Record<string, string>> = {
@@ -48,14 +26,8 @@ const ACTIVE = new Set(['pending', 'running']);
  * nodes' attempts, errors and outputs, and cancel while it runs. Refreshes every second while
  * the shown run is active.
  */
-export class GraphPage extends LitElement {
-  static override properties = {
-    params: { attribute: false },
-    runs: { state: true },
-    detail: { state: true },
-    outputs: { state: true },
-    error: { state: true },
-  };
+export class GraphPage extends ConsolePage {
+  static override properties = reactiveState<GraphPage>('runs', 'detail', 'outputs');
   static override styles = [
     shared,
     css`
@@ -65,19 +37,12 @@ export class GraphPage extends LitElement {
     `,
   ];
 
-  declare conn: Connection;
-  declare params: string[];
-  declare runs: RunSummary[];
-  declare detail: RunDetail | undefined;
-  declare outputs: Record<string, string | null>;
-  declare error: string;
+  runs: RunSummary[] = [];
+  detail: RunDetail | undefined = undefined;
+  outputs: RunOutputs['outputs'] = {};
 
   constructor() {
     super();
-    this.runs = [];
-    this.detail = undefined;
-    this.outputs = {};
-    this.error = '';
     new PollController(this, {
       everyMs: 1000,
       refresh: () => this.refresh(),
@@ -86,40 +51,29 @@ export class GraphPage extends LitElement {
     });
   }
 
-  private get runId(): string | undefined {
-    return this.params?.[0];
-  }
-
   private async refresh(): Promise<void> {
-    try {
-      const { runs } = (await this.conn.client.call('graph.runs', { limit: 50 })) as { runs: RunSummary[] };
+    const { client } = this.conn;
+    // The run the route names (`#/graphs/<runId>`), if any.
+    const [runId] = this.params;
+    await this.attempt(async () => {
+      const { runs } = (await client.call('graph.runs', { limit: 50 })) as { runs: RunSummary[] };
       this.runs = runs;
-      const runId = this.runId;
       if (!runId) {
         this.detail = undefined;
         return;
       }
-      const [detail, outputs] = await Promise.all([
-        this.conn.client.call('graph.runDetail', { runId }) as Promise<RunDetail>,
-        this.conn.client.call('graph.outputs', { runId }) as Promise<{
-          outputs: Record<string, string | null>;
-        }>,
+      const [detail, { outputs }] = await Promise.all([
+        client.call('graph.runDetail', { runId }) as Promise<RunDetail>,
+        client.call('graph.outputs', { runId }) as Promise<RunOutputs>,
       ]);
       this.detail = detail;
-      this.outputs = outputs.outputs;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+      this.outputs = outputs;
+    });
   }
 
   private async cancel(runId: string): Promise<void> {
-    try {
-      await this.conn.client.call('graph.cancel', { runId });
-      await this.refresh();
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const cancelled = await this.attempt(() => this.conn.client.call('graph.cancel', { runId }));
+    if (cancelled !== undefined) await this.refresh();
   }
 
   private drawDag(drawing: DagDrawing, runId: string) {
@@ -151,9 +105,9 @@ export class GraphPage extends LitElement {
         ${detail.cancelRequested ? html`, cancel requested` : nothing}</p>
       ${active ? html`<button class="danger" @click=${() => this.cancel(detail.runId)}>Cancel run</button>` : nothing}
       ${this.drawDag(layoutDag(detail.nodes), detail.runId)}
-      <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes of the run"><table>
-        <thead><tr><th>Node</th><th>Status</th><th>Attempts</th><th>Output or error</th></tr></thead>
-        <tbody>${detail.nodes.map(
+      ${dataTable(
+        { label: 'Nodes of the run', columns: ['Node', 'Status', 'Attempts', 'Output or error'] },
+        detail.nodes.map(
           (n) => html`<tr>
             <td><code>${n.id}</code></td>
             <td class="status-${n.status}">${n.status}</td>
@@ -161,30 +115,30 @@ export class GraphPage extends LitElement {
             <td>${n.error ? html`<span class="error">${n.error}</span>` : nothing}
               ${this.outputs[n.id] ? html`<details><summary>Output</summary><pre>${this.outputs[n.id]}</pre></details>` : nothing}</td>
           </tr>`,
-        )}</tbody>
-      </table></div>
+        ),
+      )}
     </section>`;
   }
 
   override render() {
     return html`<h1>Graph runs</h1>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.renderNotices()}
       ${this.detail ? this.renderDetail(this.detail) : nothing}
       <h2>Runs</h2>
       ${
         this.runs.length === 0
           ? html`<p class="muted">No graph has run yet.</p>`
-          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Graph runs"><table>
-            <thead><tr><th>Run</th><th>Status</th><th>Nodes</th><th>Started</th></tr></thead>
-            <tbody>${this.runs.map(
-              (r) => html`<tr>
-                <td><a href=${href('graphs', r.runId)}>${r.runId.slice(0, 8)}</a></td>
-                <td class="status-${r.status}">${r.status}</td>
-                <td>${r.nodeCount}</td>
-                <td>${formatTime(r.startedAt)}</td>
-              </tr>`,
-            )}</tbody>
-          </table></div>`
+          : dataTable(
+              { label: 'Graph runs', columns: ['Run', 'Status', 'Nodes', 'Started'] },
+              this.runs.map(
+                (r) => html`<tr>
+                  <td><a href=${href('graphs', r.runId)}>${r.runId.slice(0, 8)}</a></td>
+                  <td class="status-${r.status}">${r.status}</td>
+                  <td>${r.nodeCount}</td>
+                  <td>${formatTime(r.startedAt)}</td>
+                </tr>`,
+              ),
+            )
       }`;
   }
 }

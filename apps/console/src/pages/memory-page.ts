@@ -1,19 +1,12 @@
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText, formatTime } from '../internal/format.js';
-import { shared } from '../styles.js';
+import type { MemoryEntry, MemoryRecord } from '@agentd/memory-store';
+import { html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
+import { formatTime } from '../internal/format.js';
+import { reactiveState } from '../internal/reactive-state.js';
+import { dataTable, searchForm } from '../internal/templates.js';
 
-interface MemoryEntry {
-  id: string;
-  content: string;
-  score?: number;
-  timestamp?: number;
-  createdAt?: number;
-  agentId?: string;
-  kind?: string;
-  trust?: string;
-  tags?: string[];
-}
+/** A row of either list: a search hit (scored) or a browsed record (with its details). */
+type ShownMemory = Pick<MemoryEntry, 'id' | 'content'> & Partial<MemoryEntry & MemoryRecord>;
 
 const PAGE = 25;
 
@@ -21,113 +14,73 @@ const PAGE = 25;
  * Memory: search (`memory.search`, full-text plus vector) with each hit's score; with an admin
  * token also browse every entry page by page (`memory.browse`) and delete one (confirmed).
  */
-export class MemoryPage extends LitElement {
-  static override properties = {
-    results: { state: true },
-    browsed: { state: true },
-    total: { state: true },
-    offset: { state: true },
-    message: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class MemoryPage extends ConsolePage {
+  static override properties = reactiveState<MemoryPage>('results', 'browsed', 'total', 'offset');
 
-  declare conn: Connection;
-  declare results: MemoryEntry[] | undefined;
-  declare browsed: MemoryEntry[];
-  declare total: number;
-  declare offset: number;
-  declare message: string;
-  declare error: string;
+  results: MemoryEntry[] | undefined = undefined;
+  browsed: MemoryRecord[] = [];
+  total = 0;
+  offset = 0;
   private query = '';
-
-  constructor() {
-    super();
-    this.results = undefined;
-    this.browsed = [];
-    this.total = 0;
-    this.offset = 0;
-    this.message = '';
-    this.error = '';
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();
     if (this.conn.admin) void this.browse(0);
   }
 
-  private async search(event?: SubmitEvent): Promise<void> {
-    event?.preventDefault();
-    if (event)
-      this.query = (
-        (event.target as HTMLFormElement).querySelector('input') as HTMLInputElement
-      ).value.trim();
-    if (!this.query) {
+  /** Searches for `query`, or again for the last one (after a delete). */
+  private async search(query = this.query): Promise<void> {
+    this.query = query;
+    if (!query) {
       this.results = undefined;
       return;
     }
-    try {
-      const { results } = (await this.conn.client.call('memory.search', {
-        query: this.query,
-        limit: 20,
-      })) as {
-        results: MemoryEntry[];
-      };
-      this.results = results;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const answer = (await this.attempt(() => this.conn.client.call('memory.search', { query, limit: 20 }))) as
+      | { results: MemoryEntry[] }
+      | undefined;
+    if (answer) this.results = answer.results;
   }
 
   private async browse(offset: number): Promise<void> {
-    try {
-      const page = (await this.conn.client.call('memory.browse', { offset, limit: PAGE })) as {
-        entries: MemoryEntry[];
-        total: number;
-      };
-      this.browsed = page.entries;
-      this.total = page.total;
-      this.offset = offset;
-    } catch (error) {
-      this.error = errorText(error);
-    }
+    const page = (await this.attempt(() =>
+      this.conn.client.call('memory.browse', { offset, limit: PAGE }),
+    )) as { entries: MemoryRecord[]; total: number } | undefined;
+    if (!page) return;
+    this.browsed = page.entries;
+    this.total = page.total;
+    this.offset = offset;
   }
 
-  private async deleteEntry(entry: MemoryEntry): Promise<void> {
+  private async deleteEntry(entry: ShownMemory): Promise<void> {
     if (!window.confirm(`Delete memory ${entry.id}? This cannot be undone.`)) return;
-    try {
+    const deleted = await this.act(async () => {
       await this.conn.client.call('memory.delete', { id: entry.id });
-      this.message = `Deleted ${entry.id}.`;
-      await Promise.all([this.browse(this.offset), this.search()]);
-    } catch (error) {
-      this.error = errorText(error);
-    }
+      return `Deleted ${entry.id}.`;
+    });
+    if (deleted) await Promise.all([this.browse(this.offset), this.search()]);
   }
 
-  private rows(entries: MemoryEntry[], withScore: boolean) {
-    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${withScore ? 'Search results' : 'All memories'}><table>
-      <thead><tr>${withScore ? html`<th>Score</th>` : nothing}<th>Content</th><th>Details</th>
-        ${this.conn.admin ? html`<th>Actions</th>` : nothing}</tr></thead>
-      <tbody>${entries.map(
+  private rows(entries: ShownMemory[], withScore: boolean) {
+    const admin = this.conn.admin;
+    const columns = [withScore ? 'Score' : '', 'Content', 'Details', admin ? 'Actions' : ''];
+    return dataTable(
+      { label: withScore ? 'Search results' : 'All memories', columns },
+      entries.map(
         (e) => html`<tr>
           ${withScore ? html`<td>${(e.score ?? 0).toFixed(4)}</td>` : nothing}
           <td>${e.content}</td>
           <td class="muted"><code>${e.id}</code><br />${formatTime(e.createdAt ?? e.timestamp)}
             ${e.agentId ? html`<br />agent ${e.agentId}` : nothing}${e.trust ? html`, ${e.trust}` : nothing}</td>
-          ${this.conn.admin ? html`<td><button class="danger" @click=${() => this.deleteEntry(e)}>Delete</button></td>` : nothing}
+          ${admin ? html`<td><button class="danger" @click=${() => this.deleteEntry(e)}>Delete</button></td>` : nothing}
         </tr>`,
-      )}</tbody></table></div>`;
+      ),
+    );
   }
 
   override render() {
     return html`<h1>Memory</h1>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${this.message ? html`<p class="ok" role="status">${this.message}</p>` : nothing}
-      <form class="row" @submit=${this.search}>
-        <label>Search memories <input type="search" size="28" /></label>
-        <button type="submit">Search</button>
-      </form>
+      ${this.renderNotices()}
+      ${searchForm('Search memories', 28, (query) => void this.search(query))}
       ${
         this.results
           ? html`<h2>Results</h2>${this.results.length === 0 ? html`<p>No memory matches.</p>` : this.rows(this.results, true)}`

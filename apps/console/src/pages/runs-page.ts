@@ -1,9 +1,10 @@
 import type { RunView } from '@agentd/autonomy';
-import { css, html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText, formatTime } from '../internal/format.js';
+import { css, html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
+import { formatTime } from '../internal/format.js';
 import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { shared } from '../styles.js';
 
 /** A sub-agent run as `subagent.list` and `session.run_status` answer it. */
@@ -50,15 +51,8 @@ function latestStart(nodes: readonly TreeNode[]): number {
  * record; kill a run (and what it spawned) or its whole tree after a confirmation, and steer a
  * running run with a new message. Refreshes every two seconds while a run is running.
  */
-export class RunsPage extends LitElement {
-  static override properties = {
-    params: { attribute: false },
-    runs: { state: true },
-    status: { state: true },
-    detail: { state: true },
-    error: { state: true },
-    notice: { state: true },
-  };
+export class RunsPage extends ConsolePage {
+  static override properties = reactiveState<RunsPage>('runs', 'status', 'detail');
   static override styles = [
     shared,
     css`
@@ -70,21 +64,12 @@ export class RunsPage extends LitElement {
     `,
   ];
 
-  declare conn: Connection;
-  declare params: string[];
-  declare runs: Run[];
-  declare status: string;
-  declare detail: Run | undefined;
-  declare error: string;
-  declare notice: string;
+  runs: Run[] = [];
+  status = '';
+  detail: Run | undefined = undefined;
 
   constructor() {
     super();
-    this.runs = [];
-    this.status = '';
-    this.detail = undefined;
-    this.error = '';
-    this.notice = '';
     new PollController(this, {
       everyMs: 2000,
       refresh: () => this.refresh(),
@@ -93,41 +78,29 @@ export class RunsPage extends LitElement {
     });
   }
 
-  private get runId(): string | undefined {
-    return this.params?.[0];
-  }
-
   private async refresh(): Promise<void> {
-    try {
-      const { runs } = (await this.conn.client.call('subagent.list', {
+    // The run the route names (`#/runs/<runId>`), if any.
+    const [runId] = this.params;
+    const { client } = this.conn;
+    await this.attempt(async () => {
+      const { runs } = (await client.call('subagent.list', {
         limit: 200,
         ...(this.status ? { status: this.status } : {}),
       })) as { runs: Run[] };
       this.runs = runs;
-      const runId = this.runId;
-      this.detail = runId
-        ? ((await this.conn.client.call('session.run_status', { run_id: runId })) as Run)
-        : undefined;
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+      this.detail = runId ? ((await client.call('session.run_status', { run_id: runId })) as Run) : undefined;
+    });
   }
 
-  /** Runs an action, shows its outcome, then reloads. */
-  private async act(action: () => Promise<string>): Promise<void> {
-    try {
-      this.notice = await action();
-      this.error = '';
-    } catch (error) {
-      this.error = errorText(error);
-    }
+  /** Runs an action (see {@link ConsolePage.act}), then reloads whatever its outcome. */
+  private async change(action: () => Promise<string>): Promise<void> {
+    await this.act(action);
     await this.refresh();
   }
 
   private kill(run: Run): Promise<void> {
     if (!window.confirm(`Kill run ${run.runId} and every run it spawned?`)) return Promise.resolve();
-    return this.act(async () => {
+    return this.change(async () => {
       const answer = (await this.conn.client.call('subagent.kill', {
         target: run.runId,
         reason: 'killed from the console',
@@ -138,7 +111,7 @@ export class RunsPage extends LitElement {
 
   private killTree(rootRunId: string): Promise<void> {
     if (!window.confirm(`Kill the whole run tree ${rootRunId}?`)) return Promise.resolve();
-    return this.act(async () => {
+    return this.change(async () => {
       const answer = (await this.conn.client.call('run.kill', { rootRunId })) as { killed: number };
       return `Killed run tree ${rootRunId} (${answer.killed} run(s) stopped).`;
     });
@@ -149,7 +122,7 @@ export class RunsPage extends LitElement {
     const input = (event.target as HTMLFormElement).elements.namedItem('message') as HTMLTextAreaElement;
     const message = input.value.trim();
     if (!message) return Promise.resolve();
-    return this.act(async () => {
+    return this.change(async () => {
       // Respawn (new run id) or inject (same run) depending on security.agentToAgent.steerInject.
       const answer = (await this.conn.client.call('subagent.steer', { target: run.runId, message })) as {
         status: string;
@@ -231,8 +204,7 @@ export class RunsPage extends LitElement {
   override render() {
     return html`<h1>Runs</h1>
       <p class="muted">Sub-agent runs grouped by their run tree. Killing a run stops every run it spawned.</p>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${this.notice ? html`<p class="ok" role="status">${this.notice}</p>` : nothing}
+      ${this.renderNotices()}
       ${this.detail ? this.renderDetail(this.detail) : nothing}
       <div class="row">
         <label>Status <select @change=${this.onFilter}>

@@ -1,32 +1,11 @@
-import { html, LitElement, nothing } from 'lit';
-import type { Connection } from '../connection.js';
-import { errorText, formatTime, json } from '../internal/format.js';
+import type { SessionMessage, SessionSearchHit } from '@agentd/agent-runtime';
+import { html, nothing } from 'lit';
+import { ConsolePage } from '../internal/console-page.js';
+import { formatTime, json } from '../internal/format.js';
+import { type SessionListEntry, sessionTable } from '../internal/session-table.js';
+import { searchForm } from '../internal/templates.js';
+import { reactiveState } from '../internal/reactive-state.js';
 import { href } from '../pages.js';
-import { shared } from '../styles.js';
-
-interface SessionRow {
-  sessionKey: string;
-  agentId: string;
-  channelType?: string;
-  kind: string;
-  messageCount: number;
-  turns?: number;
-  updatedAt: number;
-}
-
-interface SearchHit {
-  sessionKey: string;
-  snippet: string;
-  score: number;
-  timestamp: number;
-}
-
-interface Message {
-  seq: number;
-  role: string;
-  content: string;
-  createdAt: number;
-}
 
 const KINDS = ['', 'main', 'subagent', 'hook', 'cron', 'graph'];
 const SINCE: Array<[string, number]> = [
@@ -41,54 +20,26 @@ const SINCE: Array<[string, number]> = [
  * (`session.search`), one session's history; with an admin token also export, compact and the
  * destructive reset and delete, each confirmed first.
  */
-export class SessionsPage extends LitElement {
-  static override properties = {
-    sessions: { state: true },
-    hits: { state: true },
-    selected: { state: true },
-    history: { state: true },
-    exported: { state: true },
-    message: { state: true },
-    error: { state: true },
-  };
-  static override styles = [shared];
+export class SessionsPage extends ConsolePage {
+  static override properties = reactiveState<SessionsPage>(
+    'sessions',
+    'hits',
+    'selected',
+    'history',
+    'exported',
+  );
 
-  declare conn: Connection;
-  declare sessions: SessionRow[];
-  declare hits: SearchHit[] | undefined;
-  declare selected: string;
-  declare history: Message[];
-  declare exported: string;
-  declare message: string;
-  declare error: string;
+  sessions: SessionListEntry[] = [];
+  hits: SessionSearchHit[] | undefined = undefined;
+  selected = '';
+  history: SessionMessage[] = [];
+  exported = '';
   private kind = '';
   private sinceMs = 0;
-
-  constructor() {
-    super();
-    this.sessions = [];
-    this.hits = undefined;
-    this.selected = '';
-    this.history = [];
-    this.exported = '';
-    this.message = '';
-    this.error = '';
-  }
 
   override connectedCallback(): void {
     super.connectedCallback();
     void this.list();
-  }
-
-  private async run<T>(work: () => Promise<T>): Promise<T | undefined> {
-    try {
-      const result = await work();
-      this.error = '';
-      return result;
-    } catch (error) {
-      this.error = errorText(error);
-      return undefined;
-    }
   }
 
   private async list(): Promise<void> {
@@ -96,21 +47,19 @@ export class SessionsPage extends LitElement {
     if (this.kind) params.kind = this.kind;
     // session.list takes an epoch time; the filter names a window back from now.
     if (this.sinceMs) params.sinceMs = Date.now() - this.sinceMs;
-    const answer = await this.run(
-      () => this.conn.client.call('session.list', params) as Promise<{ sessions: SessionRow[] }>,
+    const answer = await this.attempt(
+      () => this.conn.client.call('session.list', params) as Promise<{ sessions: SessionListEntry[] }>,
     );
     if (answer) this.sessions = answer.sessions;
   }
 
-  private async search(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
-    const query = ((event.target as HTMLFormElement).querySelector('input') as HTMLInputElement).value.trim();
+  private async search(query: string): Promise<void> {
     if (!query) {
       this.hits = undefined;
       return;
     }
-    const hits = await this.run(
-      () => this.conn.client.call('session.search', { query, limit: 20 }) as Promise<SearchHit[]>,
+    const hits = await this.attempt(
+      () => this.conn.client.call('session.search', { query, limit: 20 }) as Promise<SessionSearchHit[]>,
     );
     if (hits) this.hits = hits;
   }
@@ -119,21 +68,24 @@ export class SessionsPage extends LitElement {
     this.selected = sessionKey;
     this.exported = '';
     this.message = '';
-    const answer = await this.run(
-      () => this.conn.client.call('session.history', { key: sessionKey }) as Promise<{ messages: Message[] }>,
+    const answer = await this.attempt(
+      () =>
+        this.conn.client.call('session.history', { key: sessionKey }) as Promise<{
+          messages: SessionMessage[];
+        }>,
     );
     this.history = answer?.messages ?? [];
   }
 
   private async exportSession(): Promise<void> {
-    const record = await this.run(() =>
+    const record = await this.attempt(() =>
       this.conn.client.call('session.export', { session_key: this.selected }),
     );
     if (record !== undefined) this.exported = json(record);
   }
 
   private async compact(): Promise<void> {
-    const result = await this.run(() => this.conn.client.call('session.compact', { key: this.selected }));
+    const result = await this.attempt(() => this.conn.client.call('session.compact', { key: this.selected }));
     if (result !== undefined) {
       await this.open(this.selected);
       this.message = `Compacted: ${JSON.stringify(result)}`;
@@ -143,7 +95,7 @@ export class SessionsPage extends LitElement {
   private async destroy(method: 'session.reset' | 'session.delete'): Promise<void> {
     const verb = method === 'session.reset' ? 'Reset (clear the messages of)' : 'Delete';
     if (!window.confirm(`${verb} session ${this.selected}? This cannot be undone.`)) return;
-    const result = await this.run(() => this.conn.client.call(method, { session_key: this.selected }));
+    const result = await this.attempt(() => this.conn.client.call(method, { session_key: this.selected }));
     if (result === undefined) return;
     const done = `${method === 'session.reset' ? 'Reset' : 'Deleted'} ${this.selected}.`;
     if (method === 'session.delete') this.selected = '';
@@ -181,12 +133,8 @@ export class SessionsPage extends LitElement {
 
   override render() {
     return html`<h1>Sessions</h1>
-      ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
-      ${this.message ? html`<p class="ok" role="status">${this.message}</p>` : nothing}
-      <form class="row" @submit=${this.search}>
-        <label>Search messages <input type="search" size="24" /></label>
-        <button type="submit">Search</button>
-      </form>
+      ${this.renderNotices()}
+      ${searchForm('Search messages', 24, (query) => void this.search(query))}
       ${
         this.hits
           ? html`<h2>Search results</h2>${this.hits.length === 0 ? html`<p>No match.</p>` : nothing}
@@ -210,14 +158,12 @@ export class SessionsPage extends LitElement {
           void this.list();
         }}>${SINCE.map(([label, ms]) => html`<option value=${ms}>${label}</option>`)}</select></label>
       </div>
-      <div class="table-wrap" tabindex="0" role="region" aria-label="All sessions"><table>
-        <thead><tr><th>Session</th><th>Agent</th><th>Kind</th><th>Messages</th><th>Updated</th></tr></thead>
-        <tbody>${this.sessions.map(
-          (s) => html`<tr>
-            <td><button class="secondary" @click=${() => this.open(s.sessionKey)}>${s.sessionKey}</button></td>
-            <td>${s.agentId}</td><td>${s.kind}</td><td>${s.messageCount}</td><td>${formatTime(s.updatedAt)}</td>
-          </tr>`,
-        )}</tbody></table></div>`;
+      ${sessionTable(
+        'All sessions',
+        this.sessions,
+        (s) =>
+          html`<button class="secondary" @click=${() => this.open(s.sessionKey)}>${s.sessionKey}</button>`,
+      )}`;
   }
 }
 
