@@ -56,6 +56,30 @@ function callOn(ws: WebSocket, id: number, method: string, params: unknown): Pro
   });
 }
 
+/**
+ * One call of each method the loads make, over HTTP and over a WebSocket, before RSS is read:
+ * what a daemon loads once on first use (usearch with the first stored vector, a method's
+ * first-call state) is start-up, not growth under load, and the figure after is about what
+ * the load's volume leaves behind.
+ */
+export async function warmUp(target: LoadTarget): Promise<void> {
+  const calls: [string, unknown][] = [
+    ['system.ping', {}],
+    ['agent.execute', { message: 'warm-up turn', sessionKey: 'warmup:chat:user' }],
+    ['memory.store', { content: 'warm-up fact: the build passed', sessionKey: 'warmup:chat:user' }],
+    ['memory.search', { query: 'build', limit: 5 }],
+    ['session.list', { limit: 20 }],
+    ['session.history', { key: 'warmup:chat:user', limit: 20 }],
+  ];
+  const [ws] = await openSockets(target, 1, 1);
+  let id = 0;
+  for (const [method, params] of calls) {
+    await post(target, id++, method, params);
+    await callOn(ws!, id++, method, params);
+  }
+  ws!.terminate();
+}
+
 /** `sessions` one-turn sessions with 2 KB messages through POST /rpc, 50 at a time. */
 export async function sessionLoad(target: LoadTarget, sessions: number): Promise<void> {
   const message = 'm'.repeat(2048);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
-import { burstLoad, type LoadTarget, mixedLoad, sessionLoad } from './loads.js';
+import { burstLoad, type LoadTarget, mixedLoad, sessionLoad, warmUp } from './loads.js';
 
 const here = import.meta.dirname;
 const TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
@@ -249,8 +249,8 @@ async function memory() {
 
 /**
  * Memory under load (issue #23), each load on a fresh daemon: one-turn sessions with 2 KB
- * messages, mixed traffic from 120 clients, and three bursts of 200 sockets; RSS before, at the
- * peak, and 60 s after the clients left.
+ * messages, mixed traffic from 120 clients, and three bursts of 200 sockets; RSS before (after
+ * one warm-up call of each method the loads use), at the peak, and 60 s after the clients left.
  */
 async function memoryUnderLoad() {
   const sessionsAim = LOAD_SESSIONS >= 100_000 ? AIMS.after100kSessionsGrowthMb : AIMS.afterLoadGrowthMb;
@@ -271,8 +271,9 @@ async function underLoad(title: string, aim: { below: number }, load: (target: L
   const daemon = await startDaemonProcess();
   try {
     console.log(`\nDaemon memory under load: ${title}`);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
     const pid = daemon.child.pid!;
+    await warmUp({ port: daemon.port, token: TOKEN, sampleRss: () => {} });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const before = rssMb(pid);
     let peak = before;
     await load({ port: daemon.port, token: TOKEN, sampleRss: () => (peak = Math.max(peak, rssMb(pid))) });

@@ -4,7 +4,8 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 // Only what every command needs is loaded up front: `agentd call` and `--help` should not pay
 // for loading the whole daemon (browser driver, model SDKs, vector index).
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
-import { startIdleHeapShrink } from './idle-heap.js';
+import { fullCollection, startIdleHeapShrink, TRIM_DELAY_MS } from './idle-heap.js';
+import { loadNativeTrim } from './native-trim.js';
 import { holdYoungGenerationDuringStart } from './startup-heap.js';
 import { VERSION } from './version.js';
 
@@ -98,7 +99,15 @@ async function main(argv: string[]): Promise<number> {
         print: (line) => bootstrapLines.push(line),
       });
       releaseYoungGeneration();
+      const trimNative = loadNativeTrim();
+      // Start-up's garbage (module sources, schema building, the compiler's zones) is made once:
+      // collect it and hand its pages back before the daemon idles, not whenever V8 gets to it.
+      setImmediate(() => {
+        fullCollection()();
+        if (trimNative) setTimeout(trimNative, TRIM_DELAY_MS).unref();
+      });
       startIdleHeapShrink({
+        trimNative,
         onCollect: (before, after) =>
           daemon.logger
             .module('daemon')

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IdleHeapWatch, startIdleHeapShrink } from './idle-heap.js';
+import { IdleHeapWatch, startIdleHeapShrink, TRIM_DELAY_MS } from './idle-heap.js';
 
 const MB = 1024 * 1024;
 
@@ -69,6 +69,33 @@ describe('startIdleHeapShrink', () => {
     expect(reports).toEqual([[90 * MB, 45 * MB]]);
     vi.advanceTimersByTime(20_000);
     expect(passes).toHaveLength(2);
+    stop();
+  });
+
+  it('hands the C heap back TRIM_DELAY_MS after each collection, once V8 has freed what it held', () => {
+    vi.useFakeTimers();
+    let heap = 40 * MB;
+    const events: string[] = [];
+    const stop = startIdleHeapShrink(
+      { intervalMs: 1000, idleLooks: 1, growthBytes: 24 * MB, trimNative: () => events.push('trim') },
+      {
+        heapBytes: () => heap,
+        utilization: () => 0,
+        collect: () => {
+          events.push('collect');
+          heap = 41 * MB;
+        },
+      },
+    );
+    vi.advanceTimersByTime(1000);
+    expect(events).toEqual([]); // no growth yet
+    heap = 90 * MB;
+    vi.advanceTimersByTime(1000);
+    expect(events).toEqual(['collect']);
+    vi.advanceTimersByTime(TRIM_DELAY_MS - 1);
+    expect(events).toEqual(['collect']);
+    vi.advanceTimersByTime(1);
+    expect(events).toEqual(['collect', 'trim']);
     stop();
   });
 

@@ -27,9 +27,14 @@ export interface IdleHeapOptions {
   growthBytes?: number;
   /** Told of each collection with the heap size before and after (the daemon logs it at debug). */
   onCollect?: (beforeBytes: number, afterBytes: number) => void;
+  /**
+   * Run after each collection to hand the C heap's free pages back (`loadNativeTrim`): the
+   * collection frees the native memory JS objects held, and glibc keeps it until trimmed.
+   */
+  trimNative?: (() => void) | undefined;
 }
 
-type Thresholds = Required<Omit<IdleHeapOptions, 'onCollect'>>;
+type Thresholds = Required<Omit<IdleHeapOptions, 'onCollect' | 'trimNative'>>;
 
 const DEFAULTS: Thresholds = {
   intervalMs: 5_000,
@@ -37,6 +42,9 @@ const DEFAULTS: Thresholds = {
   idleUtilization: 0.02,
   growthBytes: 24 * 1024 * 1024,
 };
+
+/** How long after a collection the C heap is trimmed (see `trimNative`). */
+export const TRIM_DELAY_MS = 500;
 
 /** The decision alone, fed one look at a time, so it can be tested without a process. */
 export class IdleHeapWatch {
@@ -120,6 +128,9 @@ export function startIdleHeapShrink(
     // → 29 MB of old space after three socket bursts).
     probes.collect();
     if (watch.worthAnotherPass(probes.heapBytes())) probes.collect();
+    // V8 frees the native memory of collected objects (array buffers, sockets) on background
+    // threads and in finalizers shortly after the pause, so the trim waits for them.
+    if (options.trimNative) setTimeout(options.trimNative, TRIM_DELAY_MS).unref();
     const after = probes.heapBytes();
     watch.collected(after);
     options.onCollect?.(before, after);
