@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { RpcCoreError } from '../errors.js';
 import type { RpcLogger } from '../logger.js';
@@ -10,12 +11,7 @@ export function fn<T>(label: string) {
 
 /** Accepts anything shaped like {@link RpcLogger}. */
 export const loggerSchema = z.custom<RpcLogger>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['debug', 'info', 'warn', 'error'].every(
-      (level) => typeof (value as Record<string, unknown>)[level] === 'function',
-    ),
+  (value) => hasMethods(value, ['debug', 'info', 'warn', 'error']),
   { message: 'logger must have debug, info, warn and error methods' },
 );
 
