@@ -8,6 +8,7 @@ import {
   type OrchestrateAutonomy,
   type OrchestrateServiceOptions,
   type RoutedCall,
+  type ScriptRequest,
 } from '../src/index.js';
 
 /** A sub-agent turn runner whose turns run until their signal aborts (a run stays `running`). */
@@ -85,6 +86,14 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
     events,
     renewals,
     run: spawned,
+    /** Runs a script as the test agent in the held run's session; a signal that never fires unless given. */
+    runScript: (request: Pick<ScriptRequest, 'language' | 'script'> & Partial<ScriptRequest>) =>
+      service.run({
+        agentId: 'default',
+        sessionKey: spawned.sessionKey,
+        signal: new AbortController().signal,
+        ...request,
+      }),
     async cleanup() {
       await fixture.cleanup();
       rmSync(workspace, { recursive: true, force: true });
