@@ -1,0 +1,2 @@
+export { type Deferred, deferred } from './deferred.js';
+export { type LogEntry, recordingLogger } from './recording-logger.js';
