@@ -1,5 +1,7 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deferred, recordingLogger } from './index.js';
+import { deferred, recordingLogger, tempDirs } from './index.js';
 
 describe('recordingLogger', () => {
   it('keeps every call with its level, fields and message, in order', () => {
@@ -29,5 +31,20 @@ describe('deferred', () => {
     const error = new Error('stopped');
     pending.reject(error);
     await expect(pending.promise).rejects.toBe(error);
+  });
+});
+
+describe('tempDirs', () => {
+  it('makes distinct prefixed directories and removes them all with their contents', () => {
+    const dirs = tempDirs('agentd-support-');
+    const first = dirs.make();
+    const second = dirs.make();
+    expect(first).not.toBe(second);
+    expect(basename(first).startsWith('agentd-support-')).toBe(true);
+    writeFileSync(join(first, 'file.txt'), 'x');
+    dirs.removeAll();
+    expect(existsSync(first)).toBe(false);
+    expect(existsSync(second)).toBe(false);
+    dirs.removeAll();
   });
 });
