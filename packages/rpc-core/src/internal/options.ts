@@ -1,3 +1,4 @@
+import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
@@ -33,7 +34,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, fac
   throw new RpcCoreError('INVALID_OPTIONS', `${factory}: invalid options: ${detail}`, {
     cause: parsed.error,
     data: {
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+      issues: toFieldIssues(parsed.error.issues),
     },
   });
 }
