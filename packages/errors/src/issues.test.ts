@@ -11,6 +11,10 @@ describe('firstIssueText', () => {
     expect(firstIssueText('approvals.', issues)).toBe('approvals.rules.2.mode: Invalid option');
     expect(firstIssueText('args.', [issues[1]!])).toBe('args.: Unrecognized key: "extra"');
     expect(firstIssueText('learning.', [])).toBe('learning.: invalid');
+    expect(firstIssueText('createX: ', [issues[1]!], 'options')).toBe(
+      'createX: options: Unrecognized key: "extra"',
+    );
+    expect(firstIssueText('', issues, '<root>')).toBe('rules.2.mode: Invalid option');
   });
 });
 

@@ -8,11 +8,12 @@ export interface IssueLike {
 
 /**
  * The message of a failed validation: `<prefix><path>: <message>` of its first issue, for
- * example `approvals.defaultMode: Invalid option` (`invalid` when there is no issue).
+ * example `approvals.defaultMode: Invalid option`; `root` stands for the path of the checked
+ * value itself (`createTerminalService: options: ...`), and `invalid` for a missing message.
  */
-export function firstIssueText(prefix: string, issues: readonly IssueLike[]): string {
+export function firstIssueText(prefix: string, issues: readonly IssueLike[], root = ''): string {
   const issue = issues[0];
-  return `${prefix}${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+  return `${prefix}${issue?.path.join('.') || root}: ${issue?.message ?? 'invalid'}`;
 }
 
 /**
