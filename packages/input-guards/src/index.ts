@@ -2,3 +2,4 @@ export { type BoundedBody, collectBoundedBody, readBoundedBody } from './body.js
 export { type InspectOptions, inspectValue, pathText, type ValuePath, type ValueProblem } from './inspect.js';
 export { hasMethods, isUnsafeKey, ownEntry, UNSAFE_KEYS } from './keys.js';
 export { type BoundedBytes, readBoundedStream } from './stream.js';
+export { ownPath, valueText } from './values.js';
