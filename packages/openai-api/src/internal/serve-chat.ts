@@ -31,16 +31,9 @@ export const serveChat: TurnEndpoint = async (ctx, request, response, caller, bo
     model: chatRequest.model,
   };
   const include = chatRequest.stream_options?.include_usage === true;
-  await answerTurn(
-    ctx,
-    response,
-    caller,
-    { agentId: agentOfModel(chatRequest.model), message, sessionKey, signal },
-    {
-      whole: (result) => completionBody(ids, result),
-      streamed: chatRequest.stream ? (stream) => chatChunks(stream, ids, include) : undefined,
-    },
-  );
+  const turn = { agentId: agentOfModel(chatRequest.model), message, sessionKey, signal };
+  const streamed = chatRequest.stream ? (stream: ChunkStream) => chatChunks(stream, ids, include) : undefined;
+  await answerTurn(ctx, response, caller, turn, { whole: (result) => completionBody(ids, result), streamed });
 };
 
 /**

@@ -33,16 +33,9 @@ export const serveResponses: TurnEndpoint = async (ctx, request, response, calle
     createdAt: Math.floor(ctx.now() / 1000),
     model: asked.model,
   };
-  await answerTurn(
-    ctx,
-    response,
-    caller,
-    { agentId: agentOfModel(asked.model), message, sessionKey, signal },
-    {
-      whole: (result) => responseBody(ids, result),
-      streamed: asked.stream ? (stream) => responseEvents(stream, ids) : undefined,
-    },
-  );
+  const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
+  const streamed = asked.stream ? (stream: ChunkStream) => responseEvents(stream, ids) : undefined;
+  await answerTurn(ctx, response, caller, turn, { whole: (result) => responseBody(ids, result), streamed });
 };
 
 /** The streamed Response: named events numbered by `sequence_number`; the stream ends without `[DONE]`. */
