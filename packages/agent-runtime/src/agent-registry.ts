@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { ownEntry } from '@agentd/input-guards';
 import {
   type AgentDefinition,
@@ -261,12 +262,7 @@ function parseDefinition(input: Record<string, unknown>): AgentDefinition {
   const result = agentDefinitionSchema.safeParse(input);
   if (result.success) return result.data;
   const issues = issuesOf(result.error);
-  const first = issues[0];
-  throw new AgentRuntimeError(
-    'INVALID_OPTIONS',
-    `${first?.path.join('.') || '<root>'}: ${first?.message ?? 'invalid'}`,
-    { data: { issues } },
-  );
+  throw new AgentRuntimeError('INVALID_OPTIONS', firstIssueText('', issues, '<root>'), { data: { issues } });
 }
 
 function slugify(name: string): string {

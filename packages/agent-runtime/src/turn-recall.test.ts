@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
+  contextProbe,
   readSessionIndex,
   readTrajectory,
   recordingLogger,
@@ -24,26 +24,11 @@ describe('createAgentRuntime recall', () => {
 
   it("recalls from the turn's memory tenant and hands it to tools, so a tenant-bound caller stays in its own memory", async () => {
     const asked: Array<Record<string, unknown>> = [];
-    const contexts: unknown[] = [];
+    const probe = contextProbe('note', 'records its context', (context) => context.memoryTenant);
     const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }, { tools: ['note'] }),
-      tools: [
-        {
-          name: 'note',
-          description: 'records its context',
-          params: z.object({}),
-          handler: async (_params, context) => {
-            contexts.push(context.memoryTenant);
-            return 'ok';
-          },
-        },
-      ],
-      offline: {
-        script: (request) =>
-          request.messages.some((message) => message.role === 'tool')
-            ? { text: 'done' }
-            : { toolCalls: [{ toolName: 'note', input: {} }] },
-      },
+      tools: [probe.tool],
+      offline: probe.offline,
       recall: {
         recall: async (request) => {
           asked.push({ ...request });
@@ -59,7 +44,7 @@ describe('createAgentRuntime recall', () => {
     });
     await t.runtime.runTurn({ agentId: 'mem', message: 'hi', sessionKey: 'default:chat:b' });
     expect(asked.map((request) => request.tenant)).toEqual(['acme', undefined]);
-    expect(contexts).toEqual(['acme', undefined]);
+    expect(probe.seen).toEqual(['acme', undefined]);
   });
 
   it('puts the recalled memories into the system side of the context and records counts and lanes', async () => {

@@ -21,6 +21,7 @@ import {
   createAgentRuntime,
   type ModelRequest,
   type OfflineScript,
+  type ToolContext,
 } from '../src/index.js';
 
 /** A runtime on a real libsql file in a temp dir. */
@@ -128,4 +129,27 @@ export function recordingScript(seen: ModelRequest[], text = 'ok'): OfflineScrip
     seen.push(request);
     return { text };
   };
+}
+
+/**
+ * A tool named `name` that keeps what `read` takes from each call's context in `seen`, and the
+ * offline script that calls it once per turn and then answers `done`: what a test needs to see
+ * the context a turn hands its tools.
+ */
+export function contextProbe<T>(name: string, description: string, read: (context: ToolContext) => T) {
+  const seen: T[] = [];
+  const tool: AgentTool<Record<string, never>> = {
+    name,
+    description,
+    params: z.object({}),
+    handler: async (_params, context) => {
+      seen.push(read(context));
+      return 'ok';
+    },
+  };
+  const script: OfflineScript = (request) =>
+    request.messages.some((message) => message.role === 'tool')
+      ? { text: 'done' }
+      : { toolCalls: [{ toolName: name, input: {} }] };
+  return { seen, tool, offline: { script } };
 }

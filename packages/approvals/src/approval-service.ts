@@ -1,3 +1,4 @@
+import { firstIssueText, toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
@@ -139,14 +140,9 @@ const globalTimers: ApprovalTimers = {
 function parseSection(section: unknown): ApprovalsConfig {
   const parsed = approvalsSectionSchema.safeParse(section ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ApprovalsError(
-      'INVALID_OPTIONS',
-      `approvals.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-      {
-        data: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
-      },
-    );
+    throw new ApprovalsError('INVALID_OPTIONS', firstIssueText('approvals.', parsed.error.issues), {
+      data: { issues: toFieldIssues(parsed.error.issues) },
+    });
   }
   return parsed.data;
 }

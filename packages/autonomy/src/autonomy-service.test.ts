@@ -358,17 +358,20 @@ describe('durability', () => {
 });
 
 describe('introspect: MCP tool servers', () => {
+  /** A connected MCP server with two tools, configured for every agent. */
+  const filesServer = {
+    id: 'files',
+    state: 'connected' as const,
+    tools: ['files__read', 'files__write'],
+    agents: ['*'],
+    lastError: null,
+  };
+
   it('shows a gateway client every server, an agent only its servers and the tools it may call', async () => {
     const { service } = await setup();
     expect((await service.introspect({ clientId: 'ops' })).mcp).toEqual({ servers: [] });
     service.useToolServers(() => [
-      {
-        id: 'files',
-        state: 'connected',
-        tools: ['files__read', 'files__write'],
-        agents: ['*'],
-        lastError: null,
-      },
+      filesServer,
       { id: 'vault', state: 'connected', tools: ['vault__open'], agents: ['boss'], lastError: null },
       { id: 'down', state: 'reconnecting', tools: [], agents: ['*'], lastError: 'spawn failed: ENOENT' },
     ]);
@@ -397,15 +400,7 @@ describe('introspect: MCP tool servers', () => {
       runner: () => runner,
       toolsOf: (agentId) => (agentId === 'ghost' ? undefined : ['echo', 'subagent_list', 'files__read']),
     });
-    service.useToolServers(() => [
-      {
-        id: 'files',
-        state: 'connected',
-        tools: ['files__read', 'files__write'],
-        agents: ['*'],
-        lastError: null,
-      },
-    ]);
+    service.useToolServers(() => [filesServer]);
     const run = await service.spawn({ parentSessionKey: 'p:rpc:1', task: 't' });
     const before = await service.introspect({ sessionKey: run.sessionKey });
     expect(before.mcp.servers).toEqual([

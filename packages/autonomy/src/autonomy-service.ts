@@ -1,3 +1,4 @@
+import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
@@ -159,10 +160,7 @@ export interface AutonomyService {
 function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   const checked = schema.safeParse(value ?? {});
   if (checked.success) return checked.data;
-  const issues = checked.error.issues.map((issue) => ({
-    path: [field, ...issue.path.map(String)],
-    message: issue.message,
-  }));
+  const issues = toFieldIssues(checked.error.issues, [field]);
   throw new AutonomyError(
     'INVALID_OPTIONS',
     `${issues[0]?.path.join('.') ?? field}: ${issues[0]?.message ?? 'invalid'}`,

@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssue, FieldIssuesData } from '@agentd/contracts';
 import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
@@ -27,13 +27,10 @@ export type AutonomyErrorCode =
 export type { FieldIssue };
 
 /** Options of the {@link AutonomyError} constructor. */
-export type AutonomyErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
+export type AutonomyErrorOptions = AgentdErrorOptions<FieldIssuesData>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class AutonomyError extends AgentdError<
-  AutonomyErrorCode,
-  { issues?: FieldIssue[] } & Record<string, unknown>
-> {
+export class AutonomyError extends AgentdError<AutonomyErrorCode, FieldIssuesData> {
   override readonly name = 'AutonomyError';
 }
 

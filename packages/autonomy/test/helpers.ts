@@ -1,14 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AgentTurnResult } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
-import {
-  type AutonomyService,
-  type AutonomyServiceOptions,
-  createAutonomyService,
-  type SubagentTurnRequest as TurnRequest,
-} from '../src/index.js';
+import type { SubagentTurnRequest as TurnRequest } from '../src/index.js';
+import { autonomyDataFixture } from '../src/testing.js';
 
 /** One turn the scripted runner holds until the test settles it (or the turn's signal aborts it). */
 export interface HeldTurn {
@@ -65,42 +57,18 @@ export function scriptedRunner(auto?: (request: TurnRequest) => string) {
   return runner;
 }
 
-/** A temp data dir with a real libsql database, and services over it. */
+/**
+ * The data-dir fixture of `@agentd/autonomy/testing` with the tools these tests give agents:
+ * `ghost` is unknown, `narrow` may only list, every other agent may echo, list and spawn.
+ */
 export function autonomyFixture() {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-autonomy-'));
-  const databases: Database[] = [];
-  const services: AutonomyService[] = [];
-  return {
-    dir,
-    async open(): Promise<Database> {
-      const db = await openDatabase({ dataDir: dir });
-      databases.push(db);
-      return db;
-    },
-    async service(
-      db: Database,
-      options: Partial<AutonomyServiceOptions> & Pick<AutonomyServiceOptions, 'runner'>,
-    ): Promise<AutonomyService> {
-      const service = createAutonomyService({
-        db,
-        toolsOf: (agentId) =>
-          agentId === 'ghost'
-            ? undefined
-            : agentId === 'narrow'
-              ? ['subagent_list']
-              : ['echo', 'subagent_list', 'subagent_spawn'],
-        ...options,
-      });
-      services.push(service);
-      await service.start();
-      return service;
-    },
-    async cleanup() {
-      for (const service of services.splice(0)) await service.close();
-      for (const db of databases.splice(0)) await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return autonomyDataFixture('agentd-autonomy-', (agentId) =>
+    agentId === 'ghost'
+      ? undefined
+      : agentId === 'narrow'
+        ? ['subagent_list']
+        : ['echo', 'subagent_list', 'subagent_spawn'],
+  );
 }
 
 /** Polls until `check` answers a value. */

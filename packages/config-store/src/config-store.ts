@@ -1,5 +1,6 @@
 import type { Logger } from '@agentd/contracts';
 import { join, resolve } from 'node:path';
+import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { type ConfigIssue, ConfigStoreError } from './errors.js';
 import {
@@ -267,12 +268,7 @@ const optionsSchema = z.object({
     .default('config.yaml'),
   logger: z
     .custom<ConfigStoreLogger>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        ['debug', 'info', 'warn', 'error'].every(
-          (level) => typeof (value as Record<string, unknown>)[level] === 'function',
-        ),
+      (value) => hasMethods(value, ['debug', 'info', 'warn', 'error']),
       'Expected a logger with debug, info, warn and error',
     )
     .default(silentLogger),

@@ -19,3 +19,9 @@ export interface FieldIssue {
   /** What is wrong with it. */
   message: string;
 }
+
+/**
+ * The `data` of an error whose validation codes list {@link FieldIssue}s under `issues`; any other
+ * structured detail beside them.
+ */
+export type FieldIssuesData = { issues?: FieldIssue[] } & Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { cronFixture, deferred, FAKE_TIMERS, ok } from '../test/helpers.js';
+import { deferred } from '@agentd/test-support';
+import { cronFixture, FAKE_TIMERS, ok } from '../test/helpers.js';
 import { isCronWakegateError } from './errors.js';
 import { createWakeCoalescer, type WakeRequest } from './wake-coalescer.js';
 

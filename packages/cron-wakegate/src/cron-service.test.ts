@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { cronFixture, deferred, FAKE_TIMERS, ok } from '../test/helpers.js';
+import { deferred } from '@agentd/test-support';
+import { cronFixture, FAKE_TIMERS, ok } from '../test/helpers.js';
 import type { CronService } from './cron-service.js';
 import { isCronWakegateError } from './errors.js';
 import { summarizeWakeGateFires } from './evidence.js';

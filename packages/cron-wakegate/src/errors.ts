@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssue, FieldIssuesData } from '@agentd/contracts';
 import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
@@ -28,15 +28,10 @@ export type { FieldIssue };
  * Options accepted by the {@link CronWakegateError} constructor. `data`: structured detail: `issues`
  * for validation codes, `name` for job codes.
  */
-export type CronWakegateErrorOptions = AgentdErrorOptions<
-  { issues?: FieldIssue[] } & Record<string, unknown>
->;
+export type CronWakegateErrorOptions = AgentdErrorOptions<FieldIssuesData>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class CronWakegateError extends AgentdError<
-  CronWakegateErrorCode,
-  { issues?: FieldIssue[] } & Record<string, unknown>
-> {
+export class CronWakegateError extends AgentdError<CronWakegateErrorCode, FieldIssuesData> {
   override readonly name = 'CronWakegateError';
 
   /** A validation error naming one field. */

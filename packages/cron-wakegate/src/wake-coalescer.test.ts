@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deferred, FAKE_TIMERS } from '../test/helpers.js';
+import { deferred } from '@agentd/test-support';
+import { FAKE_TIMERS } from '../test/helpers.js';
 import { createWakeCoalescer, type WakeRequest } from './wake-coalescer.js';
 
 beforeEach(() => {

@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
@@ -185,10 +186,7 @@ export async function runWakeGate(gate: WakeGate, options: RunWakeGateOptions): 
       }
       const decision = wakeGateOutputSchema.safeParse(json);
       if (!decision.success) {
-        const issue = decision.error.issues[0];
-        return finish(
-          failOpen('invalid-output', `${issue?.path.join('.') || 'output'}: ${issue?.message ?? 'invalid'}`),
-        );
+        return finish(failOpen('invalid-output', firstIssueText('', decision.error.issues, 'output')));
       }
       finish({
         outcome: decision.data.wake ? 'wake' : 'skip',

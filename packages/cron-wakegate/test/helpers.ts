@@ -68,17 +68,6 @@ export function ok(response: string, sessionKey = 'cron:x'): AgentTurnResult {
   return { response, tokensUsed: { input: 3, output: 4, total: 7 }, finishReason: 'stop', sessionKey };
 }
 
-/** A promise with its resolve function, for runs that end when the test says so. */
-export function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((done, fail) => {
-    resolve = done;
-    reject = fail;
-  });
-  return { promise, resolve, reject };
-}
-
 /** Fakes only the timer functions and Date; setImmediate stays real so libsql I/O and idle() settle. */
 export const FAKE_TIMERS: {
   toFake: Array<'setTimeout' | 'clearTimeout' | 'setInterval' | 'clearInterval' | 'Date'>;

@@ -1,17 +1,7 @@
+import { type Deferred, deferred } from '@agentd/test-support';
 import { describe, expect, it } from 'vitest';
 import { compileGraph, type GraphNodeDefinition } from './definition.js';
 import { executeGraph, type NodeExecutor, type NodeRequest, type NodeState } from './execute.js';
-
-/** A deferred promise a test settles by hand. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 /** An executor answering from a script, recording every request and the peak concurrency. */
 function scripted(answer: (request: NodeRequest) => string | Promise<string>) {
@@ -180,7 +170,7 @@ describe('executeGraph', () => {
       { id: 'c', prompt: 'x', dependsOn: ['a'] },
       { id: 'd', prompt: 'x' },
     ]);
-    const gates = new Map<string, ReturnType<typeof deferred<string>>>();
+    const gates = new Map<string, Deferred<string>>();
     const script = scripted((request) => {
       const gate = deferred<string>();
       gates.set(request.nodeId, gate);

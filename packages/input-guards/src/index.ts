@@ -1,3 +1,5 @@
 export { type BoundedBody, collectBoundedBody, readBoundedBody } from './body.js';
 export { type InspectOptions, inspectValue, pathText, type ValuePath, type ValueProblem } from './inspect.js';
-export { isUnsafeKey, ownEntry, UNSAFE_KEYS } from './keys.js';
+export { hasMethods, isUnsafeKey, ownEntry, UNSAFE_KEYS } from './keys.js';
+export { type BoundedBytes, readBoundedStream } from './stream.js';
+export { ownPath, valueText } from './values.js';

@@ -17,3 +17,16 @@ export function isUnsafeKey(key: string): boolean {
 export function ownEntry<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
   return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
+
+/**
+ * Whether `value` is an object with a function under each of `names` (own or inherited, as a
+ * class instance's methods are): the check behind an option that takes an injected logger or
+ * backend, before anything calls it.
+ */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
+}

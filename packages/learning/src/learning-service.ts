@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import type { AgentTurnRunner, EventSink, Logger, ObservedTurn } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { type LearningSection, learningSectionSchema } from './config.js';
@@ -329,12 +330,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
 
 function parse(raw: unknown): LearningSection {
   const parsed = learningSectionSchema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new LearningError(
-      'INVALID_OPTIONS',
-      `learning.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
+  if (!parsed.success)
+    throw new LearningError('INVALID_OPTIONS', firstIssueText('learning.', parsed.error.issues));
   return parsed.data;
 }

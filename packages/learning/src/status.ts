@@ -1,22 +1,23 @@
 import type { Database } from '@agentd/storage';
 import type { ProcedureState } from './internal/store.js';
 
+/** What one sweep did: when, its result and its counts (stored and answered alike). */
+export interface SweepCounts {
+  at: number;
+  result: string;
+  scanned: number;
+  promoted: number;
+  demoted: number;
+  evicted: number;
+}
+
 /** `learning.status`. */
 export interface LearningStatus {
   agentId?: string;
   procedures: Record<ProcedureState, number>;
   outcomes: Record<'success' | 'failure' | 'corrected' | 'unknown', number>;
   memory: { tracked: number; demoted: number };
-  lastSweep: {
-    at: number;
-    result: string;
-    scanned: number;
-    promoted: number;
-    demoted: number;
-    evicted: number;
-    admissionOutcome: string | null;
-    synthesisAbstained: boolean;
-  } | null;
+  lastSweep: (SweepCounts & { admissionOutcome: string | null; synthesisAbstained: boolean }) | null;
 }
 
 /** `learning.status` of one agent, or of all: counts by state, outcomes, memories and the last sweep. */
@@ -36,16 +37,10 @@ export async function readStatus(
   const memory = await count(
     'SELECT state AS k, COUNT(*) AS n FROM learning_memory_stats WHERE (? IS NULL OR agent_id = ?) GROUP BY state',
   );
-  const last = await db.get<{
-    at: number;
-    result: string;
-    scanned: number;
-    promoted: number;
-    demoted: number;
-    evicted: number;
-    admission_outcome: string | null;
-    synthesis_abstained: number;
-  }>('SELECT * FROM learning_sweeps WHERE (? IS NULL OR agent_id = ?) ORDER BY id DESC LIMIT 1', filter);
+  const last = await db.get<SweepCounts & { admission_outcome: string | null; synthesis_abstained: number }>(
+    'SELECT * FROM learning_sweeps WHERE (? IS NULL OR agent_id = ?) ORDER BY id DESC LIMIT 1',
+    filter,
+  );
   return {
     ...(agentId ? { agentId } : {}),
     procedures: {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isMediaError } from './errors.js';
+import { renderLavfi } from './internal/test-support.js';
 import { createMediaService } from './media-service.js';
 
 const KEY = 'sk-test-key-123';
@@ -250,18 +250,7 @@ describe('keyed speech providers', () => {
 describe('MediaService.describeVideo', () => {
   it('sends frames of a real ffmpeg test video to the video-capable provider', async () => {
     const video = join(dir, 'clip.mp4');
-    execFileSync('ffmpeg', [
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=duration=2:size=160x120:rate=10',
-      '-pix_fmt',
-      'yuv420p',
-      video,
-    ]);
+    renderLavfi('testsrc=duration=2:size=160x120:rate=10', ['-pix_fmt', 'yuv420p'], video);
     const media = createMediaService({
       section: { vision: { provider: { baseUrl, apiKey: KEY }, videoCapable: true, videoFrames: 3 } },
     });

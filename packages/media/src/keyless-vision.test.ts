@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMediaError } from './errors.js';
 import { colourName } from './internal/image-facts.js';
+import { renderLavfi } from './internal/test-support.js';
 import { createMediaService, type MediaService } from './media-service.js';
 
 // Real engines: ffmpeg draws the pictures (drawtext with Debian's DejaVu font), tesseract reads them.
@@ -13,25 +13,15 @@ const FONT = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 let dir: string;
 let media: MediaService;
 
-function ffmpeg(args: string[]): void {
-  execFileSync('ffmpeg', ['-nostdin', '-loglevel', 'error', '-y', ...args]);
-}
-
 /** A picture of `text` drawn in black on `background` (an ffmpeg colour, `black@0` for transparent). */
 async function textPicture(name: string, text: string, background = 'white', pixFmt = 'rgb24') {
   const path = join(dir, name);
   const draw = `drawtext=fontfile=${FONT}:text='${text}':fontsize=48:fontcolor=black:x=40:y=70`;
-  ffmpeg([
-    '-f',
-    'lavfi',
-    '-i',
+  renderLavfi(
     `color=c=${background}:s=640x200,format=rgba,${draw}`,
-    '-frames:v',
-    '1',
-    '-pix_fmt',
-    pixFmt,
+    ['-frames:v', '1', '-pix_fmt', pixFmt],
     path,
-  ]);
+  );
   return (await readFile(path)).toString('base64');
 }
 
@@ -105,17 +95,11 @@ describe('keyless vision (tesseract OCR and ffmpeg image facts)', () => {
 
   it('reports colours of a picture without text, and names basic colours', async () => {
     const path = join(dir, 'flag.png');
-    ffmpeg([
-      '-f',
-      'lavfi',
-      '-i',
+    renderLavfi(
       'color=c=red:s=300x200',
-      '-vf',
-      'drawbox=x=150:y=0:w=150:h=200:c=blue:t=fill',
-      '-frames:v',
-      '1',
+      ['-vf', 'drawbox=x=150:y=0:w=150:h=200:c=blue:t=fill', '-frames:v', '1'],
       path,
-    ]);
+    );
     const report = await media.test.vision({ data: (await readFile(path)).toString('base64') });
     expect(report).toMatchObject({ ok: true, engine: 'tesseract' });
     const description = String(report.result?.description);
@@ -192,7 +176,7 @@ describe('keyless vision (tesseract OCR and ffmpeg image facts)', () => {
   it('describes a video from the text and facts of its frames when keylessVideo is on', async () => {
     const path = join(dir, 'titles.mp4');
     const draw = `drawtext=fontfile=${FONT}:text='Chapter Seven':fontsize=40:fontcolor=black:x=30:y=100`;
-    ffmpeg(['-f', 'lavfi', '-i', `color=c=white:s=480x240:d=2:r=10,${draw}`, '-pix_fmt', 'yuv420p', path]);
+    renderLavfi(`color=c=white:s=480x240:d=2:r=10,${draw}`, ['-pix_fmt', 'yuv420p'], path);
     const data = (await readFile(path)).toString('base64');
     await expect(media.describeVideo({ data })).rejects.toSatisfy((error) =>
       isMediaError(error, 'NOT_CONFIGURED'),
@@ -207,7 +191,7 @@ describe('keyless vision (tesseract OCR and ffmpeg image facts)', () => {
     expect((await video.providers()).video[1]).toMatchObject({ engine: 'tesseract-frames', available: true });
     // A 13 KB video of 6500×6200 frames: refused by the pixel cap, not decoded.
     const huge = join(dir, 'huge.mkv');
-    ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=6500x6200:d=1:r=1', '-c:v', 'ffv1', huge]);
+    renderLavfi('color=c=gray:s=6500x6200:d=1:r=1', ['-c:v', 'ffv1'], huge);
     await expect(video.describeVideo({ data: (await readFile(huge)).toString('base64') })).rejects.toSatisfy(
       (error) => isMediaError(error, 'TOO_LARGE') && error.data?.maxPixels === 40_000_000,
     );

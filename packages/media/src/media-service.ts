@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
@@ -73,10 +74,9 @@ export interface MediaService {
 function parseSection(section: unknown): MediaSection {
   const parsed = mediaSectionSchema.safeParse(section ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new MediaError(
       'INVALID_OPTIONS',
-      `invalid media section at ${issue?.path.join('.') || '<root>'}: ${issue?.message}`,
+      firstIssueText('invalid media section at ', parsed.error.issues, '<root>'),
       {
         data: { issues: parsed.error.issues },
       },

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isMediaError } from './errors.js';
 import { createMediaService, type MediaService } from './media-service.js';
 import { sniffMime } from './internal/sniff.js';
+import { renderLavfi } from './internal/test-support.js';
 
 const SENTENCE = 'hello world this is a test of the speech system';
 const WORDS = ['hello', 'world', 'test', 'speech', 'system'];
@@ -115,20 +115,7 @@ describe('MediaService speech (espeak-ng, ffmpeg, pocketsphinx)', () => {
 
   it('refuses audio longer than stt.maxSeconds before any engine runs (small files can hold hours)', async () => {
     const path = join(dir, 'long.ogg');
-    execFileSync('ffmpeg', [
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=16000:duration=14',
-      '-c:a',
-      'libopus',
-      '-b:a',
-      '6k',
-      path,
-    ]);
+    renderLavfi('sine=frequency=440:sample_rate=16000:duration=14', ['-c:a', 'libopus', '-b:a', '6k'], path);
     media.applyConfig({ stt: { maxSeconds: 10 } });
     await expect(
       media.transcribe({ data: (await readFile(path)).toString('base64'), field: 'audio' }),

@@ -33,6 +33,19 @@ interface SttEngine {
 function keylessEngine(context: MediaContext): SttEngine {
   const stt = context.section().stt;
   const timeoutMs = context.section().timeoutMs;
+  /** Writes the speech to a private scratch file and answers what `command` prints for it. */
+  const runOnFile = (
+    command: string,
+    argsFor: (path: string) => string[],
+    wav: Buffer,
+    signal?: AbortSignal,
+  ) =>
+    withScratch(async (dir) => {
+      const path = join(dir, 'speech.wav');
+      await writeFile(path, wav, { mode: 0o600 });
+      const { stdout } = await runProgram(command, argsFor(path), { timeoutMs, signal, env: context.env });
+      return stdout.toString('utf8');
+    });
   if (stt.whisperCommand && stt.whisperModel) {
     const command = stt.whisperCommand;
     const model = stt.whisperModel;
@@ -41,13 +54,12 @@ function keylessEngine(context: MediaContext): SttEngine {
       keyless: true,
       source: 'keyless-local',
       run: (wav, language, signal) =>
-        withScratch(async (dir) => {
-          const path = join(dir, 'speech.wav');
-          await writeFile(path, wav, { mode: 0o600 });
-          const args = ['-m', model, '-f', path, '-nt', '-np', '-l', language ?? 'auto'];
-          const { stdout } = await runProgram(command, args, { timeoutMs, signal, env: context.env });
-          return stdout.toString('utf8');
-        }),
+        runOnFile(
+          command,
+          (path) => ['-m', model, '-f', path, '-nt', '-np', '-l', language ?? 'auto'],
+          wav,
+          signal,
+        ),
     };
   }
   const command = stt.pocketsphinxCommand;
@@ -55,15 +67,9 @@ function keylessEngine(context: MediaContext): SttEngine {
     name: 'pocketsphinx',
     keyless: true,
     source: 'keyless-local',
+    // pocketsphinx_continuous uses the model pocketsphinx-en-us installs; its log goes nowhere.
     run: (wav, _language, signal) =>
-      withScratch(async (dir) => {
-        const path = join(dir, 'speech.wav');
-        await writeFile(path, wav, { mode: 0o600 });
-        // pocketsphinx_continuous uses the model pocketsphinx-en-us installs; its log goes nowhere.
-        const args = ['-infile', path, '-logfn', '/dev/null'];
-        const { stdout } = await runProgram(command, args, { timeoutMs, signal, env: context.env });
-        return stdout.toString('utf8');
-      }),
+      runOnFile(command, (path) => ['-infile', path, '-logfn', '/dev/null'], wav, signal),
   };
 }
 

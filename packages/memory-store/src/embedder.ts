@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { MemoryStoreError } from './errors.js';
+import { parseOptions } from './internal/inputs.js';
 import { words } from './internal/text.js';
 import { isFiniteVector, normalise } from './internal/vectors.js';
 
@@ -69,14 +70,7 @@ export interface HashingEmbedderOptions {
  * lane; configure a model endpoint for meaning.
  */
 export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Embedder {
-  const parsed = hashingEmbedderOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new MemoryStoreError(
-      'INVALID_OPTIONS',
-      `Invalid hashing embedder options: ${parsed.error.message}`,
-    );
-  }
-  const { dimensions } = parsed.data;
+  const { dimensions } = parseOptions(hashingEmbedderOptionsSchema, options, 'hashing embedder');
   const embedOne = (text: string): Float32Array => {
     const features = new Map<string, number>();
     const add = (feature: string, weight: number) => {
@@ -372,11 +366,7 @@ function isTransformersRuntime(value: unknown): value is TransformersRuntime {
  */
 export function createTransformersEmbedder(options: TransformersEmbedderOptions): Embedder {
   const { importRuntime, ...rest } = options;
-  const parsed = transformersEmbedderOptionsSchema.safeParse(rest);
-  if (!parsed.success) {
-    throw new MemoryStoreError('INVALID_OPTIONS', `Invalid local model options: ${parsed.error.message}`);
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(transformersEmbedderOptionsSchema, rest, 'local model');
   const load =
     importRuntime ??
     (() => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MemoryStoreError } from './errors.js';
+import { parseOptions } from './internal/inputs.js';
 import { questionWords, topicWords, transcriptLine } from './internal/lexical.js';
 import { words } from './internal/text.js';
 import type { Reranker } from './reranker.js';
@@ -44,14 +44,7 @@ const DATE_WORD =
  * question names. Without `scores` it ranks by the features alone.
  */
 export function createLexicalReranker(options: LexicalRerankerOptions = {}): Reranker {
-  const parsed = lexicalRerankerOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new MemoryStoreError(
-      'INVALID_OPTIONS',
-      `Invalid lexical reranker options: ${parsed.error.message}`,
-    );
-  }
-  const weights = parsed.data;
+  const weights = parseOptions(lexicalRerankerOptionsSchema, options, 'lexical reranker');
   return {
     model: 'lexical-features',
     async rerank(query, documents, rerankOptions = {}) {

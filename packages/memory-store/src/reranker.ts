@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MemoryStoreError } from './errors.js';
+import { parseOptions } from './internal/inputs.js';
 
 /** Orders recall candidates by relevance to the query; higher scores are better. */
 export interface Reranker {
@@ -52,11 +53,7 @@ const rerankResponseSchema = z.object({
  */
 export function createHttpReranker(options: HttpRerankerOptions): Reranker {
   const { fetch: fetchImpl = globalThis.fetch, ...rest } = options;
-  const parsed = httpRerankerOptionsSchema.safeParse(rest);
-  if (!parsed.success) {
-    throw new MemoryStoreError('INVALID_OPTIONS', `Invalid reranker options: ${parsed.error.message}`);
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(httpRerankerOptionsSchema, rest, 'reranker');
   const trimmed = settings.baseUrl.replace(/\/+$/, '');
   const url = trimmed.endsWith('/v1') ? `${trimmed}/rerank` : `${trimmed}/v1/rerank`;
   return {

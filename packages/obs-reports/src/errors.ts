@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssue, FieldIssuesData } from '@agentd/contracts';
 import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
@@ -14,13 +14,10 @@ export type ObsReportsErrorCode = 'INVALID_OPTIONS' | 'INVALID_PARAMS' | 'CLOSED
 export type { FieldIssue };
 
 /** Options accepted by the {@link ObsReportsError} constructor. `data`: `issues` for validation codes. */
-export type ObsReportsErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
+export type ObsReportsErrorOptions = AgentdErrorOptions<FieldIssuesData>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class ObsReportsError extends AgentdError<
-  ObsReportsErrorCode,
-  { issues?: FieldIssue[] } & Record<string, unknown>
-> {
+export class ObsReportsError extends AgentdError<ObsReportsErrorCode, FieldIssuesData> {
   override readonly name = 'ObsReportsError';
 }
 

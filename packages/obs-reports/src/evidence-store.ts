@@ -1,3 +1,4 @@
+import { toFieldIssues } from '@agentd/errors';
 import type { EventSink } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
@@ -166,12 +167,7 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) {
     throw new ObsReportsError('INVALID_OPTIONS', 'invalid obs evidence options', {
-      data: {
-        issues: parsed.error.issues.map((issue) => ({
-          path: issue.path.map(String),
-          message: issue.message,
-        })),
-      },
+      data: { issues: toFieldIssues(parsed.error.issues) },
     });
   }
   const { db } = options;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
+import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { agentOfModel, MODEL_PREFIX } from './chat.js';
 import { embeddingsBody, embeddingsRequestSchema } from './embeddings.js';
@@ -40,12 +41,7 @@ export interface OpenAiApiHandlerOptions<C> {
 const optionsSchema = z.object({
   authenticate: z.function(),
   backend: z.custom<OpenAiBackend<unknown>>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      ['listModels', 'session', 'chat', 'embed'].every(
-        (name) => typeof (value as Record<string, unknown>)[name] === 'function',
-      ),
+    (value) => hasMethods(value, ['listModels', 'session', 'chat', 'embed']),
     { message: 'backend must have listModels, session, chat and embed' },
   ),
   callerKey: z.function(),

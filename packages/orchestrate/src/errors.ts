@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, FieldIssue } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssue, FieldIssuesData } from '@agentd/contracts';
 import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
@@ -12,13 +12,10 @@ export type OrchestrateErrorCode = 'INVALID_OPTIONS' | 'CLOSED';
 export type { FieldIssue };
 
 /** Options of the {@link OrchestrateError} constructor. */
-export type OrchestrateErrorOptions = AgentdErrorOptions<{ issues?: FieldIssue[] } & Record<string, unknown>>;
+export type OrchestrateErrorOptions = AgentdErrorOptions<FieldIssuesData>;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class OrchestrateError extends AgentdError<
-  OrchestrateErrorCode,
-  { issues?: FieldIssue[] } & Record<string, unknown>
-> {
+export class OrchestrateError extends AgentdError<OrchestrateErrorCode, FieldIssuesData> {
   override readonly name = 'OrchestrateError';
 }
 

@@ -31,12 +31,9 @@ const pacedScript = (ms: number) => `
 describe('orchestrate: the child lease is renewed while the script runs', () => {
   it('keeps a lease shorter than the run alive: every call of a 2.6 s run works under a 1 s lease', async () => {
     fixture = await orchestrateFixture({ orchestrate: { leaseTtlMs: 1000, timeoutMs: 10_000 } });
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: pacedScript(2600),
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: new AbortController().signal,
     });
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
@@ -58,13 +55,10 @@ describe('orchestrate: the child lease is renewed while the script runs', () => 
 
   it('stops renewing a revoked lease, and the socket refuses every further call', async () => {
     fixture = await orchestrateFixture({ orchestrate: { leaseTtlMs: 1000, timeoutMs: 10_000 } });
-    const running = fixture.service.run({
+    const running = fixture.runScript({
       language: 'js',
       // Runs on well past the revocation, so renewal ticks come after it.
       script: pacedScript(2500),
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: new AbortController().signal,
     });
     const current = fixture;
     // Wait for a renewal and a call, then revoke the child lease mid-run.

@@ -15,7 +15,7 @@ describe('orchestrate: happy path', () => {
   it('runs a script that reads through a builtin and calls a routed tool as the lease', async () => {
     fixture = await orchestrateFixture();
     writeFileSync(join(fixture.workspace, 'notes.md'), 'hello from the workspace');
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'ts',
       script: `
         import { invoke } from '/agentd/orch.mjs';
@@ -24,10 +24,7 @@ describe('orchestrate: happy path', () => {
         const listed = await invoke('ls', { path: '/workspace' });
         console.log(JSON.stringify({ text: note.text, echoed, names: listed.entries.map((e) => e.name) }));
       `,
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
       traceId: 'trace-1',
-      signal: signal(),
     });
     expect(result).toMatchObject({ exitCode: 0, outcome: 'success', stdoutTruncated: false });
     expect(result.failureClass).toBeUndefined();
@@ -146,12 +143,9 @@ describe('orchestrate: the jail', () => {
 
   it('fails with spawn_fail and never runs the script when bwrap is missing', async () => {
     fixture = await orchestrateFixture({ orchestrate: { bwrapPath: '/nonexistent/bwrap' } });
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: `import fs from 'node:fs'; fs.writeFileSync('ran.txt', 'unjailed');`,
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     expect(result).toMatchObject({ outcome: 'failure', failureClass: 'spawn_fail', exitCode: -1 });
     expect(result.hint).toMatch(/bubblewrap/);
@@ -165,12 +159,9 @@ describe('orchestrate: the jail', () => {
         throw new Error('workspace unavailable');
       },
     });
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: 'console.log(1)',
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     expect(result).toMatchObject({ failureClass: 'spawn_fail', exitCode: -1 });
     expect(result.hint).toContain('workspace unavailable');
@@ -194,12 +185,9 @@ describe('orchestrate: limits', () => {
   it('kills a script past its timeout', async () => {
     fixture = await orchestrateFixture({ orchestrate: { timeoutMs: 1500 } });
     const started = Date.now();
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: 'setInterval(() => {}, 1000);',
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     expect(result).toMatchObject({ failureClass: 'timeout', outcome: 'failure', exitCode: 137 });
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -207,12 +195,9 @@ describe('orchestrate: limits', () => {
 
   it('kills a script past the stdout cap and keeps the capped part', async () => {
     fixture = await orchestrateFixture({ orchestrate: { stdoutCapBytes: 4096 } });
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: 'const line = "x".repeat(1000) + "\\n"; for (;;) process.stdout.write(line);',
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     expect(result).toMatchObject({ failureClass: 'stdout_cap', outcome: 'failure', stdoutTruncated: true });
     expect(result.stdout.length).toBe(4096);
@@ -220,19 +205,16 @@ describe('orchestrate: limits', () => {
 
   it('reports a failing script as nonzero_exit', async () => {
     fixture = await orchestrateFixture();
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: 'process.exit(3)',
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     expect(result).toMatchObject({ failureClass: 'nonzero_exit', exitCode: 3 });
   });
 
   it('kills the jail and what it started when the run is killed', async () => {
     fixture = await orchestrateFixture();
-    const running = fixture.service.run({
+    const running = fixture.runScript({
       language: 'js',
       script: `
         import { spawn } from 'node:child_process';
@@ -241,9 +223,6 @@ describe('orchestrate: limits', () => {
         fs.writeFileSync('/workspace/started', 'yes');
         setInterval(() => {}, 1000);
       `,
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: signal(),
     });
     const marker = join(fixture.workspace, 'started');
     for (let i = 0; i < 200 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));

@@ -1,3 +1,4 @@
+import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { AutonomyService } from '@agentd/autonomy';
 import type { AgentTool, EventSink, Logger } from '@agentd/contracts';
@@ -81,10 +82,7 @@ export interface OrchestrateService {
 function parseSection(value: unknown): OrchestrateSection {
   const checked = orchestrateSectionSchema.safeParse(value ?? {});
   if (checked.success) return checked.data;
-  const issues = checked.error.issues.map((issue) => ({
-    path: ['orchestrate', ...issue.path.map(String)],
-    message: issue.message,
-  }));
+  const issues = toFieldIssues(checked.error.issues, ['orchestrate']);
   throw new OrchestrateError('INVALID_OPTIONS', `${issues[0]?.path.join('.')}: ${issues[0]?.message}`, {
     data: { issues },
   });

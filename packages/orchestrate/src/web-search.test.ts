@@ -93,12 +93,9 @@ describe('web_search builtin', () => {
     fixture = await orchestrateFixture({
       orchestrate: { webSearch: { url: fake.url, maxResults: 3, timeoutMs: 500 } },
     });
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: SCRIPT,
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: new AbortController().signal,
     });
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
@@ -152,7 +149,7 @@ describe('web_search builtin', () => {
 
   it('answers a clear error, never a result, when no endpoint is configured', async () => {
     fixture = await orchestrateFixture();
-    const result = await fixture.service.run({
+    const result = await fixture.runScript({
       language: 'js',
       script: `
         import { invoke } from '/agentd/orch.mjs';
@@ -162,9 +159,6 @@ describe('web_search builtin', () => {
         );
         console.log(JSON.stringify(out));
       `,
-      agentId: 'default',
-      sessionKey: fixture.run.sessionKey,
-      signal: new AbortController().signal,
     });
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({

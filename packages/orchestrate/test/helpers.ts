@@ -1,13 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AutonomyService, createAutonomyService, type SubagentTurnRunner } from '@agentd/autonomy';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { SubagentTurnRunner } from '@agentd/autonomy';
+import { autonomyDataFixture } from '@agentd/autonomy/testing';
 import {
   createOrchestrateService,
   type OrchestrateAutonomy,
   type OrchestrateServiceOptions,
   type RoutedCall,
+  type ScriptRequest,
 } from '../src/index.js';
 
 /** A sub-agent turn runner whose turns run until their signal aborts (a run stays `running`). */
@@ -17,32 +18,6 @@ const heldRunner: SubagentTurnRunner = {
       request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
     }),
 };
-
-/** A temp data dir with a real libsql database and autonomy services over it. */
-function autonomyFixture() {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-orch-data-'));
-  const databases: Database[] = [];
-  const services: AutonomyService[] = [];
-  return {
-    dir,
-    async open(): Promise<Database> {
-      const db = await openDatabase({ dataDir: dir });
-      databases.push(db);
-      return db;
-    },
-    async service(db: Database, toolsOf: () => string[]): Promise<AutonomyService> {
-      const service = createAutonomyService({ db, runner: () => heldRunner, toolsOf });
-      services.push(service);
-      await service.start();
-      return service;
-    },
-    async cleanup() {
-      for (const service of services.splice(0)) await service.close();
-      for (const db of databases.splice(0)) await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** The tools the test agent holds (the run's capability set). */
 export const AGENT_TOOLS = [
@@ -59,9 +34,9 @@ export const AGENT_TOOLS = [
  * `echo` answers what it was called with and as whom.
  */
 export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOptions> = {}) {
-  const fixture = autonomyFixture();
+  const fixture = autonomyDataFixture('agentd-orch-data-', () => [...AGENT_TOOLS]);
   const db = await fixture.open();
-  const autonomy = await fixture.service(db, () => [...AGENT_TOOLS]);
+  const autonomy = await fixture.service(db, { runner: () => heldRunner });
   const workspace = mkdtempSync(join(tmpdir(), 'agentd-orch-ws-'));
   mkdirSync(workspace, { recursive: true });
   const routed: Array<RoutedCall & { sessionKey: string }> = [];
@@ -111,6 +86,14 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
     events,
     renewals,
     run: spawned,
+    /** Runs a script as the test agent in the held run's session; a signal that never fires unless given. */
+    runScript: (request: Pick<ScriptRequest, 'language' | 'script'> & Partial<ScriptRequest>) =>
+      service.run({
+        agentId: 'default',
+        sessionKey: spawned.sessionKey,
+        signal: new AbortController().signal,
+        ...request,
+      }),
     async cleanup() {
       await fixture.cleanup();
       rmSync(workspace, { recursive: true, force: true });

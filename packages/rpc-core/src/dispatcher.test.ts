@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDispatcher } from './dispatcher.js';
 import { ErrorCodes, RpcCoreError } from './errors.js';
-import { adminIdentity, connection, exampleRegistry, recordingLogger } from './internal/test-support.js';
+import { recordingLogger } from '@agentd/test-support';
+import { adminIdentity, connection, exampleRegistry } from './internal/test-support.js';
 import { defineMethod, MethodRegistry } from './method.js';
 
 function setup(overrides: Partial<Parameters<typeof createDispatcher>[0]> = {}) {
@@ -421,7 +422,7 @@ describe('createDispatcher', () => {
       });
       expect(text).not.toContain('hunter2');
       expect(text).not.toContain('secret.db');
-      const line = logger.lines.find((entry) => entry.level === 'error');
+      const line = logger.entries.find((entry) => entry.level === 'error');
       if (line === undefined) throw new Error('expected an error log line');
       expect(line.fields).toMatchObject({ errorKind: 'internal', method: 'fail.internal', requestId: '1' });
       expect(typeof line.fields.hint).toBe('string');
@@ -442,7 +443,7 @@ describe('createDispatcher', () => {
         error: { code: -32603, message: 'Internal error' },
         id: 1,
       });
-      expect(logger.lines.filter((line) => line.level === 'error')).toHaveLength(1);
+      expect(logger.entries.filter((line) => line.level === 'error')).toHaveLength(1);
     });
 
     it('passes a thrown RpcError through unchanged', async () => {
@@ -653,7 +654,7 @@ describe('Dispatcher.invoke', () => {
       .invoke(stream, { message: 'boom' }, connection(adminIdentity))
       .catch((e) => e);
     expect(failure).toMatchObject({ code: ErrorCodes.InternalError, message: 'Internal error' });
-    expect(logger.lines).toContainEqual(
+    expect(logger.entries).toContainEqual(
       expect.objectContaining({ level: 'error', message: 'rpc handler failed' }),
     );
   });

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDispatcher } from './dispatcher.js';
 import { RpcError } from './errors.js';
-import { adminIdentity, exampleRegistry, recordingLogger, rpcIdentity } from './internal/test-support.js';
+import { recordingLogger } from '@agentd/test-support';
+import { adminIdentity, exampleRegistry, rpcIdentity } from './internal/test-support.js';
 import { defineMethod, type Identity } from './method.js';
 import { createSseRpcHandler } from './sse-handler.js';
 import type { SseWriter } from './sse-writer.js';
@@ -123,8 +124,8 @@ describe('createSseRpcHandler', () => {
     const internal = await events(await fetch(`${url}?word=a&count=1&fail=internal`, as('admin')));
     expect(internal.at(-1)).toEqual(['error', { code: -32603, message: 'Internal error' }]);
     expect(JSON.stringify(internal)).not.toContain('hunter2');
-    expect(logger.lines.some((line) => line.level === 'error' && line.message === 'rpc handler failed')).toBe(
-      true,
-    );
+    expect(
+      logger.entries.some((line) => line.level === 'error' && line.message === 'rpc handler failed'),
+    ).toBe(true);
   });
 });

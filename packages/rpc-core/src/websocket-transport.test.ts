@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { createDispatcher } from './dispatcher.js';
-import { exampleRegistry, hangingMethod, recordingLogger } from './internal/test-support.js';
+import { recordingLogger } from '@agentd/test-support';
+import { exampleRegistry, hangingMethod } from './internal/test-support.js';
 import { authenticateFromTokens, connect, listen, type TestClient } from './internal/ws-test-support.js';
 import { defineMethod, MethodRegistry } from './method.js';
 import { createWebSocketTransport, type WebSocketTransportOptions } from './websocket-transport.js';
@@ -222,7 +223,9 @@ describe('createWebSocketTransport', () => {
     const socket = await client('wrong-token');
     expect(await socket.closed).toEqual({ code: 4001, reason: 'Unauthorized' });
     expect(transport.connectionCount).toBe(0);
-    expect(logger.lines.some((line) => line.level === 'warn' && line.fields.errorKind === 'auth')).toBe(true);
+    expect(logger.entries.some((line) => line.level === 'warn' && line.fields.errorKind === 'auth')).toBe(
+      true,
+    );
   });
 
   it('accepts the token as a query parameter', async () => {
@@ -328,7 +331,7 @@ describe('createWebSocketTransport', () => {
     await until(() => transport.connectionCount === 1);
     await ended;
     await until(() => transport.connectionCount === 0);
-    expect(logger.lines.some((line) => line.message === 'websocket peer unresponsive')).toBe(true);
+    expect(logger.entries.some((line) => line.message === 'websocket peer unresponsive')).toBe(true);
   });
 
   it('keeps a peer that answers pings connected', async () => {
@@ -367,8 +370,8 @@ describe('createWebSocketTransport', () => {
     socket.socket.close(1000, 'bye');
     await socket.closed;
     await until(() => transport.connectionCount === 0);
-    const opened = logger.lines.find((line) => line.message === 'websocket connected');
-    const closed = logger.lines.find((line) => line.message === 'websocket closed');
+    const opened = logger.entries.find((line) => line.message === 'websocket connected');
+    const closed = logger.entries.find((line) => line.message === 'websocket closed');
     expect(opened?.fields).toMatchObject({ clientId: 'client-a', activeConnections: 1 });
     expect(closed?.fields).toMatchObject({
       connectionId: opened?.fields.connectionId,
@@ -434,8 +437,8 @@ describe('createWebSocketTransport backpressure', () => {
     slow.socket.pause();
     for (let id = 1; id <= 100; id++) slow.socket.send(`{"jsonrpc":"2.0","method":"big","id":${id}}`);
 
-    await until(() => logger.lines.some((line) => line.message === 'websocket closed: client not reading'));
-    const closedLine = logger.lines.find((line) => line.message === 'websocket closed: client not reading');
+    await until(() => logger.entries.some((line) => line.message === 'websocket closed: client not reading'));
+    const closedLine = logger.entries.find((line) => line.message === 'websocket closed: client not reading');
     expect(closedLine?.fields).toMatchObject({ closeCode: 4009, errorKind: 'resource' });
     // Reading stopped once the queue passed the cap: most requests were never read, and what the
     // server still held was the cap plus the answer that crossed it.
@@ -470,12 +473,14 @@ describe('createWebSocketTransport backpressure', () => {
     }
     // The server stalled on this connection more than once (its queue passed the cap).
     expect(
-      logger.lines.filter((line) => line.message === 'websocket send queue full; reading paused').length,
+      logger.entries.filter((line) => line.message === 'websocket send queue full; reading paused').length,
     ).toBeGreaterThan(1);
     const answers = client.received as Array<{ id: number; result: string }>;
     expect(answers.map((message) => message.id)).toEqual(Array.from({ length: count }, (_, i) => i));
     for (const message of answers) expect(message.result).toBe(answer(message.id));
     expect(client.socket.readyState).toBe(client.socket.OPEN);
-    expect(logger.lines.some((line) => line.message === 'websocket closed: client not reading')).toBe(false);
+    expect(logger.entries.some((line) => line.message === 'websocket closed: client not reading')).toBe(
+      false,
+    );
   });
 });

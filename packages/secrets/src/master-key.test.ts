@@ -1,20 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirs } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSecretsError } from './errors.js';
 import { loadMasterKey, parseMasterKey, readMasterKeyFile } from './master-key.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = tempDirs('agentd-key-');
+afterEach(() => dirs.removeAll());
 
 function keyFile(text: string, mode: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-key-'));
-  dirs.push(dir);
-  const path = join(dir, 'master.key');
+  const path = join(dirs.make(), 'master.key');
   writeFileSync(path, text);
   chmodSync(path, mode);
   return path;

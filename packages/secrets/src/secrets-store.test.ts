@@ -1,24 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '@agentd/storage';
+import { tempDirs } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSecretsError } from './errors.js';
 import { openSecretsStore, type SecretsStore } from './secrets-store.js';
 
-const dirs: string[] = [];
+const dirs = tempDirs('agentd-secrets-');
 const stores: SecretsStore[] = [];
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-secrets-'));
-  dirs.push(dir);
-  return dir;
-}
 
 async function open(dataDir: string, masterKey: string): Promise<SecretsStore> {
   const store = await openSecretsStore({ dataDir, masterKey });
@@ -37,7 +31,7 @@ function allBytes(dir: string): Buffer {
 
 describe('openSecretsStore', () => {
   it('stores and reads back a value, counting uses, with the file private and never in clear', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const store = await open(dir, KEY_A);
     expect(await store.set('OPENAI_KEY', PLANTED)).toEqual({ created: true });
     expect(await store.set('OPENAI_KEY', `${PLANTED}-2`)).toEqual({ created: false });
@@ -58,7 +52,7 @@ describe('openSecretsStore', () => {
   });
 
   it('refuses another master key at open with a clear error and leaves the data intact', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const store = await open(dir, KEY_A);
     await store.set('TOKEN_ONE', PLANTED);
     await store.close();
@@ -77,7 +71,7 @@ describe('openSecretsStore', () => {
   });
 
   it('refuses a record whose ciphertext was changed, and one moved to another name', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const store = await open(dir, KEY_A);
     await store.set('FIRST', PLANTED);
     await store.set('SECOND', 'another-value');
@@ -112,7 +106,7 @@ describe('openSecretsStore', () => {
   });
 
   it('re-encrypts every secret under a new key: the new key reads them all, the old one is refused', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const store = await open(dir, KEY_A);
     const values = new Map(Array.from({ length: 20 }, (_, i) => [`NAME_${i}`, `value-${i}-${PLANTED}`]));
     for (const [name, value] of values) await store.set(name, value);
@@ -132,7 +126,7 @@ describe('openSecretsStore', () => {
   });
 
   it('validates names and values and refuses short master keys', async () => {
-    const store = await open(tempDir(), KEY_A);
+    const store = await open(dirs.make(), KEY_A);
     for (const name of ['lower', '1ABC', 'A-B', '__proto__', 'A'.repeat(257)]) {
       expect(
         isSecretsError(await store.set(name, 'v').catch((error: unknown) => error), 'INVALID_NAME'),
@@ -146,7 +140,7 @@ describe('openSecretsStore', () => {
     expect(await store.set('A'.repeat(256), 'x'.repeat(8192))).toEqual({ created: true });
     expect(await store.list({ filter: 'A*', limit: 1 })).toHaveLength(1);
     expect(await store.list({ filter: 'B*' })).toEqual([]);
-    const short = await openSecretsStore({ dataDir: tempDir(), masterKey: 'abcd' }).catch(
+    const short = await openSecretsStore({ dataDir: dirs.make(), masterKey: 'abcd' }).catch(
       (error: unknown) => error,
     );
     expect(isSecretsError(short, 'MASTER_KEY_INVALID')).toBe(true);

@@ -1,23 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirs } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSecretsError } from './errors.js';
 import { openSecrets, type Secrets } from './secrets.js';
 
-const dirs: string[] = [];
+const dirs = tempDirs('agentd-secrets-');
 const opened: Secrets[] = [];
 afterEach(async () => {
   for (const secrets of opened.splice(0)) await secrets.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-secrets-'));
-  dirs.push(dir);
-  return dir;
-}
 
 async function open(dataDir: string, env: NodeJS.ProcessEnv): Promise<Secrets> {
   const secrets = await openSecrets({ dataDir, env });
@@ -27,7 +21,7 @@ async function open(dataDir: string, env: NodeJS.ProcessEnv): Promise<Secrets> {
 
 describe('openSecrets', () => {
   it('with a master key, writes the encrypted store and looks up the store, then the environment', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const secrets = await open(dir, {
       AGENTD_MASTER_KEY: randomBytes(32).toString('hex'),
       FROM_ENV: 'env-value',
@@ -41,7 +35,10 @@ describe('openSecrets', () => {
     expect(await secrets.has('FROM_ENV')).toBe(true);
     expect(await secrets.has('NOWHERE')).toBe(false);
     // The store wins over the environment for the same name.
-    const both = await open(tempDir(), { AGENTD_MASTER_KEY: randomBytes(32).toString('hex'), SHARED: 'env' });
+    const both = await open(dirs.make(), {
+      AGENTD_MASTER_KEY: randomBytes(32).toString('hex'),
+      SHARED: 'env',
+    });
     await both.set('SHARED', 'store');
     expect(await both.lookup('SHARED')).toBe('store');
     expect(readdirSync(dir)).not.toContain('.env');
@@ -51,7 +48,7 @@ describe('openSecrets', () => {
   });
 
   it('without a master key, writes <data dir>/.env owner-only and reads it back', async () => {
-    const dir = tempDir();
+    const dir = dirs.make();
     const secrets = await open(dir, {});
     expect(secrets.storage).toBe('env-file');
     const tricky = 'line one\nline "two" # not a comment = still value';
@@ -72,7 +69,7 @@ describe('openSecrets', () => {
   });
 
   it('fails to open with a bad AGENTD_MASTER_KEY instead of falling back to the env file', async () => {
-    const failure = await openSecrets({ dataDir: tempDir(), env: { AGENTD_MASTER_KEY: 'short' } }).catch(
+    const failure = await openSecrets({ dataDir: dirs.make(), env: { AGENTD_MASTER_KEY: 'short' } }).catch(
       (error: unknown) => error,
     );
     expect(isSecretsError(failure, 'MASTER_KEY_INVALID')).toBe(true);

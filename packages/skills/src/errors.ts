@@ -28,10 +28,10 @@ export type SkillsErrorCode =
   | 'MISSING_TOOLS';
 
 /** Options accepted by the {@link SkillsError} constructor. */
-export type SkillsErrorOptions = AgentdErrorOptions<Record<string, unknown>>;
+export type SkillsErrorOptions = AgentdErrorOptions;
 
 /** The one error class thrown by this package; switch on `code`, not on the message. */
-export class SkillsError extends AgentdError<SkillsErrorCode, Record<string, unknown>> {
+export class SkillsError extends AgentdError<SkillsErrorCode> {
   override readonly name = 'SkillsError';
 }
 

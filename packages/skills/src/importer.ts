@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { readBoundedStream } from '@agentd/input-guards';
 import { sha256 } from './catalog.js';
 import type { RegistryConfig, SkillsSection } from './config.js';
 import { isSkillsError, SkillsError } from './errors.js';
@@ -47,26 +48,17 @@ export async function fetchArchive(
       data: { registry: registry.id, status: response.status },
     });
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Read through the stream's reader: the same under Node's and the DOM's stream types.
-  const reader = response.body.getReader();
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    const chunk = read.value;
-    size += chunk.length;
-    if (size > settings.maxArchiveBytes) {
-      await reader.cancel();
-      throw new SkillsError(
-        'FETCH_FAILED',
-        `Archive from ${registry.id} exceeds ${settings.maxArchiveBytes} bytes`,
-        {
-          data: { registry: registry.id },
-        },
-      );
-    }
-    chunks.push(Buffer.from(chunk));
+  const read = await readBoundedStream(response.body, settings.maxArchiveBytes);
+  if (!read.ok) {
+    throw new SkillsError(
+      'FETCH_FAILED',
+      `Archive from ${registry.id} exceeds ${settings.maxArchiveBytes} bytes`,
+      {
+        data: { registry: registry.id },
+      },
+    );
   }
-  return Buffer.concat(chunks);
+  return read.bytes;
 }
 
 /**

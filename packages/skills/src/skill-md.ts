@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { SkillsError } from './errors.js';
@@ -70,9 +71,7 @@ export function parseSkillMd(text: string): ParsedSkill {
   }
   const parsed = frontMatterSchema.safeParse(data ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || 'front matter';
-    throw new SkillsError('INVALID_SKILL', `SKILL.md ${field}: ${issue?.message ?? 'invalid'}`);
+    throw new SkillsError('INVALID_SKILL', firstIssueText('SKILL.md ', parsed.error.issues, 'front matter'));
   }
   const front = parsed.data;
   const skill: ParsedSkill = {

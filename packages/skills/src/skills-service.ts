@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { readdir, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { AgentTool, Logger } from '@agentd/contracts';
@@ -454,12 +455,7 @@ async function listFiles(dir: string): Promise<string[]> {
 
 function parseSection(raw: unknown): SkillsSection {
   const parsed = skillsSectionSchema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new SkillsError(
-      'INVALID_OPTIONS',
-      `skills.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
+  if (!parsed.success)
+    throw new SkillsError('INVALID_OPTIONS', firstIssueText('skills.', parsed.error.issues));
   return parsed.data;
 }

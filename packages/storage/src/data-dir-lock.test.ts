@@ -1,27 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDirs } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { isStorageError, type StorageError } from './errors.js';
 import { processStartTime } from './internal/process-identity.js';
 
-const dirs: string[] = [];
+const dirs = tempDirs('agentd-lock-');
 const locks: DataDirLock[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
   for (const lock of locks.splice(0)) lock.release();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  dirs.removeAll();
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-lock-'));
-  dirs.push(dir);
-  return dir;
-}
 
 function acquire(dataDir: string): DataDirLock {
   const lock = acquireDataDirLock({ dataDir });
@@ -50,7 +44,7 @@ const processStartKnown = processStartTime(process.pid) !== undefined;
 
 describe('acquireDataDirLock', () => {
   it('writes a private lock file naming this process and removes it on release', () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     const lock = acquire(dataDir);
     expect(lock.path).toBe(join(dataDir, 'agentd.lock'));
     expect(JSON.parse(readFileSync(lock.path, 'utf8'))).toMatchObject({ pid: process.pid });
@@ -62,7 +56,7 @@ describe('acquireDataDirLock', () => {
   });
 
   it('refuses a second holder in the same process, naming the pid, until the first releases', () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     const first = acquire(dataDir);
     const error = lockError(dataDir);
     expect(error.code).toBe('DATA_DIR_LOCKED');
@@ -74,7 +68,7 @@ describe('acquireDataDirLock', () => {
   });
 
   it('does not remove a later holder’s lock when an earlier holder releases again', () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     const first = acquire(dataDir);
     first.release();
     const second = acquire(dataDir);
@@ -83,7 +77,7 @@ describe('acquireDataDirLock', () => {
   });
 
   it('refuses while another live process holds it and takes it over after that process is killed with SIGKILL', async () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
     const holder = spawn(
       process.execPath,
@@ -119,7 +113,7 @@ setInterval(() => undefined, 1000);`,
   });
 
   it('takes over a lock whose process is gone', async () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     const pid = await deadPid();
     writeFileSync(
       join(dataDir, 'agentd.lock'),
@@ -132,7 +126,7 @@ setInterval(() => undefined, 1000);`,
   it.skipIf(!processStartKnown)(
     'takes over a lock whose pid now belongs to another process (a different start time)',
     async () => {
-      const dataDir = tempDir();
+      const dataDir = dirs.make();
       const other = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)']);
       children.push(other);
       await new Promise((resolve) => other.once('spawn', resolve));
@@ -149,13 +143,13 @@ setInterval(() => undefined, 1000);`,
   );
 
   it('takes over an unreadable lock file', () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     writeFileSync(join(dataDir, 'agentd.lock'), 'not json');
     expect(acquire(dataDir).holder.pid).toBe(process.pid);
   });
 
   it('refuses a lock held from another host, saying which', () => {
-    const dataDir = tempDir();
+    const dataDir = dirs.make();
     writeFileSync(
       join(dataDir, 'agentd.lock'),
       JSON.stringify({
@@ -171,7 +165,7 @@ setInterval(() => undefined, 1000);`,
   });
 
   it('fails with LOCK_FAILED when the data directory does not exist', () => {
-    const error = lockError(join(tempDir(), 'missing'));
+    const error = lockError(join(dirs.make(), 'missing'));
     expect(error.code).toBe('LOCK_FAILED');
   });
 });

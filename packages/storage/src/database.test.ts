@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { errorOf, makeTempDir, recordingLogger } from '../test/helpers.js';
+import { recordingLogger } from '@agentd/test-support';
+import { errorOf, makeTempDir } from '../test/helpers.js';
 import { type Database, openDatabase, storageSectionSchema } from './index.js';
 
 let temp: ReturnType<typeof makeTempDir>;

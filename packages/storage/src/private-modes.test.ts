@@ -1,19 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDirs } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PRIVATE_DATA_DIR_ENTRIES, repairPrivateModes, usePrivateUmask } from './private-modes.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agentd-modes-'));
-  dirs.push(dir);
-  return dir;
-}
+const dirs = tempDirs('agentd-modes-');
+afterEach(() => dirs.removeAll());
 
 function mode(path: string): number {
   return statSync(path).mode & 0o7777;
@@ -33,7 +25,7 @@ function dir(path: string, dirMode: number): string {
 
 /** A data directory as an older build left it: readable by everyone. */
 function legacyDataDir(): string {
-  const dataDir = dir(tempDir(), 0o755);
+  const dataDir = dir(dirs.make(), 0o755);
   file(join(dataDir, 'config.yaml'), 0o600);
   file(join(dataDir, 'agentd.db'), 0o644);
   file(join(dataDir, 'agentd.db-wal'), 0o644);
@@ -72,11 +64,11 @@ describe('repairPrivateModes', () => {
   });
 
   it('never follows a symlink out of the data directory', () => {
-    const outside = tempDir();
+    const outside = dirs.make();
     const secretFile = file(join(outside, 'elsewhere.txt'), 0o644);
     const outsideDir = dir(join(outside, 'dir'), 0o755);
     const inner = file(join(outsideDir, 'inner.txt'), 0o644);
-    const dataDir = dir(tempDir(), 0o700);
+    const dataDir = dir(dirs.make(), 0o700);
     dir(join(dataDir, 'logs'), 0o700);
     symlinkSync(secretFile, join(dataDir, 'logs', 'link.log'));
     symlinkSync(outsideDir, join(dataDir, 'obs'));
@@ -90,7 +82,7 @@ describe('repairPrivateModes', () => {
   });
 
   it('leaves names outside the entries alone and skips entries that do not exist', () => {
-    const dataDir = dir(tempDir(), 0o700);
+    const dataDir = dir(dirs.make(), 0o700);
     const other = file(join(dataDir, 'notes.txt'), 0o644);
     const db = file(join(dataDir, 'custom.db'), 0o644);
     expect(repairPrivateModes({ dataDir, entries: ['custom.db', 'absent'] }).repaired).toBe(1);
@@ -99,7 +91,7 @@ describe('repairPrivateModes', () => {
   });
 
   it('answers nothing repaired for a data directory that does not exist', () => {
-    expect(repairPrivateModes({ dataDir: join(tempDir(), 'missing') })).toEqual({
+    expect(repairPrivateModes({ dataDir: join(dirs.make(), 'missing') })).toEqual({
       repaired: 0,
       failures: [],
     });
@@ -125,7 +117,7 @@ describe('usePrivateUmask', () => {
     const previous = process.umask(0o022);
     try {
       expect(usePrivateUmask()).toBe(true);
-      const base = tempDir();
+      const base = dirs.make();
       writeFileSync(join(base, 'new.txt'), 'x');
       mkdirSync(join(base, 'new-dir'));
       expect(mode(join(base, 'new.txt'))).toBe(0o600);

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Database, openDatabase, StorageError } from '../src/index.js';
-import { makeTempDir, recordingLogger } from './helpers.js';
+import { recordingLogger } from '@agentd/test-support';
+import { makeTempDir } from './helpers.js';
 import { startFixture, stopFixtures } from './processes.js';
 
 let temp: ReturnType<typeof makeTempDir>;

@@ -21,6 +21,9 @@ export type TerminalErrorCode =
   | 'SPAWN_FAILED'
   | 'CLOSED';
 
+/** Options accepted by the {@link TerminalError} constructor. */
+export type TerminalErrorOptions = AgentdErrorOptions;
+
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class TerminalError extends AgentdError<TerminalErrorCode> {
   override readonly name = 'TerminalError';
@@ -28,6 +31,3 @@ export class TerminalError extends AgentdError<TerminalErrorCode> {
 
 /** True when `error` is a {@link TerminalError}, optionally with the given code. */
 export const isTerminalError = errorGuard(TerminalError);
-
-/** Options accepted by the {@link TerminalError} constructor. */
-export type TerminalErrorOptions = AgentdErrorOptions;

@@ -1,3 +1,5 @@
+import { ownPath, valueText } from '@agentd/input-guards';
+
 /**
  * What a template can see (the contract's "Template context"). Every field is optional;
  * a missing one resolves to an empty string like any unresolved expression.
@@ -85,7 +87,7 @@ export function renderTemplate(template: string, context: TemplateContext): stri
       now ??= typeof context.now === 'function' ? context.now() : (context.now ?? new Date().toISOString());
       out += now;
     } else {
-      out += formatValue(evaluate(part, context));
+      out += valueText(evaluate(part, context));
     }
   }
   return out;
@@ -116,7 +118,7 @@ function evaluate(compiled: Compiled, context: TemplateContext): unknown {
     case 'query':
       return ownValue(context.query, compiled.key);
     case 'walk':
-      return compiled.steps === undefined ? undefined : walk(context.payload, compiled.steps);
+      return compiled.steps === undefined ? undefined : ownPath(context.payload, compiled.steps);
   }
 }
 
@@ -138,29 +140,4 @@ function parseSteps(path: string): string[] | undefined {
     steps.push(key);
   }
   return steps;
-}
-
-function walk(root: unknown, steps: readonly string[]): unknown {
-  let current = root;
-  for (const key of steps) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
-}
-
-function formatValue(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return String(value);
-  if (typeof value === 'object') {
-    try {
-      return JSON.stringify(value) ?? '';
-    } catch {
-      // A cyclic object cannot come from JSON.parse; from other callers it renders empty rather than throwing.
-      return '';
-    }
-  }
-  return '';
 }

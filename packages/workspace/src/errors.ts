@@ -26,6 +26,9 @@ export type WorkspaceErrorCode =
   | 'UNKNOWN_REVISION'
   | 'GIT_FAILED';
 
+/** Options accepted by the {@link WorkspaceError} constructor. */
+export type WorkspaceErrorOptions = AgentdErrorOptions;
+
 /** The one error class thrown by this package; switch on `code`, not on the message. */
 export class WorkspaceError extends AgentdError<WorkspaceErrorCode> {
   override readonly name = 'WorkspaceError';
@@ -33,9 +36,6 @@ export class WorkspaceError extends AgentdError<WorkspaceErrorCode> {
 
 /** True when `error` is a {@link WorkspaceError}, optionally with the given code. */
 export const isWorkspaceError = errorGuard(WorkspaceError);
-
-/** Options accepted by the {@link WorkspaceError} constructor. */
-export type WorkspaceErrorOptions = AgentdErrorOptions;
 
 /** A caller-caused refusal naming `field`. */
 export function invalid(

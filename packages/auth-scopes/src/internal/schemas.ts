@@ -1,3 +1,4 @@
+import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { AuthScopesLogger } from '../logger.js';
 
@@ -11,11 +12,6 @@ export const functionSchema = z.custom<(...args: never[]) => unknown>(
 
 /** Accepts anything with the four pino level methods this package calls. */
 export const loggerSchema = z.custom<AuthScopesLogger>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['debug', 'info', 'warn', 'error'].every(
-      (level) => typeof (value as Record<string, unknown>)[level] === 'function',
-    ),
+  (value) => hasMethods(value, ['debug', 'info', 'warn', 'error']),
   { message: 'expected a logger with debug, info, warn and error methods' },
 );

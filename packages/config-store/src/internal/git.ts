@@ -86,28 +86,18 @@ export class ConfigGit {
     await this.run(['reset', '--quiet', '--', this.fileName]).catch(() => undefined);
   }
 
-  async head(): Promise<string | undefined> {
-    try {
-      return (await this.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD'])).trim() || undefined;
-    } catch {
-      return undefined;
-    }
+  /** The sha HEAD points at, or `undefined` before the first commit. */
+  head(): Promise<string | undefined> {
+    return this.resolveCommit('HEAD');
   }
 
   /** Full sha of the commit `reference` names, or `undefined` when there is none. */
   async resolveCommit(reference: string): Promise<string | undefined> {
-    try {
-      const sha = await this.git.raw([
-        'rev-parse',
-        '--verify',
-        '--quiet',
-        '--end-of-options',
-        `${reference}^{commit}`,
-      ]);
-      return sha.trim() || undefined;
-    } catch {
-      return undefined;
-    }
+    // `--verify --quiet` prints nothing and fails for a name that is no commit.
+    const sha = await this.git
+      .revparse(['--verify', '--quiet', '--end-of-options', `${reference}^{commit}`])
+      .catch(() => '');
+    return sha || undefined;
   }
 
   /** The config file's text at a commit, or `undefined` when the commit has no such file. */

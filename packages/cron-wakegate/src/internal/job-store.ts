@@ -1,3 +1,4 @@
+import { toFieldIssues } from '@agentd/errors';
 import { z } from 'zod';
 import {
   type AddJobInput,
@@ -75,10 +76,7 @@ function resolve(ctx: CronContext, input: ScheduleInput, at: number): ResolvedSc
 export function checkFields<T>(input: unknown, schema: z.ZodType<T>): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({
-    path: issue.path.map(String),
-    message: issue.message,
-  }));
+  const issues = toFieldIssues(result.error.issues);
   throw new CronWakegateError(
     'INVALID_JOB',
     issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),

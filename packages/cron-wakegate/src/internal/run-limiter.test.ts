@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deferred } from '../../test/helpers.js';
+import { deferred } from '@agentd/test-support';
 import { RunLimiter } from './run-limiter.js';
 
 describe('RunLimiter.limit', () => {

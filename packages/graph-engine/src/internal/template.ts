@@ -6,6 +6,8 @@
  * reach an object's prototype.
  */
 
+import { ownPath, valueText } from '@agentd/input-guards';
+
 /** A parsed template: literal text and references, rendered without re-parsing. */
 export type Segment =
   | { kind: 'text'; text: string }
@@ -65,7 +67,7 @@ export function renderSegments(
         out += segment.text;
         break;
       case 'input':
-        out += stringify(lookup(inputs, segment.path));
+        out += valueText(ownPath(inputs, segment.path));
         break;
       case 'node':
         // Only `.output` is defined on a node; its text has no further fields.
@@ -87,26 +89,4 @@ export function renderTemplate(
   return renderSegments(compileTemplate(template), context.inputs, (id) =>
     Object.hasOwn(outputs, id) ? outputs[id] : undefined,
   );
-}
-
-function lookup(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    if (!Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
-}
-
-function stringify(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
-    return String(value);
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
-  }
 }

@@ -1,3 +1,4 @@
+import { readBoundedStream } from '@agentd/input-guards';
 import { MediaError } from '../errors.js';
 import type { HttpProvider } from '../options.js';
 
@@ -75,27 +76,17 @@ export async function bodyOf(
   maxBytes = MAX_PROVIDER_BODY_BYTES,
 ): Promise<Buffer> {
   const declared = Number(response.headers.get('content-length'));
-  const chunks: Uint8Array[] = [];
-  let size = Number.isFinite(declared) ? declared : 0;
-  if (size <= maxBytes && response.body) {
-    size = 0;
-    // A reader rather than `for await`: the DOM typing of ReadableStream (the console
-    // type-checks this package) has no async iterator.
-    const reader = response.body.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      size += read.value.byteLength;
-      if (size > maxBytes) break;
-      chunks.push(read.value);
-    }
-    reader.releaseLock();
-  }
-  if (size > maxBytes) {
+  const read =
+    Number.isFinite(declared) && declared > maxBytes
+      ? { ok: false as const }
+      : await readBoundedStream(response.body, maxBytes);
+  if (!read.ok) {
     await response.body?.cancel().catch(() => {});
     throw new MediaError('PROVIDER_FAILED', `provider ${provider.id} answered more than ${maxBytes} bytes`, {
       data: { provider: provider.id, errorKind: 'network', maxBytes },
     });
   }
-  return Buffer.concat(chunks);
+  return read.bytes;
 }
 
 /** Reads a JSON answer (at most {@link MAX_PROVIDER_BODY_BYTES}), refusing one that is not JSON. */

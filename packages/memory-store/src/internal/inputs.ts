@@ -60,3 +60,12 @@ export function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T 
   }
   return parsed.data;
 }
+
+/** Parses the options of a factory (an embedder, a reranker) or throws `INVALID_OPTIONS` as zod words it. */
+export function parseOptions<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new MemoryStoreError('INVALID_OPTIONS', `Invalid ${what} options: ${parsed.error.message}`);
+  }
+  return parsed.data;
+}

@@ -66,21 +66,3 @@ export function sessionHeader(request: IncomingMessage): string | undefined {
   const header = request.headers['x-agentd-session'];
   return typeof header === 'string' && header !== '' ? header : undefined;
 }
-
-/**
- * The stream of one streamed agent turn (headed with its session key) and the signal the turn
- * runs under: the request's `signal`, or the stream overflowing for a client that stopped reading.
- */
-export function openTurnStream(
-  response: ServerResponse,
-  turn: { sessionKey: string; signal: AbortSignal },
-  maxBufferedBytes: number,
-): { stream: ChunkStream; signal: AbortSignal } {
-  const controller = new AbortController();
-  const stream = createChunkStream(response, {
-    headers: { 'x-agentd-session': turn.sessionKey },
-    maxBufferedBytes,
-    onOverflow: () => controller.abort(),
-  });
-  return { stream, signal: AbortSignal.any([turn.signal, controller.signal]) };
-}

@@ -1,7 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import {
   agentOfModel,
-  type ChatRequest,
   chatRequestSchema,
   chunkBody,
   type CompletionIds,
@@ -10,10 +8,10 @@ import {
   turnMessage,
   usageOf,
 } from '../chat.js';
-import type { ApiContext, TurnEndpoint } from './context.js';
-import { openTurnStream, sessionHeader } from './chunk-stream.js';
-import { toApiError } from './failure.js';
-import { sendJson } from './http.js';
+import type { ChatTurnResult } from '../types.js';
+import { answerTurn, type StreamWording } from './answer-turn.js';
+import { type ChunkStream, sessionHeader } from './chunk-stream.js';
+import type { TurnEndpoint } from './context.js';
 import { parseBody } from './zod-error.js';
 
 /**
@@ -32,56 +30,30 @@ export const serveChat: TurnEndpoint = async (ctx, request, response, caller, bo
     created: Math.floor(ctx.now() / 1000),
     model: chatRequest.model,
   };
+  const include = chatRequest.stream_options?.include_usage === true;
   const turn = { agentId: agentOfModel(chatRequest.model), message, sessionKey, signal };
-  if (!chatRequest.stream) {
-    const result = await ctx.backend.chat(caller, turn);
-    sendJson(response, 200, completionBody(ids, result), { 'x-agentd-session': result.sessionKey });
-    return;
-  }
-  await streamChat(ctx, response, caller, chatRequest, ids, turn);
+  const streamed = chatRequest.stream ? (stream: ChunkStream) => chatChunks(stream, ids, include) : undefined;
+  await answerTurn(ctx, response, caller, turn, { whole: (result) => completionBody(ids, result), streamed });
 };
 
 /**
  * The streamed answer: a role chunk, one chunk per text delta, the finish chunk, the usage
- * chunk when asked for, then `[DONE]`. The stream opens with the first delta, so a turn that
- * fails before producing text (an unknown agent) still gets its HTTP status.
+ * chunk when asked for (`include`), then `[DONE]`; a failure is sent as an error chunk.
  */
-async function streamChat<C>(
-  ctx: ApiContext<C>,
-  response: ServerResponse,
-  caller: C,
-  chatRequest: ChatRequest,
-  ids: CompletionIds,
-  turn: { agentId: string; message: string; sessionKey: string; signal: AbortSignal },
-): Promise<void> {
-  const include = chatRequest.stream_options?.include_usage === true;
-  const { stream, signal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
-  const opening = () => {
-    if (!stream.opened) {
-      stream.send(
-        chunkBody(ids, { delta: { role: 'assistant', content: '' }, finish_reason: null }, { include }),
-      );
-    }
+function chatChunks(stream: ChunkStream, ids: CompletionIds, include: boolean): StreamWording {
+  const send = (choice: Parameters<typeof chunkBody>[1], result?: ChatTurnResult) =>
+    stream.send(chunkBody(ids, choice, { include }, result));
+  return {
+    open: () => send({ delta: { role: 'assistant', content: '' }, finish_reason: null }),
+    delta: (text) => send({ delta: { content: text }, finish_reason: null }),
+    finish(result) {
+      send({ delta: {}, finish_reason: mapFinishReason(result.finishReason) }, result);
+      if (include) stream.send(chunkBody(ids, undefined, { include, value: usageOf(result) }));
+      stream.done();
+    },
+    fail(failure) {
+      stream.send(failure.toBody());
+      stream.done();
+    },
   };
-  try {
-    const result = await ctx.backend.chat(caller, {
-      ...turn,
-      signal,
-      onDelta: (text) => {
-        if (text === '') return;
-        opening();
-        stream.send(chunkBody(ids, { delta: { content: text }, finish_reason: null }, { include }));
-      },
-    });
-    opening();
-    const finish = { delta: {}, finish_reason: mapFinishReason(result.finishReason) };
-    stream.send(chunkBody(ids, finish, { include }, result));
-    if (include) stream.send(chunkBody(ids, undefined, { include, value: usageOf(result) }));
-    stream.done();
-  } catch (error) {
-    if (!stream.opened) throw error;
-    // Once the stream is open the status is sent; OpenAI then sends the error as an event.
-    stream.send(toApiError(error, ctx.logger).toBody());
-    stream.done();
-  }
 }

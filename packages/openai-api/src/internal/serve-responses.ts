@@ -9,10 +9,9 @@ import {
   responseTurnMessage,
   sessionOfResponseId,
 } from '../responses.js';
+import { answerTurn, type StreamWording } from './answer-turn.js';
+import { type ChunkStream, sessionHeader } from './chunk-stream.js';
 import type { TurnEndpoint } from './context.js';
-import { openTurnStream, sessionHeader } from './chunk-stream.js';
-import { toApiError } from './failure.js';
-import { sendJson } from './http.js';
 import { parseBody } from './zod-error.js';
 
 /**
@@ -35,36 +34,31 @@ export const serveResponses: TurnEndpoint = async (ctx, request, response, calle
     model: asked.model,
   };
   const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
-  if (!asked.stream) {
-    const result = await ctx.backend.chat(caller, turn);
-    sendJson(response, 200, responseBody(ids, result), { 'x-agentd-session': result.sessionKey });
-    return;
-  }
-  const { stream, signal: turnSignal } = openTurnStream(response, turn, ctx.maxBufferedBytes);
+  const streamed = asked.stream ? (stream: ChunkStream) => responseEvents(stream, ids) : undefined;
+  await answerTurn(ctx, response, caller, turn, { whole: (result) => responseBody(ids, result), streamed });
+};
+
+/** The streamed Response: named events numbered by `sequence_number`; the stream ends without `[DONE]`. */
+function responseEvents(stream: ChunkStream, ids: ResponseIds): StreamWording {
   let sequence = 0;
   const send = (event: Record<string, unknown>) =>
     stream.send({ ...event, sequence_number: sequence++ }, String(event.type));
-  const opening = () => {
-    if (!stream.opened) for (const event of openingEvents(ids)) send(event);
+  return {
+    open() {
+      for (const event of openingEvents(ids)) send(event);
+    },
+    delta(text) {
+      const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
+      send({ type: 'response.output_text.delta', ...item, delta: text, logprobs: [] });
+    },
+    finish(result) {
+      for (const event of closingEvents(ids, result)) send(event);
+      stream.end();
+    },
+    fail(failure) {
+      const { code, message, param } = failure.toBody().error;
+      send({ type: 'error', code, message, param });
+      stream.end();
+    },
   };
-  try {
-    const result = await ctx.backend.chat(caller, {
-      ...turn,
-      signal: turnSignal,
-      onDelta: (text) => {
-        if (text === '') return;
-        opening();
-        const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
-        send({ type: 'response.output_text.delta', ...item, delta: text, logprobs: [] });
-      },
-    });
-    opening();
-    for (const event of closingEvents(ids, result)) send(event);
-    stream.end();
-  } catch (error) {
-    if (!stream.opened) throw error;
-    const failure = toApiError(error, ctx.logger).toBody().error;
-    send({ type: 'error', code: failure.code, message: failure.message, param: failure.param });
-    stream.end();
-  }
-};
+}

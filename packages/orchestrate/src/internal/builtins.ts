@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import { spawn } from 'node:child_process';
 import { readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -110,10 +111,7 @@ export async function runBuiltin(
   ctx: BuiltinContext,
 ): Promise<unknown> {
   const checked = schemas[name].safeParse(params ?? {});
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    throw new BuiltinRefusal(`args.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
-  }
+  if (!checked.success) throw new BuiltinRefusal(firstIssueText('args.', checked.error.issues));
   // biome-ignore lint/suspicious/noExplicitAny: each case reads the shape its own schema parsed
   const args = checked.data as any;
   switch (name) {

@@ -1,3 +1,4 @@
+import { readBoundedStream } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { WebSearchSettings } from '../config.js';
 import { BuiltinRefusal } from './builtins-refusal.js';
@@ -40,21 +41,9 @@ function isHttpUrl(value: string): boolean {
 
 /** Reads at most `max` bytes of a response body; past it the body is cancelled and this throws. */
 async function readCapped(body: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new BuiltinRefusal(`web search answer is larger than ${max} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const read = await readBoundedStream(body, max);
+  if (!read.ok) throw new BuiltinRefusal(`web search answer is larger than ${max} bytes`);
+  return read.bytes.toString('utf8');
 }
 
 /**

@@ -1,4 +1,6 @@
+import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
+import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { RpcCoreError } from '../errors.js';
 import type { RpcLogger } from '../logger.js';
@@ -10,12 +12,7 @@ export function fn<T>(label: string) {
 
 /** Accepts anything shaped like {@link RpcLogger}. */
 export const loggerSchema = z.custom<RpcLogger>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['debug', 'info', 'warn', 'error'].every(
-      (level) => typeof (value as Record<string, unknown>)[level] === 'function',
-    ),
+  (value) => hasMethods(value, ['debug', 'info', 'warn', 'error']),
   { message: 'logger must have debug, info, warn and error methods' },
 );
 
@@ -37,7 +34,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, fac
   throw new RpcCoreError('INVALID_OPTIONS', `${factory}: invalid options: ${detail}`, {
     cause: parsed.error,
     data: {
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+      issues: toFieldIssues(parsed.error.issues),
     },
   });
 }

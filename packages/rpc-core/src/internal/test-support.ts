@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { DispatchConnection } from '../dispatcher.js';
 import { RpcError } from '../errors.js';
 import { defineMethod, type Identity, MethodRegistry } from '../method.js';
-import type { RpcLogger } from '../logger.js';
 
 /** Identity holding only the `rpc` scope. */
 export const rpcIdentity: Identity = { tokenId: 'tok-rpc', clientId: 'client-a', scopes: ['rpc'] };
@@ -12,23 +11,6 @@ export const adminIdentity: Identity = { tokenId: 'tok-admin', clientId: 'client
 
 export function connection(identity: Identity = rpcIdentity): DispatchConnection {
   return { identity, connectionId: 'conn-1', transport: 'memory' };
-}
-
-export interface LogLine {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  fields: Record<string, unknown>;
-  message: string | undefined;
-}
-
-/** A logger that records every line, so tests can assert on what was logged. */
-export function recordingLogger(): RpcLogger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at =
-    (level: LogLine['level']) =>
-    (fields: Record<string, unknown>, message?: string): void => {
-      lines.push({ level, fields, message });
-    };
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 const pair = z.tuple([z.number(), z.number()]);

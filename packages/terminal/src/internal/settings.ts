@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import type { EventSink, Logger } from '@agentd/contracts';
 import { TerminalError } from '../errors.js';
 import { type TerminalSection, type TerminalServiceOptions, terminalSectionSchema } from '../options.js';
@@ -26,11 +27,12 @@ export function parseServiceOptions(options: TerminalServiceOptions): {
   }
   const parsed = terminalSectionSchema.safeParse(rest);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new TerminalError(
       'INVALID_OPTIONS',
-      `createTerminalService: ${issue?.path.join('.') || 'options'}: ${issue?.message ?? 'invalid'}`,
-      { data: { issues: parsed.error.issues } },
+      firstIssueText('createTerminalService: ', parsed.error.issues, 'options'),
+      {
+        data: { issues: parsed.error.issues },
+      },
     );
   }
   return {

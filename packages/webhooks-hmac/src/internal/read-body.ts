@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { readBoundedStream } from '@agentd/input-guards';
 
 /** The outcome of reading a body under a cap. */
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too_large' | 'aborted' };
@@ -102,23 +103,10 @@ export async function readWebBody(request: Request, maxBytes: number): Promise<B
     await request.body?.cancel().catch(() => undefined);
     return { ok: false, reason: 'too_large' };
   }
-  if (!request.body) return { ok: true, body: Buffer.alloc(0) };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        return { ok: false, reason: 'too_large' };
-      }
-      chunks.push(value);
-    }
+    const read = await readBoundedStream(request.body, maxBytes);
+    return read.ok ? { ok: true, body: read.bytes } : { ok: false, reason: 'too_large' };
   } catch {
     return { ok: false, reason: 'aborted' };
   }
-  return { ok: true, body: Buffer.concat(chunks, total) };
 }

@@ -1,3 +1,4 @@
+import { firstIssueText } from '@agentd/errors';
 import type { Logger } from '@agentd/contracts';
 import { WorkspaceError } from '../errors.js';
 import { type WorkspaceSection, type WorkspaceServiceOptions, workspaceSectionSchema } from '../options.js';
@@ -20,11 +21,12 @@ export function parseServiceOptions(options: WorkspaceServiceOptions): {
   }
   const parsed = workspaceSectionSchema.safeParse(rest);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new WorkspaceError(
       'INVALID_OPTIONS',
-      `createWorkspaceService: ${issue?.path.join('.') || 'options'}: ${issue?.message ?? 'invalid'}`,
-      { data: { issues: parsed.error.issues } },
+      firstIssueText('createWorkspaceService: ', parsed.error.issues, 'options'),
+      {
+        data: { issues: parsed.error.issues },
+      },
     );
   }
   return { section: parsed.data, dataDir, logger: logger ?? noopLogger, now: now ?? Date.now };

@@ -1,0 +1,3 @@
+export { type Deferred, deferred } from './deferred.js';
+export { type LogEntry, recordingLogger } from './recording-logger.js';
+export { type TempDirs, tempDirs } from './temp-dirs.js';
