@@ -156,6 +156,36 @@ describe('the delivery queue', () => {
   });
 });
 
+describe('the delivery queue table', () => {
+  it('upgrades a version-1 table in place: waiting rows survive and are sent after the index change', async () => {
+    const old = await openDatabase({ dataDir: join(dir, 'v1') });
+    try {
+      await old.migrate('@agentd/channels', channelsMigrations.slice(0, 1));
+      const writer = createDeliveryQueue({ db: old, deliver: async () => ({ messageId: 'never' }) });
+      await writer.enqueue({ channelType: 'telegram', operation: send('10', 'waited') });
+      await writer.close();
+      await old.migrate('@agentd/channels', [...channelsMigrations]);
+      const indexes = await old.execute(
+        `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'channel_deliveries'
+          AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name`,
+      );
+      expect(indexes.rows.map((row) => row.name)).toEqual([
+        'channel_deliveries_open',
+        'channel_deliveries_type',
+        'channel_deliveries_webchat',
+      ]);
+      const target = platform();
+      const queue = createDeliveryQueue({ db: old, deliver: target.deliver });
+      await queue.start();
+      await expect.poll(() => target.attempts.map((a) => a.text)).toEqual(['waited']);
+      await expect.poll(() => queue.counts()).toMatchObject({ queued: 0, sent: 1 });
+      await queue.close();
+    } finally {
+      await old.close();
+    }
+  });
+});
+
 describe('the delivery queue when the database fails', () => {
   it('refuses only the entry whose write fails; the rest of its commit is written and sent', async () => {
     await db.execute(`CREATE TRIGGER poison BEFORE INSERT ON channel_deliveries WHEN NEW.channel_id = 'poison'

@@ -57,6 +57,13 @@ export interface ChannelsMigration {
 }
 
 export const QUEUE_TABLE = 'channel_deliveries';
+/**
+ * The rows not settled yet. SQLite uses a partial index only for a query whose WHERE repeats
+ * the index's own terms, so the queries below carry these exact texts.
+ */
+const OPEN = `stage IN ('queued', 'sending', 'failed')`;
+/** What a webchat client was sent (its history). */
+export const WEBCHAT_SENT = `channel_type = 'webchat' AND stage = 'sent'`;
 
 /** The queue's schema; run it with `db.migrate('@agentd/channels', channelsMigrations)`. */
 export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
@@ -82,6 +89,20 @@ export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
       `CREATE INDEX ${QUEUE_TABLE}_due ON ${QUEUE_TABLE} (stage, next_attempt_at)`,
       `CREATE INDEX ${QUEUE_TABLE}_type ON ${QUEUE_TABLE} (channel_type, stage)`,
       `CREATE INDEX ${QUEUE_TABLE}_chat ON ${QUEUE_TABLE} (channel_type, channel_id, stage, created_at)`,
+    ],
+  },
+  {
+    // The queue now schedules from memory and reads stored rows only at start, so the indexes
+    // that served its polling go. Every index a row is in is written at each of its stages
+    // (the chat index alone touched a page per chat per commit); the partial ones hold only the
+    // rows their one reader asks for.
+    version: 2,
+    name: 'delivery queue: indexes for the in-memory scheduler',
+    up: [
+      `DROP INDEX ${QUEUE_TABLE}_due`,
+      `DROP INDEX ${QUEUE_TABLE}_chat`,
+      `CREATE INDEX ${QUEUE_TABLE}_open ON ${QUEUE_TABLE} (stage, created_at) WHERE ${OPEN}`,
+      `CREATE INDEX ${QUEUE_TABLE}_webchat ON ${QUEUE_TABLE} (channel_id, updated_at) WHERE ${WEBCHAT_SENT}`,
     ],
   },
 ]);
@@ -173,8 +194,9 @@ export const sql = {
   byId: `SELECT * FROM ${QUEUE_TABLE} WHERE delivery_id = ?`,
   byKey: `SELECT * FROM ${QUEUE_TABLE} WHERE idempotency_key = ?`,
   // Insertion order (rowid) breaks ties between entries created in the same millisecond.
-  pending: `SELECT * FROM ${QUEUE_TABLE} WHERE stage IN ('queued', 'failed') ORDER BY created_at, rowid`,
-  inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE stage = 'sending' ORDER BY created_at, rowid`,
+  pending: `SELECT * FROM ${QUEUE_TABLE} WHERE ${OPEN} AND stage IN ('queued', 'failed')
+    ORDER BY created_at, rowid`,
+  inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE ${OPEN} AND stage = 'sending' ORDER BY created_at, rowid`,
   // The claim is the commit point before the attempt: only one claimer wins a row.
   claim: `UPDATE ${QUEUE_TABLE} SET stage = 'sending', attempts = attempts + 1, updated_at = ?
     WHERE delivery_id = ? AND stage IN ('queued', 'failed') RETURNING delivery_id`,
