@@ -170,8 +170,7 @@ describe('the delivery queue table', () => {
           AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name`,
       );
       expect(indexes.rows.map((row) => row.name)).toEqual([
-        'channel_deliveries_open',
-        'channel_deliveries_type',
+        'channel_deliveries_stage',
         'channel_deliveries_webchat',
       ]);
       const target = platform();

@@ -58,11 +58,9 @@ export interface ChannelsMigration {
 
 export const QUEUE_TABLE = 'channel_deliveries';
 /**
- * The rows not settled yet. SQLite uses a partial index only for a query whose WHERE repeats
- * the index's own terms, so the queries below carry these exact texts.
+ * What a webchat client was sent (its history). SQLite uses a partial index only for a query
+ * whose WHERE repeats the index's own terms, so the history query carries this exact text.
  */
-const OPEN = `stage IN ('queued', 'sending', 'failed')`;
-/** What a webchat client was sent (its history). */
 export const WEBCHAT_SENT = `channel_type = 'webchat' AND stage = 'sent'`;
 
 /** The queue's schema; run it with `db.migrate('@agentd/channels', channelsMigrations)`. */
@@ -92,16 +90,17 @@ export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
     ],
   },
   {
-    // The queue now schedules from memory and reads stored rows only at start, so the indexes
-    // that served its polling go. Every index a row is in is written at each of its stages
-    // (the chat index alone touched a page per chat per commit); the partial ones hold only the
-    // rows their one reader asks for.
+    // The queue schedules from memory and reads stored rows only at start, so the indexes that
+    // served its polling go. Every index a row is in is rewritten at each stage change (the chat
+    // index alone touched a page per chat per commit), so one index by stage now serves the start
+    // and the counts, and webchat's history has a partial index holding only its sent rows.
     version: 2,
     name: 'delivery queue: indexes for the in-memory scheduler',
     up: [
       `DROP INDEX ${QUEUE_TABLE}_due`,
+      `DROP INDEX ${QUEUE_TABLE}_type`,
       `DROP INDEX ${QUEUE_TABLE}_chat`,
-      `CREATE INDEX ${QUEUE_TABLE}_open ON ${QUEUE_TABLE} (stage, created_at) WHERE ${OPEN}`,
+      `CREATE INDEX ${QUEUE_TABLE}_stage ON ${QUEUE_TABLE} (stage, channel_type)`,
       `CREATE INDEX ${QUEUE_TABLE}_webchat ON ${QUEUE_TABLE} (channel_id, updated_at) WHERE ${WEBCHAT_SENT}`,
     ],
   },
@@ -194,9 +193,8 @@ export const sql = {
   byId: `SELECT * FROM ${QUEUE_TABLE} WHERE delivery_id = ?`,
   byKey: `SELECT * FROM ${QUEUE_TABLE} WHERE idempotency_key = ?`,
   // Insertion order (rowid) breaks ties between entries created in the same millisecond.
-  pending: `SELECT * FROM ${QUEUE_TABLE} WHERE ${OPEN} AND stage IN ('queued', 'failed')
-    ORDER BY created_at, rowid`,
-  inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE ${OPEN} AND stage = 'sending' ORDER BY created_at, rowid`,
+  pending: `SELECT * FROM ${QUEUE_TABLE} WHERE stage IN ('queued', 'failed') ORDER BY created_at, rowid`,
+  inDoubt: `SELECT * FROM ${QUEUE_TABLE} WHERE stage = 'sending' ORDER BY created_at, rowid`,
   // The claim is the commit point before the attempt: only one claimer wins a row.
   claim: `UPDATE ${QUEUE_TABLE} SET stage = 'sending', attempts = attempts + 1, updated_at = ?
     WHERE delivery_id = ? AND stage IN ('queued', 'failed') RETURNING delivery_id`,
@@ -209,5 +207,7 @@ export const sql = {
   requeue: `UPDATE ${QUEUE_TABLE} SET stage = 'queued', next_attempt_at = ?, updated_at = ?
     WHERE delivery_id = ? AND stage = 'sending'`,
   counts: `SELECT stage, COUNT(*) AS n FROM ${QUEUE_TABLE} GROUP BY stage`,
-  countsOf: `SELECT stage, COUNT(*) AS n FROM ${QUEUE_TABLE} WHERE channel_type = ? GROUP BY stage`,
+  // Naming every stage lets the (stage, channel_type) index seek each stage's rows of the type.
+  countsOf: `SELECT stage, COUNT(*) AS n FROM ${QUEUE_TABLE}
+    WHERE stage IN (${DELIVERY_STAGES.map((stage) => `'${stage}'`).join(', ')}) AND channel_type = ? GROUP BY stage`,
 };
