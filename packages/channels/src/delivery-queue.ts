@@ -1,8 +1,10 @@
 import type { Logger } from '@agentd/contracts';
 import { z } from 'zod';
 import type { DeliveryAttempt, OutboundOperation, OutboundResult } from './adapter.js';
-import { ChannelsError, isChannelsError } from './errors.js';
+import { ChannelsError } from './errors.js';
+import { createAttemptStep } from './internal/attempt.js';
 import { createGroupCommit } from './internal/group-commit.js';
+import { createHeld, type HeldEntry } from './internal/held.js';
 import { createLanes } from './internal/lanes.js';
 import {
   type ChannelsDatabase,
@@ -103,16 +105,6 @@ export interface DeliveryQueue {
   close(): Promise<void>;
 }
 
-/** A delivery held in memory from its write until its final record is committed. */
-interface Held {
-  entry: DeliveryEntry;
-  /** Its row is stored: `false` when its idempotency key was taken or the write failed. */
-  written: Promise<boolean>;
-  /** Its stored row is `sending` for the attempt about to be made. */
-  claimed: boolean;
-  dueAt(): number;
-}
-
 /**
  * Creates the delivery queue: every outbound operation is a row written before it is
  * attempted, claimed (`sending`, committed) before the platform is called, and recorded
@@ -128,175 +120,25 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
   const commits = createGroupCommit(db, now);
-  /** Entries in the lanes, by delivery id. */
-  const held = new Map<string, Held>();
-  const waiters = new Map<string, Array<(entry: DeliveryEntry) => void>>();
-  /** Record writes not yet committed; a stop waits for them. */
-  const records = new Set<Promise<unknown>>();
-  let starting: Promise<void> | undefined;
-  let started = false;
-  let closed = false;
-
   const get = async (deliveryId: string): Promise<DeliveryEntry | undefined> => {
     const [row] = (await db.execute(sql.byId, [deliveryId])).rows;
     return row ? toEntry(row) : undefined;
   };
-  const report = (entry: DeliveryEntry, began: number, errorKind?: string) => {
-    try {
-      options.onAttempt?.({
-        entry,
-        outcome: errorKind === undefined ? 'delivered' : 'failed',
-        latencyMs: now() - began,
-        ...(errorKind !== undefined ? { errorKind } : {}),
-      });
-    } catch {
-      // Observability must never stop a delivery.
-    }
-  };
-  const track = (record: Promise<unknown>): void => {
-    const done = record.finally(() => records.delete(done));
-    records.add(done);
-  };
-  /** A write the lanes do not wait for: a failure leaves the row as it was, recovered at start. */
-  const logged = (what: string, deliveryId: string) => (err: unknown) =>
-    logger.error(
-      {
-        err,
-        deliveryId,
-        errorKind: 'resource',
-        hint: 'the database may be unavailable; recovered at the next start',
-      },
-      `delivery ${what} not recorded`,
-    );
-
-  /**
-   * The entry's last state: once its record is committed the entry leaves memory and its
-   * waiters hear it. A record that fails leaves the row in `sending`, which the next start
-   * reconciles; the waiters then answer what is stored when they time out.
-   */
-  const finish = (item: Held, entry: DeliveryEntry, record: Promise<boolean>): void => {
-    item.entry = entry;
-    track(
-      record
-        .then(
-          (wrote) => {
-            if (!wrote) {
-              logger.warn(
-                {
-                  deliveryId: entry.deliveryId,
-                  errorKind: 'internal',
-                  hint: 'the stored row was not in sending',
-                },
-                `delivery ${entry.stage} not recorded`,
-              );
-              return;
-            }
-            const list = waiters.get(entry.deliveryId) ?? [];
-            waiters.delete(entry.deliveryId);
-            for (const resolve of list) resolve(entry);
-          },
-          logged(entry.stage, entry.deliveryId),
-        )
-        .finally(() => held.delete(entry.deliveryId)),
-    );
-  };
-
-  /** One due entry of a lane: claim it unless it was written claimed, attempt it, record it. */
-  const step = async (item: Held): Promise<boolean> => {
-    const { deliveryId } = item.entry;
-    if (!(await item.written)) {
-      held.delete(deliveryId);
-      return false;
-    }
-    if (!item.claimed) {
-      const at = now();
-      let won: boolean;
-      try {
-        won = await commits.run(sql.claim, [at, deliveryId]);
-      } catch (err) {
-        logged('claim', deliveryId)(err);
-        // The database refused the claim: nothing was attempted; try again after a pause.
-        item.entry = { ...item.entry, nextAttemptAt: now() + settings.pollMs };
-        return true;
-      }
-      if (!won) {
-        held.delete(deliveryId);
-        return false;
-      }
-      item.entry = { ...item.entry, stage: 'sending', attempts: item.entry.attempts + 1, updatedAt: at };
-    }
-    item.claimed = false;
-    const entry = item.entry;
-    const began = now();
-    try {
-      const result = await options.deliver(entry.channelType, entry.operation, {
-        deliveryId,
-        attempt: entry.attempts,
-      });
-      const sent: DeliveryEntry = {
-        ...entry,
-        stage: 'sent',
-        messageId: result.messageId,
-        lastError: undefined,
-        updatedAt: now(),
-      };
-      finish(item, sent, commits.sent(deliveryId, result.messageId));
-      report(sent, began);
-      return false;
-    } catch (error) {
-      return recordFailure(item, error, began);
-    }
-  };
-
-  /** Records a failed attempt; answers whether the entry stays in its lane for a retry. */
-  const recordFailure = (item: Held, error: unknown, began: number): boolean => {
-    const { entry } = item;
-    const message = describe(error);
-    const data = isChannelsError(error) ? error.data : undefined;
-    // Unknown throws (network, a library bug) are treated as transient; a platform's own
-    // refusal says whether it is.
-    const retryable =
-      !isChannelsError(error) ||
-      (error.code === 'PLATFORM_ERROR' && data?.retryable === true) ||
-      error.code === 'UNCONFIGURED';
-    const kind = data?.retryAfterMs !== undefined ? 'rate_limit' : retryable ? 'retryable' : 'permanent';
-    const at = now();
-    if (!retryable || entry.attempts >= settings.maxAttempts) {
-      const why = retryable ? `gave up after ${entry.attempts} attempts: ${message}` : message;
-      const dead: DeliveryEntry = { ...entry, stage: 'deadLetter', lastError: why, updatedAt: at };
-      finish(item, dead, commits.run(sql.deadLetter, [why, at, entry.deliveryId]));
-      logger.warn(
-        {
-          deliveryId: entry.deliveryId,
-          channelType: entry.channelType,
-          attempts: entry.attempts,
-          errorKind: 'network',
-          hint: 'see lastError of the entry; fix the target or the platform config and send again',
-        },
-        'delivery dead-lettered',
-      );
-      report(dead, began, kind);
-      return false;
-    }
-    const backoff = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (entry.attempts - 1));
-    const nextAttemptAt = at + Math.max(backoff, data?.retryAfterMs ?? 0);
-    item.entry = { ...entry, stage: 'failed', lastError: message, nextAttemptAt, updatedAt: at };
-    // The retry's claim is committed after this record (the commits keep their order).
-    track(
-      commits
-        .run(sql.failed, [message, nextAttemptAt, at, entry.deliveryId])
-        .catch(logged('failure', entry.deliveryId)),
-    );
-    report(item.entry, began, kind);
-    return true;
-  };
-
-  const lanes = createLanes<Held>({
+  const held = createHeld({ get, logger });
+  const lanes = createLanes<HeldEntry>({
     concurrency: settings.concurrency,
     now,
-    run: step,
+    run: createAttemptStep({
+      policy: settings,
+      commits,
+      held,
+      deliver: options.deliver,
+      onAttempt: options.onAttempt,
+      now,
+      logger,
+    }),
     onError: (err, item) => {
-      held.delete(item.entry.deliveryId);
+      held.drop(item.entry.deliveryId);
       logger.error(
         { err, errorKind: 'internal', hint: 'the entry is attempted again at the next start' },
         'delivery lane failed',
@@ -304,10 +146,13 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
   });
   const hold = (entry: DeliveryEntry, written: Promise<boolean>, claimed: boolean): void => {
-    const item: Held = { entry, written, claimed, dueAt: () => item.entry.nextAttemptAt };
-    held.set(entry.deliveryId, item);
+    const item: HeldEntry = { entry, written, claimed, dueAt: () => item.entry.nextAttemptAt };
+    held.add(item);
     lanes.add(chatOf(entry), item);
   };
+  let starting: Promise<void> | undefined;
+  let started = false;
+  let closed = false;
 
   return {
     async start() {
@@ -331,10 +176,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       const at = now();
       const deliveryId = deliveryIdAt(at);
       const live = started && !closed;
-      const chat = chatOf({ channelType: request.channelType, operation: request.operation });
       // A chat with nothing ahead and a free lane is attempted at once, so its row is written
       // already claimed: one commit before the platform call instead of two.
-      const claimed = live && lanes.startsAt(chat);
+      const claimed = live && lanes.startsAt(chatOf(request));
       const entry: DeliveryEntry = {
         deliveryId,
         idempotencyKey: request.idempotencyKey ?? deliveryId,
@@ -361,36 +205,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${entry.idempotencyKey}`);
       return { entry: toEntry(row), existing: true };
     },
-    settled(deliveryId, timeoutMs) {
-      return new Promise((resolve, reject) => {
-        const done = (entry: DeliveryEntry) => {
-          clearTimeout(limit);
-          resolve(entry);
-        };
-        const list = waiters.get(deliveryId) ?? [];
-        list.push(done);
-        waiters.set(deliveryId, list);
-        const limit = setTimeout(() => {
-          const rest = (waiters.get(deliveryId) ?? []).filter((item) => item !== done);
-          if (rest.length > 0) waiters.set(deliveryId, rest);
-          else waiters.delete(deliveryId);
-          get(deliveryId).then((entry) => {
-            if (entry) resolve(entry);
-            else reject(new ChannelsError('NOT_FOUND', `delivery not found: ${deliveryId}`));
-          }, reject);
-        }, timeoutMs);
-        // An entry in memory is answered when its record commits; any other may be settled already.
-        if (held.has(deliveryId)) return;
-        get(deliveryId).then((entry) => {
-          if (entry && (entry.stage === 'sent' || entry.stage === 'deadLetter')) {
-            const rest = (waiters.get(deliveryId) ?? []).filter((item) => item !== done);
-            if (rest.length > 0) waiters.set(deliveryId, rest);
-            else waiters.delete(deliveryId);
-            done(entry);
-          }
-        }, reject);
-      });
-    },
+    settled: (deliveryId, timeoutMs) => held.settled(deliveryId, timeoutMs),
     get,
     configure(policy) {
       const next = parseWith(
@@ -419,14 +234,14 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       let wait: NodeJS.Timeout | undefined;
       await Promise.race([lanes.close(), new Promise((resolve) => (wait = setTimeout(resolve, 5000)))]);
       clearTimeout(wait);
-      await Promise.all(records);
+      await held.idle();
       await commits.idle();
     },
   };
 }
 
 /** The lane of an entry: its chat (`<type>\0<id>`; a channel type never holds a NUL). */
-function chatOf(entry: Pick<DeliveryEntry, 'channelType' | 'operation'>): string {
+function chatOf(entry: { channelType: string; operation: OutboundOperation }): string {
   return `${entry.channelType}\u0000${entry.operation.channelId}`;
 }
 
@@ -466,10 +281,4 @@ async function recoverInDoubt(context: {
         entry.deliveryId,
       ]);
   }
-}
-
-/** An error's message, kept short; adapters already keep tokens out of their messages. */
-function describe(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
