@@ -104,7 +104,7 @@ export interface ChannelsServiceOptions {
   factories?: Partial<Record<Platform, AdapterFactory>>;
   /** How long a method waits for its delivery to settle before answering `queued`. @default 10000 */
   settleTimeoutMs?: number;
-  /** Drain loop's longest sleep. @default 1000 */
+  /** Pause before an entry is tried again after the database refused its claim. @default 1000 */
   pollMs?: number;
   now?: () => number;
   logger?: ChannelsLogger;
