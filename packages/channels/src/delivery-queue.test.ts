@@ -1,27 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../test/fixtures.js';
 import type { DeliveryAttempt, OutboundOperation } from './adapter.js';
 import { createDeliveryQueue, type DeliveryQueue, type DeliveryQueueOptions } from './delivery-queue.js';
 import { platformError } from './errors.js';
 import { type ChannelsDatabase, channelsMigrations, type DeliveryEntry } from './internal/queue-store.js';
 
-let dir: string;
+let store: TestDatabase;
 let db: Database;
 const queues: DeliveryQueue[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-queue-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-queue');
+  db = store.db;
 });
 
 afterEach(async () => {
   for (const queue of queues.splice(0)) await queue.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 /** The platform side of a test: what was attempted, in order, and the stored row each time. */
@@ -158,7 +154,7 @@ describe('the delivery queue', () => {
 
 describe('the delivery queue table', () => {
   it('upgrades a version-1 table in place: waiting rows survive and are sent after the index change', async () => {
-    const old = await openDatabase({ dataDir: join(dir, 'v1') });
+    const old = await openDatabase({ dataDir: `${store.dir}/v1` });
     try {
       await old.migrate('@agentd/channels', channelsMigrations.slice(0, 1));
       const writer = createDeliveryQueue({ db: old, deliver: async () => ({ messageId: 'never' }) });

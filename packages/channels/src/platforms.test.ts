@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../test/fixtures.js';
 import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import type { ChannelAdapter, InboundReaction } from './adapter.js';
@@ -10,21 +8,19 @@ import { createDiscordAdapter } from './adapters/discord.js';
 import { createSlackAdapter } from './adapters/slack.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const SLACK_TOKEN = 'xoxb-fake-slack-token-0123456789';
 const DISCORD_TOKEN = 'fake.discord.token-0123456789abcdef';
-let dir: string;
+let store: TestDatabase;
 let db: Database;
 let slack: FakeSlack;
 let discord: FakeDiscord;
 const services: ChannelsService[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-platforms-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-platforms');
+  db = store.db;
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   discord = await startFakeDiscord({ token: DISCORD_TOKEN });
 });
@@ -32,8 +28,7 @@ afterEach(async () => {
   for (const service of services.splice(0)) await service.close();
   await slack.close();
   await discord.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 const section = () =>
