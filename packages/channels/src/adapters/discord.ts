@@ -11,7 +11,7 @@ import type {
   OutboundResult,
 } from '../adapter.js';
 import { platformError } from '../errors.js';
-import { guardPlatformCalls, type PlatformFailure } from '../internal/platform-call.js';
+import { guardPlatformCalls, markDown, type PlatformFailure } from '../internal/platform-call.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
 
 /** Options of {@link createDiscordAdapter}. */
@@ -129,10 +129,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       if (!options.inbound || gateway) return;
       gateway = connectGateway(rest, options, health, { onInbound, onReaction }, scrub);
       health.state = 'reconnecting';
-      await gateway.connect().catch((err: unknown) => {
-        health.state = 'error';
-        health.lastError = scrubbedMessage(err, scrub);
-      });
+      await gateway.connect().catch((err: unknown) => markDown(health, scrub, err));
     },
     async stop() {
       const running = gateway;

@@ -39,3 +39,14 @@ export function guardPlatformCalls(options: {
     }
   };
 }
+
+/**
+ * Marks a platform connection down (polling stopped, a webhook not registered, a socket or
+ * gateway that could not connect): the health says `error` with the failure's message, free of
+ * secrets, which is answered for the log line.
+ */
+export function markDown(health: ChannelHealth, scrub: (text: string) => string, error: unknown): string {
+  health.state = 'error';
+  health.lastError = scrubbedMessage(error, scrub);
+  return health.lastError;
+}
