@@ -61,6 +61,30 @@ async function inDoubt(channelType: string, channelId: string, text: string, att
   return entry.deliveryId;
 }
 
+/**
+ * Two posts a crash left in doubt, one that reached the platform (through `adapter`) and one that
+ * did not, then a start: the chat shows each once, in order, and both are recorded as sent, the
+ * one that landed with the platform's own id. Answers the two entries.
+ */
+async function expectReconciled(
+  channelType: string,
+  channelId: string,
+  adapter: ChannelAdapter,
+  posted: () => Array<{ id: unknown; text: unknown }>,
+) {
+  const landed = await inDoubt(channelType, channelId, 'landed', adapter);
+  const lost = await inDoubt(channelType, channelId, 'lost');
+  await open();
+  await expect.poll(() => posted().length, { timeout: 8000 }).toBe(2);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(posted().map((message) => message.text)).toEqual(['landed', 'lost']);
+  const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
+  const entries = { landed: await queue.get(landed), lost: await queue.get(lost) };
+  expect(entries.landed).toMatchObject({ stage: 'sent', messageId: posted()[0]?.id });
+  expect(entries.lost).toMatchObject({ stage: 'sent' });
+  return entries;
+}
+
 describe('slack over the Web API', () => {
   it('carries the common operations, the actions and history to the Web API', async () => {
     const service = await open();
@@ -123,15 +147,10 @@ describe('slack over the Web API', () => {
 
   it('reconciles an in-doubt post by its metadata: found is recorded, missing is posted once', async () => {
     const adapter = createSlackAdapter({ botToken: SLACK_TOKEN, apiBaseUrl: slack.url });
-    const landed = await inDoubt('slack', 'C3', 'landed', adapter);
-    const lost = await inDoubt('slack', 'C3', 'lost');
-    await open();
-    await expect.poll(() => slack.posted('C3').length, { timeout: 8000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(slack.posted('C3').map((message) => message.text)).toEqual(['landed', 'lost']);
-    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
-    expect(await queue.get(landed)).toMatchObject({ stage: 'sent', messageId: slack.posted('C3')[0]?.ts });
-    expect(await queue.get(lost)).toMatchObject({ stage: 'sent', attempts: 2 });
+    const { lost } = await expectReconciled('slack', 'C3', adapter, () =>
+      slack.posted('C3').map((message) => ({ id: message.ts, text: message.text })),
+    );
+    expect(lost).toMatchObject({ attempts: 2 });
   });
 });
 
@@ -203,18 +222,9 @@ describe('discord over the REST API', () => {
 
   it('reconciles an in-doubt post through its enforced nonce: never created twice', async () => {
     const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
-    const landed = await inDoubt('discord', '333', 'landed', adapter);
-    const lost = await inDoubt('discord', '333', 'lost');
-    await open();
-    await expect.poll(() => discord.created('333').length, { timeout: 8000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(discord.created('333').map((message) => message.content)).toEqual(['landed', 'lost']);
-    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
-    expect(await queue.get(landed)).toMatchObject({
-      stage: 'sent',
-      messageId: discord.created('333')[0]?.id,
-    });
-    expect(await queue.get(lost)).toMatchObject({ stage: 'sent' });
+    await expectReconciled('discord', '333', adapter, () =>
+      discord.created('333').map((message) => ({ id: message.id, text: message.content })),
+    );
   });
 });
 
