@@ -90,6 +90,8 @@ describe('the delivery queue', () => {
     // Durable as `sending`, attempt 1, before the platform was called.
     expect(target.attempts[0]?.stored).toMatchObject({ stage: 'sending', attempts: 1 });
     expect(calls).toEqual({ execute: 0, batch: 2 });
+    // The answer came from memory and is exactly what was stored.
+    expect(await queue.get(outcome.deliveryId)).toEqual(outcome);
   });
 
   it('group-commits many chats at once: far fewer transactions than entries, order kept per chat', async () => {
@@ -131,6 +133,7 @@ describe('the delivery queue', () => {
       attempts: 3,
       lastError: expect.stringContaining('gave up after 3 attempts'),
     });
+    expect(await queue.get(outcome.deliveryId)).toEqual(outcome);
     // Each retry was claimed after the failure was recorded: attempt n is stored as `sending`, n.
     expect(target.attempts.map((a) => [a.attempt.attempt, a.stored?.stage, a.stored?.attempts])).toEqual([
       [1, 'sending', 1],

@@ -119,7 +119,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const { db } = options;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
-  const commits = createGroupCommit(db, now);
+  const commits = createGroupCommit(db);
   const get = async (deliveryId: string): Promise<DeliveryEntry | undefined> => {
     const [row] = (await db.execute(sql.byId, [deliveryId])).rows;
     return row ? toEntry(row) : undefined;

@@ -357,7 +357,7 @@ async function webchatHistory(
 ): Promise<FetchedMessage[]> {
   const { rows } = await db.execute(
     `SELECT delivery_id, message_id, operation, updated_at FROM ${QUEUE_TABLE}
-      WHERE ${WEBCHAT_SENT} AND channel_id = ? ORDER BY updated_at DESC LIMIT ?`,
+      WHERE ${WEBCHAT_SENT} AND channel_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
     [clientId, limit],
   );
   return rows.flatMap((row) => {

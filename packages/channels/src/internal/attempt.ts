@@ -132,7 +132,7 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
       lastError: undefined,
       updatedAt: now(),
     };
-    held.finish(item, sent, commits.sent(deliveryId, result.messageId));
+    held.finish(item, sent, commits.sent(deliveryId, result.messageId, sent.updatedAt));
     report(sent, began);
     return false;
   };

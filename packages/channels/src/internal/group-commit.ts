@@ -11,7 +11,7 @@ import {
 /** One change waiting for the next commit; `done` hears whether it wrote a row. */
 type Change =
   | { kind: 'insert'; entry: DeliveryEntry; done: Outcome }
-  | { kind: 'sent'; deliveryId: string; messageId: string; done: Outcome }
+  | { kind: 'sent'; deliveryId: string; messageId: string; at: number; done: Outcome }
   | { kind: 'statement'; statement: ChannelsStatement; done: Outcome };
 
 interface Outcome {
@@ -27,8 +27,8 @@ interface Outcome {
 export interface GroupCommit {
   /** Writes a new entry; `false` when its idempotency key was already stored. */
   insert(entry: DeliveryEntry): Promise<boolean>;
-  /** Records an acknowledged attempt of a `sending` entry; `false` when no such row. */
-  sent(deliveryId: string, messageId: string): Promise<boolean>;
+  /** Records an attempt of a `sending` entry acknowledged at `at`; `false` when no such row. */
+  sent(deliveryId: string, messageId: string, at: number): Promise<boolean>;
   /** Runs one statement ending in `RETURNING`; `true` when it returned a row. */
   run(sql: string, args: ChannelsSqlValue[]): Promise<boolean>;
   /** Resolves when everything handed over so far is committed or refused. */
@@ -39,7 +39,7 @@ export interface GroupCommit {
  * Creates the committer. A commit that fails as a whole is split: each change is committed on
  * its own, so one bad row refuses only its own caller and the others are written.
  */
-export function createGroupCommit(db: ChannelsDatabase, now: () => number): GroupCommit {
+export function createGroupCommit(db: ChannelsDatabase): GroupCommit {
   let waiting: Change[] = [];
   let running: Promise<void> | undefined;
 
@@ -60,7 +60,7 @@ export function createGroupCommit(db: ChannelsDatabase, now: () => number): Grou
   };
 
   const commit = async (changes: Change[]): Promise<void> => {
-    const { statements, settle } = plan(changes, now());
+    const { statements, settle } = plan(changes);
     let results: Array<{ rows: Record<string, unknown>[] }>;
     try {
       results = await db.batch(statements);
@@ -74,7 +74,7 @@ export function createGroupCommit(db: ChannelsDatabase, now: () => number): Grou
 
   return {
     insert: (entry) => push((done) => ({ kind: 'insert', entry, done })),
-    sent: (deliveryId, messageId) => push((done) => ({ kind: 'sent', deliveryId, messageId, done })),
+    sent: (deliveryId, messageId, at) => push((done) => ({ kind: 'sent', deliveryId, messageId, at, done })),
     run: (sql, args) => push((done) => ({ kind: 'statement', statement: { sql, args }, done })),
     async idle() {
       while (running) await running;
@@ -88,10 +88,7 @@ export function createGroupCommit(db: ChannelsDatabase, now: () => number): Grou
  * on another change of the same commit (an entry is claimed or recorded only after its own
  * write has committed), so grouping by kind keeps the meaning.
  */
-function plan(
-  changes: Change[],
-  at: number,
-): {
+function plan(changes: Change[]): {
   statements: ChannelsStatement[];
   settle(results: Array<{ rows: Record<string, unknown>[] }>): void;
 } {
@@ -112,7 +109,7 @@ function plan(
   }
   for (let start = 0; start < acks.length; start += ROWS_PER_STATEMENT) {
     const group = acks.slice(start, start + ROWS_PER_STATEMENT);
-    statements.push(markSent(group, at));
+    statements.push(markSent(group));
     groups.push({ changes: group, ids: group.map((change) => change.deliveryId) });
   }
   for (const single of singles) {

@@ -173,16 +173,19 @@ export function insertEntries(entries: readonly DeliveryEntry[]): ChannelsStatem
   };
 }
 
-/** One UPDATE recording a group of acknowledged attempts; RETURNING names the rows it changed. */
+/**
+ * One UPDATE recording a group of acknowledged attempts, each with the time it was acknowledged;
+ * RETURNING names the rows it changed.
+ */
 export function markSent(
-  acks: readonly { deliveryId: string; messageId: string }[],
-  at: number,
+  acks: readonly { deliveryId: string; messageId: string; at: number }[],
 ): ChannelsStatement {
-  const args: ChannelsSqlValue[] = [at];
-  for (const ack of acks) args.push(ack.deliveryId, ack.messageId);
+  const args: ChannelsSqlValue[] = [];
+  for (const ack of acks) args.push(ack.deliveryId, ack.messageId, ack.at);
   return {
-    sql: `UPDATE ${QUEUE_TABLE} SET stage = 'sent', message_id = acked.column2, last_error = NULL, updated_at = ?
-      FROM (VALUES ${acks.map(() => '(?, ?)').join(', ')}) AS acked
+    sql: `UPDATE ${QUEUE_TABLE} SET stage = 'sent', message_id = acked.column2, last_error = NULL,
+        updated_at = acked.column3
+      FROM (VALUES ${acks.map(() => '(?, ?, ?)').join(', ')}) AS acked
       WHERE delivery_id = acked.column1 AND stage = 'sending' RETURNING delivery_id`,
     args,
   };
