@@ -91,9 +91,15 @@ export type StageCounts = Record<DeliveryStage, number>;
 
 /** The durable outbound queue. */
 export interface DeliveryQueue {
-  /** Recovers entries a crash left in `sending`, then drains continuously. */
+  /**
+   * Recovers entries a crash left in `sending`, then takes the waiting ones into its lanes and
+   * delivers continuously. Before it, `enqueue` only writes (`queued`).
+   */
   start(): Promise<void>;
-  /** Writes the entry (before any attempt) and wakes the drain; `existing` when the key was known. */
+  /**
+   * Writes the entry (committed before any attempt; already claimed when its chat is idle) and
+   * hands it to its chat's lane; `existing` when the key was known.
+   */
   enqueue(request: EnqueueRequest): Promise<{ entry: DeliveryEntry; existing: boolean }>;
   /** Resolves when the entry is `sent` or `deadLetter`, or after `timeoutMs` with its stage then. */
   settled(deliveryId: string, timeoutMs: number): Promise<DeliveryEntry>;
@@ -101,7 +107,7 @@ export interface DeliveryQueue {
   counts(channelType?: string): Promise<StageCounts>;
   /** Changes the retry policy; entries already waiting keep their next attempt time. */
   configure(policy: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }): void;
-  /** Stops the drain; attempts in flight finish. Idempotent. */
+  /** Stops the lanes; attempts in flight finish (5 s at most) and their records commit. Idempotent. */
   close(): Promise<void>;
 }
 
