@@ -3,9 +3,11 @@
  *
  *   npx -y pnpm@10 bench channels      (from the repository root)
  *
- * 1. Throughput: messages/s through the delivery queue (libsql write before the attempt, claim,
- *    grammy call to a local fake Bot API, record) against a bare loop posting the same messages
- *    with grammy's `Api` to the same fake server; 8 chats in parallel in both. Aim: >= 0.8.
+ * 1. Throughput: messages/s through the delivery queue (the libsql write, already claimed, before
+ *    the attempt, grammy's call to a local fake Bot API, the `sent` record, all group-committed;
+ *    each caller waits for its message's record, as the message methods do) against a bare loop
+ *    posting the same messages with grammy's `Api` to the same fake server; 8 chats in parallel
+ *    in both. Aim: >= 0.8.
  * 2. Latency the queue adds per message: one message at a time, p50 and p99 through the queue
  *    and bare, and their differences.
  *

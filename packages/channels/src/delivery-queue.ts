@@ -1,13 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '@agentd/contracts';
 import { z } from 'zod';
 import type { DeliveryAttempt, OutboundOperation, OutboundResult } from './adapter.js';
-import { ChannelsError, isChannelsError } from './errors.js';
+import { ChannelsError } from './errors.js';
+import { createAttemptStep } from './internal/attempt.js';
+import { createGroupCommit } from './internal/group-commit.js';
+import { createHeld, type HeldEntry } from './internal/held.js';
+import { createLanes } from './internal/lanes.js';
 import {
   type ChannelsDatabase,
   DELIVERY_STAGES,
   type DeliveryEntry,
   type DeliveryStage,
+  deliveryIdAt,
   sql,
   toEntry,
 } from './internal/queue-store.js';
@@ -48,7 +52,7 @@ export interface DeliveryQueueOptions {
   baseDelayMs?: number;
   /** Longest retry delay (a platform's `retry_after` may ask for more). @default 300000 */
   maxDelayMs?: number;
-  /** Longest sleep of the drain loop between checks. @default 1000 */
+  /** Pause before an entry is tried again after the database refused its claim. @default 1000 */
   pollMs?: number;
   /** Entries attempted at once. @default 8 */
   concurrency?: number;
@@ -87,9 +91,15 @@ export type StageCounts = Record<DeliveryStage, number>;
 
 /** The durable outbound queue. */
 export interface DeliveryQueue {
-  /** Recovers entries a crash left in `sending`, then drains continuously. */
+  /**
+   * Recovers entries a crash left in `sending`, then takes the waiting ones into its lanes and
+   * delivers continuously. Before it, `enqueue` only writes (`queued`).
+   */
   start(): Promise<void>;
-  /** Writes the entry (before any attempt) and wakes the drain; `existing` when the key was known. */
+  /**
+   * Writes the entry (committed before any attempt; already claimed when its chat is idle) and
+   * hands it to its chat's lane; `existing` when the key was known.
+   */
   enqueue(request: EnqueueRequest): Promise<{ entry: DeliveryEntry; existing: boolean }>;
   /** Resolves when the entry is `sent` or `deadLetter`, or after `timeoutMs` with its stage then. */
   settled(deliveryId: string, timeoutMs: number): Promise<DeliveryEntry>;
@@ -97,7 +107,7 @@ export interface DeliveryQueue {
   counts(channelType?: string): Promise<StageCounts>;
   /** Changes the retry policy; entries already waiting keep their next attempt time. */
   configure(policy: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number }): void;
-  /** Stops the drain; attempts in flight finish. Idempotent. */
+  /** Stops the lanes; attempts in flight finish (5 s at most) and their records commit. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -106,241 +116,102 @@ export interface DeliveryQueue {
  * attempted, claimed (`sending`, committed) before the platform is called, and recorded
  * (`sent`) after. Retryable failures wait with exponential backoff (at least the platform's
  * `retry_after`) in `failed`; a permanent failure or the last attempt moves to `deadLetter`.
+ *
+ * Pending entries are held in memory in per-chat lanes, so an attempt needs no read; writes
+ * are group-committed, and an entry whose chat is idle is written already claimed.
  */
 export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
   const settings = parseWith(optionsSchema, options, 'delivery queue options');
   const { db } = options;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
-  const inFlight = new Set<string>();
-  /** Running lanes by chat (`<type>\0<id>`). */
-  const lanes = new Map<string, Promise<unknown>>();
-  const waiters = new Map<string, Array<(entry: DeliveryEntry) => void>>();
-  let timer: NodeJS.Timeout | undefined;
-  let draining: Promise<void> | undefined;
-  let again = false;
-  let started = false;
-  let closed = false;
-
+  const commits = createGroupCommit(db);
   const get = async (deliveryId: string): Promise<DeliveryEntry | undefined> => {
     const [row] = (await db.execute(sql.byId, [deliveryId])).rows;
     return row ? toEntry(row) : undefined;
   };
-  const settle = async (deliveryId: string): Promise<void> => {
-    const list = waiters.get(deliveryId);
-    if (!list) return;
-    const entry = await get(deliveryId);
-    if (!entry || (entry.stage !== 'sent' && entry.stage !== 'deadLetter')) return;
-    waiters.delete(deliveryId);
-    for (const resolve of list) resolve(entry);
-  };
-  const report = (entry: DeliveryEntry, started: number, errorKind?: string) => {
-    try {
-      options.onAttempt?.({
-        entry,
-        outcome: errorKind === undefined ? 'delivered' : 'failed',
-        latencyMs: now() - started,
-        ...(errorKind !== undefined ? { errorKind } : {}),
-      });
-    } catch {
-      // Observability must never stop a delivery.
-    }
-  };
-
-  /** One claimed attempt: platform call, then the recorded outcome. */
-  const attempt = async (entry: DeliveryEntry): Promise<void> => {
-    const began = now();
-    const claimed = await db.execute(sql.claim, [began, entry.deliveryId]);
-    if (claimed.rowsAffected !== 1) return;
-    const number = entry.attempts + 1;
-    try {
-      const result = await options.deliver(entry.channelType, entry.operation, {
-        deliveryId: entry.deliveryId,
-        attempt: number,
-      });
-      await db.execute(sql.sent, [result.messageId, now(), entry.deliveryId]);
-      report({ ...entry, stage: 'sent', attempts: number, messageId: result.messageId }, began);
-    } catch (error) {
-      await recordFailure(entry, number, error, began);
-    }
-    await settle(entry.deliveryId);
-  };
-
-  const recordFailure = async (entry: DeliveryEntry, number: number, error: unknown, began: number) => {
-    const message = describe(error);
-    const data = isChannelsError(error) ? error.data : undefined;
-    // Unknown throws (network, a library bug) are treated as transient; a platform's own
-    // refusal says whether it is.
-    const retryable =
-      !isChannelsError(error) ||
-      (error.code === 'PLATFORM_ERROR' && data?.retryable === true) ||
-      error.code === 'UNCONFIGURED';
-    const kind = data?.retryAfterMs !== undefined ? 'rate_limit' : retryable ? 'retryable' : 'permanent';
-    if (!retryable || number >= settings.maxAttempts) {
-      const why = retryable ? `gave up after ${number} attempts: ${message}` : message;
-      await db.execute(sql.deadLetter, [why, now(), entry.deliveryId]);
-      logger.warn(
-        {
-          deliveryId: entry.deliveryId,
-          channelType: entry.channelType,
-          attempts: number,
-          errorKind: 'network',
-          hint: 'see lastError of the entry; fix the target or the platform config and send again',
-        },
-        'delivery dead-lettered',
+  const held = createHeld({ get, logger });
+  const lanes = createLanes<HeldEntry>({
+    concurrency: settings.concurrency,
+    now,
+    run: createAttemptStep({
+      policy: settings,
+      commits,
+      held,
+      deliver: options.deliver,
+      onAttempt: options.onAttempt,
+      now,
+      logger,
+    }),
+    onError: (err, item) => {
+      held.drop(item.entry.deliveryId);
+      logger.error(
+        { err, errorKind: 'internal', hint: 'the entry is attempted again at the next start' },
+        'delivery lane failed',
       );
-      report({ ...entry, stage: 'deadLetter', attempts: number, lastError: why }, began, kind);
-      return;
-    }
-    const backoff = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (number - 1));
-    const wait = Math.max(backoff, data?.retryAfterMs ?? 0);
-    await db.execute(sql.failed, [message, now() + wait, now(), entry.deliveryId]);
-    report({ ...entry, stage: 'failed', attempts: number, lastError: message }, began, kind);
+    },
+  });
+  const hold = (entry: DeliveryEntry, written: Promise<boolean>, claimed: boolean): void => {
+    const item: HeldEntry = { entry, written, claimed, dueAt: () => item.entry.nextAttemptAt };
+    held.add(item);
+    lanes.add(chatOf(entry), item);
   };
-
-  /**
-   * One chat's lane: its due entries in order, one at a time, until none is due. Lanes run
-   * independently, so a platform that hangs holds back only its own chat.
-   */
-  const runLane = async (sample: string): Promise<number> => {
-    let attempted = 0;
-    for (;;) {
-      if (closed) return attempted;
-      const rows = (await db.execute(sql.dueOfChat, [sample, now(), 16])).rows.map(toEntry);
-      if (rows.length === 0) return attempted;
-      attempted += rows.length;
-      for (const entry of rows) {
-        if (closed) return attempted;
-        inFlight.add(entry.deliveryId);
-        try {
-          await attempt(entry);
-        } finally {
-          inFlight.delete(entry.deliveryId);
-        }
-      }
-    }
-  };
-
-  /** Starts a lane for every chat with due entries and no lane yet, up to `concurrency` lanes. */
-  const drainOnce = async (): Promise<void> => {
-    const free = settings.concurrency - lanes.size;
-    if (free <= 0) return;
-    const chats = (await db.execute(sql.dueChats, [now(), settings.concurrency * 4])).rows;
-    let opened = 0;
-    for (const row of chats) {
-      if (opened >= free || closed) break;
-      const lane = `${String(row.channel_type)}\u0000${String(row.channel_id)}`;
-      if (lanes.has(lane)) continue;
-      opened++;
-      const run = runLane(String(row.sample)).then(
-        (attempted) => {
-          lanes.delete(lane);
-          // A lane that found nothing to do must not wake the drain at once, or it would spin.
-          if (attempted > 0) kick();
-        },
-        (err: unknown) => {
-          lanes.delete(lane);
-          logger.error(
-            { err, errorKind: 'resource', hint: 'the database may be unavailable; the drain retries' },
-            'delivery lane failed',
-          );
-        },
-      );
-      lanes.set(lane, run);
-    }
-  };
-
-  const schedule = async (): Promise<void> => {
-    if (closed) return;
-    const [row] = (await db.execute(sql.nextDue)).rows;
-    const at = row?.at === null || row?.at === undefined ? undefined : Number(row.at);
-    // Due work that found no free lane (its chat is busy, or every lane is) is picked up when a
-    // lane ends, which kicks the drain; the timer only covers retries coming due.
-    const wait = at === undefined ? settings.pollMs : at - now();
-    const delay = wait <= 0 ? settings.pollMs : Math.min(settings.pollMs, wait);
-    clearTimeout(timer);
-    timer = setTimeout(kick, delay);
-    timer.unref?.();
-  };
-
-  /** Runs the drain; a kick during a run makes it go round once more. */
-  function kick(): void {
-    if (closed || !started) return;
-    if (draining) {
-      again = true;
-      return;
-    }
-    draining = (async () => {
-      do {
-        again = false;
-        await drainOnce();
-      } while (again && !closed);
-      await schedule();
-    })()
-      .catch((err: unknown) =>
-        logger.error(
-          { err, errorKind: 'resource', hint: 'the database may be unavailable; the drain retries' },
-          'delivery drain failed',
-        ),
-      )
-      .finally(() => {
-        draining = undefined;
-        // A kick that came while the next wake was being scheduled.
-        if (again && !closed) kick();
-      });
-  }
+  let starting: Promise<void> | undefined;
+  let started = false;
+  let closed = false;
 
   return {
     async start() {
       if (started) return;
-      started = true;
-      await recoverInDoubt({ db, options, now, logger });
-      kick();
+      starting ??= (async () => {
+        // Writes handed over before the start are committed before the stored entries are read.
+        await commits.idle();
+        await recoverInDoubt({ db, options, now, logger });
+        const rows = (await db.execute(sql.pending)).rows;
+        started = true;
+        for (const row of rows) hold(toEntry(row), Promise.resolve(true), false);
+      })().finally(() => {
+        starting = undefined;
+      });
+      await starting;
     },
     async enqueue(request) {
       if (closed) throw new ChannelsError('CLOSED', 'the delivery queue is closed');
-      const deliveryId = randomUUID();
-      const key = request.idempotencyKey ?? deliveryId;
+      // An entry written while the start reads the stored ones would be held twice.
+      if (starting) await starting;
       const at = now();
-      await db.execute(sql.insert, [
+      const deliveryId = deliveryIdAt(at);
+      const live = started && !closed;
+      // A chat with nothing ahead and a free lane is attempted at once, so its row is written
+      // already claimed: one commit before the platform call instead of two.
+      const claimed = live && lanes.startsAt(chatOf(request));
+      const entry: DeliveryEntry = {
         deliveryId,
-        key,
-        request.channelType,
-        request.operation.channelId,
-        JSON.stringify(request.operation),
-        at,
-        at,
-        at,
-        request.rootRunId ?? null,
-      ]);
-      const [row] = (await db.execute(sql.byKey, [key])).rows;
-      if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${key}`);
-      const entry = toEntry(row);
-      if (entry.deliveryId === deliveryId) kick();
-      return { entry, existing: entry.deliveryId !== deliveryId };
+        idempotencyKey: request.idempotencyKey ?? deliveryId,
+        channelType: request.channelType,
+        operation: request.operation,
+        stage: claimed ? 'sending' : 'queued',
+        attempts: claimed ? 1 : 0,
+        nextAttemptAt: at,
+        createdAt: at,
+        updatedAt: at,
+        rootRunId: request.rootRunId,
+        messageId: undefined,
+        lastError: undefined,
+      };
+      const written = commits.insert(entry);
+      if (live)
+        hold(
+          entry,
+          written.catch(() => false),
+          claimed,
+        );
+      if (await written) return { entry, existing: false };
+      const [row] = (await db.execute(sql.byKey, [entry.idempotencyKey])).rows;
+      if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${entry.idempotencyKey}`);
+      return { entry: toEntry(row), existing: true };
     },
-    settled(deliveryId, timeoutMs) {
-      return new Promise((resolve, reject) => {
-        const list = waiters.get(deliveryId) ?? [];
-        const done = (entry: DeliveryEntry) => {
-          clearTimeout(limit);
-          resolve(entry);
-        };
-        list.push(done);
-        waiters.set(deliveryId, list);
-        const limit = setTimeout(() => {
-          const rest = (waiters.get(deliveryId) ?? []).filter((item) => item !== done);
-          if (rest.length > 0) waiters.set(deliveryId, rest);
-          else waiters.delete(deliveryId);
-          get(deliveryId).then((entry) => {
-            if (entry) resolve(entry);
-            else reject(new ChannelsError('NOT_FOUND', `delivery not found: ${deliveryId}`));
-          }, reject);
-        }, timeoutMs);
-        // It may have settled before the waiter was added.
-        void settle(deliveryId);
-      });
-    },
+    settled: (deliveryId, timeoutMs) => held.settled(deliveryId, timeoutMs),
     get,
     configure(policy) {
       const next = parseWith(
@@ -364,17 +235,20 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
     async close() {
       closed = true;
-      clearTimeout(timer);
       // Attempts in flight may finish (each platform client has its own timeout), but a stop
       // does not wait on a platform longer than this: an unrecorded attempt is recovered at start.
       let wait: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all([draining, ...lanes.values()]),
-        new Promise((resolve) => (wait = setTimeout(resolve, 5000))),
-      ]);
+      await Promise.race([lanes.close(), new Promise((resolve) => (wait = setTimeout(resolve, 5000)))]);
       clearTimeout(wait);
+      await held.idle();
+      await commits.idle();
     },
   };
+}
+
+/** The lane of an entry: its chat (`<type>\0<id>`; a channel type never holds a NUL). */
+function chatOf(entry: { channelType: string; operation: OutboundOperation }): string {
+  return `${entry.channelType}\u0000${entry.operation.channelId}`;
 }
 
 /**
@@ -413,10 +287,4 @@ async function recoverInDoubt(context: {
         entry.deliveryId,
       ]);
   }
-}
-
-/** An error's message, kept short; adapters already keep tokens out of their messages. */
-function describe(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }

@@ -1,26 +1,19 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listenLocal } from '../test/fake-server.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
+import { openTestDatabase, recordingRunner, serveChannels, type TestDatabase } from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { isChannelsError } from './errors.js';
-import { createChannelsHttpHandler } from './http-handler.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const WA_TOKEN = 'EAAG-fake-whatsapp-access-token-0123';
 const APP_SECRET = 'fake-app-secret-4567';
 const SLACK_TOKEN = 'xoxb-inbound-slack-token-0000';
 const SIGNING = 'fake-slack-signing-secret-89';
-let dir: string;
-let db: Database;
+let store: TestDatabase;
 let wa: FakeWhatsApp;
 let slack: FakeSlack;
 let service: ChannelsService;
@@ -30,15 +23,13 @@ const turns: AgentTurnRequest[] = [];
 const reactions: InboundReaction[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-inbound-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-inbound');
   wa = await startFakeWhatsApp({ token: WA_TOKEN, phoneNumberId: '1555' });
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   turns.length = 0;
   reactions.length = 0;
   service = createChannelsService({
-    db,
+    db: store.db,
     section: channelsSectionSchema.parse({
       whatsapp: {
         enabled: true,
@@ -50,37 +41,16 @@ beforeEach(async () => {
         agentId: 'helper',
         allowFrom: ['4915100000001'],
       },
-      slack: {
-        enabled: true,
-        botToken: SLACK_TOKEN,
-        signingSecret: SIGNING,
-        apiBaseUrl: slack.url,
-        agentId: 'helper',
-        allowFrom: ['U1'],
-      },
+      slack: slackSection(),
       delivery: { baseDelayMs: 20, maxAttempts: 3 },
     }),
-    runner: {
-      runTurn: async (request) => {
-        turns.push(request);
-        return {
-          response: `answer to ${request.message}`,
-          tokensUsed: { input: 1, output: 1, total: 2 },
-          finishReason: 'stop',
-          sessionKey: request.sessionKey ?? '',
-        };
-      },
-    },
+    runner: recordingRunner(turns),
     onReaction: (reaction) => reactions.push(reaction),
     pollMs: 50,
     settleTimeoutMs: 8000,
   });
   await service.start();
-  const http = createChannelsHttpHandler({ service });
-  const server = await listenLocal((req, res) => {
-    if (http.matches(req.url ?? '')) void http.handle(req, res);
-    else res.writeHead(404).end();
-  });
+  const server = await serveChannels(() => service);
   base = server.url;
   closeHttp = server.close;
 });
@@ -89,8 +59,17 @@ afterEach(async () => {
   await service.close();
   await wa.close();
   await slack.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
+});
+
+/** The Slack section every test here runs with: Events API callbacks, admitting `U1`. */
+const slackSection = () => ({
+  enabled: true,
+  botToken: SLACK_TOKEN,
+  signingSecret: SIGNING,
+  apiBaseUrl: slack.url,
+  agentId: 'helper',
+  allowFrom: ['U1'],
 });
 
 const waEvent = (from: string, id: string, body: string) =>
@@ -286,29 +265,12 @@ describe('slack reactions', () => {
     const reactions: unknown[] = [];
     await service.close();
     service = createChannelsService({
-      db,
-      section: channelsSectionSchema.parse({
-        slack: {
-          enabled: true,
-          botToken: SLACK_TOKEN,
-          signingSecret: SIGNING,
-          apiBaseUrl: slack.url,
-          agentId: 'helper',
-          allowFrom: ['U1'],
-        },
-      }),
+      db: store.db,
+      section: channelsSectionSchema.parse({ slack: slackSection() }),
       onReaction: (reaction) => reactions.push(reaction),
       pollMs: 50,
     });
     await service.start();
-    const http = createChannelsHttpHandler({ service });
-    const server = await listenLocal((req, res) => {
-      if (http.matches(req.url ?? '')) void http.handle(req, res);
-      else res.writeHead(404).end();
-    });
-    await closeHttp();
-    base = server.url;
-    closeHttp = server.close;
     const reacted = (user: string, reaction: string) => ({
       type: 'event_callback',
       event: { type: 'reaction_added', user, reaction, item: { type: 'message', channel: 'C7', ts: '1.2' } },

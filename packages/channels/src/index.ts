@@ -64,7 +64,9 @@ export { inboundSessionKey, isAllowed } from './internal/inbound.js';
 export {
   type ChannelsDatabase,
   type ChannelsMigration,
+  type ChannelsSqlResult,
   type ChannelsSqlValue,
+  type ChannelsStatement,
   channelsMigrations,
   DELIVERY_STAGES,
   type DeliveryEntry,

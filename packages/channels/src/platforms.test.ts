@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../test/fixtures.js';
 import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import type { ChannelAdapter, InboundReaction } from './adapter.js';
@@ -10,21 +8,19 @@ import { createDiscordAdapter } from './adapters/discord.js';
 import { createSlackAdapter } from './adapters/slack.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const SLACK_TOKEN = 'xoxb-fake-slack-token-0123456789';
 const DISCORD_TOKEN = 'fake.discord.token-0123456789abcdef';
-let dir: string;
+let store: TestDatabase;
 let db: Database;
 let slack: FakeSlack;
 let discord: FakeDiscord;
 const services: ChannelsService[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-platforms-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-platforms');
+  db = store.db;
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   discord = await startFakeDiscord({ token: DISCORD_TOKEN });
 });
@@ -32,8 +28,7 @@ afterEach(async () => {
   for (const service of services.splice(0)) await service.close();
   await slack.close();
   await discord.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 const section = () =>
@@ -64,6 +59,30 @@ async function inDoubt(channelType: string, channelId: string, text: string, att
   ]);
   await writer.close();
   return entry.deliveryId;
+}
+
+/**
+ * Two posts a crash left in doubt, one that reached the platform (through `adapter`) and one that
+ * did not, then a start: the chat shows each once, in order, and both are recorded as sent, the
+ * one that landed with the platform's own id. Answers the two entries.
+ */
+async function expectReconciled(
+  channelType: string,
+  channelId: string,
+  adapter: ChannelAdapter,
+  posted: () => Array<{ id: unknown; text: unknown }>,
+) {
+  const landed = await inDoubt(channelType, channelId, 'landed', adapter);
+  const lost = await inDoubt(channelType, channelId, 'lost');
+  await open();
+  await expect.poll(() => posted().length, { timeout: 8000 }).toBe(2);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(posted().map((message) => message.text)).toEqual(['landed', 'lost']);
+  const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
+  const entries = { landed: await queue.get(landed), lost: await queue.get(lost) };
+  expect(entries.landed).toMatchObject({ stage: 'sent', messageId: posted()[0]?.id });
+  expect(entries.lost).toMatchObject({ stage: 'sent' });
+  return entries;
 }
 
 describe('slack over the Web API', () => {
@@ -128,15 +147,10 @@ describe('slack over the Web API', () => {
 
   it('reconciles an in-doubt post by its metadata: found is recorded, missing is posted once', async () => {
     const adapter = createSlackAdapter({ botToken: SLACK_TOKEN, apiBaseUrl: slack.url });
-    const landed = await inDoubt('slack', 'C3', 'landed', adapter);
-    const lost = await inDoubt('slack', 'C3', 'lost');
-    await open();
-    await expect.poll(() => slack.posted('C3').length, { timeout: 8000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(slack.posted('C3').map((message) => message.text)).toEqual(['landed', 'lost']);
-    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
-    expect(await queue.get(landed)).toMatchObject({ stage: 'sent', messageId: slack.posted('C3')[0]?.ts });
-    expect(await queue.get(lost)).toMatchObject({ stage: 'sent', attempts: 2 });
+    const { lost } = await expectReconciled('slack', 'C3', adapter, () =>
+      slack.posted('C3').map((message) => ({ id: message.ts, text: message.text })),
+    );
+    expect(lost).toMatchObject({ attempts: 2 });
   });
 });
 
@@ -208,18 +222,9 @@ describe('discord over the REST API', () => {
 
   it('reconciles an in-doubt post through its enforced nonce: never created twice', async () => {
     const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
-    const landed = await inDoubt('discord', '333', 'landed', adapter);
-    const lost = await inDoubt('discord', '333', 'lost');
-    await open();
-    await expect.poll(() => discord.created('333').length, { timeout: 8000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(discord.created('333').map((message) => message.content)).toEqual(['landed', 'lost']);
-    const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
-    expect(await queue.get(landed)).toMatchObject({
-      stage: 'sent',
-      messageId: discord.created('333')[0]?.id,
-    });
-    expect(await queue.get(lost)).toMatchObject({ stage: 'sent' });
+    await expectReconciled('discord', '333', adapter, () =>
+      discord.created('333').map((message) => ({ id: message.id, text: message.content })),
+    );
   });
 });
 

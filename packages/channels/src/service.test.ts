@@ -1,35 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeTelegram, startFakeTelegram } from '../test/fake-telegram.js';
+import { openTestDatabase, recordingRunner, type TestDatabase } from '../test/fixtures.js';
+import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
 import { isChannelsError } from './errors.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const TOKEN = '123456:fake-telegram-token-abcdefghijklmnop';
-let dir: string;
+let store: TestDatabase;
 let db: Database;
 let fake: FakeTelegram;
 const services: ChannelsService[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-service-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-service');
+  db = store.db;
   fake = await startFakeTelegram({ token: TOKEN });
 });
 
 afterEach(async () => {
   for (const service of services.splice(0)) await service.close();
   await fake.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 function section(telegram: Record<string, unknown> = {}, delivery: Record<string, unknown> = {}) {
@@ -249,40 +244,13 @@ describe('inbound messages', () => {
   it('turns an allowed sender into an agent turn and answers in the same chat; refuses others', async () => {
     const turns: AgentTurnRequest[] = [];
     const refusals: string[] = [];
-    const runner = {
-      runTurn: async (request: AgentTurnRequest) => {
-        turns.push(request);
-        return {
-          response: `echo: ${request.message}`,
-          tokensUsed: { input: 1, output: 1, total: 2 },
-          finishReason: 'stop',
-          sessionKey: request.sessionKey ?? '',
-        };
-      },
-    };
     await open({
       section: section({ agentId: 'helper', allowFrom: ['100'] }),
-      runner,
+      runner: recordingRunner(turns, (message) => `echo: ${message}`),
       onRefused: (message) => refusals.push(message.userId),
     });
-    fake.pushUpdate({
-      message: {
-        message_id: 5,
-        date: 1,
-        chat: { id: -200, type: 'group' },
-        from: { id: 999, is_bot: false, first_name: 'x' },
-        text: 'let me in',
-      },
-    });
-    fake.pushUpdate({
-      message: {
-        message_id: 6,
-        date: 1,
-        chat: { id: -200, type: 'group' },
-        from: { id: 100, is_bot: false, first_name: 'y' },
-        text: 'hi bot',
-      },
-    });
+    fake.pushUpdate(groupMessage(5, -200, 999, 'let me in'));
+    fake.pushUpdate(groupMessage(6, -200, 100, 'hi bot'));
     await expect.poll(() => fake.of('sendMessage').length, { timeout: 10_000 }).toBe(1);
     expect(refusals).toEqual(['999']);
     expect(turns).toMatchObject([

@@ -22,7 +22,13 @@ import {
 import { type AttemptOutcome, createDeliveryQueue, type StageCounts } from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
 import { routeInbound, isAllowed } from './internal/inbound.js';
-import type { ChannelsDatabase, DeliveryEntry, DeliveryStage } from './internal/queue-store.js';
+import {
+  type ChannelsDatabase,
+  type DeliveryEntry,
+  type DeliveryStage,
+  QUEUE_TABLE,
+  WEBCHAT_SENT,
+} from './internal/queue-store.js';
 import { scrubbedMessage } from './internal/redact.js';
 import { type ChannelsLogger, noopLogger } from './logger.js';
 
@@ -98,7 +104,7 @@ export interface ChannelsServiceOptions {
   factories?: Partial<Record<Platform, AdapterFactory>>;
   /** How long a method waits for its delivery to settle before answering `queued`. @default 10000 */
   settleTimeoutMs?: number;
-  /** Drain loop's longest sleep. @default 1000 */
+  /** Pause before an entry is tried again after the database refused its claim. @default 1000 */
   pollMs?: number;
   now?: () => number;
   logger?: ChannelsLogger;
@@ -350,8 +356,8 @@ async function webchatHistory(
   limit: number,
 ): Promise<FetchedMessage[]> {
   const { rows } = await db.execute(
-    `SELECT delivery_id, message_id, operation, updated_at FROM channel_deliveries
-      WHERE channel_type = 'webchat' AND channel_id = ? AND stage = 'sent' ORDER BY updated_at DESC LIMIT ?`,
+    `SELECT delivery_id, message_id, operation, updated_at FROM ${QUEUE_TABLE}
+      WHERE ${WEBCHAT_SENT} AND channel_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
     [clientId, limit],
   );
   return rows.flatMap((row) => {

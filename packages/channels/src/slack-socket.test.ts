@@ -1,26 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
+import { openTestDatabase, recordingRunner, type TestDatabase } from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const BOT_TOKEN = 'xoxb-socket-mode-bot-token-1234';
 const APP_TOKEN = 'xapp-1-socket-mode-app-token-5678';
-let dir: string;
-let db: Database;
+let store: TestDatabase;
 let slack: FakeSlack;
 let service: ChannelsService | undefined;
 const turns: AgentTurnRequest[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-slack-socket-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-slack-socket');
   slack = await startFakeSlack({ token: BOT_TOKEN, appToken: APP_TOKEN });
   turns.length = 0;
 });
@@ -28,13 +21,12 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
   await slack.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 async function startService(appToken = APP_TOKEN): Promise<ChannelsService> {
   service = createChannelsService({
-    db,
+    db: store.db,
     section: channelsSectionSchema.parse({
       slack: {
         enabled: true,
@@ -47,17 +39,7 @@ async function startService(appToken = APP_TOKEN): Promise<ChannelsService> {
       },
       delivery: { baseDelayMs: 20, maxAttempts: 3 },
     }),
-    runner: {
-      runTurn: async (request) => {
-        turns.push(request);
-        return {
-          response: `answer to ${request.message}`,
-          tokensUsed: { input: 1, output: 1, total: 2 },
-          finishReason: 'stop',
-          sessionKey: request.sessionKey ?? '',
-        };
-      },
-    },
+    runner: recordingRunner(turns),
     pollMs: 50,
     settleTimeoutMs: 8000,
   });

@@ -1,20 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listenLocal } from '../test/fake-server.js';
-import { type FakeTelegram, startFakeTelegram } from '../test/fake-telegram.js';
+import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
+import { openTestDatabase, recordingRunner, serveChannels, type TestDatabase } from '../test/fixtures.js';
 import { defaultWebhookSecret } from './adapters/telegram.js';
 import { channelsSectionSchema } from './config.js';
-import { createChannelsHttpHandler } from './http-handler.js';
-import { channelsMigrations } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const TOKEN = '123456:telegram-webhook-test-token-abcdef';
-let dir: string;
-let db: Database;
+let store: TestDatabase;
 let telegram: FakeTelegram;
 let service: ChannelsService | undefined;
 let base: string;
@@ -22,18 +15,10 @@ let closeHttp: () => Promise<void>;
 const turns: AgentTurnRequest[] = [];
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'channels-tg-webhook-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  store = await openTestDatabase('channels-tg-webhook');
   telegram = await startFakeTelegram({ token: TOKEN });
   turns.length = 0;
-  const server = await listenLocal((req, res) => {
-    if (service) {
-      const http = createChannelsHttpHandler({ service });
-      if (http.matches(req.url ?? '')) return void http.handle(req, res);
-    }
-    res.writeHead(404).end();
-  });
+  const server = await serveChannels(() => service);
   base = server.url;
   closeHttp = server.close;
 });
@@ -42,13 +27,12 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
   await telegram.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store.close();
 });
 
 async function startService(telegramSection: Record<string, unknown>): Promise<ChannelsService> {
   service = createChannelsService({
-    db,
+    db: store.db,
     section: channelsSectionSchema.parse({
       telegram: {
         enabled: true,
@@ -62,17 +46,7 @@ async function startService(telegramSection: Record<string, unknown>): Promise<C
       },
       delivery: { baseDelayMs: 20, maxAttempts: 3 },
     }),
-    runner: {
-      runTurn: async (request) => {
-        turns.push(request);
-        return {
-          response: `answer to ${request.message}`,
-          tokensUsed: { input: 1, output: 1, total: 2 },
-          finishReason: 'stop',
-          sessionKey: request.sessionKey ?? '',
-        };
-      },
-    },
+    runner: recordingRunner(turns),
     pollMs: 50,
     settleTimeoutMs: 8000,
   });
@@ -83,15 +57,7 @@ async function startService(telegramSection: Record<string, unknown>): Promise<C
   return service;
 }
 
-const update = (id: number, from: number, text: string) => ({
-  message: {
-    message_id: id,
-    date: 1,
-    chat: { id: -42, type: 'group' },
-    from: { id: from, is_bot: false, first_name: 'x' },
-    text,
-  },
-});
+const update = (id: number, from: number, text: string) => groupMessage(id, -42, from, text);
 
 describe('telegram webhook mode', () => {
   it('registers the webhook with its secret and turns a posted update into a reply', async () => {

@@ -38,6 +38,19 @@ export interface FakeTelegram {
   close(): Promise<void>;
 }
 
+/** An update carrying a person's text message in a group chat, as the Bot API delivers it. */
+export function groupMessage(messageId: number, chatId: number, fromId: number, text: string) {
+  return {
+    message: {
+      message_id: messageId,
+      date: 1,
+      chat: { id: chatId, type: 'group' },
+      from: { id: fromId, is_bot: false, first_name: `user ${fromId}` },
+      text,
+    },
+  };
+}
+
 /** Starts the fake Bot API on 127.0.0.1:0. */
 export async function startFakeTelegram(options: { token?: string } = {}): Promise<FakeTelegram> {
   const calls: TelegramCall[] = [];

@@ -10,7 +10,8 @@ import type {
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
-import { type ChannelsError, platformError } from '../errors.js';
+import { platformError } from '../errors.js';
+import { guardPlatformCalls, markDown, type PlatformFailure } from '../internal/platform-call.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
 
 /** Options of {@link createDiscordAdapter}. */
@@ -57,16 +58,16 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   const health: ChannelHealth = { state: 'configured' };
   let gateway: WebSocketManager | undefined;
 
-  const call = async <T>(run: () => Promise<unknown>): Promise<T> => {
-    try {
-      const result = (await run()) as T;
-      health.lastOkAt = now();
+  const guard = guardPlatformCalls({
+    health,
+    scrub,
+    now,
+    onOk: () => {
       health.state = 'configured';
-      return result;
-    } catch (error) {
-      throw toChannelsError(error, scrub, health);
-    }
-  };
+    },
+    classify: discordFailure,
+  });
+  const call = <T>(run: () => Promise<unknown>): Promise<T> => guard(run) as Promise<T>;
   const messages = (channelId: string): Route => `/channels/${encodeURIComponent(channelId)}/messages`;
   const message = (channelId: string, id: string): Route =>
     `${messages(channelId)}/${encodeURIComponent(id)}`;
@@ -128,10 +129,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       if (!options.inbound || gateway) return;
       gateway = connectGateway(rest, options, health, { onInbound, onReaction }, scrub);
       health.state = 'reconnecting';
-      await gateway.connect().catch((err: unknown) => {
-        health.state = 'error';
-        health.lastError = scrubbedMessage(err, scrub);
-      });
+      await gateway.connect().catch((err: unknown) => markDown(health, scrub, err));
     },
     async stop() {
       const running = gateway;
@@ -254,25 +252,24 @@ function connectGateway(
 }
 
 /** A REST failure as a `PLATFORM_ERROR`: 429 (with its wait), 5xx and the network are retryable. */
-function toChannelsError(
-  error: unknown,
-  scrub: (text: string) => string,
-  health: ChannelHealth,
-): ChannelsError {
-  health.lastError = scrubbedMessage(error, scrub);
+function discordFailure(error: unknown, message: string, scrub: (text: string) => string): PlatformFailure {
   if (error instanceof RateLimitError)
-    return platformError('discord', 'rate limited', {
-      retryable: true,
-      status: 429,
-      retryAfterMs: error.retryAfter,
-    });
+    return {
+      error: platformError('discord', 'rate limited', {
+        retryable: true,
+        status: 429,
+        retryAfterMs: error.retryAfter,
+      }),
+      down: false,
+    };
   if (error instanceof DiscordAPIError || error instanceof HTTPError) {
     const retryable = error.status === 429 || error.status >= 500;
-    if (retryable) health.state = 'error';
-    return platformError('discord', scrub(error.message), { retryable, status: error.status });
+    return {
+      error: platformError('discord', scrub(error.message), { retryable, status: error.status }),
+      down: retryable,
+    };
   }
-  health.state = 'error';
-  return platformError('discord', health.lastError, { retryable: true });
+  return { error: platformError('discord', message, { retryable: true }), down: true };
 }
 
 /** A person's `MESSAGE_REACTION_ADD` (a unicode emoji; custom emoji carry only a name and are skipped). */

@@ -1,5 +1,6 @@
 import type { Logger as SlackLogger, LogLevel as SlackLogLevel, SocketModeClient } from '@slack/socket-mode';
 import type { ChannelHealth } from '../adapter.js';
+import { markDown } from '../internal/platform-call.js';
 import { scrubbedMessage } from '../internal/redact.js';
 import type { ChannelsLogger } from '../logger.js';
 
@@ -98,11 +99,9 @@ function wire(client: SocketModeClient, options: SocketModeConnection): void {
 /** A connection that could not start (a refused token, the client failing to load). */
 function failed(err: unknown, options: SocketModeConnection): void {
   if (options.health.state === 'stopped') return;
-  options.health.state = 'error';
-  options.health.lastError = scrubbedMessage(err, options.scrub);
   options.logger.error(
     {
-      err: options.health.lastError,
+      err: markDown(options.health, options.scrub, err),
       errorKind: 'auth',
       hint: 'check channels.slack.appToken (an xapp- token with connections:write) and apiBaseUrl',
     },

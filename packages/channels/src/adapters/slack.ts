@@ -9,8 +9,9 @@ import type {
   OutboundOperation,
   OutboundResult,
 } from '../adapter.js';
-import { type ChannelsError, platformError } from '../errors.js';
-import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
+import { platformError } from '../errors.js';
+import { guardPlatformCalls, type PlatformFailure } from '../internal/platform-call.js';
+import { secretScrubber } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 import { type ChannelsLogger, noopLogger } from '../logger.js';
 import { connectSocketMode, type SocketModeHandle } from './slack-socket.js';
@@ -66,17 +67,16 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
-  const call = async <T>(run: () => Promise<T>): Promise<T> => {
-    try {
-      const result = await run();
-      health.lastOkAt = now();
+  const call = guardPlatformCalls({
+    health,
+    scrub,
+    now,
+    onOk: () => {
       // Socket Mode's connection state is the WebSocket's, not the last Web API call's.
       if (!socket) health.state = 'configured';
-      return result;
-    } catch (error) {
-      throw toChannelsError(error, scrub, health);
-    }
-  };
+    },
+    classify: slackFailure,
+  });
 
   const deliver = async (operation: OutboundOperation, deliveryId: string): Promise<OutboundResult> => {
     const channelId = operation.channelId;
@@ -300,12 +300,7 @@ function inboundOf(payload: Record<string, unknown>): InboundMessage | undefined
 }
 
 /** A Web API failure as a `PLATFORM_ERROR`: rate limits, 5xx, transient errors and the network are retryable. */
-function toChannelsError(
-  error: unknown,
-  scrub: (text: string) => string,
-  health: ChannelHealth,
-): ChannelsError {
-  health.lastError = scrubbedMessage(error, scrub);
+function slackFailure(error: unknown, message: string, scrub: (text: string) => string): PlatformFailure {
   const coded = error as {
     code?: string;
     data?: { error?: string };
@@ -314,22 +309,29 @@ function toChannelsError(
   };
   switch (coded.code) {
     case ErrorCode.RateLimitedError:
-      return platformError('slack', 'rate limited', {
-        retryable: true,
-        status: 429,
-        retryAfterMs: (coded.retryAfter ?? 1) * 1000,
-      });
+      return {
+        error: platformError('slack', 'rate limited', {
+          retryable: true,
+          status: 429,
+          retryAfterMs: (coded.retryAfter ?? 1) * 1000,
+        }),
+        down: false,
+      };
     case ErrorCode.PlatformError: {
       const reason = scrub(String(coded.data?.error ?? 'unknown_error'));
-      return platformError('slack', reason, { retryable: TRANSIENT.has(reason) });
+      return { error: platformError('slack', reason, { retryable: TRANSIENT.has(reason) }), down: false };
     }
     case ErrorCode.HTTPError: {
       const status = coded.statusCode ?? 0;
-      health.state = 'error';
-      return platformError('slack', `HTTP ${status}`, { retryable: status === 429 || status >= 500, status });
+      return {
+        error: platformError('slack', `HTTP ${status}`, {
+          retryable: status === 429 || status >= 500,
+          status,
+        }),
+        down: true,
+      };
     }
     default:
-      health.state = 'error';
-      return platformError('slack', health.lastError, { retryable: true });
+      return { error: platformError('slack', message, { retryable: true }), down: true };
   }
 }

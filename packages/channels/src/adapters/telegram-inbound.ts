@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { type ApiClientOptions, Bot } from 'grammy';
 import type { ChannelHealth, InboundMessage, InboundReaction } from '../adapter.js';
+import { markDown } from '../internal/platform-call.js';
 import { scrubbedMessage } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 import type { ChannelsLogger } from '../logger.js';
@@ -61,6 +62,9 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
   let bot: Bot | undefined;
   let webhookReady = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** The connection to the Bot API failed: the health says so and the log says what to check. */
+  const down = (err: unknown, hint: string, message: string): void =>
+    logger.error({ err: markDown(health, scrub, err), errorKind: 'network', hint }, message);
 
   const startPolling = (running: Bot): void => {
     void running
@@ -70,18 +74,9 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
           health.state = 'connected';
         },
       })
-      .catch((err: unknown) => {
-        health.state = 'error';
-        health.lastError = scrubbedMessage(err, scrub);
-        logger.error(
-          {
-            err: health.lastError,
-            errorKind: 'network',
-            hint: 'check channels.telegram.botToken and apiBaseUrl',
-          },
-          'telegram polling stopped',
-        );
-      });
+      .catch((err: unknown) =>
+        down(err, 'check channels.telegram.botToken and apiBaseUrl', 'telegram polling stopped'),
+      );
   };
 
   const registerWebhook = async (running: Bot): Promise<void> => {
@@ -97,14 +92,9 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
       health.lastOkAt = options.now();
     } catch (err) {
       if (bot !== running) return;
-      health.state = 'error';
-      health.lastError = scrubbedMessage(err, scrub);
-      logger.error(
-        {
-          err: health.lastError,
-          errorKind: 'network',
-          hint: 'check channels.telegram.webhookUrl, botToken and apiBaseUrl',
-        },
+      down(
+        err,
+        'check channels.telegram.webhookUrl, botToken and apiBaseUrl',
         'telegram setWebhook failed; retrying',
       );
       retryTimer = setTimeout(() => void registerWebhook(running), options.webhookRetryMs);

@@ -9,7 +9,8 @@ import type {
   OutboundResult,
 } from '../adapter.js';
 import { ChannelsError, platformError } from '../errors.js';
-import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
+import { guardPlatformCalls, type PlatformFailure } from '../internal/platform-call.js';
+import { secretScrubber } from '../internal/redact.js';
 import type { ChannelsLogger } from '../logger.js';
 import { noopLogger } from '../logger.js';
 import { createTelegramInbound, defaultWebhookSecret } from './telegram-inbound.js';
@@ -70,16 +71,15 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
     now,
   });
 
-  const call = async <T>(run: () => Promise<T>): Promise<T> => {
-    try {
-      const result = await run();
-      health.lastOkAt = now();
+  const call = guardPlatformCalls({
+    health,
+    scrub,
+    now,
+    onOk: () => {
       if (health.state === 'error') health.state = inbound.running() ? 'connected' : 'configured';
-      return result;
-    } catch (error) {
-      throw toChannelsError(error, scrub, health);
-    }
-  };
+    },
+    classify: telegramFailure,
+  });
 
   const deliver = async (operation: OutboundOperation): Promise<OutboundResult> => {
     const chat = operation.channelId;
@@ -154,25 +154,20 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
 }
 
 /** A grammy failure as a `PLATFORM_ERROR`: 429 and 5xx and network errors are retryable. */
-function toChannelsError(
-  error: unknown,
-  scrub: (text: string) => string,
-  health: ChannelHealth,
-): ChannelsError {
-  health.lastError = scrubbedMessage(error, scrub);
+function telegramFailure(error: unknown, message: string, scrub: (text: string) => string): PlatformFailure {
   if (error instanceof GrammyError) {
     const retryAfter = error.parameters?.retry_after;
     const status = error.error_code;
     const retryable = status === 429 || status >= 500;
-    if (retryable) health.state = 'error';
-    return platformError('telegram', scrub(error.description), {
-      retryable,
-      status,
-      retryAfterMs: retryAfter === undefined ? undefined : retryAfter * 1000,
-    });
+    return {
+      error: platformError('telegram', scrub(error.description), {
+        retryable,
+        status,
+        retryAfterMs: retryAfter === undefined ? undefined : retryAfter * 1000,
+      }),
+      down: retryable,
+    };
   }
-  health.state = 'error';
-  if (error instanceof HttpError)
-    return platformError('telegram', 'network request failed', { retryable: true });
-  return platformError('telegram', scrubbedMessage(error, scrub), { retryable: true });
+  const said = error instanceof HttpError ? 'network request failed' : message;
+  return { error: platformError('telegram', said, { retryable: true }), down: true };
 }

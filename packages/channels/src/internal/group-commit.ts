@@ -1,0 +1,135 @@
+import {
+  type ChannelsDatabase,
+  type ChannelsSqlValue,
+  type ChannelsStatement,
+  type DeliveryEntry,
+  insertEntries,
+  markSent,
+  ROWS_PER_STATEMENT,
+} from './queue-store.js';
+
+/** One change waiting for the next commit; `done` hears whether it wrote a row. */
+type Change =
+  | { kind: 'insert'; entry: DeliveryEntry; done: Outcome }
+  | { kind: 'sent'; deliveryId: string; messageId: string; at: number; done: Outcome }
+  | { kind: 'statement'; statement: ChannelsStatement; done: Outcome };
+
+interface Outcome {
+  resolve(wrote: boolean): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The queue's writes, committed together: every change made while a commit runs joins the
+ * next one, so under load one transaction carries many entries and idle there is no wait.
+ * Each promise settles once its change is durable (or refused), never before.
+ */
+export interface GroupCommit {
+  /** Writes a new entry; `false` when its idempotency key was already stored. */
+  insert(entry: DeliveryEntry): Promise<boolean>;
+  /** Records an attempt of a `sending` entry acknowledged at `at`; `false` when no such row. */
+  sent(deliveryId: string, messageId: string, at: number): Promise<boolean>;
+  /** Runs one statement ending in `RETURNING`; `true` when it returned a row. */
+  run(sql: string, args: ChannelsSqlValue[]): Promise<boolean>;
+  /** Resolves when everything handed over so far is committed or refused. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Creates the committer. A commit that fails as a whole is split: each change is committed on
+ * its own, so one bad row refuses only its own caller and the others are written.
+ */
+export function createGroupCommit(db: ChannelsDatabase): GroupCommit {
+  let waiting: Change[] = [];
+  let running: Promise<void> | undefined;
+
+  const push = (make: (done: Outcome) => Change): Promise<boolean> =>
+    new Promise<boolean>((resolve, reject) => {
+      waiting.push(make({ resolve, reject }));
+      // setImmediate, not a microtask: the changes of every I/O callback of this loop turn join in.
+      running ??= new Promise<void>((begin) => setImmediate(begin)).then(drain);
+    });
+
+  const drain = async (): Promise<void> => {
+    while (waiting.length > 0) {
+      const changes = waiting;
+      waiting = [];
+      await commit(changes);
+    }
+    running = undefined;
+  };
+
+  const commit = async (changes: Change[]): Promise<void> => {
+    const { statements, settle } = plan(changes);
+    let results: Array<{ rows: Record<string, unknown>[] }>;
+    try {
+      results = await db.batch(statements);
+    } catch (error) {
+      if (changes.length === 1) changes[0]?.done.reject(error);
+      else for (const change of changes) await commit([change]);
+      return;
+    }
+    settle(results);
+  };
+
+  return {
+    insert: (entry) => push((done) => ({ kind: 'insert', entry, done })),
+    sent: (deliveryId, messageId, at) => push((done) => ({ kind: 'sent', deliveryId, messageId, at, done })),
+    run: (sql, args) => push((done) => ({ kind: 'statement', statement: { sql, args }, done })),
+    async idle() {
+      while (running) await running;
+    },
+  };
+}
+
+/**
+ * The statements of one commit: new entries in multi-row INSERTs, acknowledgements in
+ * multi-row UPDATEs, the rest one by one in the order they came. Nothing in one commit depends
+ * on another change of the same commit (an entry is claimed or recorded only after its own
+ * write has committed), so grouping by kind keeps the meaning.
+ */
+function plan(changes: Change[]): {
+  statements: ChannelsStatement[];
+  settle(results: Array<{ rows: Record<string, unknown>[] }>): void;
+} {
+  const inserts: Array<Extract<Change, { kind: 'insert' }>> = [];
+  const acks: Array<Extract<Change, { kind: 'sent' }>> = [];
+  const singles: Array<Extract<Change, { kind: 'statement' }>> = [];
+  for (const change of changes) {
+    if (change.kind === 'insert') inserts.push(change);
+    else if (change.kind === 'sent') acks.push(change);
+    else singles.push(change);
+  }
+  const statements: ChannelsStatement[] = [];
+  const groups: Array<{ changes: Array<{ done: Outcome }>; ids: string[] }> = [];
+  for (let start = 0; start < inserts.length; start += ROWS_PER_STATEMENT) {
+    const group = inserts.slice(start, start + ROWS_PER_STATEMENT);
+    statements.push(insertEntries(group.map((change) => change.entry)));
+    groups.push({ changes: group, ids: group.map((change) => change.entry.deliveryId) });
+  }
+  for (let start = 0; start < acks.length; start += ROWS_PER_STATEMENT) {
+    const group = acks.slice(start, start + ROWS_PER_STATEMENT);
+    statements.push(markSent(group));
+    groups.push({ changes: group, ids: group.map((change) => change.deliveryId) });
+  }
+  for (const single of singles) {
+    statements.push(single.statement);
+    groups.push({ changes: [single], ids: [] });
+  }
+  return {
+    statements,
+    settle(results) {
+      groups.forEach((group, index) => {
+        const rows = results[index]?.rows ?? [];
+        if (group.ids.length === 0) {
+          group.changes[0]?.done.resolve(rows.length > 0);
+          return;
+        }
+        const written = new Set(rows.map((row) => String(row.delivery_id)));
+        group.changes.forEach((change, position) => {
+          change.done.resolve(written.has(group.ids[position] ?? ''));
+        });
+      });
+    },
+  };
+}

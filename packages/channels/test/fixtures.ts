@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
+import { type Database, openDatabase } from '@agentd/storage';
+import { createChannelsHttpHandler } from '../src/http-handler.js';
+import { channelsMigrations } from '../src/internal/queue-store.js';
+import type { ChannelsService } from '../src/service.js';
+import { listenLocal } from './fake-server.js';
+
+/** A real libsql file with the queue's table, in a fresh temporary directory. */
+export interface TestDatabase {
+  dir: string;
+  db: Database;
+  /** Closes the database and removes its directory. */
+  close(): Promise<void>;
+}
+
+/** Opens a migrated database in a new temporary directory named after `prefix`. */
+export async function openTestDatabase(prefix: string): Promise<TestDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const db = await openDatabase({ dataDir: dir });
+  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  return {
+    dir,
+    db,
+    async close() {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An agent that records every turn it is asked for and answers `answer to <message>`. */
+export function recordingRunner(
+  turns: AgentTurnRequest[],
+  answer: (message: string) => string = (message) => `answer to ${message}`,
+): AgentTurnRunner {
+  return {
+    runTurn: async (request) => {
+      turns.push(request);
+      return {
+        response: answer(request.message),
+        tokensUsed: { input: 1, output: 1, total: 2 },
+        finishReason: 'stop',
+        sessionKey: request.sessionKey ?? '',
+      };
+    },
+  };
+}
+
+/**
+ * A local HTTP server routing `/channels/…` to the service `current()` answers at each request
+ * (a test may replace its service), 404 for anything else, as the daemon's routes do.
+ */
+export async function serveChannels(
+  current: () => ChannelsService | undefined,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const { url, close } = await listenLocal((req, res) => {
+    const service = current();
+    if (service) {
+      const http = createChannelsHttpHandler({ service });
+      if (http.matches(req.url ?? '')) return void http.handle(req, res);
+    }
+    res.writeHead(404).end();
+  });
+  return { url, close };
+}
