@@ -81,8 +81,15 @@ export interface DaemonPool {
   start(dataDir: string, options?: StartOptions): Promise<RunningDaemon>;
   /** {@link startDaemonProcess}, and the process is killed by `cleanup` (if it still runs). */
   startProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess>;
-  /** Kills every process and stops every daemon started, then removes every temp dir. */
+  /** Answers `server` (a fake platform or provider) and has `cleanup` close it once the daemons are stopped. */
+  closeAfter<T extends Closable>(server: T): T;
+  /** Kills every process and stops every daemon started, closes every server, then removes every temp dir. */
   cleanup(): Promise<void>;
+}
+
+/** A server a test started (fake platforms and providers all have this). */
+export interface Closable {
+  close(): Promise<void> | void;
 }
 
 /** A {@link DaemonPool} whose temp dirs are named `<prefix>XXXXXX` under the OS temp dir. */
@@ -90,6 +97,7 @@ export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
   const dirs: string[] = [];
   const daemons: RunningDaemon[] = [];
   const children: ChildProcess[] = [];
+  const servers: Closable[] = [];
   return {
     tempDir: () => {
       const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -102,9 +110,15 @@ export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
       return daemon;
     },
     startProcess: (dataDir, env) => startDaemonProcess(dataDir, env, children),
+    closeAfter: (server) => {
+      servers.push(server);
+      return server;
+    },
     cleanup: async () => {
       for (const child of children.splice(0)) child.kill('SIGKILL');
       for (const daemon of daemons.splice(0)) await daemon.stop();
+      // After the daemons: a daemon still running would reconnect to a fake that went away.
+      for (const server of servers.splice(0)) await server.close();
       for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -128,6 +142,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (value !== undefined) return value;
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Whether a process with this pid is alive (signal 0 only checks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -256,4 +280,29 @@ export function rpcClient(url: string, token: string = ADMIN_TOKEN) {
       throw new Error(`${method} did not fail`);
     },
   };
+}
+
+/** What {@link rpcClient} answers. */
+export type RpcClient = ReturnType<typeof rpcClient>;
+
+/** The messages of a session's history (`session.history`). */
+export async function sessionMessages(
+  rpc: RpcClient,
+  key: string,
+): Promise<Array<{ role: string; content: string }>> {
+  return (await rpc.call<{ messages: Array<{ role: string; content: string }> }>('session.history', { key }))
+    .messages;
+}
+
+/**
+ * A `providers.entries` entry for a fake OpenAI-compatible server at `baseUrl`: its key is the
+ * secret reference `${secret:<keyVar>}` (the daemon's env holds the key), `extra` adds to it.
+ */
+export function openAiEntry(
+  baseUrl: string,
+  keyVar: string,
+  models: string[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { type: 'openai-compatible', baseUrl, apiKey: `\${secret:${keyVar}}`, models, ...extra };
 }
