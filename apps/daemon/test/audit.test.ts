@@ -391,31 +391,18 @@ describe('webhook decisions', () => {
     );
 
     const rows = await d.rows({ kind: 'webhook' });
+    // Each a 401 refusal: [classification, outcome, severity, refs].
+    const refused = (severity: string, endpoint: string, path: string, reason: string) => [
+      'denied',
+      'failure',
+      severity,
+      { endpoint, path, reason, status: 401 },
+    ];
     expect(rows.map((row) => [row.classification, row.outcome, row.severity, row.refs])).toEqual([
-      [
-        'denied',
-        'failure',
-        'low',
-        { endpoint: 'mapped', path: 'github', reason: 'signature_missing', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'medium',
-        { endpoint: 'mapped', path: 'github', reason: 'signature_mismatch', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'medium',
-        { endpoint: 'mapped', path: 'github', reason: 'timestamp_stale', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'low',
-        { endpoint: 'strict', path: 'webhook', reason: 'signature_missing', status: 401 },
-      ],
+      refused('low', 'mapped', 'github', 'signature_missing'),
+      refused('medium', 'mapped', 'github', 'signature_mismatch'),
+      refused('medium', 'mapped', 'github', 'timestamp_stale'),
+      refused('low', 'strict', 'webhook', 'signature_missing'),
     ]);
     expect((await d.rows({ kind: 'webhook', classification: 'denied' })).length).toBe(4);
     expect(JSON.stringify(await d.rows({ limit: 1000 }))).not.toContain(HOOK_SECRET);

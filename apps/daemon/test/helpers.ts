@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentTurnRunner } from '@agentd/contracts';
+import type { AgentTurnRequest, AgentTurnResult, AgentTurnRunner } from '@agentd/contracts';
 import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import { expect } from 'vitest';
@@ -14,15 +14,18 @@ import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/inde
 /** The admin (`*`) secret every test daemon starts with. */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
-/** A turn runner that answers every turn at once, for tests where what runs before the turn is under test. */
-export const quietRunner: AgentTurnRunner = {
-  runTurn: async (request) => ({
-    response: 'ok',
+/** What a test's turn runner answers for `request`: `response`, at once, two tokens spent. */
+export function turnAnswer(request: AgentTurnRequest, response: string): AgentTurnResult {
+  return {
+    response,
     tokensUsed: { input: 1, output: 1, total: 2 },
     finishReason: 'stop',
     sessionKey: request.sessionKey ?? 'hook:none',
-  }),
-};
+  };
+}
+
+/** A turn runner that answers every turn at once, for tests where what runs before the turn is under test. */
+export const quietRunner: AgentTurnRunner = { runTurn: async (request) => turnAnswer(request, 'ok') };
 
 export interface TestDaemon {
   daemon: RunningDaemon;
