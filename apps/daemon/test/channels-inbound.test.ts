@@ -12,22 +12,21 @@ const DISCORD_TOKEN = 'daemon.inbound.discord-token-abcdef';
 const pool = daemonPool('agentd-channels-inbound-');
 afterEach(() => pool.cleanup());
 
+/** A config with the one platform enabled, its inbound messages handed to the default agent. */
+function inbound(platform: string, section: Record<string, unknown>) {
+  return { channels: { [platform]: { enabled: true, agentId: 'default', ...section } } };
+}
+
 describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, () => {
   it('turns a signed message event into an agent turn whose answer the queue posts in the thread', async () => {
     const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          slack: {
-            enabled: true,
-            botToken: '${secret:SLACK_TOKEN}',
-            signingSecret: '${secret:SLACK_SIGNING}',
-            apiBaseUrl: slack.url,
-            agentId: 'default',
-            allowFrom: ['U100'],
-          },
-        },
-      },
+      config: inbound('slack', {
+        botToken: '${secret:SLACK_TOKEN}',
+        signingSecret: '${secret:SLACK_SIGNING}',
+        apiBaseUrl: slack.url,
+        allowFrom: ['U100'],
+      }),
       env: { SLACK_TOKEN, SLACK_SIGNING: SIGNING_SECRET },
     });
     const rpc = rpcClient(daemon.url);
@@ -81,18 +80,12 @@ describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, (
   it('identifies on the Gateway, turns MESSAGE_CREATE into an agent turn and posts the answer over REST', async () => {
     const discord = pool.closeAfter(await startFakeDiscord({ token: DISCORD_TOKEN }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          discord: {
-            enabled: true,
-            botToken: '${secret:DISCORD_TOKEN}',
-            apiBaseUrl: discord.url,
-            gatewayUrl: discord.gatewayUrl,
-            agentId: 'default',
-            allowFrom: ['200'],
-          },
-        },
-      },
+      config: inbound('discord', {
+        botToken: '${secret:DISCORD_TOKEN}',
+        apiBaseUrl: discord.url,
+        gatewayUrl: discord.gatewayUrl,
+        allowFrom: ['200'],
+      }),
       env: { DISCORD_TOKEN },
     });
     const rpc = rpcClient(daemon.url);
@@ -194,19 +187,13 @@ describe('slack Socket Mode through a real daemon', { timeout: 60_000 }, () => {
     const appToken = 'xapp-1-daemon-socket-mode-token-77';
     const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN, appToken }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          slack: {
-            enabled: true,
-            botToken: '${secret:SLACK_TOKEN}',
-            appToken: '${secret:SLACK_APP_TOKEN}',
-            socketMode: true,
-            apiBaseUrl: slack.url,
-            agentId: 'default',
-            allowFrom: ['U100'],
-          },
-        },
-      },
+      config: inbound('slack', {
+        botToken: '${secret:SLACK_TOKEN}',
+        appToken: '${secret:SLACK_APP_TOKEN}',
+        socketMode: true,
+        apiBaseUrl: slack.url,
+        allowFrom: ['U100'],
+      }),
       env: { SLACK_TOKEN, SLACK_APP_TOKEN: appToken },
     });
     const rpc = rpcClient(daemon.url);

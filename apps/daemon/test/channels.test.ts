@@ -2,13 +2,13 @@ import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
 import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
 import { startFakeWhatsApp } from '../../../packages/channels/test/fake-whatsapp.js';
 import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { telegramMessage } from './channel-helpers.js';
-import { daemonPool, eventually, openRaw, rpcClient, sessionMessages } from './helpers.js';
+import { daemonPool, editConfigFile, eventually, openRaw, rpcClient, sessionMessages } from './helpers.js';
 
 const TOKEN = '987654:channels-e2e-bot-token-0123456789abcdef';
 const pool = daemonPool('agentd-channels-');
@@ -237,9 +237,7 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     const dir = pool.tempDir();
     const daemon = await pool.start(dir, { config: { channels: { telegram } }, env: { TG_TOKEN: TOKEN } });
     const rpc = rpcClient(daemon.url);
-    const file = join(dir, 'config.yaml');
-    const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-    writeFileSync(file, stringify({ ...onDisk, channels: { telegram, discord: unknown } }));
+    editConfigFile(dir, (onDisk) => ({ ...onDisk, channels: { telegram, discord: unknown } }));
     // The reload reports the section that failed to resolve; the rest of it applies.
     await daemon.reload().catch(() => undefined);
     const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnResult, AgentTurnRunner } from '@agentd/contracts';
@@ -7,7 +7,7 @@ import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
 
@@ -51,6 +51,19 @@ export async function startDaemonIn(dataDir: string, options: StartOptions = {})
     print: () => undefined,
     ...rest,
   });
+}
+
+/**
+ * Edits `<dataDir>/config.yaml` by hand, as a user does outside the daemon (which sees it only
+ * on reload): `edit` answers the new content from the parsed file.
+ */
+export function editConfigFile(
+  dataDir: string,
+  edit: (onDisk: Record<string, unknown>) => Record<string, unknown>,
+): void {
+  const file = join(dataDir, 'config.yaml');
+  const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+  writeFileSync(file, stringify(edit(onDisk)));
 }
 
 /** Starts a real daemon on 127.0.0.1:0 with a temp data dir and an optional initial config. */

@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
-import { openRaw, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { editConfigFile, openRaw, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
 
@@ -243,9 +242,7 @@ describe('config applied live', () => {
     td = await startTestDaemon();
     const rpc = rpcClient(td.daemon.url);
     await rpc.call('graph.define', chain(3));
-    const file = join(td.dataDir, 'config.yaml');
-    const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-    writeFileSync(file, stringify({ ...onDisk, graph: { maxNodes: 2 } }));
+    editConfigFile(td.dataDir, (onDisk) => ({ ...onDisk, graph: { maxNodes: 2 } }));
     await td.daemon.reload();
     expect((await rpc.fail('graph.define', chain(3))).code).toBe(-32602);
   });

@@ -44,12 +44,12 @@ describe('terminal drives through agent tools', () => {
     const sessionId = /term_[0-9a-f]{16}/.exec(opened)?.[0] as string;
     expect(sessionId).toBeDefined();
     const pid = Number(/"pid":(\d+)/.exec(opened)?.[1]);
-    await say('default:rpc:task', 'terminal_send', {
-      sessionId,
-      text: 'echo "answer=$((6*7))"; basename "$PWD"',
-      enter: true,
-    });
-    const screen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 300 });
+    /** Types `text` and Enter into the drive, then answers the screen once quiet for `quietMs`. */
+    const run = async (text: string, quietMs: number) => {
+      await say('default:rpc:task', 'terminal_send', { sessionId, text, enter: true });
+      return say('default:rpc:task', 'terminal_wait', { sessionId, quietMs });
+    };
+    const screen = await run('echo "answer=$((6*7))"; basename "$PWD"', 300);
     expect(screen).toContain('answer=42');
     expect(screen).toContain('\\noperator\\n');
     expect(await admin.call('workspace.status', { agentId: 'operator' })).toMatchObject({
@@ -57,12 +57,10 @@ describe('terminal drives through agent tools', () => {
     });
     // git in the drive is the workspace's own repository, and a commit made there names the agent.
     // (`clear` first: the offline provider quotes the first 200 characters of the screen.)
-    await say('default:rpc:task', 'terminal_send', {
-      sessionId,
-      text: 'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
-      enter: true,
-    });
-    const gitScreen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 500 });
+    const gitScreen = await run(
+      'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
+      500,
+    );
     expect(gitScreen).toContain('agent operator|from the drive');
     expect(gitScreen).toContain('agentd|workspace: initial template');
     expect(await say('default:rpc:task', 'terminal_close', { sessionId })).toContain('"closed":true');
