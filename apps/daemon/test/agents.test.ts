@@ -7,7 +7,7 @@ import {
   startFakeAnthropic,
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, openAiEntry, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
 const fakes: FakeProvider[] = [];
@@ -512,7 +512,7 @@ describe('GET /api/chat/stream', () => {
       config: {
         providers: {
           entries: {
-            slow: { type: 'openai-compatible', baseUrl: openai.url, apiKey: '${secret:K}', models: ['m'] },
+            slow: openAiEntry(openai.url, 'K', ['m']),
           },
         },
         agents: { entries: { slow: { name: 'Slow', provider: 'slow' } } },
