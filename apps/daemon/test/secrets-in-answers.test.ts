@@ -1,13 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-secrets-in-answers-');
+afterEach(() => pool.cleanup());
 
 /** Every file under `dir` as text (logs, evidence, config history objects are compressed and skipped). */
 function textFiles(dir: string): Array<{ path: string; text: string }> {
@@ -90,8 +87,8 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
       'agentKey',
       'agentPassword',
     );
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('config.patch', {
       providers: {
         entries: {
@@ -128,8 +125,8 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
     answers.push(await rpc.fail('agent.execute', { message: 'hi', agentId: 'leaky' }));
     const answerText = answersText(answers);
     expect(answerText).toContain('2023-06-01');
-    await td.daemon.stop();
-    expectNowhere(planted, answerText, textFiles(td.dataDir));
+    await daemon.stop();
+    expectNowhere(planted, answerText, textFiles(daemon.dataDir));
   });
 
   it('keeps the credentials of channels, media, MCP servers and the memory embedder out of answers, logs, evidence and databases', async () => {
@@ -151,7 +148,7 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
     );
     // Port 9 on loopback: nothing listens, so every platform and provider call fails.
     const dead = 'http://127.0.0.1:9';
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         channels: {
           telegram: { enabled: true, botToken: planted.telegram, apiBaseUrl: dead },
@@ -200,7 +197,7 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
         },
       },
     });
-    const rpc = rpcClient(td.daemon.url);
+    const rpc = rpcClient(daemon.url);
     const answers: unknown[] = [];
     const settle = async (call: Promise<unknown>) => {
       answers.push(await call.catch((error: unknown) => error));
@@ -229,8 +226,8 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
     expect(answerText).toContain('telegram');
     expect(answerText).toContain('remote');
     expect(answerText).not.toContain('-32602');
-    await td.daemon.stop();
-    const files = textFiles(td.dataDir);
+    await daemon.stop();
+    const files = textFiles(daemon.dataDir);
     expect(files.some((file) => file.path.endsWith('.db'))).toBe(true);
     expectNowhere(planted, answerText, files);
   });

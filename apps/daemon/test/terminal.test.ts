@@ -1,12 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-terminal-');
+afterEach(() => pool.cleanup());
 
 const config = {
   gateway: { wsHeartbeatMs: 0 },
@@ -26,8 +23,8 @@ function alive(pid: number): boolean {
 
 describe('terminal drives through agent tools', () => {
   it('runs bash in the agent workspace, reads the screen back, and the obs verdicts follow rule 12', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     const say = async (sessionKey: string, tool: string, input: Record<string, unknown>) =>
       (
         await admin.call<{ response: string }>('agent.execute', {
@@ -84,8 +81,10 @@ describe('terminal drives through agent tools', () => {
   });
 
   it('reports an idle eviction as terminal_drive_evicted and kills the drive when the daemon stops', async () => {
-    td = await startTestDaemon({ config: { ...config, terminal: { killGraceMs: 200, idleTimeoutMs: 400 } } });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), {
+      config: { ...config, terminal: { killGraceMs: 200, idleTimeoutMs: 400 } },
+    });
+    const admin = rpcClient(daemon.url);
     const open = (sessionKey: string) =>
       admin.call<{ response: string }>('agent.execute', {
         agentId: 'operator',
@@ -104,7 +103,7 @@ describe('terminal drives through agent tools', () => {
     const kept = await open('default:rpc:kept');
     const pid = Number(/"pid":(\d+)/.exec(kept.response)?.[1]);
     expect(alive(pid)).toBe(true);
-    await td.daemon.stop();
+    await daemon.stop();
     expect(alive(pid)).toBe(false);
   });
 });
