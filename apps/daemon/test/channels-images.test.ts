@@ -1,9 +1,9 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { telegramMessage } from './channel-helpers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { daemonPool, eventually, openAiEntry, rpcClient } from './helpers.js';
 
 const TG_TOKEN = '5151:channel-images-telegram-token-0123';
@@ -31,7 +31,7 @@ async function startImageServer(): Promise<{
     for await (const chunk of req) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   };
-  const server: Server = createServer(async (req, res) => {
+  const server = await listenLocal(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/images/generations') return void res.writeHead(404).end();
     requests.push({ auth: req.headers.authorization, body: JSON.parse(await read(req)) });
     const previous = images.at(-1);
@@ -42,19 +42,14 @@ async function startImageServer(): Promise<{
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ created: 1, data: [{ b64_json: image.toString('base64') }] }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    url: `${server.url}/v1`,
     requests,
     images,
     repeatNext() {
       repeat = true;
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 

@@ -1,11 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/evidence';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcFailure } from './helpers.js';
 
 const pool = daemonPool('agentd-memory-');
@@ -86,7 +85,7 @@ describe('memory methods', () => {
 describe('memory with a remote embedder', () => {
   it('embeds through the configured /v1/embeddings endpoint and recalls full-text only when it goes down', async () => {
     const keys: Array<string | undefined> = [];
-    const server = createServer((req, res) => {
+    const embedder = await listenLocal((req, res) => {
       let raw = '';
       req.on('data', (chunk) => {
         raw += chunk;
@@ -103,20 +102,15 @@ describe('memory with a remote embedder', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // The test stops the embedder half-way; the pool closes it if it still listens.
-    pool.closeAfter({
-      close: () =>
-        new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
-    });
-    const port = (server.address() as AddressInfo).port;
+    pool.closeAfter({ close: () => (embedder.server.listening ? embedder.close() : undefined) });
     const events: Array<[string, Record<string, unknown>]> = [];
     const daemon = await pool.start(pool.tempDir(), {
       config: {
         memory: {
           embedder: {
             provider: 'openai',
-            baseUrl: `http://127.0.0.1:${port}/v1`,
+            baseUrl: `${embedder.url}/v1`,
             model: 'fake-embed',
             dimensions: 8,
             apiKey: '${secret:EMBED_KEY}',
@@ -136,8 +130,7 @@ describe('memory with a remote embedder', () => {
       lanes: ['fts', 'vector'],
     });
 
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    await embedder.close();
     const degraded = await admin.call('memory.search', { query: 'aisle please' });
     expect(degraded.results.map((result: { id: string }) => result.id)).toEqual([stored.id]);
     expect(events.at(-1)).toEqual([

@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure } from './helpers.js';
 
 type Json = Record<string, unknown>;
@@ -25,15 +24,13 @@ async function skillArchive(name: string, skillMd: string): Promise<Buffer> {
 
 /** The fake registry on a real socket (closed after the test); it records every request path. */
 async function startRegistry(archives: Map<string, Buffer>, requests: string[]): Promise<string> {
-  const registry = createServer((req, res) => {
+  const registry = await listenLocal((req, res) => {
     requests.push(req.url ?? '');
     const body = archives.get(req.url ?? '');
     if (body) res.writeHead(200, { 'content-type': 'application/gzip' }).end(body);
     else res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => registry.listen(0, '127.0.0.1', resolve));
-  pool.closeAfter({ close: () => new Promise<void>((resolve) => registry.close(() => resolve())) });
-  return `http://127.0.0.1:${(registry.address() as AddressInfo).port}/skills`;
+  return `${pool.closeAfter(registry).url}/skills`;
 }
 
 describe('skills through the daemon', () => {
