@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnResult, AgentTurnRunner } from '@agentd/contracts';
@@ -7,6 +7,7 @@ import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
+import { create as createTar } from 'tar';
 import { parse, stringify } from 'yaml';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
@@ -321,4 +322,14 @@ export function openAiEntry(
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return { type: 'openai-compatible', baseUrl, apiKey: `\${secret:${keyVar}}`, models, ...extra };
+}
+
+/** A gzip tarball of one skill folder `name` holding `skillMd` as SKILL.md, as a registry ships it (built in `workDir`). */
+export async function skillTarball(workDir: string, name: string, skillMd: string): Promise<Buffer> {
+  mkdirSync(join(workDir, name));
+  writeFileSync(join(workDir, name, 'SKILL.md'), skillMd);
+  const chunks: Buffer[] = [];
+  for await (const chunk of createTar({ gzip: true, cwd: workDir, portable: true }, [name]))
+    chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

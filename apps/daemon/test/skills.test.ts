@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { create as createTar } from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure } from './helpers.js';
+import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure, skillTarball } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -12,15 +11,7 @@ const pool = daemonPool('agentd-skills-');
 afterEach(() => pool.cleanup());
 
 /** A gzip tarball of one skill folder, as a registry ships it. */
-async function skillArchive(name: string, skillMd: string): Promise<Buffer> {
-  const dir = pool.tempDir();
-  await mkdir(join(dir, name));
-  await writeFile(join(dir, name, 'SKILL.md'), skillMd);
-  const chunks: Buffer[] = [];
-  for await (const chunk of createTar({ gzip: true, cwd: dir, portable: true }, [name]))
-    chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+const skillArchive = (name: string, skillMd: string) => skillTarball(pool.tempDir(), name, skillMd);
 
 /** The fake registry on a real socket (closed after the test); it records every request path. */
 async function startRegistry(archives: Map<string, Buffer>, requests: string[]): Promise<string> {
