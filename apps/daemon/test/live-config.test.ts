@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { editConfigFile, openRaw, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 let td: TestDaemon | undefined;
@@ -34,12 +33,11 @@ const chain = (length: number) => ({
 
 describe('config applied live', () => {
   it('browser: a patched allowPrivateNetwork lets the running browser reach a private address', async () => {
-    const site: Server = createServer((_req, res) => {
+    const site = await listenLocal((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Intranet</title><h1>Hi</h1>');
     });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+      const url = `${site.url}/`;
       td = await startTestDaemon();
       const rpc = rpcClient(td.daemon.url);
       await rpc.call('browser.start');
@@ -48,9 +46,8 @@ describe('config applied live', () => {
       expect(change).toMatchObject({ changedSections: ['browser'], restartRequired: [], applied: true });
       expect(await rpc.call('browser.navigate', { url })).toMatchObject({ title: 'Intranet', status: 200 });
     } finally {
-      // The browser holds a keep-alive connection to the site until it stops.
-      site.closeAllConnections();
-      await new Promise<void>((resolve) => site.close(() => resolve()));
+      // The browser holds a keep-alive connection to the site until it stops: close drops it.
+      await site.close();
     }
   });
 
