@@ -4,17 +4,15 @@ import { createHttpClient } from '@agentd/client';
 import type { NodeExecutor, NodeRequest } from '@agentd/graph-engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, rpcFailure } from './helpers.js';
+import { daemonPool, type RpcClient, rpcClient, rpcFailure } from './helpers.js';
 
 const pool = daemonPool('agentd-graph-');
 afterEach(() => pool.cleanup());
 
-type Call = <T = Record<string, unknown>>(method: string, params?: Record<string, unknown>) => Promise<T>;
+type Call = RpcClient['call'];
 
-function caller(daemon: RunningDaemon): Call {
-  const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
-  return (method, params) => client.call(method as 'system.ping', (params ?? {}) as never) as never;
-}
+/** Admin calls to `daemon`. */
+const caller = (daemon: RunningDaemon): Call => rpcClient(daemon.url).call;
 
 async function finished(call: Call, runId: string): Promise<Record<string, unknown>> {
   for (;;) {
