@@ -2,20 +2,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  type FakeProvider,
-  startFakeAnthropic,
-  startFakeOpenAi,
-} from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { startFakeAnthropic, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-const fakes: FakeProvider[] = [];
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  for (const fake of fakes.splice(0)) await fake.close();
-});
+const pool = daemonPool('agentd-agents-');
+afterEach(() => pool.cleanup());
 
 type Json = Record<string, unknown>;
 
@@ -60,8 +51,8 @@ async function readSse(response: Response, stopAfter?: (event: SseEvent) => bool
 
 describe('agent and agents methods', () => {
   it('creates an agent over RPC, persists it in config.yaml and runs turns through the offline provider', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     expect(await rpc.call('agents.list')).toEqual({ agents: ['default'] });
     const created = await rpc.call('agents.create', {
       name: 'Helper',
@@ -69,7 +60,7 @@ describe('agent and agents methods', () => {
       maxSteps: 4,
     });
     expect(created).toMatchObject({ agentId: 'helper', name: 'Helper', provider: 'offline', maxSteps: 4 });
-    const persisted = parse(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')) as {
+    const persisted = parse(readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8')) as {
       agents: { entries: Record<string, unknown> };
     };
     expect(persisted.agents.entries.helper).toEqual({
@@ -96,19 +87,19 @@ describe('agent and agents methods', () => {
     // Without a key the caller's own default session is used.
     const own = await rpc.call('agent.stream', { message: 'streamed?' });
     expect(own.sessionKey).toBe('default:rpc:admin');
-    const log = readFileSync(join(td.dataDir, 'logs', 'agentd.log'), 'utf8');
+    const log = readFileSync(join(daemon.dataDir, 'logs', 'agentd.log'), 'utf8');
     expect(log).toContain('agent.stream answered with a non-streaming result');
 
     // Evidence lands under obs/.
-    expect(readdirSync(join(td.dataDir, 'obs', 'session-index'))).toHaveLength(1);
-    expect(readdirSync(join(td.dataDir, 'obs', 'trajectories')).length).toBe(2);
+    expect(readdirSync(join(daemon.dataDir, 'obs', 'session-index'))).toHaveLength(1);
+    expect(readdirSync(join(daemon.dataDir, 'obs', 'trajectories')).length).toBe(2);
   });
 
   it('updates only the given fields live, validates a dry run without persisting, and describes operation models', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('agents.create', { name: 'Ops', systemPrompt: 'first' });
-    const before = readFileSync(join(td.dataDir, 'config.yaml'), 'utf8');
+    const before = readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8');
     const dry = await rpc.call('agents.update', { agentId: 'ops', systemPrompt: 'second', dryRun: true });
     expect(dry).toMatchObject({
       agentId: 'ops',
@@ -116,7 +107,7 @@ describe('agent and agents methods', () => {
       dryRun: true,
       agent: { systemPrompt: 'second' },
     });
-    expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).toBe(before);
+    expect(readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8')).toBe(before);
     const invalidDry = await rpc.fail('agents.update', { agentId: 'ops', maxSteps: -1, dryRun: true });
     expect(invalidDry.code).toBe(-32602);
     expect(invalidDry.message).toContain('maxSteps');
@@ -140,8 +131,8 @@ describe('agent and agents methods', () => {
   });
 
   it('applies agent and provider changes made through config.patch without a restart', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('config.patch', {
       providers: { entries: { tiny: { type: 'offline', models: ['tiny-1'], contextWindow: 4096 } } },
       agents: { entries: { patched: { name: 'Patched', provider: 'tiny' } } },
@@ -160,8 +151,8 @@ describe('agent and agents methods', () => {
   });
 
   it('suspends, resumes and deletes agents with clear errors for new messages', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('agents.create', { name: 'temp' });
     await rpc.call('session.send', { key: 'temp-session', message: 'hello', agentId: 'temp' });
     expect(await rpc.call('agents.suspend', { agentId: 'temp' })).toMatchObject({
@@ -177,7 +168,7 @@ describe('agent and agents methods', () => {
     );
 
     expect(await rpc.call('agents.delete', { agentId: 'temp' })).toEqual({ agentId: 'temp', deleted: true });
-    expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).not.toContain('temp:');
+    expect(readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8')).not.toContain('temp:');
     const orphan = await rpc.fail('session.send', { key: 'temp-session', message: 'still there?' });
     expect(orphan.code).toBe(-32010);
     expect(orphan.message).toContain('Agent deleted: temp');
@@ -185,8 +176,8 @@ describe('agent and agents methods', () => {
   });
 
   it('answers bad params with -32602 naming the field and unknown agents and sessions with -32004', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const noMessage = await rpc.fail('agent.execute', {});
     expect(noMessage.code).toBe(-32602);
     expect(noMessage.message).toContain('message');
@@ -224,7 +215,7 @@ describe('agent and agents methods', () => {
     expect(withKey.message).toMatch(/session_key|key/);
 
     const rpcOnly = await rpc.call<{ token: string }>('tokens.create', { scopes: ['rpc'] });
-    const limited = rpcClient(td.daemon.url, rpcOnly.token);
+    const limited = rpcClient(daemon.url, rpcOnly.token);
     expect((await limited.fail('agents.list')).message).toBe("Insufficient scope: requires 'admin'");
     expect((await limited.call('models.list')).providers).toBeDefined();
   });
@@ -232,8 +223,8 @@ describe('agent and agents methods', () => {
 
 describe('session methods', () => {
   it('serves status, history, list, send, search, export, compact, reset, reset_conversation and delete', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     for (const message of ['tell me about volcanoes', 'and glaciers', 'and deserts']) {
       await rpc.call('session.send', { key: 'geo:web:ann', message });
     }
@@ -309,8 +300,8 @@ describe('session methods', () => {
   });
 
   it('reports billing through obs.billing.*', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const turn = await rpc.call<{ tokensUsed: { input: number; output: number; total: number } }>(
       'session.send',
       {
@@ -357,8 +348,9 @@ describe('real providers through the daemon', () => {
       apiKey: anthropicKey,
       respond: () => ({ text: 'from claude', usage: { input: 20, output: 4, cacheRead: 5, cacheWrite: 7 } }),
     });
-    fakes.push(openai, anthropic);
-    td = await startTestDaemon({
+    pool.closeAfter(openai);
+    pool.closeAfter(anthropic);
+    const daemon = await pool.start(pool.tempDir(), {
       env: { OPENAI_KEY: openAiKey, ANTHROPIC_KEY: anthropicKey },
       config: {
         providers: {
@@ -384,7 +376,7 @@ describe('real providers through the daemon', () => {
         },
       },
     });
-    const rpc = rpcClient(td.daemon.url);
+    const rpc = rpcClient(daemon.url);
     const turns = [
       {
         agentId: 'gpt',
@@ -450,7 +442,7 @@ describe('real providers through the daemon', () => {
     });
     expect(refused.code).toBe(-32011);
     expect(refused.message).toBe('Provider oai: credential refused (HTTP 401)');
-    const log = readFileSync(join(td.dataDir, 'logs', 'agentd.log'), 'utf8');
+    const log = readFileSync(join(daemon.dataDir, 'logs', 'agentd.log'), 'utf8');
     expect(log).toContain('agent turn failed');
     expect(log).not.toContain(openAiKey);
     expect(log).not.toContain(anthropicKey);
@@ -459,9 +451,9 @@ describe('real providers through the daemon', () => {
 
 describe('GET /api/chat/stream', () => {
   it('streams token deltas, then the turn result, authenticated by header or token query', async () => {
-    td = await startTestDaemon();
+    const daemon = await pool.start(pool.tempDir());
     const response = await fetch(
-      `${td.daemon.url}/api/chat/stream?message=${encodeURIComponent('stream please')}&sessionKey=sse-1`,
+      `${daemon.url}/api/chat/stream?message=${encodeURIComponent('stream please')}&sessionKey=sse-1`,
       {
         headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       },
@@ -477,23 +469,21 @@ describe('GET /api/chat/stream', () => {
     expect(deltas.map((event) => event.data.text).join('')).toBe(done?.data.response);
     expect(done?.data).toMatchObject({ finishReason: 'stop', sessionKey: 'sse-1' });
 
-    const byQuery = await fetch(`${td.daemon.url}/api/chat/stream?message=hi&token=${ADMIN_TOKEN}`);
+    const byQuery = await fetch(`${daemon.url}/api/chat/stream?message=hi&token=${ADMIN_TOKEN}`);
     const queried = await readSse(byQuery);
     expect(queried.at(-1)).toMatchObject({ event: 'done', data: { sessionKey: 'default:rpc:admin' } });
   });
 
   it('refuses missing tokens and bad queries before streaming, and reports turn failures as an error event', async () => {
-    td = await startTestDaemon();
-    expect((await fetch(`${td.daemon.url}/api/chat/stream?message=hi`)).status).toBe(401);
-    const bad = await fetch(`${td.daemon.url}/api/chat/stream?token=${ADMIN_TOKEN}`);
+    const daemon = await pool.start(pool.tempDir());
+    expect((await fetch(`${daemon.url}/api/chat/stream?message=hi`)).status).toBe(401);
+    const bad = await fetch(`${daemon.url}/api/chat/stream?token=${ADMIN_TOKEN}`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: number; message: string } }).error).toMatchObject({
       code: -32602,
       message: expect.stringContaining('message'),
     });
-    const failed = await fetch(
-      `${td.daemon.url}/api/chat/stream?message=hi&agentId=ghost&token=${ADMIN_TOKEN}`,
-    );
+    const failed = await fetch(`${daemon.url}/api/chat/stream?message=hi&agentId=ghost&token=${ADMIN_TOKEN}`);
     const events = await readSse(failed);
     expect(events.at(-1)).toEqual({
       event: 'error',
@@ -506,13 +496,13 @@ describe('GET /api/chat/stream', () => {
       apiKey: 'k',
       respond: () => ({ text: 'x'.repeat(2000), chunkDelayMs: 15 }),
     });
-    fakes.push(openai);
-    td = await startTestDaemon({
+    pool.closeAfter(openai);
+    const daemon = await pool.start(pool.tempDir(), {
       env: { K: 'k' },
       config: {
         providers: {
           entries: {
-            slow: { type: 'openai-compatible', baseUrl: openai.url, apiKey: '${secret:K}', models: ['m'] },
+            slow: openAiEntry(openai.url, 'K', ['m']),
           },
         },
         agents: { entries: { slow: { name: 'Slow', provider: 'slow' } } },
@@ -520,7 +510,7 @@ describe('GET /api/chat/stream', () => {
     });
     const controller = new AbortController();
     const response = await fetch(
-      `${td.daemon.url}/api/chat/stream?message=go&agentId=slow&sessionKey=gone&token=${ADMIN_TOKEN}`,
+      `${daemon.url}/api/chat/stream?message=go&agentId=slow&sessionKey=gone&token=${ADMIN_TOKEN}`,
       {
         signal: controller.signal,
       },
@@ -528,8 +518,8 @@ describe('GET /api/chat/stream', () => {
     await readSse(response, (event) => event.event === 'delta').catch(() => []);
     controller.abort();
     await openai.aborted;
-    const rpc = rpcClient(td.daemon.url);
-    const indexDir = join(td.dataDir, 'obs', 'session-index');
+    const rpc = rpcClient(daemon.url);
+    const indexDir = join(daemon.dataDir, 'obs', 'session-index');
     let index = '';
     for (let attempt = 0; attempt < 100 && !index.includes('endReason'); attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import type { DaemonOptions } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, quietRunner, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, editConfigFile, quietRunner, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 interface AuditRow {
@@ -170,14 +169,14 @@ describe('config writes', () => {
 
   it('records a hand edit picked up on reload as method reload, and a rejected reload as a failure', async () => {
     const d = await start();
-    const path = join(d.dataDir, 'config.yaml');
-    const edited = parse(readFileSync(path, 'utf8')) as Json;
-    edited.webhooks = { ...(edited.webhooks as Json), maxBodyBytes: 4096 };
-    writeFileSync(path, stringify(edited));
+    editConfigFile(d.dataDir, (onDisk) => ({
+      ...onDisk,
+      webhooks: { ...(onDisk.webhooks as Json), maxBodyBytes: 4096 },
+    }));
     await d.daemon.reload();
     const head = (await d.call<{ entries: Array<{ sha: string }> }>('config.history', { limit: 1 }))
       .entries[0]?.sha;
-    writeFileSync(path, 'gateway:\n  port: "not a port"\n');
+    writeFileSync(join(d.dataDir, 'config.yaml'), 'gateway:\n  port: "not a port"\n');
     await expect(d.daemon.reload()).rejects.toThrow();
 
     const reloads = readLines(auditFile(d.dataDir)).filter((line) => line.method === 'reload');
@@ -195,10 +194,10 @@ describe('config writes', () => {
 
   it('attributes the reload of gateway.restart to the caller and audits the restart itself', async () => {
     const d = await start();
-    const path = join(d.dataDir, 'config.yaml');
-    const edited = parse(readFileSync(path, 'utf8')) as Json;
-    edited.graph = { ...(edited.graph as Json), defaultConcurrency: 3 };
-    writeFileSync(path, stringify(edited));
+    editConfigFile(d.dataDir, (onDisk) => ({
+      ...onDisk,
+      graph: { ...(onDisk.graph as Json), defaultConcurrency: 3 },
+    }));
     expect(await d.call('gateway.restart')).toEqual({ ok: true, restarting: true });
     let reload: AuditLine | undefined;
     // The restart runs after the answer; wait (bounded) for its reload line.
@@ -391,31 +390,18 @@ describe('webhook decisions', () => {
     );
 
     const rows = await d.rows({ kind: 'webhook' });
+    // Each a 401 refusal: [classification, outcome, severity, refs].
+    const refused = (severity: string, endpoint: string, path: string, reason: string) => [
+      'denied',
+      'failure',
+      severity,
+      { endpoint, path, reason, status: 401 },
+    ];
     expect(rows.map((row) => [row.classification, row.outcome, row.severity, row.refs])).toEqual([
-      [
-        'denied',
-        'failure',
-        'low',
-        { endpoint: 'mapped', path: 'github', reason: 'signature_missing', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'medium',
-        { endpoint: 'mapped', path: 'github', reason: 'signature_mismatch', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'medium',
-        { endpoint: 'mapped', path: 'github', reason: 'timestamp_stale', status: 401 },
-      ],
-      [
-        'denied',
-        'failure',
-        'low',
-        { endpoint: 'strict', path: 'webhook', reason: 'signature_missing', status: 401 },
-      ],
+      refused('low', 'mapped', 'github', 'signature_missing'),
+      refused('medium', 'mapped', 'github', 'signature_mismatch'),
+      refused('medium', 'mapped', 'github', 'timestamp_stale'),
+      refused('low', 'strict', 'webhook', 'signature_missing'),
     ]);
     expect((await d.rows({ kind: 'webhook', classification: 'denied' })).length).toBe(4);
     expect(JSON.stringify(await d.rows({ limit: 1000 }))).not.toContain(HOOK_SECRET);

@@ -7,7 +7,7 @@ import {
   type FakeReply,
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, openAiEntry, openRaw, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,11 +25,7 @@ interface Run {
 }
 
 const pool = daemonPool('agentd-autonomy-');
-const fakes: FakeProvider[] = [];
-afterEach(async () => {
-  await pool.cleanup();
-  for (const fake of fakes.splice(0)) await fake.close();
-});
+afterEach(() => pool.cleanup());
 
 /** The text of the last user message of a chat-completions body. */
 function lastUser(body: Json): string {
@@ -51,7 +47,7 @@ function testConfig(fakeUrl: string, extra: Json = {}): Json {
     gateway: { wsHeartbeatMs: 0 },
     providers: {
       entries: {
-        fake: { type: 'openai-compatible', baseUrl: fakeUrl, apiKey: '${secret:K}', models: ['m'] },
+        fake: openAiEntry(fakeUrl, 'K', ['m']),
       },
     },
     agents: {
@@ -85,8 +81,7 @@ async function autonomyDaemon(
   extra: Json = {},
   dataDir = pool.tempDir(),
 ) {
-  const fake = await startFakeOpenAi({ apiKey: 'k', respond });
-  fakes.push(fake);
+  const fake = pool.closeAfter(await startFakeOpenAi({ apiKey: 'k', respond }));
   const daemon = await pool.start(dataDir, { env: { K: 'k' }, config: testConfig(fake.url, extra) });
   return { daemon, fake, rpc: rpcClient(daemon.url), dataDir };
 }
@@ -493,7 +488,7 @@ describe('durable runs across a crash', () => {
         return { hangMs: 60_000, text: 'never' };
       },
     });
-    fakes.push(fake);
+    pool.closeAfter(fake);
     const dataDir = pool.tempDir();
     writeFileSync(join(dataDir, 'config.yaml'), stringify(testConfig(fake.url)));
     const first = await pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, K: 'k' });

@@ -1,9 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createWsClient } from '@agentd/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
 
 /** Pids whose command line mentions `needle` (the browser profile dir is unique per daemon). */
@@ -21,26 +20,25 @@ function processesMentioning(needle: string): number[] {
 }
 
 describe('browser namespace', () => {
-  let site: Server;
+  let site: Awaited<ReturnType<typeof listenLocal>>;
   let origin: string;
   let td: TestDaemon;
 
   beforeAll(async () => {
-    site = createServer((req, res) => {
+    site = await listenLocal((req, res) => {
       if (req.url === '/') {
         res
           .writeHead(200, { 'content-type': 'text/html' })
           .end('<title>Home</title><h1>Hello</h1><button onclick="console.log(\'pressed\')">Press</button>');
       } else res.writeHead(204).end();
     });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    origin = site.url;
     td = await startTestDaemon({ config: { browser: { allowPrivateNetwork: true } } });
   });
 
   afterAll(async () => {
     await td?.stop();
-    await new Promise<void>((resolve) => site.close(() => resolve()));
+    await site.close();
   });
 
   it('drives a page over JSON-RPC and leaves no browser process after stop', async () => {

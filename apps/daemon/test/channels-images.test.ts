@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
-import { daemonPool, eventually, rpcClient } from './helpers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
+import { telegramMessage } from './channel-helpers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { daemonPool, eventually, openAiEntry, rpcClient } from './helpers.js';
 
 const TG_TOKEN = '5151:channel-images-telegram-token-0123';
 const IMAGE_KEY = 'sk-image-provider-key-0123456789';
@@ -30,7 +31,7 @@ async function startImageServer(): Promise<{
     for await (const chunk of req) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   };
-  const server: Server = createServer(async (req, res) => {
+  const server = await listenLocal(async (req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/images/generations') return void res.writeHead(404).end();
     requests.push({ auth: req.headers.authorization, body: JSON.parse(await read(req)) });
     const previous = images.at(-1);
@@ -41,38 +42,27 @@ async function startImageServer(): Promise<{
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ created: 1, data: [{ b64_json: image.toString('base64') }] }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    url: `${server.url}/v1`,
     requests,
     images,
     repeatNext() {
       repeat = true;
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 
 const pool = daemonPool('agentd-channel-images-');
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await pool.cleanup();
-  for (const close of closers.splice(0)) await close();
-});
+afterEach(() => pool.cleanup());
 
 describe('generated images delivered to the calling channel', { timeout: 60_000 }, () => {
   it('sends the image of a channel turn to that chat through the queue, once, and never where the model says', async () => {
-    const telegram: FakeTelegram = await startFakeTelegram({ token: TG_TOKEN });
-    closers.push(() => telegram.close());
-    const images = await startImageServer();
-    closers.push(() => images.close());
+    const telegram = pool.closeAfter(await startFakeTelegram({ token: TG_TOKEN }));
+    const images = pool.closeAfter(await startImageServer());
     // The model asks for an image, and once more with a chat of its own choosing (refused by the
     // tool's schema), then answers in text.
-    const model: FakeProvider = await startFakeOpenAi({
+    const model = await startFakeOpenAi({
       apiKey: 'sk-model',
       respond: (_body, index) =>
         index === 0
@@ -89,17 +79,12 @@ describe('generated images delivered to the calling channel', { timeout: 60_000 
             }
           : { text: 'Here is your boat.' },
     });
-    closers.push(() => model.close());
+    pool.closeAfter(model);
     const daemon = await pool.start(pool.tempDir(), {
       config: {
         providers: {
           entries: {
-            oai: {
-              type: 'openai-compatible',
-              baseUrl: model.url,
-              apiKey: '${secret:MODEL_KEY}',
-              models: ['gpt-fake'],
-            },
+            oai: openAiEntry(model.url, 'MODEL_KEY', ['gpt-fake']),
           },
         },
         agents: { entries: { artist: { name: 'Artist', provider: 'oai', tools: ['media_generate_image'] } } },
@@ -118,15 +103,7 @@ describe('generated images delivered to the calling channel', { timeout: 60_000 
     });
     const rpc = rpcClient(daemon.url);
 
-    telegram.pushUpdate({
-      message: {
-        message_id: 12,
-        date: 1,
-        chat: { id: 100, type: 'private' },
-        from: { id: 100, is_bot: false, first_name: 'p' },
-        text: 'draw me a boat',
-      },
-    });
+    telegram.pushUpdate({ message: telegramMessage(12, 100, 100, 'draw me a boat') });
     await eventually(async () => (telegram.of('sendMessage').length === 1 ? true : undefined));
     expect(telegram.of('sendMessage')[0]?.params).toMatchObject({
       chat_id: '100',
@@ -182,10 +159,8 @@ describe('generated images delivered to the calling channel', { timeout: 60_000 
   });
 
   it('answers the tool error when the chat refuses the image, and sends it nowhere else', async () => {
-    const telegram: FakeTelegram = await startFakeTelegram({ token: TG_TOKEN });
-    closers.push(() => telegram.close());
-    const images = await startImageServer();
-    closers.push(() => images.close());
+    const telegram = pool.closeAfter(await startFakeTelegram({ token: TG_TOKEN }));
+    const images = pool.closeAfter(await startImageServer());
     const daemon = await pool.start(pool.tempDir(), {
       config: {
         media: { imageGen: { provider: { baseUrl: images.url, apiKey: IMAGE_KEY } } },

@@ -1,63 +1,41 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
-import { type FakeSlack, startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
-import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
-import { daemonPool, eventually, rpcClient } from './helpers.js';
+import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
+import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
+import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
+import { channelConnected, signedSlackPost, telegramMessage } from './channel-helpers.js';
+import { daemonPool, eventually, rpcClient, sessionMessages } from './helpers.js';
 
 const SLACK_TOKEN = 'xoxb-daemon-inbound-slack-token-42';
 const SIGNING_SECRET = 'daemon-inbound-slack-signing-secret';
 const DISCORD_TOKEN = 'daemon.inbound.discord-token-abcdef';
 
 const pool = daemonPool('agentd-channels-inbound-');
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await pool.cleanup();
-  for (const close of closers.splice(0)) await close();
-});
+afterEach(() => pool.cleanup());
 
-/** A Slack Events API callback signed as Slack signs it: `v0=HMAC(secret, "v0:<ts>:<body>")`. */
-function signedSlackPost(url: string, payload: unknown, secret = SIGNING_SECRET): Promise<Response> {
-  const body = JSON.stringify(payload);
-  const ts = String(Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`;
-  return fetch(`${url}/channels/slack/events`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': signature,
-    },
-    body,
-  });
+/** A config with the one platform enabled, its inbound messages handed to the default agent. */
+function inbound(platform: string, section: Record<string, unknown>) {
+  return { channels: { [platform]: { enabled: true, agentId: 'default', ...section } } };
 }
 
 describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, () => {
   it('turns a signed message event into an agent turn whose answer the queue posts in the thread', async () => {
-    const slack: FakeSlack = await startFakeSlack({ token: SLACK_TOKEN });
-    closers.push(() => slack.close());
+    const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          slack: {
-            enabled: true,
-            botToken: '${secret:SLACK_TOKEN}',
-            signingSecret: '${secret:SLACK_SIGNING}',
-            apiBaseUrl: slack.url,
-            agentId: 'default',
-            allowFrom: ['U100'],
-          },
-        },
-      },
+      config: inbound('slack', {
+        botToken: '${secret:SLACK_TOKEN}',
+        signingSecret: '${secret:SLACK_SIGNING}',
+        apiBaseUrl: slack.url,
+        allowFrom: ['U100'],
+      }),
       env: { SLACK_TOKEN, SLACK_SIGNING: SIGNING_SECRET },
     });
     const rpc = rpcClient(daemon.url);
+    const post = (payload: unknown, secret = SIGNING_SECRET) => signedSlackPost(daemon.url, payload, secret);
 
-    const handshake = await signedSlackPost(daemon.url, { type: 'url_verification', challenge: 'ch-1' });
+    const handshake = await post({ type: 'url_verification', challenge: 'ch-1' });
     expect([handshake.status, await handshake.json()]).toEqual([200, { challenge: 'ch-1' }]);
     // A forged signature is refused before anything reaches an agent.
-    const forged = await signedSlackPost(
-      daemon.url,
+    const forged = await post(
       {
         type: 'event_callback',
         event: { type: 'message', user: 'U100', channel: 'C5', ts: '1.1', text: 'x' },
@@ -73,23 +51,20 @@ describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, 
       ts: '1700000100.000200',
       text: 'hello from slack',
     };
-    expect((await signedSlackPost(daemon.url, { type: 'event_callback', event })).status).toBe(200);
+    expect((await post({ type: 'event_callback', event })).status).toBe(200);
     // Slack retries a callback it believes lost: still one turn and one answer.
-    expect((await signedSlackPost(daemon.url, { type: 'event_callback', event })).status).toBe(200);
+    expect((await post({ type: 'event_callback', event })).status).toBe(200);
     // A sender not in allowFrom gets no turn.
     const stranger = { ...event, user: 'U999', ts: '1700000100.000300', text: 'let me in' };
-    expect((await signedSlackPost(daemon.url, { type: 'event_callback', event: stranger })).status).toBe(200);
+    expect((await post({ type: 'event_callback', event: stranger })).status).toBe(200);
 
     await eventually(async () => (slack.posted('C5').length === 1 ? true : undefined));
     const reply = slack.posted('C5')[0];
     expect(reply).toMatchObject({ thread_ts: '1700000100.000200', text: expect.any(String) });
     expect(String(reply?.text).length).toBeGreaterThan(0);
-    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
-      'session.history',
-      { key: 'default:slack-C5:U100' },
-    );
-    expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    expect(history.messages[0]?.content).toContain('hello from slack');
+    const history = await sessionMessages(rpc, 'default:slack-C5:U100');
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(history[0]?.content).toContain('hello from slack');
     expect(await rpc.call('delivery.queue.status', { channelType: 'slack' })).toMatchObject({ sent: 1 });
     const status = await rpc.call<{ channels: Array<{ refused: number; inbound: boolean }> }>(
       'channels.status',
@@ -103,21 +78,14 @@ describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, 
 
 describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, () => {
   it('identifies on the Gateway, turns MESSAGE_CREATE into an agent turn and posts the answer over REST', async () => {
-    const discord: FakeDiscord = await startFakeDiscord({ token: DISCORD_TOKEN });
-    closers.push(() => discord.close());
+    const discord = pool.closeAfter(await startFakeDiscord({ token: DISCORD_TOKEN }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          discord: {
-            enabled: true,
-            botToken: '${secret:DISCORD_TOKEN}',
-            apiBaseUrl: discord.url,
-            gatewayUrl: discord.gatewayUrl,
-            agentId: 'default',
-            allowFrom: ['200'],
-          },
-        },
-      },
+      config: inbound('discord', {
+        botToken: '${secret:DISCORD_TOKEN}',
+        apiBaseUrl: discord.url,
+        gatewayUrl: discord.gatewayUrl,
+        allowFrom: ['200'],
+      }),
       env: { DISCORD_TOKEN },
     });
     const rpc = rpcClient(daemon.url);
@@ -125,12 +93,7 @@ describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, (
     expect(discord.handshakes[0]).toMatchObject({ op: 2, d: { token: DISCORD_TOKEN } });
     // GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT.
     expect(Number(discord.handshakes[0]?.d.intents) & 0b1001001000000000).toBe(0b1001001000000000);
-    await eventually(async () => {
-      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
-      return list.channels.some((row) => row.type === 'discord' && row.status === 'connected')
-        ? true
-        : undefined;
-    });
+    await channelConnected(rpc, 'discord');
 
     const author = { id: '200', username: 'someone', discriminator: '0', avatar: null };
     discord.dispatchMessage({
@@ -152,12 +115,9 @@ describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, (
     const reply = discord.created('777')[0];
     expect(reply).toMatchObject({ message_reference: { message_id: '5002' } });
     expect(String(reply?.content).length).toBeGreaterThan(0);
-    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
-      'session.history',
-      { key: 'default:discord-777:200' },
-    );
-    expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    expect(history.messages[0]?.content).toContain('hello from discord');
+    const history = await sessionMessages(rpc, 'default:discord-777:200');
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(history[0]?.content).toContain('hello from discord');
     const status = await rpc.call<{ channels: Array<{ refused: number; inbound: boolean }> }>(
       'channels.status',
       { channel_type: 'discord' },
@@ -170,8 +130,7 @@ describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, (
 describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () => {
   it('calls setWebhook with its secret, serves /channels/telegram/webhook and answers through the queue', async () => {
     const token = '4242:daemon-webhook-telegram-token-0123';
-    const telegram: FakeTelegram = await startFakeTelegram({ token });
-    closers.push(() => telegram.close());
+    const telegram = pool.closeAfter(await startFakeTelegram({ token }));
     const daemon = await pool.start(pool.tempDir(), {
       config: {},
       env: { TG_TOKEN: token, TG_HOOK_SECRET: 'daemon_hook-secret-99' },
@@ -204,20 +163,9 @@ describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () 
     });
     await eventually(async () => (telegram.webhook()?.url === webhookUrl ? true : undefined));
     expect(telegram.webhook()?.secretToken).toBe('daemon_hook-secret-99');
-    await eventually(async () => {
-      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
-      return list.channels.some((row) => row.type === 'telegram' && row.status === 'connected')
-        ? true
-        : undefined;
-    });
+    await channelConnected(rpc, 'telegram');
 
-    const message = {
-      message_id: 31,
-      date: 1,
-      chat: { id: 100, type: 'private' },
-      from: { id: 100, is_bot: false, first_name: 'z' },
-      text: 'hello over the webhook',
-    };
+    const message = telegramMessage(31, 100, 100, 'hello over the webhook');
     expect(await telegram.postUpdate({ message }, 'not-the-secret')).toBe(401);
     expect(await telegram.postUpdate({ message }, null)).toBe(401);
     expect(await telegram.postUpdate({ message })).toBe(200);
@@ -226,11 +174,8 @@ describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () 
       chat_id: '100',
       reply_parameters: { message_id: 31 },
     });
-    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
-      'session.history',
-      { key: 'default:telegram-100:100' },
-    );
-    expect(history.messages.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+    const history = await sessionMessages(rpc, 'default:telegram-100:100');
+    expect(history.map((entry) => entry.role)).toEqual(['user', 'assistant']);
     // Webhook mode never long-polls, and the secret stays out of config answers.
     expect(telegram.of('getUpdates')).toHaveLength(0);
     expect(JSON.stringify(await rpc.call('config.read'))).not.toContain('daemon_hook-secret-99');
@@ -240,31 +185,19 @@ describe('telegram webhook mode through a real daemon', { timeout: 60_000 }, () 
 describe('slack Socket Mode through a real daemon', { timeout: 60_000 }, () => {
   it('connects with the app token, acknowledges the envelope and answers in the thread through the queue', async () => {
     const appToken = 'xapp-1-daemon-socket-mode-token-77';
-    const slack: FakeSlack = await startFakeSlack({ token: SLACK_TOKEN, appToken });
-    closers.push(() => slack.close());
+    const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN, appToken }));
     const daemon = await pool.start(pool.tempDir(), {
-      config: {
-        channels: {
-          slack: {
-            enabled: true,
-            botToken: '${secret:SLACK_TOKEN}',
-            appToken: '${secret:SLACK_APP_TOKEN}',
-            socketMode: true,
-            apiBaseUrl: slack.url,
-            agentId: 'default',
-            allowFrom: ['U100'],
-          },
-        },
-      },
+      config: inbound('slack', {
+        botToken: '${secret:SLACK_TOKEN}',
+        appToken: '${secret:SLACK_APP_TOKEN}',
+        socketMode: true,
+        apiBaseUrl: slack.url,
+        allowFrom: ['U100'],
+      }),
       env: { SLACK_TOKEN, SLACK_APP_TOKEN: appToken },
     });
     const rpc = rpcClient(daemon.url);
-    await eventually(async () => {
-      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
-      return list.channels.some((row) => row.type === 'slack' && row.status === 'connected')
-        ? true
-        : undefined;
-    });
+    await channelConnected(rpc, 'slack');
     slack.socketMode.pushEvent({
       type: 'message',
       user: 'U100',
@@ -275,11 +208,8 @@ describe('slack Socket Mode through a real daemon', { timeout: 60_000 }, () => {
     await eventually(async () => (slack.posted('C8').length === 1 ? true : undefined));
     expect(slack.posted('C8')[0]).toMatchObject({ thread_ts: '1700000200.000100' });
     expect(slack.socketMode.envelopes.every((item) => item.acked)).toBe(true);
-    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
-      'session.history',
-      { key: 'default:slack-C8:U100' },
-    );
-    expect(history.messages.map((entry) => entry.role)).toEqual(['user', 'assistant']);
+    const history = await sessionMessages(rpc, 'default:slack-C8:U100');
+    expect(history.map((entry) => entry.role)).toEqual(['user', 'assistant']);
     expect(JSON.stringify(await rpc.call('config.read'))).not.toContain(appToken);
   });
 });

@@ -2,24 +2,22 @@ import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
 import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
 import { startFakeWhatsApp } from '../../../packages/channels/test/fake-whatsapp.js';
 import { type FakeTelegram, startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
-import { daemonPool, eventually, openRaw, rpcClient } from './helpers.js';
+import { telegramMessage } from './channel-helpers.js';
+import { daemonPool, editConfigFile, eventually, openRaw, rpcClient, sessionMessages } from './helpers.js';
 
 const TOKEN = '987654:channels-e2e-bot-token-0123456789abcdef';
 const pool = daemonPool('agentd-channels-');
 let fake: FakeTelegram;
 
 beforeEach(async () => {
-  fake = await startFakeTelegram({ token: TOKEN });
+  fake = pool.closeAfter(await startFakeTelegram({ token: TOKEN }));
 });
-afterEach(async () => {
-  await pool.cleanup();
-  await fake.close();
-});
+afterEach(() => pool.cleanup());
 
 /** The `channels` section pointing Telegram at the fake, with fast retries. */
 function channelsConfig(telegram: Record<string, unknown> = {}) {
@@ -239,9 +237,7 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     const dir = pool.tempDir();
     const daemon = await pool.start(dir, { config: { channels: { telegram } }, env: { TG_TOKEN: TOKEN } });
     const rpc = rpcClient(daemon.url);
-    const file = join(dir, 'config.yaml');
-    const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-    writeFileSync(file, stringify({ ...onDisk, channels: { telegram, discord: unknown } }));
+    editConfigFile(dir, (onDisk) => ({ ...onDisk, channels: { telegram, discord: unknown } }));
     // The reload reports the section that failed to resolve; the rest of it applies.
     await daemon.reload().catch(() => undefined);
     const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
@@ -287,87 +283,61 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
 
 describe('slack and discord through a real daemon', { timeout: 60_000 }, () => {
   it('sends, fetches and runs platform actions against the fake Web API and REST API', async () => {
-    const slack = await startFakeSlack({ token: 'xoxb-e2e-slack-token-123456' });
-    const discord = await startFakeDiscord({ token: 'e2e.discord.token-abcdef' });
-    try {
-      const { rpc } = await daemonWith({
-        channels: {
-          slack: { enabled: true, botToken: 'xoxb-e2e-slack-token-123456', apiBaseUrl: slack.url },
-          discord: { enabled: true, botToken: 'e2e.discord.token-abcdef', apiBaseUrl: discord.url },
-        },
-      });
-      const toSlack = await rpc.call('message.send', {
-        channel_type: 'slack',
-        channel_id: 'C9',
-        text: 'hi slack',
-      });
-      expect(toSlack).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
-      const toDiscord = await rpc.call('message.send', {
-        channel_type: 'discord',
-        channel_id: '999',
-        text: 'hi discord',
-      });
-      expect(toDiscord.status).toBe('sent');
-      expect(slack.posted('C9').map((message) => message.text)).toEqual(['hi slack']);
-      expect(discord.created('999').map((message) => message.content)).toEqual(['hi discord']);
-      const fetched = await rpc.call<{ messages: Array<{ text: string }> }>('message.fetch', {
-        channel_type: 'discord',
-        channel_id: '999',
-        limit: 5,
-      });
-      expect(fetched.messages.map((message) => message.text)).toEqual(['hi discord']);
-      expect(
-        await rpc.call('slack.action', { action: 'topic', channel_id: 'C9', topic: 'on call' }),
-      ).toMatchObject({ ok: true });
-      expect(await rpc.call('discord.action', { action: 'channelInfo', channel_id: '999' })).toMatchObject({
-        channel: { id: '999' },
-      });
-      const bad = await rpc.fail('discord.action', { action: 'channelInfo', channel_id: 'not-a-snowflake' });
-      expect(bad.code).toBe(-32602);
-      expect(bad.message).toContain('channel_id');
-      const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
-      expect(list.channels).toContainEqual({ type: 'whatsapp', status: 'unconfigured', inbound: false });
-      expect(JSON.stringify(await rpc.call('config.read'))).not.toMatch(/xoxb-e2e|e2e\.discord/);
-    } finally {
-      await slack.close();
-      await discord.close();
-    }
+    const slack = pool.closeAfter(await startFakeSlack({ token: 'xoxb-e2e-slack-token-123456' }));
+    const discord = pool.closeAfter(await startFakeDiscord({ token: 'e2e.discord.token-abcdef' }));
+    const { rpc } = await daemonWith({
+      channels: {
+        slack: { enabled: true, botToken: 'xoxb-e2e-slack-token-123456', apiBaseUrl: slack.url },
+        discord: { enabled: true, botToken: 'e2e.discord.token-abcdef', apiBaseUrl: discord.url },
+      },
+    });
+    const toSlack = await rpc.call('message.send', {
+      channel_type: 'slack',
+      channel_id: 'C9',
+      text: 'hi slack',
+    });
+    expect(toSlack).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
+    const toDiscord = await rpc.call('message.send', {
+      channel_type: 'discord',
+      channel_id: '999',
+      text: 'hi discord',
+    });
+    expect(toDiscord.status).toBe('sent');
+    expect(slack.posted('C9').map((message) => message.text)).toEqual(['hi slack']);
+    expect(discord.created('999').map((message) => message.content)).toEqual(['hi discord']);
+    const fetched = await rpc.call<{ messages: Array<{ text: string }> }>('message.fetch', {
+      channel_type: 'discord',
+      channel_id: '999',
+      limit: 5,
+    });
+    expect(fetched.messages.map((message) => message.text)).toEqual(['hi discord']);
+    expect(
+      await rpc.call('slack.action', { action: 'topic', channel_id: 'C9', topic: 'on call' }),
+    ).toMatchObject({ ok: true });
+    expect(await rpc.call('discord.action', { action: 'channelInfo', channel_id: '999' })).toMatchObject({
+      channel: { id: '999' },
+    });
+    const bad = await rpc.fail('discord.action', { action: 'channelInfo', channel_id: 'not-a-snowflake' });
+    expect(bad.code).toBe(-32602);
+    expect(bad.message).toContain('channel_id');
+    const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
+    expect(list.channels).toContainEqual({ type: 'whatsapp', status: 'unconfigured', inbound: false });
+    expect(JSON.stringify(await rpc.call('config.read'))).not.toMatch(/xoxb-e2e|e2e\.discord/);
   });
 });
 
 describe('inbound messages through a real daemon', { timeout: 60_000 }, () => {
   it('turns an allowed Telegram sender into an agent turn answered in the same chat, and refuses others', async () => {
     const { rpc } = await daemonWith(channelsConfig({ agentId: 'default', allowFrom: ['100'] }));
-    fake.pushUpdate({
-      message: {
-        message_id: 7,
-        date: 1,
-        chat: { id: -300, type: 'group' },
-        from: { id: 999, is_bot: false, first_name: 'x' },
-        text: 'let me in',
-      },
-    });
-    fake.pushUpdate({
-      message: {
-        message_id: 8,
-        date: 1,
-        chat: { id: -300, type: 'group' },
-        from: { id: 100, is_bot: false, first_name: 'y' },
-        text: 'hello agent',
-      },
-    });
+    fake.pushUpdate({ message: telegramMessage(7, -300, 999, 'let me in') });
+    fake.pushUpdate({ message: telegramMessage(8, -300, 100, 'hello agent') });
     await eventually(async () => (fake.of('sendMessage').length === 1 ? true : undefined));
     const reply = fake.of('sendMessage')[0]?.params;
     expect(reply).toMatchObject({ chat_id: '-300', reply_parameters: { message_id: 8 } });
     expect(String(reply?.text).length).toBeGreaterThan(0);
     // The turn ran in the chat's session of the configured agent.
-    const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
-      'session.history',
-      {
-        key: 'default:telegram--300:100',
-      },
-    );
-    expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    const history = await sessionMessages(rpc, 'default:telegram--300:100');
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant']);
     const status = await rpc.call<{ channels: Array<{ refused: number }> }>('channels.status', {
       channel_type: 'telegram',
     });
@@ -379,75 +349,71 @@ describe('inbound messages through a real daemon', { timeout: 60_000 }, () => {
   });
 
   it('serves the WhatsApp webhook under /channels/whatsapp and answers through the Cloud API', async () => {
-    const wa = await startFakeWhatsApp({ token: 'wa-e2e-access-token-0000', phoneNumberId: '1999' });
-    try {
-      const { daemon, rpc } = await daemonWith({
-        channels: {
-          whatsapp: {
-            enabled: true,
-            accessToken: 'wa-e2e-access-token-0000',
-            phoneNumberId: '1999',
-            appSecret: 'wa-e2e-app-secret',
-            verifyToken: 'wa-verify',
-            apiBaseUrl: wa.url,
-            agentId: 'default',
-            allowFrom: ['4930000000001'],
-          },
+    const wa = pool.closeAfter(
+      await startFakeWhatsApp({ token: 'wa-e2e-access-token-0000', phoneNumberId: '1999' }),
+    );
+    const { daemon, rpc } = await daemonWith({
+      channels: {
+        whatsapp: {
+          enabled: true,
+          accessToken: 'wa-e2e-access-token-0000',
+          phoneNumberId: '1999',
+          appSecret: 'wa-e2e-app-secret',
+          verifyToken: 'wa-verify',
+          apiBaseUrl: wa.url,
+          agentId: 'default',
+          allowFrom: ['4930000000001'],
         },
-      });
-      const challenge = await fetch(
-        `${daemon.url}/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=wa-verify&hub.challenge=777`,
-      );
-      expect([challenge.status, await challenge.text()]).toEqual([200, '777']);
-      const body = JSON.stringify({
-        entry: [
-          {
-            changes: [
-              {
-                value: {
-                  messages: [{ from: '4930000000001', id: 'wamid.e2e', type: 'text', text: { body: 'hi' } }],
-                },
+      },
+    });
+    const challenge = await fetch(
+      `${daemon.url}/channels/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=wa-verify&hub.challenge=777`,
+    );
+    expect([challenge.status, await challenge.text()]).toEqual([200, '777']);
+    const body = JSON.stringify({
+      entry: [
+        {
+          changes: [
+            {
+              value: {
+                messages: [{ from: '4930000000001', id: 'wamid.e2e', type: 'text', text: { body: 'hi' } }],
               },
-            ],
-          },
-        ],
-      });
-      const signed = await fetch(`${daemon.url}/channels/whatsapp/webhook`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-hub-signature-256': `sha256=${createHmac('sha256', 'wa-e2e-app-secret').update(body).digest('hex')}`,
+            },
+          ],
         },
-        body,
-      });
-      expect(signed.status).toBe(200);
-      await eventually(async () => (wa.messages().length === 1 ? true : undefined));
-      expect(wa.messages()[0]).toMatchObject({
+      ],
+    });
+    const signed = await fetch(`${daemon.url}/channels/whatsapp/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', 'wa-e2e-app-secret').update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(signed.status).toBe(200);
+    await eventually(async () => (wa.messages().length === 1 ? true : undefined));
+    expect(wa.messages()[0]).toMatchObject({
+      to: '4930000000001',
+      type: 'text',
+      context: { message_id: 'wamid.e2e' },
+    });
+    const edit = await rpc.fail('message.edit', {
+      channel_type: 'whatsapp',
+      channel_id: '4930000000001',
+      message_id: 'm',
+      text: 'x',
+    });
+    expect(edit.code).toBe(-32012);
+    expect(
+      await rpc.call('whatsapp.action', {
+        action: 'template',
         to: '4930000000001',
-        type: 'text',
-        context: { message_id: 'wamid.e2e' },
-      });
-      const edit = await rpc.fail('message.edit', {
-        channel_type: 'whatsapp',
-        channel_id: '4930000000001',
-        message_id: 'm',
-        text: 'x',
-      });
-      expect(edit.code).toBe(-32012);
-      expect(
-        await rpc.call('whatsapp.action', {
-          action: 'template',
-          to: '4930000000001',
-          name: 'hello_world',
-          language: 'en_US',
-        }),
-      ).toMatchObject({ messageId: expect.any(String) });
-      expect((await fetch(`${daemon.url}/channels/discord/interactions`, { method: 'POST' })).status).toBe(
-        404,
-      );
-    } finally {
-      await wa.close();
-    }
+        name: 'hello_world',
+        language: 'en_US',
+      }),
+    ).toMatchObject({ messageId: expect.any(String) });
+    expect((await fetch(`${daemon.url}/channels/discord/interactions`, { method: 'POST' })).status).toBe(404);
   });
 });
 

@@ -2,16 +2,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool } from './helpers.js';
 
-let td: TestDaemon | undefined;
+const pool = daemonPool('agentd-config-');
+/** The test's daemon, which the helpers below call. */
+let daemon: RunningDaemon | undefined;
 afterEach(async () => {
-  await td?.stop();
-  td = undefined;
+  await pool.cleanup();
+  daemon = undefined;
 });
 
 async function admin() {
-  td = await startTestDaemon({
+  daemon = await pool.start(pool.tempDir(), {
     config: {
       gateway: {
         wsHeartbeatMs: 0,
@@ -27,7 +30,7 @@ async function admin() {
       },
     },
   });
-  return createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+  return createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
 }
 
 describe('config methods', () => {
@@ -52,7 +55,7 @@ describe('config methods', () => {
     const client = await admin();
     const hot = await client.call('config.patch', { daemon: { logLevels: { gateway: 'debug' } } });
     expect(hot).toMatchObject({ ok: true, changedSections: ['daemon'], restartRequired: [] });
-    expect(td?.daemon.logger.levels().gateway).toBe('debug');
+    expect(daemon?.logger.levels().gateway).toBe('debug');
 
     const cold = await client.call('config.patch', { gateway: { port: 7777 } });
     expect(cold.restartRequired).toContain('gateway.port');
@@ -68,13 +71,13 @@ describe('config methods', () => {
 
   it('rejects an invalid patch with -32602 and the issues, writing nothing', async () => {
     const client = await admin();
-    const before = readFileSync(join(td!.dataDir, 'config.yaml'), 'utf8');
+    const before = readFileSync(join(daemon!.dataDir, 'config.yaml'), 'utf8');
     const historyBefore = await client.call('config.history', {});
     const error = await client.call('config.patch', { gateway: { port: 'seven' } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcCallError);
     expect((error as RpcCallError).code).toBe(-32602);
     expect(JSON.stringify((error as RpcCallError).data)).toContain('port');
-    expect(readFileSync(join(td!.dataDir, 'config.yaml'), 'utf8')).toBe(before);
+    expect(readFileSync(join(daemon!.dataDir, 'config.yaml'), 'utf8')).toBe(before);
     expect(await client.call('config.history', {})).toEqual(historyBefore);
   });
 
@@ -105,10 +108,10 @@ describe('daemon.setLogLevel', () => {
   it('changes a module level at once and the change shows in the log file', async () => {
     const client = await admin();
     await client.call('daemon.setLogLevel', { module: 'gateway', level: 'debug' });
-    expect(td?.daemon.logger.levels().gateway).toBe('debug');
-    td?.daemon.logger.module('gateway').debug({ step: 'probe' }, 'debug line after setLogLevel');
-    await td?.daemon.logger.flush();
-    const lines = readFileSync(join(td!.dataDir, 'logs', 'agentd.log'), 'utf8')
+    expect(daemon?.logger.levels().gateway).toBe('debug');
+    daemon?.logger.module('gateway').debug({ step: 'probe' }, 'debug line after setLogLevel');
+    await daemon?.logger.flush();
+    const lines = readFileSync(join(daemon!.dataDir, 'logs', 'agentd.log'), 'utf8')
       .trim()
       .split('\n');
     const probe = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'debug line after setLogLevel');

@@ -1,6 +1,6 @@
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, rpcFailure, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient, rpcFailure } from './helpers.js';
 
 type Json = Record<string, unknown>;
 type Tree = {
@@ -8,17 +8,14 @@ type Tree = {
   nodes: Array<{ id: string; kind: string; depth: number; childIds: string[] }>;
 };
 
-let td: TestDaemon | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-context-');
+afterEach(() => pool.cleanup());
 
 describe('context.* through the daemon', () => {
   it('browses the calling agent’s DAG, never another agent’s or tenant’s conversations', async () => {
-    td = await startTestDaemon({ config: { agents: { entries: { ann: { name: 'Ann' } } } } });
-    const { url } = td.daemon;
+    const { url } = await pool.start(pool.tempDir(), {
+      config: { agents: { entries: { ann: { name: 'Ann' } } } },
+    });
     const admin = rpcClient(url);
     const token = async (params: Json) =>
       createHttpClient({

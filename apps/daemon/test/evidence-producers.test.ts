@@ -1,18 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { CACHE_TRACE_FILE, cacheTraceRecordSchema, OFFLOAD_DIR } from '@agentd/evidence';
-import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-evidence-');
+afterEach(() => pool.cleanup());
 
 type Json = Record<string, unknown>;
 
@@ -40,11 +34,6 @@ const config = (extra: Json = {}) => ({
   ...extra,
 });
 
-function clientFor(daemon: TestDaemon) {
-  const client = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
-  return <T = Json>(method: string, params: Json = {}) => client.call(method, params) as Promise<T>;
-}
-
 function cacheTraceLines(file: string) {
   return readFileSync(file, 'utf8')
     .trim()
@@ -54,8 +43,8 @@ function cacheTraceLines(file: string) {
 
 describe('evidence producers in the daemon', () => {
   it('shows the breaker of a repeatedly failing tool in obs.explain and counts the trip in the fleet report', async () => {
-    td = await startTestDaemon({ config: config() });
-    const call = clientFor(td);
+    const daemon = await pool.start(pool.tempDir(), { config: config() });
+    const { call } = rpcClient(daemon.url);
     const key = 'acme:web:breaker';
     const send = () =>
       call<{ traceId?: string; response: string }>('session.send', {
@@ -82,8 +71,8 @@ describe('evidence producers in the daemon', () => {
   });
 
   it('shows the offloaded large tool result in obs.explain, with the whole result on disk', async () => {
-    td = await startTestDaemon({ config: config() });
-    const call = clientFor(td);
+    const daemon = await pool.start(pool.tempDir(), { config: config() });
+    const { call } = rpcClient(daemon.url);
     const body = (word: string) => `zebra ${word} ${'lorem ipsum dolor '.repeat(3500)}`;
     await call('memory.store', { content: body('first'), agentId: 'worker' });
     await call('memory.store', { content: body('second'), agentId: 'worker' });
@@ -104,7 +93,7 @@ describe('evidence producers in the daemon', () => {
     expect(offload?.bytes).toBeGreaterThan(100_000);
     expect(report.coverage?.offloads).toEqual({ pointersResolved: 1, pointersTotal: 1 });
 
-    const stored = readFileSync(join(td.dataDir, offload?.diskPathRel ?? ''), 'utf8');
+    const stored = readFileSync(join(daemon.dataDir, offload?.diskPathRel ?? ''), 'utf8');
     expect(Buffer.byteLength(stored)).toBe(offload?.bytes);
     const parsed = JSON.parse(stored) as { results: Array<{ content: string }> };
     expect(parsed.results.map((result) => result.content).sort()).toEqual([body('first'), body('second')]);
@@ -118,22 +107,22 @@ describe('evidence producers in the daemon', () => {
     expect(toolMessage?.content.length).toBeLessThan(stored.length);
 
     // Once the file is gone (the start-up sweep deletes aged offloads), the pointer no longer resolves.
-    rmSync(join(td.dataDir, offload?.diskPathRel ?? ''));
+    rmSync(join(daemon.dataDir, offload?.diskPathRel ?? ''));
     const after = await call<Explained>('obs.explain', { sessionKey: key });
     expect(after.offloads[0]?.resolved).toBe(false);
     expect(after.coverage?.offloads).toEqual({ pointersResolved: 0, pointersTotal: 1 });
   });
 
   it('writes one cache-trace line per model call to logs/cache-trace.jsonl, without message text', async () => {
-    td = await startTestDaemon({ config: config() });
-    const call = clientFor(td);
+    const daemon = await pool.start(pool.tempDir(), { config: config() });
+    const { call } = rpcClient(daemon.url);
     await call('session.send', { key: 'acme:web:trace', message: 'a private remark about kiwis' });
     await call('session.send', {
       key: 'acme:web:trace-tools',
       agentId: 'worker',
       message: '/tool memory_search {"query":"kiwis"}',
     });
-    const file = join(td.dataDir, 'logs', CACHE_TRACE_FILE);
+    const file = join(daemon.dataDir, 'logs', CACHE_TRACE_FILE);
     const lines = cacheTraceLines(file);
     expect(lines.map((line) => [line.sessionKey, line.agentId, line.provider, line.step])).toEqual([
       ['acme:web:trace', 'default', 'offline', 1],
@@ -145,19 +134,18 @@ describe('evidence producers in the daemon', () => {
   });
 
   it('rolls the cache trace at daemon.logging.tracing.maxSize into gzipped copies', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'agentd-e2e-'));
-    td = await startTestDaemon({
-      dataDir,
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir, {
       config: config({
         daemon: { logging: { tracing: { outputDir: 'traces', maxSize: '1k', maxFiles: 2 } } },
       }),
     });
-    const call = clientFor(td);
+    const { call } = rpcClient(daemon.url);
     for (let turn = 0; turn < 12; turn++) {
       await call('session.send', { key: `acme:web:roll-${turn}`, message: 'hello' });
     }
     // Stopping closes the stream after its rotations finish.
-    await td.daemon.stop();
+    await daemon.stop();
     const live = join(dataDir, 'traces', CACHE_TRACE_FILE);
     expect(existsSync(`${live}.1.gz`)).toBe(true);
     expect(existsSync(`${live}.3.gz`)).toBe(false);

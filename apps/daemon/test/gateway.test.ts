@@ -4,7 +4,7 @@ import { createHttpClient, createWsClient, RpcCallError } from '@agentd/client';
 import { defineMethod } from '@agentd/rpc-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ADMIN_TOKEN, openRaw, postRpc, startTestDaemon, type TestDaemon } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openRaw, postRpc } from './helpers.js';
 import { METHOD_CATALOGUE } from './method-catalogue.js';
 
 /**
@@ -14,18 +14,15 @@ import { METHOD_CATALOGUE } from './method-catalogue.js';
  */
 const EXPECTED_MISSING: ReadonlySet<string> = new Set([]);
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-gateway-');
+afterEach(() => pool.cleanup());
 
 const ping = (id: number | string) => JSON.stringify({ jsonrpc: '2.0', method: 'system.ping', id });
 
 describe('gateway errors', () => {
   it('answers every documented error code with its documented shape', async () => {
     const secretMessage = 'database password is hunter2';
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: { gateway: { maxBatchSize: 3, wsMaxMessageBytes: 2048, wsHeartbeatMs: 0 } },
       methods: [
         defineMethod({
@@ -38,7 +35,7 @@ describe('gateway errors', () => {
         }),
       ],
     });
-    const s = await openRaw(td.daemon.wsUrl);
+    const s = await openRaw(daemon.wsUrl);
 
     s.send('{not json');
     expect(await s.next()).toMatchObject({ error: { code: -32700 }, id: null });
@@ -74,16 +71,16 @@ describe('gateway errors', () => {
     expect(internal.id).toBe(9);
     expect(JSON.stringify(internal)).not.toContain('hunter2');
     // The log keeps what the client was not told.
-    const log = readFileSync(join(td.dataDir, 'logs', 'agentd.log'), 'utf8');
+    const log = readFileSync(join(daemon.dataDir, 'logs', 'agentd.log'), 'utf8');
     expect(log).toContain('hunter2');
     s.close();
   });
 
   it('rate-limits each connection with a sliding window and discards the excess', async () => {
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: { gateway: { wsMessageRateLimit: { maxMessages: 5, windowMs: 60_000 }, wsHeartbeatMs: 0 } },
     });
-    const s = await openRaw(td.daemon.wsUrl);
+    const s = await openRaw(daemon.wsUrl);
     for (let i = 1; i <= 7; i++) s.send(ping(i));
     const answers = [];
     for (let i = 0; i < 7; i++)
@@ -95,7 +92,7 @@ describe('gateway errors', () => {
       expect(a).toMatchObject({ error: { code: -32000, message: 'Message rate limit exceeded' }, id: null });
     }
     // Another connection has its own window.
-    const other = await openRaw(td.daemon.wsUrl);
+    const other = await openRaw(daemon.wsUrl);
     other.send(ping('x'));
     expect(await other.next()).toMatchObject({ result: { pong: true }, id: 'x' });
     s.close();
@@ -105,24 +102,24 @@ describe('gateway errors', () => {
 
 describe('authentication and scopes', () => {
   it('accepts the upgrade then closes 4001 without a valid token', async () => {
-    td = await startTestDaemon();
-    const none = await openRaw(td.daemon.wsUrl, null);
+    const daemon = await pool.start(pool.tempDir());
+    const none = await openRaw(daemon.wsUrl, null);
     expect((await none.closed)[0]).toBe(4001);
-    const wrong = await openRaw(td.daemon.wsUrl, 'not-the-token');
+    const wrong = await openRaw(daemon.wsUrl, 'not-the-token');
     expect((await wrong.closed)[0]).toBe(4001);
   });
 
   it('accepts the token in the query parameter on WebSocket', async () => {
-    td = await startTestDaemon();
-    const s = await openRaw(`${td.daemon.wsUrl}?token=${ADMIN_TOKEN}`, null);
+    const daemon = await pool.start(pool.tempDir());
+    const s = await openRaw(`${daemon.wsUrl}?token=${ADMIN_TOKEN}`, null);
     s.send(ping(1));
     expect(await s.next()).toMatchObject({ result: { pong: true }, id: 1 });
     s.close();
   });
 
   it('answers HTTP 401 with a JSON-RPC error body without a valid token', async () => {
-    td = await startTestDaemon();
-    const answer = await postRpc(td.daemon.url, ping(1), 'wrong');
+    const daemon = await pool.start(pool.tempDir());
+    const answer = await postRpc(daemon.url, ping(1), 'wrong');
     expect(answer.status).toBe(401);
     expect(answer.body).toMatchObject({
       jsonrpc: '2.0',
@@ -132,10 +129,10 @@ describe('authentication and scopes', () => {
   });
 
   it('refuses an rpc-scoped token on admin methods with the documented message', async () => {
-    td = await startTestDaemon();
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const created = await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
-    const rpc = createHttpClient({ url: td.daemon.url, token: created.token });
+    const rpc = createHttpClient({ url: daemon.url, token: created.token });
     expect(await rpc.call('system.ping')).toMatchObject({ pong: true });
     const error = await rpc.call('config.read', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcCallError);
@@ -146,8 +143,8 @@ describe('authentication and scopes', () => {
 
 describe('tokens', () => {
   it('creates, lists without secrets and revokes at once, closing the token sockets', async () => {
-    td = await startTestDaemon();
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const created = await admin.call('tokens.create', { scopes: ['rpc'], clientId: 'mobile' });
     expect(created.token.length).toBeGreaterThanOrEqual(32);
     const list = await admin.call('tokens.list');
@@ -158,16 +155,16 @@ describe('tokens', () => {
     });
 
     // Only the hash reaches config.yaml.
-    const yaml = readFileSync(join(td.dataDir, 'config.yaml'), 'utf8');
+    const yaml = readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8');
     expect(yaml).not.toContain(created.token);
     expect(yaml).toContain('sha256:');
 
-    const s = await openRaw(td.daemon.wsUrl, created.token);
+    const s = await openRaw(daemon.wsUrl, created.token);
     s.send(ping(1));
     expect(await s.next()).toMatchObject({ result: { pong: true } });
     expect(await admin.call('tokens.revoke', { id: created.id })).toEqual({ revoked: true, id: created.id });
     expect((await s.closed)[0]).toBe(4001);
-    expect((await postRpc(td.daemon.url, ping(2), created.token)).status).toBe(401);
+    expect((await postRpc(daemon.url, ping(2), created.token)).status).toBe(401);
 
     const missing = await admin.call('tokens.revoke', { id: 'no-such-token' }).catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: -32004, message: 'Token not found: no-such-token' });
@@ -176,8 +173,8 @@ describe('tokens', () => {
 
 describe('notifications and close codes', () => {
   it('sends heartbeat notifications at gateway.wsHeartbeatMs', async () => {
-    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 100 } } });
-    const s = await openRaw(td.daemon.wsUrl);
+    const daemon = await pool.start(pool.tempDir(), { config: { gateway: { wsHeartbeatMs: 100 } } });
+    const s = await openRaw(daemon.wsUrl);
     const beat = (await s.next(3000)) as { method: string; params: { ts: number }; id?: unknown };
     expect(beat.method).toBe('heartbeat');
     expect(typeof beat.params.ts).toBe('number');
@@ -186,19 +183,19 @@ describe('notifications and close codes', () => {
   });
 
   it('targets notifications at one clientId and broadcasts untargeted ones', async () => {
-    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 0 } } });
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir(), { config: { gateway: { wsHeartbeatMs: 0 } } });
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const a = await admin.call('tokens.create', { scopes: ['rpc'], clientId: 'alice' });
     const b = await admin.call('tokens.create', { scopes: ['rpc'], clientId: 'bob' });
-    const alice = await openRaw(td.daemon.wsUrl, a.token);
-    const bob = await openRaw(td.daemon.wsUrl, b.token);
-    td.daemon.notify('alice', 'session.completed', { sessionKey: 'default:rpc:alice', result: 'done' });
+    const alice = await openRaw(daemon.wsUrl, a.token);
+    const bob = await openRaw(daemon.wsUrl, b.token);
+    daemon.notify('alice', 'session.completed', { sessionKey: 'default:rpc:alice', result: 'done' });
     expect(await alice.next()).toEqual({
       jsonrpc: '2.0',
       method: 'session.completed',
       params: { sessionKey: 'default:rpc:alice', result: 'done' },
     });
-    td.daemon.notify(undefined, 'subagent.announce', { runId: 'r1' });
+    daemon.notify(undefined, 'subagent.announce', { runId: 'r1' });
     expect(await alice.next()).toMatchObject({ method: 'subagent.announce', params: { runId: 'r1' } });
     // Bob's first message is the broadcast: the targeted one never reached him.
     expect(await bob.next()).toMatchObject({ method: 'subagent.announce' });
@@ -207,18 +204,17 @@ describe('notifications and close codes', () => {
   });
 
   it('closes sockets with 1001 Server shutting down on graceful stop', async () => {
-    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 0 } } });
-    const s = await openRaw(td.daemon.wsUrl);
-    const stopping = td.stop();
-    td = undefined;
+    const daemon = await pool.start(pool.tempDir(), { config: { gateway: { wsHeartbeatMs: 0 } } });
+    const s = await openRaw(daemon.wsUrl);
+    const stopping = daemon.stop();
     expect(await s.closed).toEqual([1001, 'Server shutting down']);
     await stopping;
   });
 
   it('restarts in process: clients see 1001, reconnect and call again', async () => {
-    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 0 } } });
+    const daemon = await pool.start(pool.tempDir(), { config: { gateway: { wsHeartbeatMs: 0 } } });
     const client = createWsClient({
-      url: td.daemon.wsUrl,
+      url: daemon.wsUrl,
       token: ADMIN_TOKEN,
       reconnect: { enabled: true, initialDelayMs: 50, maxDelayMs: 200 },
     });
@@ -235,14 +231,14 @@ describe('notifications and close codes', () => {
 
 describe('gateway.status and rpc.discover', () => {
   it('reports the process facts of the contract', async () => {
-    td = await startTestDaemon();
-    const client = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const status = await client.call('gateway.status');
     expect(status.pid).toBe(process.pid);
     expect(status.uptime).toBeGreaterThanOrEqual(0);
     expect(status.memoryUsage).toBeGreaterThan(0);
     expect(status.nodeVersion).toBe(process.version);
-    expect(status.configPaths).toEqual([join(td.dataDir, 'config.yaml')]);
+    expect(status.configPaths).toEqual([join(daemon.dataDir, 'config.yaml')]);
     expect(status.sections).toEqual(
       expect.arrayContaining([
         'gateway',
@@ -262,8 +258,8 @@ describe('gateway.status and rpc.discover', () => {
   });
 
   it('serves the method catalogue: each method registered with its scope or named as expected missing', async () => {
-    td = await startTestDaemon();
-    const client = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const doc = await client.call('rpc.discover');
     expect(doc.openrpc).toMatch(/^1\.3/);
     const registered = new Map(doc.methods.map((m) => [m.name, m['x-scope']]));

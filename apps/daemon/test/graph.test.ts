@@ -1,23 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHttpClient } from '@agentd/client';
 import type { NodeExecutor, NodeRequest } from '@agentd/graph-engine';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { daemonPool, type RpcClient, rpcClient, rpcFailure } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-graph-');
+afterEach(() => pool.cleanup());
 
-type Call = <T = Record<string, unknown>>(method: string, params?: Record<string, unknown>) => Promise<T>;
+type Call = RpcClient['call'];
 
-function caller(daemon: TestDaemon): Call {
-  const client = createHttpClient({ url: daemon.daemon.url, token: ADMIN_TOKEN });
-  return (method, params) => client.call(method as 'system.ping', (params ?? {}) as never) as never;
-}
+/** Admin calls to `daemon`. */
+const caller = (daemon: RunningDaemon): Call => rpcClient(daemon.url).call;
 
 async function finished(call: Call, runId: string): Promise<Record<string, unknown>> {
   for (;;) {
@@ -47,8 +42,8 @@ const pipeline = {
 
 describe('graph namespace', () => {
   it('defines, executes, reports and lists a pipeline end to end', async () => {
-    td = await startTestDaemon({ graphExecutor: upper });
-    const call = caller(td);
+    const daemon = await pool.start(pool.tempDir(), { graphExecutor: upper });
+    const call = caller(daemon);
     const defined = await call<{ graphId: string; nodeCount: number }>('graph.define', pipeline);
     expect(defined.nodeCount).toBe(4);
     const { runId } = await call<{ runId: string }>('graph.execute', {
@@ -67,7 +62,7 @@ describe('graph namespace', () => {
       outputs: { plan: 'PLAN BEES' },
       source: 'memory',
     });
-    expect(readFileSync(join(td.dataDir, 'graph-runs', runId, 'merge.txt'), 'utf8')).toBe(
+    expect(readFileSync(join(daemon.dataDir, 'graph-runs', runId, 'merge.txt'), 'utf8')).toBe(
       'LEFT PLAN BEES & RIGHT PLAN BEES',
     );
     const runs = await call<{ runs: Array<Record<string, unknown>> }>('graph.runs', {
@@ -79,8 +74,8 @@ describe('graph namespace', () => {
   });
 
   it('saves, loads, lists and deletes named graphs', async () => {
-    td = await startTestDaemon({ graphExecutor: upper });
-    const call = caller(td);
+    const daemon = await pool.start(pool.tempDir(), { graphExecutor: upper });
+    const call = caller(daemon);
     const { graphId } = await call<{ graphId: string }>('graph.define', pipeline);
     expect(await call('graph.save', { graphId, name: 'Weekly research' })).toMatchObject({
       name: 'Weekly research',
@@ -106,11 +101,11 @@ describe('graph namespace', () => {
 
   it('answers -32602 naming the field for invalid definitions and reports each authoring', async () => {
     const events: Array<Record<string, unknown>> = [];
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       graphExecutor: upper,
       events: { emit: (name, payload) => void (name === 'pipeline:authored' && events.push(payload)) },
     });
-    const call = caller(td);
+    const call = caller(daemon);
     const cycle = await rpcFailure(
       call('graph.define', {
         nodes: [
@@ -158,7 +153,7 @@ describe('graph namespace', () => {
 
   it("reports the authoring agent's capability class when an agent defines a pipeline with its tool", async () => {
     const events: Array<Record<string, unknown>> = [];
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         gateway: { wsHeartbeatMs: 0 },
         providers: {
@@ -170,7 +165,7 @@ describe('graph namespace', () => {
       },
       events: { emit: (name, payload) => void (name === 'pipeline:authored' && events.push(payload)) },
     });
-    const call = caller(td);
+    const call = caller(daemon);
     await call('agent.execute', {
       agentId: 'planner',
       message: '/tool graph_define {"nodes":[{"id":"a","prompt":"hello"}]}',
@@ -182,8 +177,8 @@ describe('graph namespace', () => {
   });
 
   it('answers -32004 for unknown graphs, runs and nodes', async () => {
-    td = await startTestDaemon({ graphExecutor: upper });
-    const call = caller(td);
+    const daemon = await pool.start(pool.tempDir(), { graphExecutor: upper });
+    const call = caller(daemon);
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['graph.execute', { graphId: 'nope' }, 'Graph not found: nope'],
       ['graph.save', { graphId: 'nope', name: 'n' }, 'Graph not found: nope'],
@@ -208,8 +203,8 @@ describe('graph namespace', () => {
   });
 
   it('propagates failures: dependants skipped, independent branches complete, run failed', async () => {
-    td = await startTestDaemon({ graphExecutor: upper });
-    const call = caller(td);
+    const daemon = await pool.start(pool.tempDir(), { graphExecutor: upper });
+    const call = caller(daemon);
     const { graphId } = await call<{ graphId: string }>('graph.define', {
       nodes: [
         { id: 'fail-a', prompt: 'x' },
@@ -233,12 +228,12 @@ describe('graph namespace', () => {
 
   it('cancels a run, refuses to delete it while running, then deletes its records and files', async () => {
     const release: Array<() => void> = [];
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       graphExecutor: {
         run: (request) => new Promise((resolve) => release.push(() => resolve(`${request.nodeId} done`))),
       },
     });
-    const call = caller(td);
+    const call = caller(daemon);
     const { graphId } = await call<{ graphId: string }>('graph.define', {
       nodes: [
         { id: 'first', prompt: 'x' },
@@ -260,45 +255,40 @@ describe('graph namespace', () => {
     expect(release).toHaveLength(1);
     expect(await call('graph.deleteRun', { runId })).toEqual({ deleted: true, runId });
     expect((await rpcFailure(call('graph.status', { runId }))).code).toBe(-32004);
-    expect(() => readFileSync(join(td!.dataDir, 'graph-runs', runId, 'first.txt'))).toThrow();
+    expect(() => readFileSync(join(daemon.dataDir, 'graph-runs', runId, 'first.txt'))).toThrow();
   });
 
   it('cuts outputs at 12,000 characters, status at 500, and reads them from disk after a restart', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'agentd-graph-'));
-    try {
-      const long = 'ab'.repeat(10_000);
-      td = await startTestDaemon({ dataDir, graphExecutor: { run: async () => long } });
-      let call = caller(td);
-      const { graphId } = await call<{ graphId: string }>('graph.define', {
-        nodes: [{ id: 'long', prompt: 'x' }],
-      });
-      const { runId } = await call<{ runId: string }>('graph.execute', { graphId });
-      const status = await finished(call, runId);
-      expect((status.nodes as Array<{ output: string }>)[0]!.output).toBe(long.slice(0, 500));
-      const inMemory = await call<{ outputs: Record<string, string>; source: string }>('graph.outputs', {
-        runId,
-      });
-      expect(inMemory.source).toBe('memory');
-      expect(inMemory.outputs.long).toBe(long.slice(0, 12_000));
-      await td.daemon.stop();
+    const dataDir = pool.tempDir();
+    const long = 'ab'.repeat(10_000);
+    const first = await pool.start(dataDir, { graphExecutor: { run: async () => long } });
+    let call = caller(first);
+    const { graphId } = await call<{ graphId: string }>('graph.define', {
+      nodes: [{ id: 'long', prompt: 'x' }],
+    });
+    const { runId } = await call<{ runId: string }>('graph.execute', { graphId });
+    const status = await finished(call, runId);
+    expect((status.nodes as Array<{ output: string }>)[0]!.output).toBe(long.slice(0, 500));
+    const inMemory = await call<{ outputs: Record<string, string>; source: string }>('graph.outputs', {
+      runId,
+    });
+    expect(inMemory.source).toBe('memory');
+    expect(inMemory.outputs.long).toBe(long.slice(0, 12_000));
+    await first.stop();
 
-      td = await startTestDaemon({ dataDir, graphExecutor: upper });
-      call = caller(td);
-      expect(await call('graph.outputs', { runId })).toEqual({
-        outputs: { long: long.slice(0, 12_000) },
-        source: 'disk',
-      });
-      expect(
-        ((await call('graph.status', { runId })).nodes as Array<{ output: string }>)[0]!.output,
-      ).toHaveLength(500);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    call = caller(await pool.start(dataDir, { graphExecutor: upper }));
+    expect(await call('graph.outputs', { runId })).toEqual({
+      outputs: { long: long.slice(0, 12_000) },
+      source: 'disk',
+    });
+    expect(
+      ((await call('graph.status', { runId })).nodes as Array<{ output: string }>)[0]!.output,
+    ).toHaveLength(500);
   });
 
   it('runs graph nodes as turns of the built-in agent runtime when no executor is given', async () => {
-    td = await startTestDaemon();
-    const call = caller(td);
+    const daemon = await pool.start(pool.tempDir());
+    const call = caller(daemon);
     const { graphId } = await call<{ graphId: string }>('graph.define', {
       nodes: [
         { id: 'first', prompt: 'Say {{inputs.word}}' },
@@ -319,10 +309,10 @@ describe('graph namespace', () => {
   });
 
   it('lets an rpc-scoped token use the graph namespace', async () => {
-    td = await startTestDaemon({ graphExecutor: upper });
-    const admin = caller(td);
+    const daemon = await pool.start(pool.tempDir(), { graphExecutor: upper });
+    const admin = caller(daemon);
     const { token } = await admin<{ token: string }>('tokens.create', { scopes: ['rpc'] });
-    const client = createHttpClient({ url: td.daemon.url, token });
+    const client = createHttpClient({ url: daemon.url, token });
     expect(await client.call('graph.list' as 'system.ping', {} as never)).toEqual({ graphs: [] });
   });
 });

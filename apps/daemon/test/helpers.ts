@@ -1,28 +1,32 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentTurnRunner } from '@agentd/contracts';
+import type { AgentTurnRequest, AgentTurnResult, AgentTurnRunner } from '@agentd/contracts';
 import type { EventSink, NodeExecutor } from '@agentd/graph-engine';
 import type { MethodDefinition } from '@agentd/rpc-core';
 import { expect } from 'vitest';
 import WebSocket from 'ws';
-import { stringify } from 'yaml';
+import { create as createTar } from 'tar';
+import { parse, stringify } from 'yaml';
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { type DaemonOptions, type RunningDaemon, startDaemon } from '../src/index.js';
 
 /** The admin (`*`) secret every test daemon starts with. */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
-/** A turn runner that answers every turn at once, for tests where what runs before the turn is under test. */
-export const quietRunner: AgentTurnRunner = {
-  runTurn: async (request) => ({
-    response: 'ok',
+/** What a test's turn runner answers for `request`: `response`, at once, two tokens spent. */
+export function turnAnswer(request: AgentTurnRequest, response: string): AgentTurnResult {
+  return {
+    response,
     tokensUsed: { input: 1, output: 1, total: 2 },
     finishReason: 'stop',
     sessionKey: request.sessionKey ?? 'hook:none',
-  }),
-};
+  };
+}
+
+/** A turn runner that answers every turn at once, for tests where what runs before the turn is under test. */
+export const quietRunner: AgentTurnRunner = { runTurn: async (request) => turnAnswer(request, 'ok') };
 
 export interface TestDaemon {
   daemon: RunningDaemon;
@@ -48,6 +52,19 @@ export async function startDaemonIn(dataDir: string, options: StartOptions = {})
     print: () => undefined,
     ...rest,
   });
+}
+
+/**
+ * Edits `<dataDir>/config.yaml` by hand, as a user does outside the daemon (which sees it only
+ * on reload): `edit` answers the new content from the parsed file.
+ */
+export function editConfigFile(
+  dataDir: string,
+  edit: (onDisk: Record<string, unknown>) => Record<string, unknown>,
+): void {
+  const file = join(dataDir, 'config.yaml');
+  const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+  writeFileSync(file, stringify(edit(onDisk)));
 }
 
 /** Starts a real daemon on 127.0.0.1:0 with a temp data dir and an optional initial config. */
@@ -81,8 +98,15 @@ export interface DaemonPool {
   start(dataDir: string, options?: StartOptions): Promise<RunningDaemon>;
   /** {@link startDaemonProcess}, and the process is killed by `cleanup` (if it still runs). */
   startProcess(dataDir: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess>;
-  /** Kills every process and stops every daemon started, then removes every temp dir. */
+  /** Answers `server` (a fake platform or provider) and has `cleanup` close it once the daemons are stopped. */
+  closeAfter<T extends Closable>(server: T): T;
+  /** Kills every process and stops every daemon started, closes every server, then removes every temp dir. */
   cleanup(): Promise<void>;
+}
+
+/** A server a test started (fake platforms and providers all have this). */
+export interface Closable {
+  close(): Promise<void> | void;
 }
 
 /** A {@link DaemonPool} whose temp dirs are named `<prefix>XXXXXX` under the OS temp dir. */
@@ -90,6 +114,7 @@ export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
   const dirs: string[] = [];
   const daemons: RunningDaemon[] = [];
   const children: ChildProcess[] = [];
+  const servers: Closable[] = [];
   return {
     tempDir: () => {
       const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -102,9 +127,15 @@ export function daemonPool(prefix = 'agentd-e2e-'): DaemonPool {
       return daemon;
     },
     startProcess: (dataDir, env) => startDaemonProcess(dataDir, env, children),
+    closeAfter: (server) => {
+      servers.push(server);
+      return server;
+    },
     cleanup: async () => {
       for (const child of children.splice(0)) child.kill('SIGKILL');
       for (const daemon of daemons.splice(0)) await daemon.stop();
+      // After the daemons: a daemon still running would reconnect to a fake that went away.
+      for (const server of servers.splice(0)) await server.close();
       for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -128,6 +159,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (value !== undefined) return value;
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Whether a process with this pid is alive (signal 0 only checks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -256,4 +297,39 @@ export function rpcClient(url: string, token: string = ADMIN_TOKEN) {
       throw new Error(`${method} did not fail`);
     },
   };
+}
+
+/** What {@link rpcClient} answers. */
+export type RpcClient = ReturnType<typeof rpcClient>;
+
+/** The messages of a session's history (`session.history`). */
+export async function sessionMessages(
+  rpc: RpcClient,
+  key: string,
+): Promise<Array<{ role: string; content: string }>> {
+  return (await rpc.call<{ messages: Array<{ role: string; content: string }> }>('session.history', { key }))
+    .messages;
+}
+
+/**
+ * A `providers.entries` entry for a fake OpenAI-compatible server at `baseUrl`: its key is the
+ * secret reference `${secret:<keyVar>}` (the daemon's env holds the key), `extra` adds to it.
+ */
+export function openAiEntry(
+  baseUrl: string,
+  keyVar: string,
+  models: string[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { type: 'openai-compatible', baseUrl, apiKey: `\${secret:${keyVar}}`, models, ...extra };
+}
+
+/** A gzip tarball of one skill folder `name` holding `skillMd` as SKILL.md, as a registry ships it (built in `workDir`). */
+export async function skillTarball(workDir: string, name: string, skillMd: string): Promise<Buffer> {
+  mkdirSync(join(workDir, name));
+  writeFileSync(join(workDir, name, 'SKILL.md'), skillMd);
+  const chunks: Buffer[] = [];
+  for await (const chunk of createTar({ gzip: true, cwd: workDir, portable: true }, [name]))
+    chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

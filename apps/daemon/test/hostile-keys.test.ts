@@ -1,11 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openRaw, postRpc, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, openRaw, postRpc, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-hostile-keys-');
+afterEach(() => pool.cleanup());
 
 const BUILT_INS = ['toString', 'valueOf', 'hasOwnProperty', 'constructor', 'isPrototypeOf', '__proto__'];
 
@@ -16,11 +13,11 @@ function request(method: string, paramsText: string, id = 1): string {
 
 describe('hostile keys and ids (issue #23)', () => {
   it('refuses a __proto__ agent entry in config.patch and keeps every agent', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('agents.create', { name: 'alpha' });
     const refused = await postRpc(
-      td.daemon.url,
+      daemon.url,
       request('config.patch', '{"agents":{"entries":{"__proto__":{"name":"pp"}}}}'),
     );
     expect(refused.body).toMatchObject({
@@ -31,12 +28,12 @@ describe('hostile keys and ids (issue #23)', () => {
   });
 
   it('finds no agent named after an object built-in and refuses one as a new id', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const unknown = (await rpc.fail('agents.get', { agentId: 'ghost' })).code;
     for (const agentId of BUILT_INS) {
       for (const method of ['agents.get', 'agents.delete', 'agents.suspend']) {
-        const body = await postRpc(td.daemon.url, request(method, JSON.stringify({ agentId })));
+        const body = await postRpc(daemon.url, request(method, JSON.stringify({ agentId })));
         // __proto__ and constructor are no valid agent ids; the others are simply not there.
         const expected = agentId === '__proto__' || agentId === 'constructor' ? -32602 : unknown;
         expect(body.body, `${method} ${agentId}`).toMatchObject({ error: { code: expected } });
@@ -49,8 +46,8 @@ describe('hostile keys and ids (issue #23)', () => {
   });
 
   it('answers constructor and prototype keys in agents.create and agents.update with -32602, not -32603 (fuzz)', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const cases: Array<[string, string, string]> = [
       ['agents.create', '{"name":" ","agentId":"A","prototype":{}}', 'prototype'],
       ['agents.create', '{"name":"b","constructor":1}', 'constructor'],
@@ -58,7 +55,7 @@ describe('hostile keys and ids (issue #23)', () => {
       ['agents.update', '{"agentId":"default","credentials":{"constructor":"x"}}', 'credentials.constructor'],
     ];
     for (const [method, paramsText, path] of cases) {
-      const answer = await postRpc(td.daemon.url, request(method, paramsText));
+      const answer = await postRpc(daemon.url, request(method, paramsText));
       expect(answer.body, paramsText).toMatchObject({
         error: { code: -32602, message: expect.stringContaining(`${path}: the key`) },
       });
@@ -67,8 +64,8 @@ describe('hostile keys and ids (issue #23)', () => {
   });
 
   it('answers built-in names in tokens, log modules and trace queries with -32602, not -32603', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     for (const id of ['__proto__', 'constructor']) {
       expect((await rpc.fail('tokens.create', { scopes: ['rpc'], id })).code, id).toBe(-32602);
     }
@@ -81,16 +78,13 @@ describe('hostile keys and ids (issue #23)', () => {
   });
 
   it('answers params nested 100,000 levels deep with -32602 over HTTP and WebSocket, and keeps serving', async () => {
-    td = await startTestDaemon();
+    const daemon = await pool.start(pool.tempDir());
     const deep = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
-    const overHttp = await postRpc(
-      td.daemon.url,
-      request('memory.store', `{"content":"x","metadata":${deep}}`),
-    );
+    const overHttp = await postRpc(daemon.url, request('memory.store', `{"content":"x","metadata":${deep}}`));
     expect(overHttp.body).toMatchObject({
       error: { code: -32602, message: expect.stringContaining('nested deeper than 64 levels') },
     });
-    const socket = await openRaw(td.daemon.url.replace('http', 'ws') + '/ws');
+    const socket = await openRaw(daemon.url.replace('http', 'ws') + '/ws');
     socket.send(request('config.set', `{"section":"daemon","key":"logLevels","value":${deep}}`, 2));
     expect(await socket.next()).toMatchObject({ id: 2, error: { code: -32602 } });
     socket.send(request('system.ping', '{}', 3));
@@ -101,8 +95,8 @@ describe('hostile keys and ids (issue #23)', () => {
 
 describe('config writes that would lock admins out (found by the fuzz suite)', () => {
   it('refuses a patch, set, apply or rollback leaving no admin token with -32602, and the admin token keeps working', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const attempts: Array<[string, Record<string, unknown>]> = [
       ['config.apply', {}],
       ['config.patch', { gateway: { tokens: [] } }],

@@ -2,16 +2,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-lazy-');
-let fake: FakeProvider | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-  await pool.cleanup();
-});
+afterEach(() => pool.cleanup());
 
 /** Whether the process has resolved a module of the npm package `name` (its pnpm store folder). */
 function hasLoaded(trace: string, name: string): boolean {
@@ -20,7 +15,9 @@ function hasLoaded(trace: string, name: string): boolean {
 
 describe('agentd start', () => {
   it('loads the AI SDK on the first model call and playwright-core on the first browser start, not before', async () => {
-    fake = await startFakeOpenAi({ apiKey: 'k', respond: () => ({ text: 'lazy hello' }) });
+    const fake = pool.closeAfter(
+      await startFakeOpenAi({ apiKey: 'k', respond: () => ({ text: 'lazy hello' }) }),
+    );
     const dataDir = pool.tempDir();
     const traceFile = join(dataDir, 'modules.txt');
     writeFileSync(traceFile, '');
@@ -29,7 +26,7 @@ describe('agentd start', () => {
       stringify({
         providers: {
           entries: {
-            oai: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:K}', models: ['m'] },
+            oai: openAiEntry(fake.url, 'K', ['m']),
           },
         },
         agents: { entries: { gpt: { name: 'GPT', provider: 'oai' } } },

@@ -1,21 +1,14 @@
-import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { eventually, rpcClient, rpcFailure, startTestDaemon, type TestDaemon } from './helpers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { signedSlackPost } from './channel-helpers.js';
+import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure } from './helpers.js';
 
 type Json = Record<string, unknown>;
 type Run = { status: string; summary?: string };
 
-let td: TestDaemon | undefined;
-let fake: FakeProvider | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  await fake?.close();
-  fake = undefined;
-});
+const pool = daemonPool('agentd-learning-');
+afterEach(() => pool.cleanup());
 
 const SKILL =
   '---\nname: define-pipeline\ndescription: Defines a one-node pipeline for a request.\ntools: [graph_define]\n---\n1. Call graph_define with one node.\n';
@@ -55,26 +48,20 @@ async function sweep(admin: ReturnType<typeof rpcClient>, count: number): Promis
 
 describe('learning through the daemon', () => {
   it('takes a procedure from candidate to active to stale to archived, with events and report blocks', async () => {
-    fake = await startFakeOpenAi({ apiKey: 'sk-learn', respond });
-    td = await startTestDaemon({
+    const fake = pool.closeAfter(await startFakeOpenAi({ apiKey: 'sk-learn', respond }));
+    const daemon = await pool.start(pool.tempDir(), {
       env: { OAI_KEY: 'sk-learn' },
       config: {
         learning: { enabled: true },
         providers: {
           entries: {
-            oai: {
-              type: 'openai-compatible',
-              baseUrl: fake.url,
-              apiKey: '${secret:OAI_KEY}',
-              models: ['gpt-fake'],
-              capabilities: { capabilityClass: 'mid' },
-            },
+            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake'], { capabilities: { capabilityClass: 'mid' } }),
           },
         },
         agents: { entries: { ann: { name: 'Ann', provider: 'oai', tools: ['graph_*', 'skill_read'] } } },
       },
     });
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const turn = (session: string, kind: 'good' | 'bad') =>
       admin.call('agent.execute', {
         agentId: 'ann',
@@ -181,13 +168,13 @@ describe('learning through the daemon', () => {
   }, 60_000);
 
   it('abstains from synthesis with the offline provider, honestly, and the report says why', async () => {
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         learning: { enabled: true },
         agents: { entries: { off: { name: 'Offline', tools: ['graph_*'] } } },
       },
     });
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     for (const session of ['o1', 'o2']) {
       await admin.call('agent.execute', {
         agentId: 'off',
@@ -217,13 +204,13 @@ describe('learning through the daemon', () => {
   }, 60_000);
 
   it('demotes, then evicts from the memory store, a memory that is recalled but never helps', async () => {
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         learning: { enabled: true, memory: { demoteAfterRecalls: 2, evictAfterRecalls: 3 } },
         agents: { entries: { keeper: { name: 'Keeper', memory: { autoRecall: true } } } },
       },
     });
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const stored = (await admin.call('memory.store', {
       content: 'the user keeps a pet kiwi bird named Pip',
       agentId: 'keeper',
@@ -260,103 +247,87 @@ describe('learning through the daemon', () => {
   }, 60_000);
 
   it("settles a Slack turn by the judge, then by the user's reaction on the answer", async () => {
-    fake = await startFakeOpenAi({
-      apiKey: 'sk-judge',
-      respond: (body) => {
-        const messages = body.messages as Array<{ role: string; content: unknown }>;
-        const last = messages.filter((message) => message.role === 'user').at(-1)?.content;
-        return { text: String(last).includes('You are judging') ? 'SUCCESS' : 'the deploy is green' };
-      },
-    });
-    const slack = await startFakeSlack({ token: 'xoxb-learn-slack-token-000000' });
-    try {
-      td = await startTestDaemon({
-        env: { OAI_KEY: 'sk-judge' },
-        config: {
-          learning: { enabled: true, judge: { enabled: true } },
-          providers: {
-            entries: {
-              oai: {
-                type: 'openai-compatible',
-                baseUrl: fake.url,
-                apiKey: '${secret:OAI_KEY}',
-                models: ['gpt-fake'],
-                capabilities: { capabilityClass: 'mid' },
-              },
-            },
-          },
-          agents: { entries: { ann: { name: 'Ann', provider: 'oai' } } },
-          channels: {
-            slack: {
-              enabled: true,
-              botToken: 'xoxb-learn-slack-token-000000',
-              signingSecret: 'learn-signing-secret',
-              apiBaseUrl: slack.url,
-              agentId: 'ann',
-              allowFrom: ['U1'],
-            },
+    const fake = pool.closeAfter(
+      await startFakeOpenAi({
+        apiKey: 'sk-judge',
+        respond: (body) => {
+          const messages = body.messages as Array<{ role: string; content: unknown }>;
+          const last = messages.filter((message) => message.role === 'user').at(-1)?.content;
+          return { text: String(last).includes('You are judging') ? 'SUCCESS' : 'the deploy is green' };
+        },
+      }),
+    );
+    const slack = pool.closeAfter(await startFakeSlack({ token: 'xoxb-learn-slack-token-000000' }));
+    const daemon = await pool.start(pool.tempDir(), {
+      env: { OAI_KEY: 'sk-judge' },
+      config: {
+        learning: { enabled: true, judge: { enabled: true } },
+        providers: {
+          entries: {
+            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake'], {
+              capabilities: { capabilityClass: 'mid' },
+            }),
           },
         },
-      });
-      const admin = rpcClient(td.daemon.url);
-      const post = (event: Json) => {
-        const body = JSON.stringify({ type: 'event_callback', event });
-        const ts = String(Math.floor(Date.now() / 1000));
-        return fetch(`${td?.daemon.url}/channels/slack/events`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-slack-request-timestamp': ts,
-            'x-slack-signature': `v0=${createHmac('sha256', 'learn-signing-secret').update(`v0:${ts}:${body}`).digest('hex')}`,
+        agents: { entries: { ann: { name: 'Ann', provider: 'oai' } } },
+        channels: {
+          slack: {
+            enabled: true,
+            botToken: 'xoxb-learn-slack-token-000000',
+            signingSecret: 'learn-signing-secret',
+            apiBaseUrl: slack.url,
+            agentId: 'ann',
+            allowFrom: ['U1'],
           },
-          body,
-        });
-      };
-      await post({
-        type: 'message',
-        channel: 'C7',
-        user: 'U1',
-        text: 'is the deploy ok?',
-        ts: '1700000000.000100',
-      });
-      const answer = await eventually(async () => slack.posted('C7')[0]);
-      expect(answer.text).toBe('the deploy is green');
-      const session = 'default:slack-C7:U1';
-      const judged = await eventually(async () => {
-        const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
-        return report.learning?.outcome === 'success' ? report.learning : undefined;
-      });
-      expect(judged).toMatchObject({ outcomeResolved: true, sources: ['judge'] });
+        },
+      },
+    });
+    const admin = rpcClient(daemon.url);
+    const post = (event: Json) =>
+      signedSlackPost(daemon.url, { type: 'event_callback', event }, 'learn-signing-secret');
+    await post({
+      type: 'message',
+      channel: 'C7',
+      user: 'U1',
+      text: 'is the deploy ok?',
+      ts: '1700000000.000100',
+    });
+    const answer = await eventually(async () => slack.posted('C7')[0]);
+    expect(answer.text).toBe('the deploy is green');
+    const session = 'default:slack-C7:U1';
+    const judged = await eventually(async () => {
+      const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
+      return report.learning?.outcome === 'success' ? report.learning : undefined;
+    });
+    expect(judged).toMatchObject({ outcomeResolved: true, sources: ['judge'] });
 
-      // A thumbs-down from someone not allowed is ignored; the asker's own one settles the turn.
-      await post({
-        type: 'reaction_added',
-        user: 'U9',
-        reaction: '-1',
-        item: { type: 'message', channel: 'C7', ts: answer.ts },
-      });
-      await post({
-        type: 'reaction_added',
-        user: 'U1',
-        reaction: '-1',
-        item: { type: 'message', channel: 'C7', ts: answer.ts },
-      });
-      const reacted = await eventually(async () => {
-        const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
-        return report.learning?.outcome === 'failure' ? report.learning : undefined;
-      });
-      expect(reacted).toMatchObject({ outcomeResolved: true, sources: ['judge', 'reaction'] });
-      expect(await admin.call('learning.status', { agentId: 'ann' })).toMatchObject({
-        outcomes: { failure: 1 },
-      });
-    } finally {
-      await slack.close();
-    }
+    // A thumbs-down from someone not allowed is ignored; the asker's own one settles the turn.
+    await post({
+      type: 'reaction_added',
+      user: 'U9',
+      reaction: '-1',
+      item: { type: 'message', channel: 'C7', ts: answer.ts },
+    });
+    await post({
+      type: 'reaction_added',
+      user: 'U1',
+      reaction: '-1',
+      item: { type: 'message', channel: 'C7', ts: answer.ts },
+    });
+    const reacted = await eventually(async () => {
+      const report = (await admin.call('obs.explain', { sessionKey: session })) as { learning?: Json };
+      return report.learning?.outcome === 'failure' ? report.learning : undefined;
+    });
+    expect(reacted).toMatchObject({ outcomeResolved: true, sources: ['judge', 'reaction'] });
+    expect(await admin.call('learning.status', { agentId: 'ann' })).toMatchObject({
+      outcomes: { failure: 1 },
+    });
   }, 60_000);
 
   it('keeps the Memory lifecycle job by default and drops it when learning is switched off, live and at start', async () => {
-    td = await startTestDaemon();
-    const admin = rpcClient(td.daemon.url);
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir);
+    const admin = rpcClient(daemon.url);
     const jobs = async () =>
       ((await admin.call('cron.list')) as { jobs: Array<{ name: string }> }).jobs.map((job) => job.name);
     expect(await jobs()).toEqual(['Memory lifecycle']);
@@ -365,9 +336,8 @@ describe('learning through the daemon', () => {
     await admin.call('config.patch', { learning: { enabled: true } });
     expect(await jobs()).toEqual(['Memory lifecycle']);
     // Switched off while the daemon was down: the next start drops the job it finds.
-    const { dataDir } = td;
-    await td.daemon.stop();
-    td = await startTestDaemon({ dataDir, config: { learning: { enabled: false } } });
-    expect(((await rpcClient(td.daemon.url).call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
+    await daemon.stop();
+    const again = await pool.start(dataDir, { config: { learning: { enabled: false } } });
+    expect(((await rpcClient(again.url).call('cron.list')) as { jobs: unknown[] }).jobs).toEqual([]);
   }, 60_000);
 });

@@ -1,17 +1,11 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
-import { openRaw, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { daemonPool, editConfigFile, openRaw, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-live-config-');
+afterEach(() => pool.cleanup());
 
 /** Polls `check` until it stops throwing (at most ~5 s). */
 async function eventually<T>(check: () => Promise<T> | T): Promise<T> {
@@ -35,29 +29,27 @@ const chain = (length: number) => ({
 
 describe('config applied live', () => {
   it('browser: a patched allowPrivateNetwork lets the running browser reach a private address', async () => {
-    const site: Server = createServer((_req, res) => {
+    const site = await listenLocal((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Intranet</title><h1>Hi</h1>');
     });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
-      td = await startTestDaemon();
-      const rpc = rpcClient(td.daemon.url);
+      const url = `${site.url}/`;
+      const daemon = await pool.start(pool.tempDir());
+      const rpc = rpcClient(daemon.url);
       await rpc.call('browser.start');
       expect((await rpc.fail('browser.navigate', { url })).message).toContain('loopback');
       const change = await rpc.call('config.patch', { browser: { allowPrivateNetwork: true } });
       expect(change).toMatchObject({ changedSections: ['browser'], restartRequired: [], applied: true });
       expect(await rpc.call('browser.navigate', { url })).toMatchObject({ title: 'Intranet', status: 200 });
     } finally {
-      // The browser holds a keep-alive connection to the site until it stops.
-      site.closeAllConnections();
-      await new Promise<void>((resolve) => site.close(() => resolve()));
+      // The browser holds a keep-alive connection to the site until it stops: close drops it.
+      await site.close();
     }
   });
 
   it('graph: a define over a patched node limit is refused, under it accepted', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('graph.define', chain(3));
     const change = await rpc.call('config.patch', { graph: { maxNodes: 2, maxConcurrency: 2 } });
     expect(change).toMatchObject({ restartRequired: [], applied: true });
@@ -68,15 +60,15 @@ describe('config applied live', () => {
   });
 
   it('logging: a patched module level makes its debug lines appear in the log file', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
-    const logFile = join(td.dataDir, 'logs', 'agentd.log');
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
+    const logFile = join(daemon.dataDir, 'logs', 'agentd.log');
     const debugCalls = () =>
       readFileSync(logFile, 'utf8')
         .split('\n')
         .filter((line) => line.includes('"msg":"rpc call"') && line.includes('"method":"system.ping"'));
     await rpc.call('system.ping');
-    await td.daemon.logger.flush();
+    await daemon.logger.flush();
     expect(debugCalls()).toEqual([]);
     const change = await rpc.call('config.patch', { daemon: { logLevels: { gateway: 'debug' } } });
     expect(change).toMatchObject({ restartRequired: [], applied: true });
@@ -85,9 +77,9 @@ describe('config applied live', () => {
   });
 
   it('gateway: a new connection gets a patched message limit, an open one keeps its own', async () => {
-    td = await startTestDaemon({ config: { gateway: { wsHeartbeatMs: 0 } } });
-    const rpc = rpcClient(td.daemon.url);
-    const before = await openRaw(td.daemon.wsUrl);
+    const daemon = await pool.start(pool.tempDir(), { config: { gateway: { wsHeartbeatMs: 0 } } });
+    const rpc = rpcClient(daemon.url);
+    const before = await openRaw(daemon.wsUrl);
     const big = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -96,7 +88,7 @@ describe('config applied live', () => {
     });
     const change = await rpc.call('config.patch', { gateway: { wsMaxMessageBytes: 2048 } });
     expect(change).toMatchObject({ restartRequired: [], applied: true });
-    const after = await openRaw(td.daemon.wsUrl);
+    const after = await openRaw(daemon.wsUrl);
     try {
       after.send(big);
       expect(await after.next()).toMatchObject({ error: { code: -32600 }, id: null });
@@ -111,8 +103,8 @@ describe('config applied live', () => {
   });
 
   it('memory: a patched embedder is used for recall, old entries re-embedded in place', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('memory.store', { content: 'the heron nests by the river' });
     const change = await rpc.call('config.patch', {
       memory: { embedder: { provider: 'hashing', dimensions: 64 }, autoRecall: { limit: 2 } },
@@ -132,10 +124,10 @@ describe('config applied live', () => {
   });
 
   it('memory.enabled: off answers the documented -32000 and withdraws the tool, on works again', async () => {
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: { agents: { entries: { worker: { name: 'Worker', tools: ['memory_search'] } } } },
     });
-    const rpc = rpcClient(td.daemon.url);
+    const rpc = rpcClient(daemon.url);
     await rpc.call('memory.store', { content: 'the heron nests by the river', agentId: 'worker' });
     const off = await rpc.call('config.patch', { memory: { enabled: false } });
     expect(off).toMatchObject({ restartRequired: [], applied: true });
@@ -144,7 +136,7 @@ describe('config applied live', () => {
       code: -32000,
       message: 'Memory is disabled (memory.enabled is false in config.yaml)',
     });
-    expect(td.daemon.memory).toBeUndefined();
+    expect(daemon.memory).toBeUndefined();
     // The next turn has no memory tool: the call is refused as an unknown tool.
     const toolCall = { agentId: 'worker', message: '/tool memory_search {"query":"heron"}' };
     const offTurn = await rpc.call<{ response: string }>('session.send', { key: 'a:web:off', ...toolCall });
@@ -160,8 +152,8 @@ describe('config applied live', () => {
   });
 
   it('memory.enabled: a daemon started without memory opens the store when it is switched on', async () => {
-    td = await startTestDaemon({ config: { memory: { enabled: false } } });
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config: { memory: { enabled: false } } });
+    const rpc = rpcClient(daemon.url);
     expect((await rpc.fail('memory.stats')).code).toBe(-32000);
     // The catalogue does not depend on the switch.
     const discovered = await rpc.call<{ methods: Array<{ name: string }> }>('rpc.discover');
@@ -176,13 +168,15 @@ describe('config applied live', () => {
   });
 
   it('daemon.logging: a patched roll size rolls the log, a patched path moves it, no restart', async () => {
-    td = await startTestDaemon({ config: { daemon: { logLevels: { gateway: 'debug' } } } });
-    const rpc = rpcClient(td.daemon.url);
-    const logs = join(td.dataDir, 'logs');
+    const daemon = await pool.start(pool.tempDir(), {
+      config: { daemon: { logLevels: { gateway: 'debug' } } },
+    });
+    const rpc = rpcClient(daemon.url);
+    const logs = join(daemon.dataDir, 'logs');
     const change = await rpc.call('config.patch', { daemon: { logging: { maxSize: 2048, maxFiles: 2 } } });
     expect(change).toMatchObject({ changedSections: ['daemon'], restartRequired: [], applied: true });
     for (let call = 0; call < 20; call++) await rpc.call('system.ping');
-    await td.daemon.logger.flush();
+    await daemon.logger.flush();
     expect(readdirSync(logs)).toEqual(expect.arrayContaining(['agentd.log.1.gz', 'agentd.log.2.gz']));
     expect(readdirSync(logs)).not.toContain('agentd.log.3.gz');
     const moved = await rpc.call('config.patch', {
@@ -190,8 +184,8 @@ describe('config applied live', () => {
     });
     expect(moved).toMatchObject({ restartRequired: [], applied: true });
     await rpc.call('system.ping');
-    await td.daemon.logger.flush();
-    const other = join(td.dataDir, 'other-logs');
+    await daemon.logger.flush();
+    const other = join(daemon.dataDir, 'other-logs');
     expect(readFileSync(join(other, 'daemon.log'), 'utf8')).toContain('"method":"system.ping"');
     // The config audit follows the log into its directory.
     await rpc.call('config.patch', { graph: { maxNodes: 3 } });
@@ -199,8 +193,8 @@ describe('config applied live', () => {
   });
 
   it('observability.logRotation: the evidence and cache-trace files roll by a patched policy', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const change = await rpc.call('config.patch', {
       observability: { logRotation: { maxSizeBytes: 700, maxFiles: 1, compressAged: false } },
     });
@@ -209,10 +203,10 @@ describe('config applied live', () => {
       await rpc.call('session.send', { key: 'a:web:rolls', message: `turn ${turn}` });
     }
     await eventually(() => {
-      const index = readdirSync(join(td?.dataDir ?? '', 'obs', 'session-index'));
+      const index = readdirSync(join(daemon.dataDir, 'obs', 'session-index'));
       expect(index.filter((name) => /\.1$/.test(name))).toHaveLength(1);
       expect(index.filter((name) => /\.2(\.gz)?$/.test(name))).toEqual([]);
-      const logs = readdirSync(join(td?.dataDir ?? '', 'logs'));
+      const logs = readdirSync(join(daemon.dataDir, 'logs'));
       expect(logs).toContain('cache-trace.jsonl.1');
       expect(logs).not.toContain('cache-trace.jsonl.2');
     });
@@ -220,8 +214,8 @@ describe('config applied live', () => {
 
   it('cron: a patched default time zone applies to the next job', async () => {
     // Learning's daemon-wide `Memory lifecycle` job would be listed beside the one added here.
-    td = await startTestDaemon({ config: { learning: { enabled: false } } });
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config: { learning: { enabled: false } } });
+    const rpc = rpcClient(daemon.url);
     const change = await rpc.call('config.patch', {
       cron: { defaultTimeZone: 'Asia/Tokyo', maxConcurrentRuns: 2 },
     });
@@ -240,13 +234,11 @@ describe('config applied live', () => {
   });
 
   it('SIGHUP reload: a hand edit reaches its service through the same apply path', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('graph.define', chain(3));
-    const file = join(td.dataDir, 'config.yaml');
-    const onDisk = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-    writeFileSync(file, stringify({ ...onDisk, graph: { maxNodes: 2 } }));
-    await td.daemon.reload();
+    editConfigFile(daemon.dataDir, (onDisk) => ({ ...onDisk, graph: { maxNodes: 2 } }));
+    await daemon.reload();
     expect((await rpc.fail('graph.define', chain(3))).code).toBe(-32602);
   });
 });

@@ -3,28 +3,24 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  cliNodeArgs,
-  eventually,
-  rpcClient,
-  startTestDaemon,
-  type TestDaemon,
-} from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, cliNodeArgs, daemonPool, eventually, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
+const pool = daemonPool('agentd-mcp-server-');
+/** The test's daemon, which the clients below connect to. */
+let daemon: RunningDaemon | undefined;
 const clients: Client[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
-  await td?.stop();
-  td = undefined;
+  await pool.cleanup();
+  daemon = undefined;
 });
 
 const TOOLS = ['ask_agent', 'graph_execute', 'memory_search', 'memory_store', 'session_history'];
 
 async function httpClient(token: string): Promise<Client> {
   const client = new Client({ name: 'agentd-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${td!.daemon.url}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${daemon!.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
   await client.connect(transport);
@@ -36,7 +32,7 @@ async function stdioClient(token: string): Promise<Client> {
   const client = new Client({ name: 'agentd-test', version: '1.0.0' });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...cliNodeArgs, 'mcp', '--url', td!.daemon.url, '--token', token],
+    args: [...cliNodeArgs, 'mcp', '--url', daemon!.url, '--token', token],
     stderr: 'pipe',
   });
   await client.connect(transport);
@@ -50,7 +46,7 @@ function text(result: unknown): string {
 }
 
 async function rpcToken(): Promise<string> {
-  const created = await rpcClient(td!.daemon.url).call<{ token: string }>('tokens.create', {
+  const created = await rpcClient(daemon!.url).call<{ token: string }>('tokens.create', {
     scopes: ['rpc'],
   });
   return created.token;
@@ -58,7 +54,7 @@ async function rpcToken(): Promise<string> {
 
 describe('MCP server (/mcp and agentd mcp)', () => {
   it('lists and calls every tool over Streamable HTTP with an admin token, and reads the resources', async () => {
-    td = await startTestDaemon({ config: { memory: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), { config: { memory: { enabled: true } } });
     const client = await httpClient(ADMIN_TOKEN);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
@@ -94,7 +90,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     const found = await client.callTool({ name: 'memory_search', arguments: { query: 'deploy window' } });
     expect((found.structuredContent as { results: Array<{ id: string }> }).results[0]?.id).toBe(storedId);
 
-    const { graphId } = await rpcClient(td.daemon.url).call<{ graphId: string }>('graph.define', {
+    const { graphId } = await rpcClient(daemon.url).call<{ graphId: string }>('graph.define', {
       nodes: [{ id: 'only', prompt: 'say {{inputs.word}}' }],
     });
     const run = await client.callTool({
@@ -122,7 +118,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
   });
 
   it('refuses an rpc token what the gateway refuses it: memory_store and the agents resource', async () => {
-    td = await startTestDaemon({ config: { memory: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), { config: { memory: { enabled: true } } });
     const client = await httpClient(await rpcToken());
     expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
     const refused = await client.callTool({ name: 'memory_store', arguments: { content: 'not allowed' } });
@@ -133,7 +129,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     const search = await client.callTool({ name: 'memory_search', arguments: { query: 'anything' } });
     expect(search.isError).toBeFalsy();
     // The refusals are audited like those of /rpc.
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const denied = await eventually(async () => {
       const { rows } = await admin.call<{ rows: Array<{ kind: string }> }>('obs.audit.query', {
         classification: 'denied',
@@ -145,9 +141,9 @@ describe('MCP server (/mcp and agentd mcp)', () => {
   });
 
   it('answers 401 to a wrong token and 413 to an oversized body', async () => {
-    td = await startTestDaemon();
+    daemon = await pool.start(pool.tempDir());
     await expect(httpClient('not-a-token')).rejects.toThrow(/Unauthorized/);
-    const response = await fetch(`${td.daemon.url}/mcp`, {
+    const response = await fetch(`${daemon.url}/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${ADMIN_TOKEN}`,
@@ -160,7 +156,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
   });
 
   it('serves the same tools over stdio (agentd mcp), refusing an rpc token memory_store', async () => {
-    td = await startTestDaemon({ config: { memory: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), { config: { memory: { enabled: true } } });
     const admin = await stdioClient(ADMIN_TOKEN);
     expect((await admin.listTools()).tools.map((tool) => tool.name).sort()).toEqual(TOOLS);
     const answer = await admin.callTool({ name: 'ask_agent', arguments: { message: 'over stdio' } });

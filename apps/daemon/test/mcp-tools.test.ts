@@ -1,22 +1,18 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFixtureServer } from './fixtures/mcp-fixture-server.js';
-import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { daemonPool, eventually, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-let httpServer: Server | undefined;
-const tempDirs: string[] = [];
+const pool = daemonPool('agentd-mcp-tools-');
+/** The test's daemon, which the helpers below call. */
+let daemon: RunningDaemon | undefined;
 afterEach(async () => {
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  await td?.stop();
-  td = undefined;
-  await new Promise((done) => (httpServer ? httpServer.close(done) : done(undefined)));
-  httpServer = undefined;
+  await pool.cleanup();
+  daemon = undefined;
 });
 
 const fixture = join(import.meta.dirname, 'fixtures', 'mcp-fixture-server.ts');
@@ -36,7 +32,7 @@ interface ServerStatus {
 }
 
 async function mcpStatus(): Promise<ServerStatus[]> {
-  const status = await rpcClient(td!.daemon.url).call<{ mcp: { servers: ServerStatus[] } }>('gateway.status');
+  const status = await rpcClient(daemon!.url).call<{ mcp: { servers: ServerStatus[] } }>('gateway.status');
   return status.mcp.servers;
 }
 
@@ -51,7 +47,7 @@ function connectedWith(id: string, tool: string): Promise<ServerStatus> {
 
 /** One agent turn of the offline provider asking for a tool: `/tool <name> <json>`. */
 async function toolTurn(agentId: string, tool: string, input: Record<string, unknown> = {}): Promise<string> {
-  const result = await rpcClient(td!.daemon.url).call<{ response: string }>('agent.execute', {
+  const result = await rpcClient(daemon!.url).call<{ response: string }>('agent.execute', {
     agentId,
     message: `/tool ${tool} ${JSON.stringify(input)}`,
     sessionKey: `default:test:${agentId}-${Math.random().toString(36).slice(2)}`,
@@ -69,7 +65,7 @@ const agents = {
 
 describe('MCP servers as agent tools (mcp.servers)', () => {
   it('offers a stdio server tools to an allowed agent through the gates, with secret env and list_changed refresh', async () => {
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: { agents, mcp: { servers: { fixture: stdioServer({ agents: ['helper', 'denied'] }) } } },
       env: { FIXTURE_GREETING: 'hello-from-a-secret' },
     });
@@ -99,15 +95,14 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(await toolTurn('helper', 'fixture__extra')).toContain('extra works');
 
     // Every call left an evidence record (a tool_call trajectory row) like a built-in tool's.
-    const report = await rpcClient(td.daemon.url).call<Record<string, unknown>>('obs.fleet.health', {});
+    const report = await rpcClient(daemon.url).call<Record<string, unknown>>('obs.fleet.health', {});
     expect(JSON.stringify(report)).toContain('fixture__echo');
   });
 
   it('gives a clean tool error when the stdio server is killed mid-call, restarts it and reports it', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'agentd-mcp-fixture-'));
-    tempDirs.push(logDir);
+    const logDir = pool.tempDir();
     const log = join(logDir, 'calls.log');
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: {
         agents,
         mcp: { servers: { fixture: stdioServer({ env: { FIXTURE_GREETING: 'hi', FIXTURE_LOG: log } }) } },
@@ -139,11 +134,10 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
   });
 
   it('gates MCP tools by approval rules like any tool: require waits for admin.approval.resolve, deny refuses', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'agentd-mcp-fixture-'));
-    tempDirs.push(logDir);
+    const logDir = pool.tempDir();
     const log = join(logDir, 'calls.log');
     const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: {
         agents,
         mcp: { servers: { fixture: stdioServer({ env: { FIXTURE_GREETING: 'hi', FIXTURE_LOG: log } }) } },
@@ -158,7 +152,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
       },
     });
     await connectedWith('fixture', 'fixture__slow');
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const pending = (tool: string) =>
       eventually(async () =>
         (
@@ -198,7 +192,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
   });
 
   it('reports MCP server status in capabilities.introspect: all servers to a client, its own tools to an agent', async () => {
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: {
         agents: {
           entries: {
@@ -212,7 +206,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
       env: { FIXTURE_GREETING: 'hi' },
     });
     await connectedWith('fixture', 'fixture__echo');
-    const rpc = rpcClient(td.daemon.url);
+    const rpc = rpcClient(daemon.url);
     const introspected = await rpc.call<{
       runs: unknown[];
       mcp: { servers: Array<{ id: string; state: string; tools: string[]; lastError: string | null }> };
@@ -237,7 +231,7 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
 
   it('uses a Streamable HTTP server with secret headers, applies config changes live and times calls out', async () => {
     const seen: string[] = [];
-    httpServer = createServer(async (request, response) => {
+    const httpServer = await listenLocal(async (request, response) => {
       seen.push(String(request.headers.authorization));
       if (request.headers.authorization !== 'Bearer http-secret') {
         response.writeHead(401).end();
@@ -252,12 +246,11 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
       await server.connect(transport);
       await transport.handleRequest(request, response);
     });
-    await new Promise<void>((done) => httpServer!.listen(0, '127.0.0.1', done));
-    const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
-    td = await startTestDaemon({ config: { agents }, env: { WEB_TOKEN: 'http-secret' } });
+    const url = `${pool.closeAfter(httpServer).url}/mcp`;
+    daemon = await pool.start(pool.tempDir(), { config: { agents }, env: { WEB_TOKEN: 'http-secret' } });
     expect(await mcpStatus()).toEqual([]);
 
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     await admin.call('config.patch', {
       mcp: {
         servers: {

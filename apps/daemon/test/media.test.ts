@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 const PAGE = `<!doctype html><html lang="en"><head><title>Lighthouse keeping</title></head><body><article>
@@ -15,19 +14,17 @@ const PAGE = `<!doctype html><html lang="en"><head><title>Lighthouse keeping</ti
 
 describe('media namespaces over JSON-RPC', () => {
   let td: TestDaemon;
-  let site: Server;
+  let site: Awaited<ReturnType<typeof listenLocal>>;
   let origin: string;
   let rpc: ReturnType<typeof rpcClient>;
 
   beforeAll(async () => {
-    site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    const { port } = site.address() as AddressInfo;
-    origin = `http://127.0.0.1:${port}`;
+    site = await listenLocal((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
+    origin = site.url;
     td = await startTestDaemon({
       config: {
         media: {
-          links: { allowedHosts: [`127.0.0.1:${port}`] },
+          links: { allowedHosts: [new URL(origin).host] },
           vision: { provider: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-plaintext-vision-key' } },
         },
       },
@@ -36,7 +33,7 @@ describe('media namespaces over JSON-RPC', () => {
   });
   afterAll(async () => {
     await td?.stop();
-    await new Promise<void>((resolve) => site.close(() => resolve()));
+    await site.close();
   });
 
   it('speaks with espeak-ng into the workspace and transcribes it back, filling the voice block', async () => {

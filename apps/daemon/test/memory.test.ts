@@ -1,26 +1,19 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SESSION_INDEX_DIR, type SessionIndexRecord, sessionIndexRecordSchema } from '@agentd/evidence';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { type RunningDaemon, startDaemon } from '../src/index.js';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, rpcFailure } from './helpers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcFailure } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-memory-');
+afterEach(() => pool.cleanup());
 
 describe('memory methods', () => {
   it('stores, searches, inspects, browses, exports, deletes and flushes over the gateway', async () => {
-    td = await startTestDaemon();
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const first = await admin.call('memory.store', {
       content: 'the user prefers window seats on flights',
       agentId: 'travel',
@@ -73,10 +66,10 @@ describe('memory methods', () => {
   });
 
   it('lets an rpc token search and inspect but not manage memory, and names bad fields', async () => {
-    td = await startTestDaemon();
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const daemon = await pool.start(pool.tempDir());
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const { token } = await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
-    const app = createHttpClient({ url: td.daemon.url, token });
+    const app = createHttpClient({ url: daemon.url, token });
     expect(await app.call('memory.search', { query: 'anything' })).toEqual({ results: [] });
     expect(await app.call('memory.inspect', {})).toMatchObject({ entries: 0 });
     for (const method of ['memory.store', 'memory.browse', 'memory.flush', 'memory.export', 'memory.stats']) {
@@ -90,20 +83,9 @@ describe('memory methods', () => {
 });
 
 describe('memory with a remote embedder', () => {
-  let server: Server | undefined;
-  let daemon: RunningDaemon | undefined;
-  let dataDir: string | undefined;
-  afterEach(async () => {
-    await daemon?.stop();
-    await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
-    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
-    daemon = undefined;
-    server = undefined;
-  });
-
   it('embeds through the configured /v1/embeddings endpoint and recalls full-text only when it goes down', async () => {
     const keys: Array<string | undefined> = [];
-    server = createServer((req, res) => {
+    const embedder = await listenLocal((req, res) => {
       let raw = '';
       req.on('data', (chunk) => {
         raw += chunk;
@@ -120,31 +102,23 @@ describe('memory with a remote embedder', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
       });
     });
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    dataDir = mkdtempSync(join(tmpdir(), 'agentd-memory-'));
-    writeFileSync(
-      join(dataDir, 'config.yaml'),
-      stringify({
+    // The test stops the embedder half-way; the pool closes it if it still listens.
+    pool.closeAfter({ close: () => (embedder.server.listening ? embedder.close() : undefined) });
+    const events: Array<[string, Record<string, unknown>]> = [];
+    const daemon = await pool.start(pool.tempDir(), {
+      config: {
         memory: {
           embedder: {
             provider: 'openai',
-            baseUrl: `http://127.0.0.1:${port}/v1`,
+            baseUrl: `${embedder.url}/v1`,
             model: 'fake-embed',
             dimensions: 8,
             apiKey: '${secret:EMBED_KEY}',
             timeoutMs: 2000,
           },
         },
-      }),
-    );
-    const events: Array<[string, Record<string, unknown>]> = [];
-    daemon = await startDaemon({
-      dataDir,
-      host: '127.0.0.1',
-      port: 0,
-      env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, EMBED_KEY: 'sk-embed-secret' },
-      print: () => undefined,
+      },
+      env: { EMBED_KEY: 'sk-embed-secret' },
       events: { emit: (name, payload) => events.push([name, payload]) },
     });
     const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
@@ -156,8 +130,7 @@ describe('memory with a remote embedder', () => {
       lanes: ['fts', 'vector'],
     });
 
-    await new Promise<void>((resolve) => server!.close(() => resolve()));
-    server.closeAllConnections();
+    await embedder.close();
     const degraded = await admin.call('memory.search', { query: 'aisle please' });
     expect(degraded.results.map((result: { id: string }) => result.id)).toEqual([stored.id]);
     expect(events.at(-1)).toEqual([
@@ -168,12 +141,6 @@ describe('memory with a remote embedder', () => {
 });
 
 describe('automatic recall before a turn', () => {
-  let fake: FakeProvider | undefined;
-  afterEach(async () => {
-    await fake?.close();
-    fake = undefined;
-  });
-
   function sessionIndex(dataDir: string): SessionIndexRecord[] {
     const folder = join(dataDir, SESSION_INDEX_DIR);
     return readdirSync(folder).flatMap((file) =>
@@ -186,31 +153,28 @@ describe('automatic recall before a turn', () => {
 
   it('hands an agent with memory.autoRecall its stored memories and records the recall in evidence', async () => {
     const systems: string[] = [];
-    fake = await startFakeOpenAi({
-      apiKey: 'sk-chat-secret',
-      respond: (body) => {
-        const messages = body.messages as Array<{ role: string; content: string }>;
-        const system = messages.find((message) => message.role === 'system')?.content ?? '';
-        systems.push(system);
-        return { text: system.includes('Pip') ? 'your kiwi is called Pip' : 'I do not know' };
-      },
-    });
-    td = await startTestDaemon({
+    const fake = pool.closeAfter(
+      await startFakeOpenAi({
+        apiKey: 'sk-chat-secret',
+        respond: (body) => {
+          const messages = body.messages as Array<{ role: string; content: string }>;
+          const system = messages.find((message) => message.role === 'system')?.content ?? '';
+          systems.push(system);
+          return { text: system.includes('Pip') ? 'your kiwi is called Pip' : 'I do not know' };
+        },
+      }),
+    );
+    const daemon = await pool.start(pool.tempDir(), {
       env: { CHAT_KEY: 'sk-chat-secret' },
       config: {
         providers: {
           entries: {
-            chat: {
-              type: 'openai-compatible',
-              baseUrl: fake.url,
-              apiKey: '${secret:CHAT_KEY}',
-              models: ['m'],
-            },
+            chat: openAiEntry(fake.url, 'CHAT_KEY', ['m']),
           },
         },
       },
     });
-    const admin = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     await admin.call('agents.create', {
       agentId: 'keeper',
       name: 'Keeper',
@@ -252,7 +216,7 @@ describe('automatic recall before a turn', () => {
     expect(plain.response).toBe('I do not know');
     expect(systems[1]).not.toContain('Pip');
 
-    const rows = sessionIndex(td.dataDir);
+    const rows = sessionIndex(daemon.dataDir);
     const keeper = rows.find((row) => row.agentId === 'keeper');
     expect(keeper?.recall).toMatchObject({ ok: true, finalCount: 1, degraded: false });
     expect(keeper?.recall?.lanes).toContain('fts');

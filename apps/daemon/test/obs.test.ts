@@ -1,19 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-obs-');
+afterEach(() => pool.cleanup());
 
 type Json = Record<string, unknown>;
 
 describe('obs namespace', () => {
   it('explains a session identically by session key, trace id and synthetic root id', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('session.send', { key: 'obs-a', message: '/tool missing_tool {}' });
     const bySession = await rpc.call<Json & { traceId: string; timing: { turnCount: number } }>(
       'obs.explain',
@@ -35,8 +31,8 @@ describe('obs namespace', () => {
   });
 
   it('answers the session_not_found marker naming the reference', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     const report = await rpc.call<{ likelyRootCause: { code: string; detail: string } }>('obs.explain', {
       traceId: 'no-such-trace',
     });
@@ -46,8 +42,8 @@ describe('obs namespace', () => {
   });
 
   it('validates sinceHours and reports the fleet', async () => {
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('session.send', { key: 'obs-b', message: 'hello' });
     const fleet = await rpc.call<{ windowHours: number; sessions: { total: number } }>(
       'obs.fleet.health',
@@ -61,8 +57,8 @@ describe('obs namespace', () => {
 
   it('stores the events of every package as diagnostics and resets them by table', async () => {
     // Learning would add its `learning:observed` row for the turn.
-    td = await startTestDaemon({ config: { learning: { enabled: false } } });
-    const rpc = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config: { learning: { enabled: false } } });
+    const rpc = rpcClient(daemon.url);
     await rpc.call('session.send', { key: 'obs-c', message: 'hello' });
     const diagnostics = await rpc.call<{ counts: Record<string, number> }>('obs.diagnostics', {});
     // The turn's event and the config posture row written at start (no provider to ask: all zero).

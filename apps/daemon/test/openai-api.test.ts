@@ -1,16 +1,19 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
+const pool = daemonPool('agentd-openai-api-');
+/** The test's daemon, which the helpers below call. */
+let daemon: RunningDaemon | undefined;
 afterEach(async () => {
-  await td?.stop();
-  td = undefined;
+  await pool.cleanup();
+  daemon = undefined;
 });
 
 /** The official client against the test daemon's `/v1`; no retries, so a 429 is seen as it is. */
 function openai(token = ADMIN_TOKEN): OpenAI {
-  return new OpenAI({ apiKey: token, baseURL: `${td!.daemon.url}/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: token, baseURL: `${daemon!.url}/v1`, maxRetries: 0 });
 }
 
 async function failure(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
@@ -24,17 +27,17 @@ async function failure(call: Promise<unknown>): Promise<InstanceType<typeof Open
 
 describe('OpenAI-compatible API (/v1)', () => {
   it('is off by default and turned on live by openaiApi.enabled', async () => {
-    td = await startTestDaemon();
+    daemon = await pool.start(pool.tempDir());
     const off = await failure(openai().models.list());
     expect(off.status).toBe(404);
     expect(off.code).toBe('api_disabled');
-    await rpcClient(td.daemon.url).call('config.patch', { openaiApi: { enabled: true } });
+    await rpcClient(daemon.url).call('config.patch', { openaiApi: { enabled: true } });
     const models = await openai().models.list();
     expect(models.data.map((model) => model.id)).toContain('agentd/default');
   });
 
   it('lists the agents as models and answers a completion with usage matching obs.billing', async () => {
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: {
         openaiApi: { enabled: true },
         agents: { entries: { helper: { name: 'helper' } } },
@@ -63,7 +66,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     const sessionKey = response.headers.get('x-agentd-session');
     expect(sessionKey).toBe('default:openai:alice');
 
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const billed = await admin.call<{ totalTokens: number; callCount: number }>('obs.billing.bySession', {
       sessionKey,
     });
@@ -95,7 +98,7 @@ describe('OpenAI-compatible API (/v1)', () => {
   });
 
   it('streams a completion chunk by chunk, ending with usage and [DONE]', async () => {
-    td = await startTestDaemon({ config: { openaiApi: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), { config: { openaiApi: { enabled: true } } });
     const client = openai();
     const stream = await client.chat.completions.create({
       model: 'agentd/default',
@@ -123,13 +126,13 @@ describe('OpenAI-compatible API (/v1)', () => {
       messages: [{ role: 'user', content: 'tell me something in several words please' }],
     });
     expect(text).toBe(whole.choices[0]?.message.content);
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     const total = await admin.call<{ totalTokens: number }>('obs.billing.total', {});
     expect(total.totalTokens).toBe(last.usage!.total_tokens + whole.usage!.total_tokens);
   });
 
   it('answers OpenAI-style errors: wrong token 401, oversized body 413, unknown model 404, bad request 400, rate 429', async () => {
-    td = await startTestDaemon({
+    daemon = await pool.start(pool.tempDir(), {
       config: {
         openaiApi: { enabled: true, maxBodyBytes: 4096, rateLimit: { maxRequests: 5, windowMs: 60_000 } },
       },
@@ -180,8 +183,8 @@ describe('OpenAI-compatible API (/v1)', () => {
   });
 
   it('keeps a tenant-bound token in its tenant: its own user session, 403 for another tenant session', async () => {
-    td = await startTestDaemon({ config: { openaiApi: { enabled: true } } });
-    const admin = rpcClient(td.daemon.url);
+    daemon = await pool.start(pool.tempDir(), { config: { openaiApi: { enabled: true } } });
+    const admin = rpcClient(daemon.url);
     const bound = await admin.call<{ token: string }>('tokens.create', {
       scopes: ['rpc'],
       id: 'acme-app',
@@ -207,7 +210,7 @@ describe('OpenAI-compatible API (/v1)', () => {
   });
 
   it('answers the Responses API, streamed and not, continuing the session through previous_response_id', async () => {
-    td = await startTestDaemon({ config: { openaiApi: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), { config: { openaiApi: { enabled: true } } });
     const client = openai();
     const first = await client.responses.create({ model: 'agentd/default', input: 'hello responses' });
     expect(first.object).toBe('response');
@@ -243,7 +246,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect(events.filter((event) => event.type === 'response.output_text.delta').length).toBeGreaterThan(1);
     const message = completed?.output[0] as { content: Array<{ text: string }> } | undefined;
     expect(message?.content[0]?.text).toBe(text);
-    const history = await rpcClient(td.daemon.url).call<{ messages: unknown[] }>('session.history', {
+    const history = await rpcClient(daemon.url).call<{ messages: unknown[] }>('session.history', {
       key: sessionKey,
     });
     expect(history.messages).toHaveLength(4);
@@ -256,14 +259,16 @@ describe('OpenAI-compatible API (/v1)', () => {
   });
 
   it('embeds through the memory embedder, as floats and as the base64 the SDK asks for', async () => {
-    td = await startTestDaemon({ config: { openaiApi: { enabled: true }, memory: { enabled: true } } });
+    daemon = await pool.start(pool.tempDir(), {
+      config: { openaiApi: { enabled: true }, memory: { enabled: true } },
+    });
     const client = openai();
     const result = await client.embeddings.create({
       model: 'agentd/memory',
       input: ['red apples', 'green pears'],
     });
     expect(result.data).toHaveLength(2);
-    const stats = await rpcClient(td.daemon.url).call<{ index: { dimensions: number; model: string } }>(
+    const stats = await rpcClient(daemon.url).call<{ index: { dimensions: number; model: string } }>(
       'memory.stats',
     );
     expect(result.model).toBe(stats.index.model);

@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { daemonPool, eventually, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
@@ -63,13 +62,12 @@ describe('the orchestrate tool through the daemon', () => {
     const { rpc, dataDir } = await orchestrateDaemon();
     // A private address the web_fetch builtin must not reach (media's guard, DNS pinned).
     let privateHits = 0;
-    const privateServer = createServer((_request, response) => {
+    const privateServer = await listenLocal((_request, response) => {
       privateHits += 1;
       response.end('internal');
     });
-    await new Promise<void>((resolve) => privateServer.listen(0, '127.0.0.1', resolve));
-    const port = (privateServer.address() as AddressInfo).port;
-    onTestFinished(() => new Promise<void>((resolve) => privateServer.close(() => resolve())));
+    const port = new URL(privateServer.url).port;
+    onTestFinished(privateServer.close);
     const script = `
       import { invoke } from '/agentd/orch.mjs';
       import fs from 'node:fs';
@@ -165,7 +163,8 @@ describe('the orchestrate tool through the daemon', () => {
   it('web_search answers "not configured" until config.patch sets orchestrate.webSearch, then asks that SearXNG', async () => {
     const { rpc } = await orchestrateDaemon();
     const queries: string[] = [];
-    const searxng = createServer((request, response) => {
+    // On loopback: the operator's endpoint may be private, unlike web_fetch's targets.
+    const searxng = await listenLocal((request, response) => {
       const url = new URL(request.url ?? '/', 'http://searxng');
       queries.push(`${url.pathname}?${url.searchParams.get('q')}&${url.searchParams.get('format')}`);
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -173,9 +172,7 @@ describe('the orchestrate tool through the daemon', () => {
         JSON.stringify({ results: [{ url: 'https://found.example/', title: 'Found', content: 'it' }] }),
       );
     });
-    // On loopback: the operator's endpoint may be private, unlike web_fetch's targets.
-    await new Promise<void>((resolve) => searxng.listen(0, '127.0.0.1', resolve));
-    onTestFinished(() => new Promise<void>((resolve) => searxng.close(() => resolve())));
+    onTestFinished(searxng.close);
     const script = `
       import { invoke } from '/agentd/orch.mjs';
       const out = await invoke('web_search', { query: 'agentd daemon' }).then((v) => v, (e) => e.message);
@@ -198,8 +195,7 @@ describe('the orchestrate tool through the daemon', () => {
     expect(await searchOnce()).toBe(
       'web search is not configured: set orchestrate.webSearch.url to a SearXNG instance',
     );
-    const { port } = searxng.address() as AddressInfo;
-    await rpc.call('config.patch', { orchestrate: { webSearch: { url: `http://127.0.0.1:${port}` } } });
+    await rpc.call('config.patch', { orchestrate: { webSearch: { url: searxng.url } } });
     expect(await searchOnce()).toEqual({
       query: 'agentd daemon',
       results: [{ url: 'https://found.example/', title: 'Found', content: 'it' }],

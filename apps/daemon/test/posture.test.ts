@@ -1,22 +1,14 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { ADMIN_TOKEN, daemonPool } from './helpers.js';
 
-let td: TestDaemon | undefined;
-let modelServer: Server | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  await new Promise((resolve) => (modelServer ? modelServer.close(resolve) : resolve(undefined)));
-  modelServer = undefined;
-});
+const pool = daemonPool('agentd-posture-');
+afterEach(() => pool.cleanup());
 
 /** A local OpenAI-compatible server that serves `tiny` with a 4,096-token window (vLLM's field). */
 async function startModelServer(): Promise<string> {
-  modelServer = createServer((req, res) => {
+  const modelServer = await listenLocal((req, res) => {
     if (req.url === '/v1/models') {
       res
         .writeHead(200, { 'content-type': 'application/json' })
@@ -27,8 +19,7 @@ async function startModelServer(): Promise<string> {
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => modelServer?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(modelServer.address() as AddressInfo).port}/v1`;
+  return `${pool.closeAfter(modelServer).url}/v1`;
 }
 
 type Finding = { code: string; count: number };
@@ -36,10 +27,10 @@ type Finding = { code: string; count: number };
 describe('config posture', () => {
   it('records the served-window posture at start and again when the providers change', async () => {
     const baseUrl = await startModelServer();
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: { providers: { entries: { local: { type: 'openai-compatible', baseUrl, models: ['tiny'] } } } },
     });
-    const client = createHttpClient({ url: td.daemon.url, token: ADMIN_TOKEN });
+    const client = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });
     const postureRows = async () =>
       (
         (await client.call('obs.diagnostics', { category: 'config_posture' })) as {

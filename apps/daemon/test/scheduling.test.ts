@@ -4,7 +4,7 @@ import { createHttpClient, type HttpClient } from '@agentd/client';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/cron-wakegate';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure, type StartOptions } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, rpcFailure, type StartOptions, turnAnswer } from './helpers.js';
 
 interface CronRun {
   ts: number;
@@ -41,14 +41,14 @@ function recordingRunner(): AgentTurnRunner & { requests: AgentTurnRequest[] } {
     requests,
     runTurn: async (request) => {
       requests.push(request);
-      return {
-        response: `handled: ${request.message}`,
-        tokensUsed: { input: 1, output: 2, total: 3 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? 'x',
-      };
+      return turnAnswer(request, `handled: ${request.message}`);
     },
   };
+}
+
+/** `cron.add` params of a job that sends `message` every `everyMs`. */
+function everyJob(name: string, everyMs: number, message = 'm') {
+  return { name, message, schedule: { kind: 'interval', everyMs } };
 }
 
 async function runsOf(client: HttpClient, jobName: string): Promise<CronRun[]> {
@@ -139,11 +139,7 @@ describe('cron methods', () => {
 
   it('runs a job as a turn of the built-in agent runtime when no runner is given', async () => {
     const { client } = await start(tempDir());
-    await client.call('cron.add', {
-      name: 'j',
-      message: 'summarise the day',
-      schedule: { kind: 'interval', everyMs: 3_600_000 },
-    });
+    await client.call('cron.add', everyJob('j', 3_600_000, 'summarise the day'));
     await client.call('cron.run', { name: 'j' });
     const [run] = await eventually(async () => {
       const runs = await runsOf(client, 'j');
@@ -173,10 +169,8 @@ describe('cron methods', () => {
       -32602,
       'Invalid params: name: required when mode is force',
     ]);
-    await client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } });
-    const duplicate = await rpcFailure(
-      client.call('cron.add', { name: 'x', message: 'm', schedule: { kind: 'interval', everyMs: 1000 } }),
-    );
+    await client.call('cron.add', everyJob('x', 1000));
+    const duplicate = await rpcFailure(client.call('cron.add', everyJob('x', 1000)));
     expect(duplicate.code).toBe(-32602);
     expect(duplicate.message).toContain('name');
     const missing = await rpcFailure(client.call('cron.runs', { jobName: 'nope' }));
@@ -189,16 +183,8 @@ describe('cron methods', () => {
       now: () => clock,
       agentRunner: recordingRunner(),
     });
-    await client.call('cron.add', {
-      name: 'soon',
-      message: 'm',
-      schedule: { kind: 'interval', everyMs: 60_000 },
-    });
-    await client.call('cron.add', {
-      name: 'later',
-      message: 'm',
-      schedule: { kind: 'interval', everyMs: 3_600_000 },
-    });
+    await client.call('cron.add', everyJob('soon', 60_000));
+    await client.call('cron.add', everyJob('later', 3_600_000));
     clock += 120_000;
     expect(await client.call('cron.run', { mode: 'due' })).toEqual({
       triggered: true,
@@ -316,11 +302,7 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
       now: () => clock,
       agentRunner: recordingRunner(),
     });
-    await client.call('cron.add', {
-      name: 'minutely',
-      message: 'm',
-      schedule: { kind: 'interval', everyMs: 60_000 },
-    });
+    await client.call('cron.add', everyJob('minutely', 60_000));
     await first.stop();
 
     clock += 45 * 60_000;
@@ -349,11 +331,7 @@ describe('restart catch-up', { timeout: 120_000 }, () => {
 
     const first = await launch();
     const client = createHttpClient({ url: first.url, token: ADMIN_TOKEN });
-    await client.call('cron.add', {
-      name: 'tick',
-      message: 'm',
-      schedule: { kind: 'interval', everyMs: 1000 },
-    });
+    await client.call('cron.add', everyJob('tick', 1000));
     await eventually(async () => ((await runsOf(client, 'tick')).length > 0 ? true : undefined));
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     first.child.kill('SIGKILL');

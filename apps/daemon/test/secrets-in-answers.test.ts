@@ -1,13 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-secrets-in-answers-');
+afterEach(() => pool.cleanup());
 
 /** Every file under `dir` as text (logs, evidence, config history objects are compressed and skipped). */
 function textFiles(dir: string): Array<{ path: string; text: string }> {
@@ -22,6 +19,37 @@ function textFiles(dir: string): Array<{ path: string; text: string }> {
     else if (/\.db(-wal)?$/.test(name)) out.push({ path, text: readFileSync(path, 'latin1') });
   }
   return out;
+}
+
+/** One unique marker value per name, planted where a credential goes. */
+function plant<const Name extends string>(...names: Name[]): Record<Name, string> {
+  return Object.fromEntries(names.map((name) => [name, `planted-${name}-value-5f1c`])) as Record<
+    Name,
+    string
+  >;
+}
+
+/** The answers as text, an error as its message and data (what a client sees of it). */
+function answersText(answers: unknown[]): string {
+  return JSON.stringify(answers, (_key, value) =>
+    value instanceof Error ? { message: value.message, data: (value as { data?: unknown }).data } : value,
+  );
+}
+
+/**
+ * Fails naming the credential and the place if any planted value is in the answers or in a
+ * file of the data dir other than config.yaml (which holds them by design).
+ */
+function expectNowhere(
+  planted: Record<string, string>,
+  answerText: string,
+  files: Array<{ path: string; text: string }>,
+): void {
+  const written = files.filter((file) => !file.path.endsWith('config.yaml'));
+  for (const [name, secret] of Object.entries(planted)) {
+    expect(answerText.includes(secret), `${name} in an answer`).toBe(false);
+    for (const file of written) expect(file.text.includes(secret), `${name} in ${file.path}`).toBe(false);
+  }
 }
 
 /** A 1x1 PNG. */
@@ -49,18 +77,18 @@ function silentWav(): Buffer {
 
 describe('credentials never come back in answers or logs (issue #23)', () => {
   it('redacts provider key headers, URL user-info and an agent own credentials everywhere', async () => {
-    const planted = {
-      xApiKey: 'planted-x-api-key-7f3a',
-      apiKeyHeader: 'planted-api-key-header-19bd',
-      goog: 'planted-goog-key-55c1',
-      authToken: 'planted-auth-token-0e42',
-      custom: 'planted-custom-header-9911',
-      urlPassword: 'planted-url-password-6d0c',
-      agentKey: 'planted-agent-apikey-a7a7',
-      agentPassword: 'planted-agent-password-3b3b',
-    };
-    td = await startTestDaemon();
-    const rpc = rpcClient(td.daemon.url);
+    const planted = plant(
+      'xApiKey',
+      'apiKeyHeader',
+      'goog',
+      'authToken',
+      'custom',
+      'urlPassword',
+      'agentKey',
+      'agentPassword',
+    );
+    const daemon = await pool.start(pool.tempDir());
+    const rpc = rpcClient(daemon.url);
     await rpc.call('config.patch', {
       providers: {
         entries: {
@@ -95,38 +123,32 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
       await rpc.call('agents.get', { agentId: 'leaky' }),
     ];
     answers.push(await rpc.fail('agent.execute', { message: 'hi', agentId: 'leaky' }));
-    const answerText = JSON.stringify(answers, (_key, value) =>
-      value instanceof Error ? { message: value.message, data: (value as { data?: unknown }).data } : value,
-    );
+    const answerText = answersText(answers);
     expect(answerText).toContain('2023-06-01');
-    await td.daemon.stop();
-    const files = textFiles(td.dataDir).filter((file) => !file.path.endsWith('config.yaml'));
-    for (const [name, secret] of Object.entries(planted)) {
-      expect(answerText.includes(secret), `${name} in an answer`).toBe(false);
-      for (const file of files) expect(file.text.includes(secret), `${name} in ${file.path}`).toBe(false);
-    }
+    await daemon.stop();
+    expectNowhere(planted, answerText, textFiles(daemon.dataDir));
   });
 
   it('keeps the credentials of channels, media, MCP servers and the memory embedder out of answers, logs, evidence and databases', async () => {
-    const planted = {
-      telegram: 'planted-telegram-bot-token-1a2b',
-      discord: 'planted-discord-bot-token-3c4d',
-      slackBot: 'planted-slack-bot-token-5e6f',
-      slackSigning: 'planted-slack-signing-secret-7a8b',
-      whatsappAccess: 'planted-whatsapp-access-token-9c0d',
-      whatsappApp: 'planted-whatsapp-app-secret-1e2f',
-      whatsappVerify: 'planted-whatsapp-verify-token-3a4b',
-      visionKey: 'planted-vision-api-key-5c6d',
-      imageKey: 'planted-image-api-key-7e8f',
-      ttsKey: 'planted-tts-api-key-9a0b',
-      sttKey: 'planted-stt-api-key-1c2d',
-      embedderKey: 'planted-embedder-api-key-3e4f',
-      mcpHeader: 'planted-mcp-bearer-5a6b',
-      mcpEnv: 'planted-mcp-env-token-7c8d',
-    };
+    const planted = plant(
+      'telegram',
+      'discord',
+      'slackBot',
+      'slackSigning',
+      'whatsappAccess',
+      'whatsappApp',
+      'whatsappVerify',
+      'visionKey',
+      'imageKey',
+      'ttsKey',
+      'sttKey',
+      'embedderKey',
+      'mcpHeader',
+      'mcpEnv',
+    );
     // Port 9 on loopback: nothing listens, so every platform and provider call fails.
     const dead = 'http://127.0.0.1:9';
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         channels: {
           telegram: { enabled: true, botToken: planted.telegram, apiBaseUrl: dead },
@@ -175,7 +197,7 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
         },
       },
     });
-    const rpc = rpcClient(td.daemon.url);
+    const rpc = rpcClient(daemon.url);
     const answers: unknown[] = [];
     const settle = async (call: Promise<unknown>) => {
       answers.push(await call.catch((error: unknown) => error));
@@ -199,19 +221,14 @@ describe('credentials never come back in answers or logs (issue #23)', () => {
       await settle(rpc.call('config.read', { section }));
     }
     await settle(rpc.call('config.get', {}));
-    const answerText = JSON.stringify(answers, (_key, value) =>
-      value instanceof Error ? { message: value.message, data: (value as { data?: unknown }).data } : value,
-    );
+    const answerText = answersText(answers);
     // The calls reached the configured parts: the answers name them.
     expect(answerText).toContain('telegram');
     expect(answerText).toContain('remote');
     expect(answerText).not.toContain('-32602');
-    await td.daemon.stop();
-    const files = textFiles(td.dataDir).filter((file) => !file.path.endsWith('config.yaml'));
+    await daemon.stop();
+    const files = textFiles(daemon.dataDir);
     expect(files.some((file) => file.path.endsWith('.db'))).toBe(true);
-    for (const [name, secret] of Object.entries(planted)) {
-      expect(answerText.includes(secret), `${name} in an answer`).toBe(false);
-      for (const file of files) expect(file.text.includes(secret), `${name} in ${file.path}`).toBe(false);
-    }
+    expectNowhere(planted, answerText, files);
   });
 });

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { openDatabase } from '@agentd/storage';
-import { daemonPool, quietRunner, rpcClient } from './helpers.js';
+import { daemonPool, openAiEntry, quietRunner, rpcClient } from './helpers.js';
 
 /** Every row of secrets.db's tables as text (ciphertexts as hex), read the way SQLite sees them. */
 async function storedRows(dataDir: string): Promise<string> {
@@ -34,11 +34,7 @@ async function storedRows(dataDir: string): Promise<string> {
 }
 
 const pool = daemonPool('agentd-secrets-');
-const fakes: FakeProvider[] = [];
-afterEach(async () => {
-  await pool.cleanup();
-  for (const fake of fakes.splice(0)) await fake.close();
-});
+afterEach(() => pool.cleanup());
 
 const masterKey = () => randomBytes(32).toString('hex');
 
@@ -90,8 +86,7 @@ describe('env.set and ${secret:NAME}', () => {
     const oldHook = `hook-old-${randomBytes(20).toString('hex')}`;
     const newHook = `hook-new-${randomBytes(20).toString('hex')}`;
     const planted = [oldKey, newKey, oldHook, newHook];
-    const fake = await startFakeOpenAi({ apiKey: newKey });
-    fakes.push(fake);
+    const fake = pool.closeAfter(await startFakeOpenAi({ apiKey: newKey }));
     const dataDir = pool.tempDir();
     const key = masterKey();
     const daemon = await pool.start(dataDir, { env: { AGENTD_MASTER_KEY: key }, agentRunner: quietRunner });
@@ -113,7 +108,7 @@ describe('env.set and ${secret:NAME}', () => {
     await call('config.patch', {
       providers: {
         entries: {
-          oai: { type: 'openai-compatible', baseUrl: fake.url, apiKey: '${secret:OAI_KEY}', models: ['m'] },
+          oai: openAiEntry(fake.url, 'OAI_KEY', ['m']),
         },
       },
       agents: { entries: { gpt: { name: 'GPT', provider: 'oai' } } },

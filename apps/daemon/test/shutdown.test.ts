@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, cliNodeArgs, daemonPool, eventually } from './helpers.js';
+import { ADMIN_TOKEN, alive, cliNodeArgs, daemonPool, eventually } from './helpers.js';
 
 const run = promisify(execFile);
 const pool = daemonPool('agentd-shutdown-');
@@ -13,15 +13,6 @@ afterEach(async () => {
   for (const pid of orphans.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
   await pool.cleanup();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));

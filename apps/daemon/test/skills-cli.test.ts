@@ -1,42 +1,36 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { create as createTar } from 'tar';
 import { stringify } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, cliNodeArgs, daemonPool, eventually, rpcClient, rpcFailure } from './helpers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import {
+  ADMIN_TOKEN,
+  cliNodeArgs,
+  daemonPool,
+  eventually,
+  rpcClient,
+  rpcFailure,
+  skillTarball,
+} from './helpers.js';
 
 const run = promisify(execFile);
 const pool = daemonPool('agentd-skills-cli-');
-let registry: Server | undefined;
-
-afterEach(async () => {
-  await pool.cleanup();
-  await new Promise((resolve) => (registry ? registry.close(resolve) : resolve(undefined)));
-  registry = undefined;
-});
+afterEach(() => pool.cleanup());
 
 /** A gzip tarball of one skill folder, served by a fake registry on a real socket. */
 async function startRegistry(work: string): Promise<string> {
-  const dir = await mkdtemp(join(work, 'pack-'));
-  await mkdir(join(dir, 'mail'));
-  await writeFile(
-    join(dir, 'mail', 'SKILL.md'),
+  const archive = await skillTarball(
+    await mkdtemp(join(work, 'pack-')),
+    'mail',
     '---\nname: mail\ndescription: Sends mail.\nversion: 0.3.0\ntools: []\n---\nSend it.\n',
   );
-  const chunks: Buffer[] = [];
-  for await (const chunk of createTar({ gzip: true, cwd: dir, portable: true }, ['mail']))
-    chunks.push(chunk as Buffer);
-  const archive = Buffer.concat(chunks);
-  registry = createServer((req, res) => {
+  const registry = await listenLocal((req, res) => {
     if (req.url === '/skills/mail/latest.tar.gz') res.writeHead(200).end(archive);
     else res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => registry?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(registry.address() as AddressInfo).port}/skills`;
+  return `${pool.closeAfter(registry).url}/skills`;
 }
 
 const cli = (...args: string[]) => run(process.execPath, [...cliNodeArgs, ...args]);

@@ -1,53 +1,27 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { create as createTar } from 'tar';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeProvider, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { eventually, rpcClient, rpcFailure, startTestDaemon, type TestDaemon } from './helpers.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure, skillTarball } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
-let td: TestDaemon | undefined;
-let registry: Server | undefined;
-let fake: FakeProvider | undefined;
-let work: string | undefined;
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  await fake?.close();
-  fake = undefined;
-  await new Promise((resolve) => (registry ? registry.close(resolve) : resolve(undefined)));
-  registry = undefined;
-  if (work) await rm(work, { recursive: true, force: true });
-  work = undefined;
-});
+const pool = daemonPool('agentd-skills-');
+afterEach(() => pool.cleanup());
 
 /** A gzip tarball of one skill folder, as a registry ships it. */
-async function skillArchive(name: string, skillMd: string): Promise<Buffer> {
-  work ??= await mkdtemp(join(tmpdir(), 'skills-e2e-'));
-  const dir = await mkdtemp(join(work, 'pack-'));
-  await mkdir(join(dir, name));
-  await writeFile(join(dir, name, 'SKILL.md'), skillMd);
-  const chunks: Buffer[] = [];
-  for await (const chunk of createTar({ gzip: true, cwd: dir, portable: true }, [name]))
-    chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+const skillArchive = (name: string, skillMd: string) => skillTarball(pool.tempDir(), name, skillMd);
 
-/** The fake registry on a real socket; it records every request path. */
+/** The fake registry on a real socket (closed after the test); it records every request path. */
 async function startRegistry(archives: Map<string, Buffer>, requests: string[]): Promise<string> {
-  registry = createServer((req, res) => {
+  const registry = await listenLocal((req, res) => {
     requests.push(req.url ?? '');
     const body = archives.get(req.url ?? '');
     if (body) res.writeHead(200, { 'content-type': 'application/gzip' }).end(body);
     else res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => registry?.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(registry.address() as AddressInfo).port}/skills`;
+  return `${pool.closeAfter(registry).url}/skills`;
 }
 
 describe('skills through the daemon', () => {
@@ -70,14 +44,14 @@ describe('skills through the daemon', () => {
       ],
     ]);
     const base = await startRegistry(archives, requests);
-    td = await startTestDaemon({
+    const daemon = await pool.start(pool.tempDir(), {
       config: {
         skills: { import: { registries: [{ id: 'hub', base, kind: 'tarball', trust: 'verified' }] } },
       },
     });
-    await mkdir(join(td.dataDir, 'skills', 'shared', 'broken'), { recursive: true });
-    await writeFile(join(td.dataDir, 'skills', 'shared', 'broken', 'SKILL.md'), 'no front matter');
-    const admin = rpcClient(td.daemon.url);
+    await mkdir(join(daemon.dataDir, 'skills', 'shared', 'broken'), { recursive: true });
+    await writeFile(join(daemon.dataDir, 'skills', 'shared', 'broken', 'SKILL.md'), 'no front matter');
+    const admin = rpcClient(daemon.url);
 
     const refused = await rpcFailure(admin.call('skills.import', { registry: 'elsewhere', name: 'mail' }));
     expect(refused.code).toBe(-32602);
@@ -153,39 +127,38 @@ describe('skills through the daemon', () => {
       ],
     ]);
     const base = await startRegistry(archives, []);
-    fake = await startFakeOpenAi({
-      apiKey: 'sk-test',
-      respond: (_body, index) =>
-        index === 0
-          ? {
-              toolCalls: [{ id: 'c1', name: 'skill_read', input: { name: 'mail' } }],
-              finishReason: 'tool_calls',
-            }
-          : index === 1
+    const fake = pool.closeAfter(
+      await startFakeOpenAi({
+        apiKey: 'sk-test',
+        respond: (_body, index) =>
+          index === 0
             ? {
-                toolCalls: [{ id: 'c2', name: 'graph_define', input: { nodes: [{ id: 'a', prompt: 'x' }] } }],
+                toolCalls: [{ id: 'c1', name: 'skill_read', input: { name: 'mail' } }],
                 finishReason: 'tool_calls',
               }
-            : { text: 'done' },
-    });
-    td = await startTestDaemon({
+            : index === 1
+              ? {
+                  toolCalls: [
+                    { id: 'c2', name: 'graph_define', input: { nodes: [{ id: 'a', prompt: 'x' }] } },
+                  ],
+                  finishReason: 'tool_calls',
+                }
+              : { text: 'done' },
+      }),
+    );
+    const daemon = await pool.start(pool.tempDir(), {
       env: { OAI_KEY: 'sk-test' },
       config: {
         skills: { import: { registries: [{ id: 'hub', base, trust: 'community' }] } },
         providers: {
           entries: {
-            oai: {
-              type: 'openai-compatible',
-              baseUrl: fake.url,
-              apiKey: '${secret:OAI_KEY}',
-              models: ['gpt-fake'],
-            },
+            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake']),
           },
         },
         agents: { entries: { ann: { name: 'Ann', provider: 'oai', tools: ['skill_read', 'graph_*'] } } },
       },
     });
-    const admin = rpcClient(td.daemon.url);
+    const admin = rpcClient(daemon.url);
     await admin.call('skills.import', { registry: 'hub', name: 'mail' });
     const result = await admin.call<Json>('agent.execute', {
       agentId: 'ann',

@@ -1,18 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, startDaemonIn } from './helpers.js';
 
-let td: TestDaemon | undefined;
-const dirs: string[] = [];
-
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const pool = daemonPool('agentd-busy-port-');
+afterEach(() => pool.cleanup());
 
 /** Files under `dir` this process holds open (Linux: /proc/self/fd). */
 function openFilesUnder(dir: string): string[] {
@@ -30,16 +21,9 @@ describe('startDaemon', () => {
   it.runIf(existsSync('/proc/self/fd'))(
     'closes its log, config-audit and cache-trace files when it cannot listen, and the data dir starts again',
     async () => {
-      td = await startTestDaemon();
-      const dataDir = mkdtempSync(join(tmpdir(), 'agentd-busy-port-'));
-      dirs.push(dataDir);
-      const failed = await startDaemon({
-        dataDir,
-        host: '127.0.0.1',
-        port: td.daemon.port,
-        env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
-        print: () => undefined,
-      }).then(
+      const busy = await pool.start(pool.tempDir());
+      const dataDir = pool.tempDir();
+      const failed = await startDaemonIn(dataDir, { port: busy.port }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -49,15 +33,8 @@ describe('startDaemon', () => {
       const open = openFilesUnder(dataDir).filter((name) => !name.startsWith('agentd.db'));
       expect(open).toEqual([]);
       // The failed start left nothing that keeps the data dir from starting again.
-      await td.stop();
-      const again = await startDaemon({
-        dataDir,
-        host: '127.0.0.1',
-        port: 0,
-        env: { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN },
-        print: () => undefined,
-      });
-      td = { daemon: again, dataDir, stop: () => again.stop() };
+      await busy.stop();
+      await pool.start(dataDir);
     },
   );
 });

@@ -1,11 +1,14 @@
 import { createHttpClient, RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import type { RunningDaemon } from '../src/index.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
+const pool = daemonPool('agentd-tenancy-');
+/** The test's daemon, which the helpers below call. */
+let daemon: RunningDaemon | undefined;
 afterEach(async () => {
-  await td?.stop();
-  td = undefined;
+  await pool.cleanup();
+  daemon = undefined;
 });
 
 type Caller = ReturnType<typeof createHttpClient>;
@@ -25,7 +28,7 @@ async function refusedCode(call: Promise<unknown>): Promise<number | undefined> 
 
 /** Has the admin create an rpc token with `params` on the test daemon and answers a client holding it. */
 async function tokenClient(params: Record<string, unknown>): Promise<Caller> {
-  const url = td!.daemon.url;
+  const url = daemon!.url;
   const created = await rpcClient(url).call<{ token: string }>('tokens.create', {
     scopes: ['rpc'],
     ...params,
@@ -35,8 +38,8 @@ async function tokenClient(params: Record<string, unknown>): Promise<Caller> {
 
 describe('tenant-bound tokens (issue #23)', () => {
   it('reach only their tenant and prefixes, are refused elsewhere with -32603 audited, and unbound tokens keep their reach', async () => {
-    td = await startTestDaemon();
-    const admin = rpcClient(td.daemon.url);
+    daemon = await pool.start(pool.tempDir());
+    const admin = rpcClient(daemon.url);
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const bob = await tokenClient({
       id: 'globex-bob',
@@ -97,8 +100,8 @@ describe('tenant-bound tokens (issue #23)', () => {
 
   it("binds cron jobs to the creating token's tenant: named, listed, touched and run only within it", async () => {
     // Learning's daemon-wide `Memory lifecycle` job would be in the admin's list too.
-    td = await startTestDaemon({ config: { learning: { enabled: false } } });
-    const admin = rpcClient(td.daemon.url);
+    daemon = await pool.start(pool.tempDir(), { config: { learning: { enabled: false } } });
+    const admin = rpcClient(daemon.url);
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const globex = await tokenClient({ id: 'globex-app', tenant: 'globex' });
     const schedule = { kind: 'interval', everyMs: 3_600_000 };
@@ -161,8 +164,8 @@ describe('tenant-bound tokens (issue #23)', () => {
   });
 
   it("binds graphs to the caller's tenant: defined, saved, run and listed within it, its nodes in the tenant's sessions", async () => {
-    td = await startTestDaemon();
-    const admin = rpcClient(td.daemon.url);
+    daemon = await pool.start(pool.tempDir());
+    const admin = rpcClient(daemon.url);
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const globex = await tokenClient({ id: 'globex-app', tenant: 'globex' });
     const call = <T>(client: Caller, method: string, params: Record<string, unknown> = {}) =>
@@ -216,7 +219,7 @@ describe('tenant-bound tokens (issue #23)', () => {
   });
 
   it('refuses bound tokens the namespaces every tenant shares, which unbound tokens keep', async () => {
-    td = await startTestDaemon();
+    daemon = await pool.start(pool.tempDir());
     const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
     const unbound = await tokenClient({ id: 'plain' });
     const shared: Array<[string, Record<string, unknown>]> = [
@@ -232,8 +235,8 @@ describe('tenant-bound tokens (issue #23)', () => {
   });
 
   it('refuses a binding with admin reach or prefixes outside the tenant', async () => {
-    td = await startTestDaemon();
-    const admin = rpcClient(td.daemon.url);
+    daemon = await pool.start(pool.tempDir());
+    const admin = rpcClient(daemon.url);
     expect((await admin.fail('tokens.create', { scopes: ['admin'], tenant: 'acme' })).code).toBe(-32602);
     expect(
       (await admin.fail('tokens.create', { scopes: ['rpc'], tenant: 'acme', sessionPrefixes: ['globex:x'] }))

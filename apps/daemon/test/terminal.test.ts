@@ -1,12 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-});
+const pool = daemonPool('agentd-terminal-');
+afterEach(() => pool.cleanup());
 
 const config = {
   gateway: { wsHeartbeatMs: 0 },
@@ -26,8 +23,8 @@ function alive(pid: number): boolean {
 
 describe('terminal drives through agent tools', () => {
   it('runs bash in the agent workspace, reads the screen back, and the obs verdicts follow rule 12', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     const say = async (sessionKey: string, tool: string, input: Record<string, unknown>) =>
       (
         await admin.call<{ response: string }>('agent.execute', {
@@ -44,12 +41,12 @@ describe('terminal drives through agent tools', () => {
     const sessionId = /term_[0-9a-f]{16}/.exec(opened)?.[0] as string;
     expect(sessionId).toBeDefined();
     const pid = Number(/"pid":(\d+)/.exec(opened)?.[1]);
-    await say('default:rpc:task', 'terminal_send', {
-      sessionId,
-      text: 'echo "answer=$((6*7))"; basename "$PWD"',
-      enter: true,
-    });
-    const screen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 300 });
+    /** Types `text` and Enter into the drive, then answers the screen once quiet for `quietMs`. */
+    const run = async (text: string, quietMs: number) => {
+      await say('default:rpc:task', 'terminal_send', { sessionId, text, enter: true });
+      return say('default:rpc:task', 'terminal_wait', { sessionId, quietMs });
+    };
+    const screen = await run('echo "answer=$((6*7))"; basename "$PWD"', 300);
     expect(screen).toContain('answer=42');
     expect(screen).toContain('\\noperator\\n');
     expect(await admin.call('workspace.status', { agentId: 'operator' })).toMatchObject({
@@ -57,12 +54,10 @@ describe('terminal drives through agent tools', () => {
     });
     // git in the drive is the workspace's own repository, and a commit made there names the agent.
     // (`clear` first: the offline provider quotes the first 200 characters of the screen.)
-    await say('default:rpc:task', 'terminal_send', {
-      sessionId,
-      text: 'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
-      enter: true,
-    });
-    const gitScreen = await say('default:rpc:task', 'terminal_wait', { sessionId, quietMs: 500 });
+    const gitScreen = await run(
+      'echo note > drive.md && git add drive.md && git commit -qm "from the drive" && clear && git log --format="%an|%s" | head -2',
+      500,
+    );
     expect(gitScreen).toContain('agent operator|from the drive');
     expect(gitScreen).toContain('agentd|workspace: initial template');
     expect(await say('default:rpc:task', 'terminal_close', { sessionId })).toContain('"closed":true');
@@ -86,8 +81,10 @@ describe('terminal drives through agent tools', () => {
   });
 
   it('reports an idle eviction as terminal_drive_evicted and kills the drive when the daemon stops', async () => {
-    td = await startTestDaemon({ config: { ...config, terminal: { killGraceMs: 200, idleTimeoutMs: 400 } } });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), {
+      config: { ...config, terminal: { killGraceMs: 200, idleTimeoutMs: 400 } },
+    });
+    const admin = rpcClient(daemon.url);
     const open = (sessionKey: string) =>
       admin.call<{ response: string }>('agent.execute', {
         agentId: 'operator',
@@ -106,7 +103,7 @@ describe('terminal drives through agent tools', () => {
     const kept = await open('default:rpc:kept');
     const pid = Number(/"pid":(\d+)/.exec(kept.response)?.[1]);
     expect(alive(pid)).toBe(true);
-    await td.daemon.stop();
+    await daemon.stop();
     expect(alive(pid)).toBe(false);
   });
 });

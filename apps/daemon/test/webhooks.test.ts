@@ -8,7 +8,7 @@ import { openDatabase } from '@agentd/storage';
 import type { AgentTurnRunner, WakeTarget } from '@agentd/webhooks-hmac';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonOptions } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, turnAnswer } from './helpers.js';
 
 const run = promisify(execFile);
 const TOKEN = 'webhook-e2e-token-0123456789abcdefghij';
@@ -57,12 +57,7 @@ function fakeRunner() {
     async runTurn(request) {
       requests.push(request);
       for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
-      return {
-        response: `ok ${requests.length}`,
-        tokensUsed: { input: 1, output: 1, total: 2 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? 'hook:none',
-      };
+      return turnAnswer(request, `ok ${requests.length}`);
     },
   };
   const received = (count: number) =>

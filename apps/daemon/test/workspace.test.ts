@@ -1,19 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workspaceHistoryPath } from '@agentd/workspace';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
+import { daemonPool, rpcClient } from './helpers.js';
 
-let td: TestDaemon | undefined;
-let outside: string | undefined;
-afterEach(async () => {
-  await td?.stop();
-  td = undefined;
-  if (outside) rmSync(outside, { recursive: true, force: true });
-  outside = undefined;
-});
+const pool = daemonPool('agentd-workspace-');
+afterEach(() => pool.cleanup());
 
 type Json = Parameters<ReturnType<typeof rpcClient>['call']>[1];
 
@@ -24,8 +17,8 @@ const config = {
 
 describe('workspace namespace', () => {
   it('serves the twelve methods over a real daemon against the agent repository', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     const call = <T>(method: string, params: Json = {}) => admin.call<T>(method, params);
 
     expect(await call('workspace.status')).toEqual({
@@ -37,7 +30,7 @@ describe('workspace namespace', () => {
     expect((await admin.fail('workspace.readFile', { path: 'AGENTS.md' })).code).toBe(-32004);
     const init = await call<{ created: boolean; head: string }>('workspace.init', {});
     expect(init.created).toBe(true);
-    const root = join(td.dataDir, 'workspaces', 'default');
+    const root = join(daemon.dataDir, 'workspaces', 'default');
     expect(statSync(root).mode & 0o777).toBe(0o700);
 
     expect(await call('workspace.writeFile', { path: 'notes/a.md', content: 'hello\n' })).toEqual({
@@ -93,17 +86,17 @@ describe('workspace namespace', () => {
   });
 
   it('answers -32602 naming the field for every path that leaves the workspace, and writes nothing', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     await admin.call('workspace.init', {});
-    const root = join(td.dataDir, 'workspaces', 'default');
-    outside = mkdtempSync(join(tmpdir(), 'agentd-outside-'));
+    const root = join(daemon.dataDir, 'workspaces', 'default');
+    const outside = pool.tempDir();
     writeFileSync(join(outside, 'secret.txt'), 'outside');
     symlinkSync(outside, join(root, 'escape'));
     const git = (...args: string[]) =>
       execFileSync(
         'git',
-        [`--git-dir=${workspaceHistoryPath(td!.dataDir, 'default')}`, `--work-tree=${root}`, ...args],
+        [`--git-dir=${workspaceHistoryPath(daemon.dataDir, 'default')}`, `--work-tree=${root}`, ...args],
         {
           encoding: 'utf8',
         },
@@ -134,14 +127,14 @@ describe('workspace namespace', () => {
       issues: [{ path: ['sha'] }],
     });
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('outside');
-    expect(readFileSync(join(td.dataDir, 'config.yaml'), 'utf8')).not.toContain('pwned');
+    expect(readFileSync(join(daemon.dataDir, 'config.yaml'), 'utf8')).not.toContain('pwned');
     expect(git('rev-parse', 'HEAD')).toBe(before);
     expect(git('status', '--porcelain').trim()).toBe('?? escape');
   });
 
   it('lets an agent edit through its tools, then the operator sees the diff and restores the file', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     const say = (message: string) =>
       admin.call<{ response: string }>('agent.execute', {
         agentId: 'writer',
@@ -192,8 +185,8 @@ describe('workspace namespace', () => {
   });
 
   it('applies a changed workspace section to the next call', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     await admin.call('workspace.writeFile', { path: 'long.md', content: 'x'.repeat(3000) });
     expect(await admin.call('workspace.readFile', { path: 'long.md' })).toMatchObject({
       truncated: false,
@@ -212,14 +205,14 @@ describe('workspace namespace', () => {
   });
 
   it('keeps every write and commit of two concurrent callers', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     await admin.call('workspace.init', {});
     const { token } = await admin.call<{ token: string }>('tokens.create', {
       scopes: ['admin'],
       id: 'second',
     });
-    const other = rpcClient(td.daemon.url, token);
+    const other = rpcClient(daemon.url, token);
     const calls: Promise<unknown>[] = [];
     for (let index = 0; index < 12; index++) {
       for (const [name, client] of [
@@ -236,11 +229,11 @@ describe('workspace namespace', () => {
     await Promise.all(calls);
     await admin.call('workspace.git.commit', { message: 'rest' });
     expect(await admin.call('workspace.git.status')).toMatchObject({ clean: true, files: [] });
-    const root = join(td.dataDir, 'workspaces', 'default');
+    const root = join(daemon.dataDir, 'workspaces', 'default');
     const tree = execFileSync(
       'git',
       [
-        `--git-dir=${workspaceHistoryPath(td.dataDir, 'default')}`,
+        `--git-dir=${workspaceHistoryPath(daemon.dataDir, 'default')}`,
         `--work-tree=${root}`,
         'ls-tree',
         '-r',
@@ -265,14 +258,14 @@ describe('workspace namespace', () => {
   });
 
   it('refuses rpc-scoped tokens the writing methods and tenant-bound tokens every method', async () => {
-    td = await startTestDaemon({ config });
-    const admin = rpcClient(td.daemon.url);
+    const daemon = await pool.start(pool.tempDir(), { config });
+    const admin = rpcClient(daemon.url);
     await admin.call('workspace.init', {});
     const { token } = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'] });
-    const reader = rpcClient(td.daemon.url, token);
+    const reader = rpcClient(daemon.url, token);
     expect(await reader.call('workspace.status')).toMatchObject({ initialized: true });
     expect((await reader.fail('workspace.writeFile', { path: 'a.md', content: 'x' })).code).toBe(-32603);
     const bound = await admin.call<{ token: string }>('tokens.create', { scopes: ['rpc'], tenant: 'acme' });
-    expect((await rpcClient(td.daemon.url, bound.token).fail('workspace.status')).code).toBe(-32603);
+    expect((await rpcClient(daemon.url, bound.token).fail('workspace.status')).code).toBe(-32603);
   });
 });

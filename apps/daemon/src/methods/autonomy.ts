@@ -7,6 +7,8 @@ import { type TenantGuard, tenantGuard } from './tenancy.js';
 
 const runIdSchema = z.string().min(1).max(128);
 const targetSchema = z.string().min(1).max(512);
+/** The params of the admin methods that act on one run tree. */
+const treeParams = z.object({ rootRunId: runIdSchema }).strict();
 const statusSchema = z.enum(['running', 'completed', 'failed', 'killed', 'timeout', 'orphaned']);
 
 /** Maps autonomy errors to the wire errors of decisions.md (limits are `-32000` like rate limits). */
@@ -64,6 +66,13 @@ export function autonomyMethods(deps: { autonomy: AutonomyService; tenants?: Ten
   const tenants = deps.tenants ?? tenantGuard();
   const session = methodsOf('session', toWire);
   const subagent = methodsOf('subagent', toWire);
+  /** Runs a call on the run tree `rootRunId` names, once the caller's tenant may see it. */
+  const onTree =
+    <T>(call: (rootRunId: string) => Promise<T>) =>
+    async ({ rootRunId }: { rootRunId: string }, context: MethodContext): Promise<T> => {
+      await visibleRun(autonomy, tenants, context, rootRunId);
+      return call(rootRunId);
+    };
   return [
     session.rpcMethod('spawn', {
       description: 'Start a sub-agent run on a task in its own session; answers at once with its runId.',
@@ -138,20 +147,14 @@ export function autonomyMethods(deps: { autonomy: AutonomyService; tenants?: Ten
     }),
     methodsOf('run', toWire).adminMethod('kill', {
       description: 'Abort a whole run tree and revoke its leases.',
-      params: z.object({ rootRunId: runIdSchema }).strict(),
-      handler: async ({ rootRunId }, context) => {
-        await visibleRun(autonomy, tenants, context, rootRunId);
-        return autonomy.killTree(rootRunId);
-      },
+      params: treeParams,
+      handler: onTree((rootRunId) => autonomy.killTree(rootRunId)),
     }),
     methodsOf('autonomy', toWire).adminMethod('evict', {
       description:
         'Mark a run tree evicted: its next tool-gate decisions use the default profile. The run goes on.',
-      params: z.object({ rootRunId: runIdSchema }).strict(),
-      handler: async ({ rootRunId }, context) => {
-        await visibleRun(autonomy, tenants, context, rootRunId);
-        return autonomy.evict(rootRunId);
-      },
+      params: treeParams,
+      handler: onTree((rootRunId) => autonomy.evict(rootRunId)),
     }),
     methodsOf('capabilities', toWire).rpcMethod('introspect', {
       description:

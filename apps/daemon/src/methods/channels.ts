@@ -175,8 +175,17 @@ export function channelsMethods(deps: { channels: ChannelsService }) {
 /** channels.*, `<platform>.action`, notification.send, delivery.queue.status. */
 function platformMethods(channels: ChannelsService) {
   const channelsNs = methodsOf('channels', channelsRpcError).adminMethod;
-  const action = (platform: 'telegram' | 'discord' | 'slack' | 'whatsapp') =>
-    methodsOf(platform, channelsRpcError).adminMethod;
+  // `<platform>.action`: the platform's own schema of the operations it has beyond the common seven.
+  const action = <TParams extends z.ZodType<{ action: string } & Record<string, unknown>>>(
+    platform: 'telegram' | 'discord' | 'slack' | 'whatsapp',
+    params: TParams,
+    description: string,
+  ) =>
+    methodsOf(platform, channelsRpcError).adminMethod('action', {
+      description,
+      params,
+      handler: (p) => channels.action(platform, p),
+    });
   return [
     channelsNs('list', {
       description:
@@ -188,26 +197,26 @@ function platformMethods(channels: ChannelsService) {
       params: z.object({ channel_type: channelType.optional() }).strict(),
       handler: async (p) => ({ channels: await channels.status(p.channel_type) }),
     }),
-    action('telegram')('action', {
-      description: 'Telegram operations beyond the common seven: pin, unpin, chatInfo, poll.',
-      params: telegramActionSchema,
-      handler: (p) => channels.action('telegram', p),
-    }),
-    action('discord')('action', {
-      description: 'Discord operations beyond the common seven: threadCreate, channelInfo, pin.',
-      params: discordActionSchema,
-      handler: (p) => channels.action('discord', p),
-    }),
-    action('slack')('action', {
-      description: 'Slack operations beyond the common seven: pin, unpin, topic, userInfo.',
-      params: slackActionSchema,
-      handler: (p) => channels.action('slack', p),
-    }),
-    action('whatsapp')('action', {
-      description: 'WhatsApp operations beyond the common seven: template, markRead.',
-      params: whatsappActionSchema,
-      handler: (p) => channels.action('whatsapp', p),
-    }),
+    action(
+      'telegram',
+      telegramActionSchema,
+      'Telegram operations beyond the common seven: pin, unpin, chatInfo, poll.',
+    ),
+    action(
+      'discord',
+      discordActionSchema,
+      'Discord operations beyond the common seven: threadCreate, channelInfo, pin.',
+    ),
+    action(
+      'slack',
+      slackActionSchema,
+      'Slack operations beyond the common seven: pin, unpin, topic, userInfo.',
+    ),
+    action(
+      'whatsapp',
+      whatsappActionSchema,
+      'WhatsApp operations beyond the common seven: template, markRead.',
+    ),
     methodsOf('notification', channelsRpcError).adminMethod('send', {
       description: 'Deliver a notification through notifications.channel to notifications.to.',
       params: z

@@ -84,6 +84,21 @@ export function graphMethods(deps: {
       await mine(context, { runId: params.runId });
       return call(params.runId);
     };
+  /**
+   * Runs a call on one saved graph by the name the caller knows: qualified by its tenant, after
+   * the owner check; the answer names the graph as the caller knows it again.
+   */
+  const onSaved =
+    <P extends { name: string }, T extends { name: string }>(
+      call: (name: string, params: P, context: MethodContext) => Promise<T>,
+    ) =>
+    async (params: P, context: MethodContext): Promise<T> => {
+      const names = tenantNames(context);
+      const name = names.qualify(params.name);
+      await mine(context, { name });
+      const result = await call(name, params, context);
+      return { ...result, name: names.show(result.name) };
+    };
   const executeParams = z
     .object({
       graphId,
@@ -137,24 +152,14 @@ export function graphMethods(deps: {
     rpcMethod('save', {
       description: 'Save a defined graph (by graphId) under a human-readable name.',
       params: z.object({ graphId, name: savedName }).strict(),
-      handler: async (params, context) => {
-        const names = tenantNames(context);
-        const name = names.qualify(params.name);
-        await mine(context, { name });
-        const saved = await graph.save(params.graphId, name, context.identity.tenant);
-        return { ...saved, name: names.show(saved.name) };
-      },
+      handler: onSaved((name, params: { graphId: string; name: string }, context) =>
+        graph.save(params.graphId, name, context.identity.tenant),
+      ),
     }),
     rpcMethod('load', {
       description: 'Load a saved graph by name; returns a fresh graphId ready to execute.',
       params: savedParams,
-      handler: async (params, context) => {
-        const names = tenantNames(context);
-        const name = names.qualify(params.name);
-        await mine(context, { name });
-        const loaded = await graph.load(name);
-        return { ...loaded, name: names.show(loaded.name) };
-      },
+      handler: onSaved((name) => graph.load(name)),
     }),
     rpcMethod('list', {
       description: 'Saved named graphs: name, creation timestamp, node count.',
@@ -167,13 +172,7 @@ export function graphMethods(deps: {
     rpcMethod('delete', {
       description: 'Delete a saved named graph only; runs and their files are untouched.',
       params: savedParams,
-      handler: async (params, context) => {
-        const names = tenantNames(context);
-        const name = names.qualify(params.name);
-        await mine(context, { name });
-        const deleted = await graph.delete(name);
-        return { ...deleted, name: names.show(deleted.name) };
-      },
+      handler: onSaved((name) => graph.delete(name)),
     }),
     rpcMethod('deleteRun', {
       description: "Delete a finished run's records and output files; a pending or running run is refused.",

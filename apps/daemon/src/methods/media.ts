@@ -1,6 +1,7 @@
 import { CALLER_ERROR_CODES, isMediaError, type MediaService, mediaParamSchemas } from '@agentd/media';
 import { ErrorCodes, type MethodContext, RpcError } from '@agentd/rpc-core';
 import { channelsRpcError } from './channels.js';
+import type { z } from 'zod';
 import { methodsOf } from './define.js';
 
 // What the caller sent wrong is -32602 naming the field; an hourly image limit is -32000;
@@ -54,6 +55,18 @@ export function mediaMethods(deps: { media: MediaService }) {
   const image = methodsOf('image', toRpcError);
   const link = methodsOf('link', toRpcError);
   const m = methodsOf('media', toRpcError);
+  // media.test.<capability>: one real round trip, reported (engine, duration, outcome), not thrown.
+  const selfTest = <TParams extends z.ZodType>(
+    capability: string,
+    roundTrip: string,
+    params: TParams,
+    handler: (params: z.output<TParams>, context: MethodContext) => Promise<unknown>,
+  ) =>
+    m.adminMethod(`test.${capability}`, {
+      description: `One real ${roundTrip}: engine, duration, outcome.`,
+      params,
+      handler,
+    });
   return [
     audio.rpcMethod('transcribe', {
       description:
@@ -121,36 +134,24 @@ export function mediaMethods(deps: { media: MediaService }) {
       params: p.mediaData,
       handler: (params) => media.extractDocument(params),
     }),
-    m.adminMethod('test.stt', {
-      description: 'One real speech-to-text round trip on base64 audio: engine, duration, outcome.',
-      params: p.mediaData,
-      handler: (params, context) => media.test.stt(params, scopeOf(context, params)),
-    }),
-    m.adminMethod('test.tts', {
-      description: 'One real text-to-speech round trip: engine, duration, outcome.',
-      params: p.testTts,
-      handler: (params, context) => media.test.tts(params, scopeOf(context)),
-    }),
-    m.adminMethod('test.vision', {
-      description: 'One real image analysis on a base64 image: engine, duration, outcome.',
-      params: p.testVision,
-      handler: (params, context) => media.test.vision(params, scopeOf(context)),
-    }),
-    m.adminMethod('test.document', {
-      description: 'One real document extraction on base64 bytes: engine, duration, outcome.',
-      params: p.mediaData,
-      handler: (params) => media.test.document(params),
-    }),
-    m.adminMethod('test.video', {
-      description: 'One real video description on base64 bytes: engine, duration, outcome.',
-      params: p.describeVideo,
-      handler: (params, context) => media.test.video(params, scopeOf(context)),
-    }),
-    m.adminMethod('test.link', {
-      description: 'One real link read (a URL, or base64 text with URLs): engine, duration, outcome.',
-      params: p.testLink,
-      handler: (params, context) => media.test.link(params, scopeOf(context)),
-    }),
+    selfTest('stt', 'speech-to-text round trip on base64 audio', p.mediaData, (params, context) =>
+      media.test.stt(params, scopeOf(context, params)),
+    ),
+    selfTest('tts', 'text-to-speech round trip', p.testTts, (params, context) =>
+      media.test.tts(params, scopeOf(context)),
+    ),
+    selfTest('vision', 'image analysis on a base64 image', p.testVision, (params, context) =>
+      media.test.vision(params, scopeOf(context)),
+    ),
+    selfTest('document', 'document extraction on base64 bytes', p.mediaData, (params) =>
+      media.test.document(params),
+    ),
+    selfTest('video', 'video description on base64 bytes', p.describeVideo, (params, context) =>
+      media.test.video(params, scopeOf(context)),
+    ),
+    selfTest('link', 'link read (a URL, or base64 text with URLs)', p.testLink, (params, context) =>
+      media.test.link(params, scopeOf(context)),
+    ),
     m.adminMethod('providers', {
       description:
         "Each media capability's engines: keyless found or not, keyed configured or not (never a key).",

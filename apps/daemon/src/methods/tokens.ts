@@ -1,5 +1,4 @@
-import { isUnsafeKey } from '@agentd/input-guards';
-import { sessionKeySchema } from '@agentd/agent-runtime';
+import { entityIdSchema, sessionKeySchema } from '@agentd/agent-runtime';
 import {
   AuthScopesError,
   bindingIssues,
@@ -22,16 +21,9 @@ import { methodsOf } from './define.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);
 // The token store's own id rule starts with a letter or digit: an id it refuses ('.', '-x') must
-// be a -32602 here, not a store failure answered -32603.
-const idSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
-    'a letter or digit, then letters, digits, dot, underscore and dash only',
-  )
-  .refine((id) => !isUnsafeKey(id), '__proto__, constructor and prototype are reserved names');
+// be a -32602 here, not a store failure answered -32603. The entity id rule (1-64 characters,
+// alphanumeric first, no reserved names) is that rule.
+const idSchema = entityIdSchema;
 
 /** A -32602 naming the `id` field. */
 function invalidId(message: string): RpcError {
