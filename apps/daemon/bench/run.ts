@@ -49,6 +49,9 @@ const PARTS = [
   ...(process.argv.includes('--openai') ? ['openai'] : []),
 ];
 const runs = (part: string) => PARTS.length === 0 || PARTS.includes(part);
+/** Which loads of `--part load` run (`--load sessions|mixed|bursts`, repeatable); all when none is named. */
+const LOADS = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--load' ? [arg] : []));
+const loads = (name: string) => LOADS.length === 0 || LOADS.includes(name);
 
 const LIBRARY_WS = 'json-rpc-2.0 library over ws';
 const DAEMON_WS = 'agentd system.ping (full stack)';
@@ -254,17 +257,25 @@ async function memory() {
  */
 async function memoryUnderLoad() {
   const sessionsAim = LOAD_SESSIONS >= 100_000 ? AIMS.after100kSessionsGrowthMb : AIMS.afterLoadGrowthMb;
-  await underLoad(`${LOAD_SESSIONS} one-turn sessions, 2 KB messages, 50 at a time`, sessionsAim, (target) =>
-    sessionLoad(target, LOAD_SESSIONS),
-  );
-  await underLoad(
-    `${MIXED_SECONDS} s of mixed traffic, 100 WebSocket + 20 HTTP clients`,
-    AIMS.afterLoadGrowthMb,
-    (target) => mixedLoad(target, MIXED_SECONDS * 1000),
-  );
-  await underLoad('3 bursts of 200 sockets x 20 turns', AIMS.afterLoadGrowthMb, async (target) => {
-    for (let cycle = 0; cycle < 3; cycle++) await burstLoad(target, cycle);
-  });
+  if (loads('sessions')) {
+    await underLoad(
+      `${LOAD_SESSIONS} one-turn sessions, 2 KB messages, 50 at a time`,
+      sessionsAim,
+      (target) => sessionLoad(target, LOAD_SESSIONS),
+    );
+  }
+  if (loads('mixed')) {
+    await underLoad(
+      `${MIXED_SECONDS} s of mixed traffic, 100 WebSocket + 20 HTTP clients`,
+      AIMS.afterLoadGrowthMb,
+      (target) => mixedLoad(target, MIXED_SECONDS * 1000),
+    );
+  }
+  if (loads('bursts')) {
+    await underLoad('3 bursts of 200 sockets x 20 turns', AIMS.afterLoadGrowthMb, async (target) => {
+      for (let cycle = 0; cycle < 3; cycle++) await burstLoad(target, cycle);
+    });
+  }
 }
 
 async function underLoad(title: string, aim: { below: number }, load: (target: LoadTarget) => Promise<void>) {

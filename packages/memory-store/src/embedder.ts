@@ -20,6 +20,12 @@ export interface Embedder {
    * trained model.
    */
   readonly kind: 'lexical' | 'semantic';
+  /**
+   * `false` for an embedder that is cheaper to run than to look up (the hashing embedder: a
+   * hash per word, no model, no network): the embedding cache then passes its texts straight
+   * through and holds none of its vectors. @default true
+   */
+  readonly cacheable?: boolean;
   /** Embeds `texts`; rejects with `EMBEDDER_FAILED` or `DIMENSIONS_MISMATCH`. */
   embed(texts: string[], options?: { signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
 }
@@ -107,6 +113,9 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     model: `agentd-hashing-v1-${dimensions}`,
     dimensions,
     kind: 'lexical',
+    // Hashing a text's words costs less than the cache's own SHA-256 of it, and each vector the
+    // cache kept would hold 4 bytes a dimension for nothing.
+    cacheable: false,
     embed: async (texts) => texts.map(embedOne),
   };
 }

@@ -15,7 +15,8 @@ export function contentHash(text: string): string {
 /**
  * @internal An LRU of vectors in front of a libsql table keyed by (model, content
  * hash), in front of the embedder. A Map keeps insertion order, so re-inserting
- * on every hit makes its first key the least recently used.
+ * on every hit makes its first key the least recently used. An embedder marked
+ * `cacheable: false` passes straight through: nothing is looked up, kept or counted.
  */
 export class EmbeddingCache {
   readonly #memory = new Map<string, Float32Array>();
@@ -38,6 +39,7 @@ export class EmbeddingCache {
 
   /** Vectors for `texts` in order, calling the embedder once for every text not cached. */
   async embed(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    if (embedder.cacheable === false) return embedder.embed(texts, { signal });
     const out: Array<Float32Array | undefined> = new Array(texts.length);
     const hashes = texts.map(contentHash);
     const missing = new Map<string, number[]>();

@@ -351,14 +351,24 @@ describe('createMemoryStore', () => {
     expect(stored[0]?.itemCount).toBe(20);
   });
 
+  it('passes the hashing embedder straight through the cache: nothing kept, persisted or counted', async () => {
+    const store = await open();
+    await store.storeMany([{ content: 'a a' }, { content: 'b b' }]);
+    const [hit] = (await store.search({ query: 'a a' })).results;
+    expect(hit?.content).toBe('a a');
+    expect(await store.embeddingCacheStats()).toMatchObject({ misses: 0, hits: 0, size: 0, persisted: 0 });
+  });
+
   it('counts embedding cache hits, misses and evictions, persisted across reopen', async () => {
-    const store = await open({ cache: { maxEntries: 2 } });
+    // The cache serves embedders worth caching (a model); this one stands in for such.
+    const embedder = { ...createHashingEmbedder(), cacheable: true };
+    const store = await open({ cache: { maxEntries: 2 }, embedder });
     await store.storeMany([{ content: 'a a' }, { content: 'b b' }, { content: 'c c' }]);
     await store.search({ query: 'c c' });
     let stats = await store.embeddingCacheStats();
     expect(stats).toMatchObject({ misses: 3, hits: 1, evictions: 1, size: 2, persisted: 3 });
     await store.close();
-    const reopened = await open();
+    const reopened = await open({ embedder });
     await reopened.search({ query: 'a a' });
     stats = await reopened.embeddingCacheStats();
     expect(stats).toMatchObject({ hits: 1, persistedHits: 1, misses: 0 });
