@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { eventually, type RpcClient } from './helpers.js';
 
 /** Waits until `channels.list` shows the platform `type` connected (its inbound side is up). */
@@ -9,24 +8,7 @@ export function channelConnected(rpc: RpcClient, type: string): Promise<true> {
   });
 }
 
-/**
- * A Slack Events API callback to the daemon at `url`, signed as Slack signs it:
- * `v0=HMAC(secret, "v0:<ts>:<body>")` with the current timestamp.
- */
-export function signedSlackPost(url: string, payload: unknown, secret: string): Promise<Response> {
-  const body = JSON.stringify(payload);
-  const ts = String(Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`;
-  return fetch(`${url}/channels/slack/events`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': signature,
-    },
-    body,
-  });
-}
+export { signedSlackPost } from '../../../packages/channels/test/fixtures.js';
 
 /**
  * A Telegram text message from user `fromId` in chat `chatId` (a negative id is a group, as

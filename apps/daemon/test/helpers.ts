@@ -151,26 +151,7 @@ export async function rpcFailure(call: Promise<unknown>): Promise<RpcCallError> 
   return error as RpcCallError;
 }
 
-/** Polls `check` every 50 ms until it answers a value (for fire-and-forget work); throws after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Whether a process with this pid is alive (signal 0 only checks). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { alive, eventually } from '@agentd/test-support';
 
 /** `node --import tsx <src/cli.ts>`: the arguments that run the CLI from source. */
 export const cliNodeArgs = ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'cli.ts')];

@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
+import { renderLavfi } from '../../../packages/media/src/internal/test-support.js';
 import { eventually, rpcClient, startTestDaemon, type TestDaemon } from './helpers.js';
 
 const PAGE = `<!doctype html><html lang="en"><head><title>Lighthouse keeping</title></head><body><article>
@@ -94,19 +94,7 @@ describe('media namespaces over JSON-RPC', () => {
     const font = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
     const draw = `drawtext=fontfile=${font}:text='Platform 9 closed':fontsize=48:fontcolor=black:x=30:y=70`;
     const picture = join(td.dataDir, 'workspaces', 'default', 'notice.png');
-    execFileSync('ffmpeg', [
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=white:s=600x200,${draw}`,
-      '-frames:v',
-      '1',
-      picture,
-    ]);
+    renderLavfi(`color=c=white:s=600x200,${draw}`, ['-frames:v', '1'], picture);
     const answer = await rpc.call<{ description: string; engine: string; mimeType: string }>(
       'image.analyze',
       {

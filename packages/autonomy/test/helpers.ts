@@ -72,15 +72,4 @@ export function autonomyFixture() {
 }
 
 /** Polls until `check` answers a value. */
-export async function until<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 5000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { eventually as until } from '@agentd/test-support';

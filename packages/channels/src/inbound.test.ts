@@ -3,7 +3,13 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
-import { openTestDatabase, recordingRunner, serveChannels, type TestDatabase } from '../test/fixtures.js';
+import {
+  openTestDatabase,
+  recordingRunner,
+  serveChannels,
+  signedSlackPost,
+  type TestDatabase,
+} from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { isChannelsError } from './errors.js';
@@ -91,22 +97,8 @@ const waPost = (body: string, secret = APP_SECRET) =>
     },
     body,
   });
-const slackPost = (payload: unknown, options: { secret?: string; ts?: number } = {}) => {
-  const body = JSON.stringify(payload);
-  const ts = String(options.ts ?? Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac('sha256', options.secret ?? SIGNING)
-    .update(`v0:${ts}:${body}`)
-    .digest('hex')}`;
-  return fetch(`${base}/channels/slack/events`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-slack-request-timestamp': ts,
-      'x-slack-signature': signature,
-    },
-    body,
-  });
-};
+const slackPost = (payload: unknown, options: { secret?: string; ts?: number } = {}) =>
+  signedSlackPost(base, payload, options.secret ?? SIGNING, options.ts);
 
 describe('whatsapp', () => {
   it('sends, replies, reacts, attaches and runs actions over the Cloud API; refuses edit before writing', async () => {

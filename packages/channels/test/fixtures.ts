@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,4 +66,29 @@ export async function serveChannels(
     res.writeHead(404).end();
   });
   return { url, close };
+}
+
+/**
+ * Posts `payload` to `<url>/channels/slack/events` signed as Slack signs its Events API
+ * callbacks (`v0=` HMAC-SHA256 of `v0:<timestamp>:<body>` with the signing secret); `ts`
+ * (seconds) defaults to now, an old one tests the replay window.
+ */
+export function signedSlackPost(
+  url: string,
+  payload: unknown,
+  secret: string,
+  ts?: number,
+): Promise<Response> {
+  const body = JSON.stringify(payload);
+  const stamp = String(ts ?? Math.floor(Date.now() / 1000));
+  const signature = `v0=${createHmac('sha256', secret).update(`v0:${stamp}:${body}`).digest('hex')}`;
+  return fetch(`${url}/channels/slack/events`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': stamp,
+      'x-slack-signature': signature,
+    },
+    body,
+  });
 }

@@ -101,12 +101,4 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
   };
 }
 
-/** Whether a process is alive. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { alive } from '@agentd/test-support';

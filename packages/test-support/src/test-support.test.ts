@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deferred, recordingLogger, tempDirs } from './index.js';
+import { alive, deferred, eventually, recordingLogger, tempDirs } from './index.js';
 
 describe('recordingLogger', () => {
   it('keeps every call with its level, fields and message, in order', () => {
@@ -46,5 +46,26 @@ describe('tempDirs', () => {
     expect(existsSync(first)).toBe(false);
     expect(existsSync(second)).toBe(false);
     dirs.removeAll();
+  });
+});
+
+describe('eventually', () => {
+  it('polls until the check answers a value, and answers it', async () => {
+    let calls = 0;
+    const value = await eventually(() => (++calls === 3 ? 'ready' : undefined), 5000, 1);
+    expect(value).toBe('ready');
+    expect(calls).toBe(3);
+  });
+
+  it('rejects once the time is up', async () => {
+    await expect(eventually(async () => undefined, 30, 5)).rejects.toThrow('condition not met in time');
+  });
+});
+
+describe('alive', () => {
+  it('tells a live process from a pid that is not running', () => {
+    expect(alive(process.pid)).toBe(true);
+    // Above the kernel's pid_max (4,194,304 at most): never a running process.
+    expect(alive(2 ** 22 + 1)).toBe(false);
   });
 });
