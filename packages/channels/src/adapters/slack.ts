@@ -249,10 +249,6 @@ function eventsApi(
   return text(200, 'ok');
 }
 
-/**
- * The message of an Events API payload (HTTP callback or Socket Mode envelope): `message` and
- * `app_mention` events from people; bots, edits and other subtypes are ignored.
- */
 /** A user's reaction on a message, from an `event_callback` payload (Events API or Socket Mode). */
 function reactionOf(payload: Record<string, unknown>): InboundReaction | undefined {
   const event = payload.event as Record<string, unknown> | undefined;
@@ -276,6 +272,10 @@ function reactionOf(payload: Record<string, unknown>): InboundReaction | undefin
   };
 }
 
+/**
+ * The message of an Events API payload (HTTP callback or Socket Mode envelope): `message` and
+ * `app_mention` events from people; bots, edits and other subtypes are ignored.
+ */
 function inboundOf(payload: Record<string, unknown>): InboundMessage | undefined {
   const event = payload.event as Record<string, unknown> | undefined;
   if (
