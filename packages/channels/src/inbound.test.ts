@@ -3,13 +3,7 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
-import {
-  openTestDatabase,
-  recordingRunner,
-  serveChannels,
-  signedSlackPost,
-  type TestDatabase,
-} from '../test/fixtures.js';
+import { recordingRunner, serveChannels, signedSlackPost, useTestBed } from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { isChannelsError } from './errors.js';
@@ -19,7 +13,7 @@ const WA_TOKEN = 'EAAG-fake-whatsapp-access-token-0123';
 const APP_SECRET = 'fake-app-secret-4567';
 const SLACK_TOKEN = 'xoxb-inbound-slack-token-0000';
 const SIGNING = 'fake-slack-signing-secret-89';
-let store: TestDatabase;
+const bed = useTestBed('channels-inbound');
 let wa: FakeWhatsApp;
 let slack: FakeSlack;
 let service: ChannelsService;
@@ -29,13 +23,12 @@ const turns: AgentTurnRequest[] = [];
 const reactions: InboundReaction[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-inbound');
   wa = await startFakeWhatsApp({ token: WA_TOKEN, phoneNumberId: '1555' });
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   turns.length = 0;
   reactions.length = 0;
   service = createChannelsService({
-    db: store.db,
+    db: bed.db,
     section: channelsSectionSchema.parse({
       whatsapp: {
         enabled: true,
@@ -65,7 +58,6 @@ afterEach(async () => {
   await service.close();
   await wa.close();
   await slack.close();
-  await store.close();
 });
 
 /** The Slack section every test here runs with: Events API callbacks, admitting `U1`. */
@@ -257,7 +249,7 @@ describe('slack reactions', () => {
     const reactions: unknown[] = [];
     await service.close();
     service = createChannelsService({
-      db: store.db,
+      db: bed.db,
       section: channelsSectionSchema.parse({ slack: slackSection() }),
       onReaction: (reaction) => reactions.push(reaction),
       pollMs: 50,

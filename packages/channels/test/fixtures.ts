@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
 import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach } from 'vitest';
 import { createChannelsHttpHandler } from '../src/http-handler.js';
 import { channelsMigrations } from '../src/internal/queue-store.js';
 import type { ChannelsService } from '../src/service.js';
@@ -28,6 +29,41 @@ export async function openTestDatabase(prefix: string): Promise<TestDatabase> {
     async close() {
       await db.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What each test of a file gets from `useTestBed`: its own database and what it opened, closed after it. */
+export interface TestBed {
+  /** This test's migrated database (a fresh one per test). */
+  readonly db: Database;
+  /** Closes `resource` after this test, latest first, the database last. */
+  closeAfter<T extends { close(): Promise<unknown> }>(resource: T): T;
+}
+
+/**
+ * Registers the hooks that give every test of the calling file a fresh database (in a
+ * temporary directory named after `prefix`) and close what it tracked when it ends.
+ */
+export function useTestBed(prefix: string): TestBed {
+  let store: TestDatabase | undefined;
+  const opened: Array<{ close(): Promise<unknown> }> = [];
+  beforeEach(async () => {
+    store = await openTestDatabase(prefix);
+  });
+  afterEach(async () => {
+    for (const resource of opened.splice(0).reverse()) await resource.close();
+    await store?.close();
+    store = undefined;
+  });
+  return {
+    get db() {
+      if (!store) throw new Error('the test bed is open only inside a test');
+      return store.db;
+    },
+    closeAfter(resource) {
+      opened.push(resource);
+      return resource;
     },
   };
 }
