@@ -3,7 +3,13 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
-import { recordingRunner, serveChannels, signedSlackPost, useTestBed } from '../test/fixtures.js';
+import {
+  deliverCommon,
+  recordingRunner,
+  serveChannels,
+  signedSlackPost,
+  useTestBed,
+} from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { isChannelsError } from './errors.js';
@@ -94,28 +100,13 @@ const slackPost = (payload: unknown, options: { secret?: string; ts?: number } =
 
 describe('whatsapp', () => {
   it('sends, replies, reacts, attaches and runs actions over the Cloud API; refuses edit before writing', async () => {
-    const sent = await service.deliver('whatsapp', { op: 'send', channelId: '4915100000002', text: 'hi' });
-    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^wamid\./) });
-    await service.deliver('whatsapp', {
-      op: 'send',
-      channelId: '4915100000002',
-      text: 're',
-      replyTo: sent.messageId!,
-    });
-    await service.deliver('whatsapp', {
-      op: 'react',
-      channelId: '4915100000002',
-      messageId: sent.messageId!,
+    const { sent, file } = await deliverCommon(service, 'whatsapp', '4915100000002', {
+      text: 'hi',
+      reply: 're',
       emoji: '👍',
+      file: { content: '%PDF', mimeType: 'application/pdf', filename: 'r.pdf', caption: 'report' },
     });
-    const file = await service.deliver('whatsapp', {
-      op: 'attach',
-      channelId: '4915100000002',
-      data: Buffer.from('%PDF').toString('base64'),
-      mimeType: 'application/pdf',
-      filename: 'r.pdf',
-      caption: 'report',
-    });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^wamid\./) });
     expect(file.status).toBe('sent');
     expect(wa.messages()).toMatchObject([
       { messaging_product: 'whatsapp', to: '4915100000002', type: 'text', text: { body: 'hi' } },

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { useTestBed } from '../test/fixtures.js';
+import { deliverCommon, useTestBed } from '../test/fixtures.js';
 import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import type { ChannelAdapter, InboundReaction } from './adapter.js';
@@ -83,20 +83,16 @@ async function expectReconciled(
 describe('slack over the Web API', () => {
   it('carries the common operations, the actions and history to the Web API', async () => {
     const service = await open();
-    const sent = await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'hello' });
+    const { sent, file } = await deliverCommon(service, 'slack', 'C1', {
+      text: 'hello',
+      reply: 'in thread',
+      edit: 'hello!',
+      emoji: ':thumbsup:',
+      remove: 'sent',
+      file: { content: 'col1,col2', mimeType: 'text/csv', filename: 'data.csv' },
+    });
     expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
     const ts = sent.messageId!;
-    await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'in thread', replyTo: ts });
-    await service.deliver('slack', { op: 'edit', channelId: 'C1', messageId: ts, text: 'hello!' });
-    await service.deliver('slack', { op: 'react', channelId: 'C1', messageId: ts, emoji: ':thumbsup:' });
-    await service.deliver('slack', { op: 'delete', channelId: 'C1', messageId: ts });
-    const file = await service.deliver('slack', {
-      op: 'attach',
-      channelId: 'C1',
-      data: Buffer.from('col1,col2').toString('base64'),
-      mimeType: 'text/csv',
-      filename: 'data.csv',
-    });
     expect(file.status).toBe('sent');
     const posts = slack.of('chat.postMessage').map((call) => call.params);
     expect(posts[0]).toMatchObject({
@@ -152,21 +148,16 @@ describe('slack over the Web API', () => {
 describe('discord over the REST API', () => {
   it('carries the common operations, the actions and history to the REST API', async () => {
     const service = await open();
-    const sent = await service.deliver('discord', { op: 'send', channelId: '111', text: 'hello' });
+    const { sent, file } = await deliverCommon(service, 'discord', '111', {
+      text: 'hello',
+      reply: 'reply',
+      edit: 'hello!',
+      emoji: '👍',
+      remove: 'sent',
+      file: { content: 'png?', mimeType: 'image/png', filename: 'a.png', caption: 'look' },
+    });
     expect(sent.status).toBe('sent');
     const id = sent.messageId!;
-    await service.deliver('discord', { op: 'send', channelId: '111', text: 'reply', replyTo: id });
-    await service.deliver('discord', { op: 'edit', channelId: '111', messageId: id, text: 'hello!' });
-    await service.deliver('discord', { op: 'react', channelId: '111', messageId: id, emoji: '👍' });
-    await service.deliver('discord', { op: 'delete', channelId: '111', messageId: id });
-    const file = await service.deliver('discord', {
-      op: 'attach',
-      channelId: '111',
-      data: Buffer.from('png?').toString('base64'),
-      mimeType: 'image/png',
-      filename: 'a.png',
-      caption: 'look',
-    });
     expect(file.status).toBe('sent');
     const posts = discord.of(/^POST \/channels\/111\/messages$/).map((call) => call.body);
     expect(posts[0]).toMatchObject({

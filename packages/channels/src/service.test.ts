@@ -1,6 +1,6 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recordingRunner, useTestBed } from '../test/fixtures.js';
+import { deliverCommon, recordingRunner, useTestBed } from '../test/fixtures.js';
 import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
@@ -39,35 +39,15 @@ async function open(options: Partial<ChannelsServiceOptions> = {}, start = true)
 describe('channels service over the Telegram Bot API', () => {
   it('carries the common operations to the Bot API and answers the message ids', async () => {
     const service = await open();
-    const sent = await service.deliver('telegram', { op: 'send', channelId: '77', text: 'hello' });
-    expect(sent).toMatchObject({ status: 'sent', messageId: expect.any(String) });
-    const reply = await service.deliver('telegram', {
-      op: 'send',
-      channelId: '77',
-      text: 'again',
-      replyTo: sent.messageId!,
-    });
-    await service.deliver('telegram', {
-      op: 'edit',
-      channelId: '77',
-      messageId: sent.messageId!,
-      text: 'hello!',
-    });
-    await service.deliver('telegram', {
-      op: 'react',
-      channelId: '77',
-      messageId: sent.messageId!,
+    const { sent, reply, file } = await deliverCommon(service, 'telegram', '77', {
+      text: 'hello',
+      reply: 'again',
+      edit: 'hello!',
       emoji: '👍',
+      remove: 'reply',
+      file: { content: 'report', mimeType: 'text/plain', filename: 'report.txt', caption: 'the report' },
     });
-    await service.deliver('telegram', { op: 'delete', channelId: '77', messageId: reply.messageId! });
-    const file = await service.deliver('telegram', {
-      op: 'attach',
-      channelId: '77',
-      data: Buffer.from('report').toString('base64'),
-      mimeType: 'text/plain',
-      filename: 'report.txt',
-      caption: 'the report',
-    });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.any(String) });
     expect(file).toMatchObject({ status: 'sent' });
     expect(fake.of('sendMessage').map((call) => call.params)).toEqual([
       { chat_id: '77', text: 'hello' },
