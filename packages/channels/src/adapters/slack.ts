@@ -10,6 +10,7 @@ import type {
   OutboundResult,
 } from '../adapter.js';
 import { platformError } from '../errors.js';
+import { inboundSlots, type InboundSink } from '../internal/inbound.js';
 import { guardPlatformCalls, type PlatformFailure } from '../internal/platform-call.js';
 import { secretScrubber } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
@@ -61,9 +62,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     logLevel: LogLevel.ERROR,
   });
   const scrub = secretScrubber([options.botToken, options.signingSecret, options.appToken]);
-  let onInbound: ((message: InboundMessage) => void) | undefined;
+  const inbound = inboundSlots();
   let socket: SocketModeHandle | undefined;
-  let onReaction: ((reaction: InboundReaction) => void) | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -128,8 +128,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     actionSchema: slackActionSchema,
     // Inbound arrives through the Events API (HTTP), which the daemon routes, or over Socket Mode.
     async start(handler, reactionHandler) {
-      onInbound = handler;
-      onReaction = reactionHandler;
+      inbound.attach(handler, reactionHandler);
       if (!options.socketMode || !options.inbound || !options.appToken || socket) return;
       socket = connectSocketMode({
         appToken: options.appToken,
@@ -138,30 +137,17 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
         scrub,
         logger: options.logger ?? noopLogger,
         now,
-        onEventCallback: (payload) => {
-          const message = inboundOf(payload);
-          if (message) onInbound?.(message);
-          const reaction = reactionOf(payload);
-          if (reaction) onReaction?.(reaction);
-        },
+        onEventCallback: (payload) => routeEvent(payload, inbound),
       });
     },
     async stop() {
-      onInbound = undefined;
-      onReaction = undefined;
+      inbound.detach();
       const running = socket;
       socket = undefined;
       await running?.stop();
       health.state = 'stopped';
     },
-    webhook: async (request) =>
-      eventsApi(
-        request,
-        options.signingSecret,
-        now,
-        (message) => onInbound?.(message),
-        (reaction) => onReaction?.(reaction),
-      ),
+    webhook: async (request) => eventsApi(request, options.signingSecret, now, inbound),
     deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
     async reconcile(operation, attempt) {
       if (operation.op !== 'send') return undefined;
@@ -223,8 +209,7 @@ function eventsApi(
   request: WebhookRequest,
   signingSecret: string | undefined,
   now: () => number,
-  deliver: (message: InboundMessage) => void,
-  react: (reaction: InboundReaction) => void,
+  inbound: InboundSink,
 ): WebhookResponse {
   if (request.method !== 'POST') return text(405, 'method not allowed');
   if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
@@ -242,11 +227,16 @@ function eventsApi(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ challenge: payload.challenge }),
     };
-  const message = payload ? inboundOf(payload) : undefined;
-  if (message) deliver(message);
-  const reaction = payload ? reactionOf(payload) : undefined;
-  if (reaction) react(reaction);
+  if (payload) routeEvent(payload, inbound);
   return text(200, 'ok');
+}
+
+/** Hands the message or reaction an `event_callback` payload carries (if any) to `inbound`. */
+function routeEvent(payload: Record<string, unknown>, inbound: InboundSink): void {
+  const message = inboundOf(payload);
+  if (message) inbound.message(message);
+  const reaction = reactionOf(payload);
+  if (reaction) inbound.reaction(reaction);
 }
 
 /** A user's reaction on a message, from an `event_callback` payload (Events API or Socket Mode). */
