@@ -74,12 +74,13 @@ describe('alive', () => {
 describe('pidsOf', () => {
   it('finds a running process by program and first argument, and not once it has ended', async () => {
     const child = spawn('sleep', ['4711.5'], { stdio: 'ignore' });
-    await eventually(() =>
-      child.pid !== undefined && pidsOf('sleep', '4711.5').length > 0 ? true : undefined,
-    );
-    expect(pidsOf('sleep', '4711.5')).toEqual([child.pid]);
-    expect(pidsOf('sleep', '4711.6')).toEqual([]);
-    child.kill();
+    try {
+      await eventually(() => (pidsOf('sleep', '4711.5').length > 0 ? true : undefined));
+      expect(pidsOf('sleep', '4711.5')).toEqual([child.pid]);
+      expect(pidsOf('sleep', '4711.6')).toEqual([]);
+    } finally {
+      child.kill();
+    }
     await eventually(() => (pidsOf('sleep', '4711.5').length === 0 ? true : undefined));
   });
 });
