@@ -1,6 +1,7 @@
 import type { AgentTool, DefineTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import type { AutonomyService } from './autonomy-service.js';
+import type { RunView } from './run-view.js';
 
 const MAX_WAIT_MS = 600_000;
 
@@ -85,18 +86,7 @@ export function createAutonomyTools(service: AutonomyService): AgentTool[] {
           status: params.status,
           limit: 50,
         });
-        return {
-          runs: runs.map(({ runId, status, agentId, task, startedAt, completedAt, response, error }) => ({
-            runId,
-            status,
-            agentId,
-            task: task.slice(0, 200),
-            startedAt,
-            ...(completedAt !== undefined ? { completedAt } : {}),
-            ...(response !== undefined ? { response: response.slice(0, 2000) } : {}),
-            ...(error !== undefined ? { error } : {}),
-          })),
-        };
+        return { runs: runs.map(listedRun) };
       },
     ),
     tool(
@@ -106,6 +96,20 @@ export function createAutonomyTools(service: AutonomyService): AgentTool[] {
       (_params, context) => service.introspect({ sessionKey: context.sessionKey, agentId: context.agentId }),
     ),
   ];
+}
+
+/** A run as `subagent_list` shows it: task and answer cut short, absent fields left out. */
+function listedRun({ runId, status, agentId, task, startedAt, completedAt, response, error }: RunView) {
+  return {
+    runId,
+    status,
+    agentId,
+    task: task.slice(0, 200),
+    startedAt,
+    ...(completedAt !== undefined ? { completedAt } : {}),
+    ...(response !== undefined ? { response: response.slice(0, 2000) } : {}),
+    ...(error !== undefined ? { error } : {}),
+  };
 }
 
 /** A run id the caller spawned; another session's run is refused as if unknown. */
