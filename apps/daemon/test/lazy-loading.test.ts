@@ -56,6 +56,9 @@ describe('agentd start', () => {
       '@modelcontextprotocol/sdk',
       // No skill archive was imported.
       'tar',
+      // No cron job exists and no text needed its encoding guessed.
+      'croner',
+      'chardet',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }

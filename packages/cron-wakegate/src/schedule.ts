@@ -1,4 +1,14 @@
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron as CronType, CronOptions } from 'croner';
+
+// croner is loaded with the first cron or one-shot schedule, so a daemon without such a job
+// does not hold it (issue #14); a synchronous require keeps every caller synchronous.
+const load = createRequire(import.meta.url);
+let cronClass: typeof CronType | undefined;
+function newCron(pattern: string, options: CronOptions): CronType {
+  cronClass ??= (load('croner') as typeof import('croner')).Cron;
+  return new cronClass(pattern, options);
+}
 import { z } from 'zod';
 import { CronWakegateError } from './errors.js';
 
@@ -128,7 +138,7 @@ export function nextFireAfter(schedule: ResolvedSchedule, afterMs: number): numb
 // pattern and zone (paused: croner never starts its own timer). Croner answers by whole seconds, so the
 // last answer per pattern is reused for every job of that pattern firing in the same second.
 interface CachedPattern {
-  cron: Cron;
+  cron: CronType;
   second: number;
   next: number | undefined;
 }
@@ -140,7 +150,7 @@ function cronNext(expr: string, tz: string, afterMs: number): number | undefined
   let entry = patterns.get(key);
   if (!entry) {
     entry = {
-      cron: new Cron(expr, { timezone: tz, paused: true, mode: 'auto' }),
+      cron: newCron(expr, { timezone: tz, paused: true, mode: 'auto' }),
       second: Number.NaN,
       next: undefined,
     };
@@ -167,7 +177,7 @@ function parseAt(at: string, tz: string | undefined): number | undefined {
   }
   try {
     // Croner reads a local ISO string in the given zone and answers its instant (null once passed).
-    const cron = new Cron(at, { timezone: tz ?? 'UTC', paused: true });
+    const cron = newCron(at, { timezone: tz ?? 'UTC', paused: true });
     const onceAt = cron.getOnce();
     return onceAt ? onceAt.getTime() : undefined;
   } catch {

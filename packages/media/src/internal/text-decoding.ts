@@ -1,4 +1,9 @@
-import chardet from 'chardet';
+import { createRequire } from 'node:module';
+
+// chardet is loaded by the first text that is neither declared nor valid UTF-8, so a daemon that
+// decodes none does not hold it (issue #14); a synchronous require keeps decodeText synchronous.
+const load = createRequire(import.meta.url);
+let detector: typeof import('chardet') | undefined;
 
 /**
  * Decodes text of any encoding: a byte-order mark or a declared charset wins, then valid
@@ -15,7 +20,8 @@ export function decodeText(bytes: Uint8Array, declaredCharset?: string): string 
   }
   const utf8 = tryDecode(bytes, 'utf-8', true);
   if (utf8 !== undefined) return utf8;
-  const guessed = chardet.detect(bytes);
+  detector ??= load('chardet') as typeof import('chardet');
+  const guessed = detector.detect(bytes);
   return (guessed && tryDecode(bytes, guessed)) ?? tryDecode(bytes, 'windows-1252') ?? '';
 }
 
