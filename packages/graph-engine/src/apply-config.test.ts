@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
+import { rejectionOf } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEchoExecutor } from './echo-executor.js';
 import { GraphError } from './errors.js';
@@ -37,14 +38,7 @@ const chain = (length: number) => ({
   })),
 });
 
-async function failure(run: () => Promise<unknown>): Promise<GraphError> {
-  const error = await run().then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof GraphError)) throw new Error(`expected a GraphError, got ${String(error)}`);
-  return error;
-}
+const failure = (run: () => Promise<unknown>) => rejectionOf(run(), GraphError);
 
 describe('GraphService.applyConfig', () => {
   it('refuses a definition over a lowered node limit and accepts one under a raised limit', async () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
+import { rejectionOf } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEchoExecutor } from './echo-executor.js';
 import { GraphError } from './errors.js';
@@ -36,14 +37,7 @@ async function open(options: Partial<GraphServiceOptions> = {}): Promise<GraphSe
   return service;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<GraphError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof GraphError)) throw new Error(`expected a GraphError, got ${String(error)}`);
-  return error;
-}
+const rejection = (promise: Promise<unknown>) => rejectionOf(promise, GraphError);
 
 const diamond = {
   name: 'diamond',

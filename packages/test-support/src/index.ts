@@ -8,3 +8,4 @@ export {
   jsonRpcNotificationExamples,
   jsonRpcSubtractExamples,
 } from './json-rpc-examples.js';
+export { type ErrorClass, rejectionOf, thrownBy } from './failures.js';
