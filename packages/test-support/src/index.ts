@@ -9,3 +9,4 @@ export {
   jsonRpcSubtractExamples,
 } from './json-rpc-examples.js';
 export { type ErrorClass, rejectionOf, thrownBy } from './failures.js';
+export { type DatabasePerTest, databasePerTest } from './database-per-test.js';
