@@ -1,18 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import {
-  alive,
-  databasePerTest,
-  deferred,
-  eventually,
-  jsonRpcErrorExamples,
-  jsonRpcSubtractExamples,
-  recordingLogger,
-  rejectionOf,
-  tempDirs,
-  thrownBy,
-} from './index.js';
+import { describe, expect, it } from 'vitest';
+import { alive, deferred, eventually, recordingLogger, tempDirs } from './index.js';
 
 describe('recordingLogger', () => {
   it('keeps every call with its level, fields and message, in order', () => {
@@ -78,57 +67,5 @@ describe('alive', () => {
     expect(alive(process.pid)).toBe(true);
     // Above the kernel's pid_max (4,194,304 at most): never a running process.
     expect(alive(2 ** 22 + 1)).toBe(false);
-  });
-});
-
-describe('thrownBy and rejectionOf', () => {
-  it('answer what a failing call threw, checked against the expected class', async () => {
-    const error = new RangeError('out');
-    expect(
-      thrownBy(() => {
-        throw error;
-      }, RangeError),
-    ).toBe(error);
-    expect(await rejectionOf(Promise.reject(error))).toBe(error);
-    expect(() => thrownBy(() => 1)).toThrow('expected the call to throw');
-    await expect(rejectionOf(Promise.resolve(1))).rejects.toThrow('expected the call to reject');
-    expect(() =>
-      thrownBy(() => {
-        throw error;
-      }, TypeError),
-    ).toThrow('expected a TypeError, got RangeError: out');
-  });
-});
-
-describe('databasePerTest', () => {
-  const closed: string[] = [];
-  const seen: string[] = [];
-  const temp = databasePerTest('test-support-db-', async (dir) => ({
-    dir,
-    close: async () => {
-      closed.push(dir);
-    },
-  }));
-  afterAll(() => {
-    // Each test got its own directory, closed and removed after it.
-    expect(closed).toEqual(seen);
-    for (const dir of seen) expect(existsSync(dir)).toBe(false);
-  });
-
-  it.each([1, 2])('gives test %i a fresh directory and what open made in it', () => {
-    expect(existsSync(temp.dir)).toBe(true);
-    expect(temp.db.dir).toBe(temp.dir);
-    expect(seen).not.toContain(temp.dir);
-    seen.push(temp.dir);
-  });
-});
-
-describe('JSON-RPC examples', () => {
-  it('pair every request with a JSON-RPC 2.0 answer carrying the request id', () => {
-    for (const { text, answer } of [...jsonRpcSubtractExamples, ...jsonRpcErrorExamples]) {
-      expect(answer).toMatchObject({ jsonrpc: '2.0' });
-      const id = (answer as { id: unknown }).id;
-      if (id !== null) expect(JSON.parse(text)).toMatchObject({ id });
-    }
   });
 });

@@ -117,22 +117,11 @@ describe('createWebhookStore', () => {
 
   it('records wakes durably and hands them to a wake target once', async () => {
     const store = createWebhookStore({ db: temp.db, now });
-    await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'now', text: 'look' },
-    });
-    await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'next-heartbeat', text: 'later' },
-    });
-    const skipped = await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'now', text: 'live' },
-      recordWake: false,
-    });
+    const wake = (mode: 'now' | 'next-heartbeat', text: string, recordWake?: boolean) =>
+      store.accept({ endpoint: 'mapped', mappingId: 'w', plan: { action: 'wake', mode, text }, recordWake });
+    await wake('now', 'look');
+    await wake('next-heartbeat', 'later');
+    const skipped = await wake('now', 'live', false);
     expect(skipped).toEqual({ duplicate: false, jobId: undefined, wakeId: undefined });
     expect((await store.pendingWakes()).map((wake) => [wake.mode, wake.text])).toEqual([
       ['now', 'look'],
