@@ -308,21 +308,17 @@ function toSdkTools(ai: AiSdk, tools: ModelRequest['tools']): ToolSet {
   return set;
 }
 
+/** The AI SDK's finish reasons in the contract's spelling; any other reason is `other`. */
+const FINISH_REASONS: ReadonlyMap<string, ModelFinishReason> = new Map([
+  ['stop', 'stop'],
+  ['length', 'length'],
+  ['tool-calls', 'tool_calls'],
+  ['content-filter', 'content_filter'],
+  ['error', 'error'],
+]);
+
 function mapFinishReason(reason: string): ModelFinishReason {
-  switch (reason) {
-    case 'stop':
-      return 'stop';
-    case 'length':
-      return 'length';
-    case 'tool-calls':
-      return 'tool_calls';
-    case 'content-filter':
-      return 'content_filter';
-    case 'error':
-      return 'error';
-    default:
-      return 'other';
-  }
+  return FINISH_REASONS.get(reason) ?? 'other';
 }
 
 function mapUsage(usage: LanguageModelUsage): ModelUsage {
