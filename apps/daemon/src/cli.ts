@@ -6,7 +6,7 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import { fullCollection, startIdleHeapShrink, TRIM_DELAY_MS } from './idle-heap.js';
 import { loadNativeTrim } from './native-trim.js';
-import { holdYoungGenerationDuringStart } from './startup-heap.js';
+import { holdCompilersDuringStart, holdYoungGenerationDuringStart } from './startup-holds.js';
 import { VERSION } from './version.js';
 
 const HELP = `agentd ${VERSION}: a self-hosted daemon for AI agents
@@ -85,6 +85,7 @@ async function main(argv: string[]): Promise<number> {
       const port = values.port === undefined ? undefined : parsePort(values.port);
       ignoreBrokenStdio();
       const releaseYoungGeneration = holdYoungGenerationDuringStart();
+      const releaseCompiler = holdCompilersDuringStart();
       const [{ startDaemon }, { firstStartBlock }] = await Promise.all([
         import('./daemon.js'),
         import('./first-start.js'),
@@ -99,6 +100,7 @@ async function main(argv: string[]): Promise<number> {
         print: (line) => bootstrapLines.push(line),
       });
       releaseYoungGeneration();
+      releaseCompiler();
       const trimNative = loadNativeTrim();
       // Start-up's garbage (module sources, schema building, the compiler's zones) is made once:
       // collect it and hand its pages back before the daemon idles, not whenever V8 gets to it.

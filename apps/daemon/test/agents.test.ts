@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startFakeAnthropic, startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openAiProviders, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-agents-');
 afterEach(() => pool.cleanup());
@@ -500,11 +500,7 @@ describe('GET /api/chat/stream', () => {
     const daemon = await pool.start(pool.tempDir(), {
       env: { K: 'k' },
       config: {
-        providers: {
-          entries: {
-            slow: openAiEntry(openai.url, 'K', ['m']),
-          },
-        },
+        providers: openAiProviders('slow', openai.url, 'K', ['m']),
         agents: { entries: { slow: { name: 'Slow', provider: 'slow' } } },
       },
     });

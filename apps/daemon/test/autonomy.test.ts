@@ -7,7 +7,7 @@ import {
   type FakeReply,
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, daemonPool, eventually, openAiEntry, openRaw, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, openAiProviders, openRaw, rpcClient } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,11 +45,7 @@ function testConfig(fakeUrl: string, extra: Json = {}): Json {
   const timeouts = { turnMs: 120_000, stallMs: 90_000, toolMs: 60_000 };
   return {
     gateway: { wsHeartbeatMs: 0 },
-    providers: {
-      entries: {
-        fake: openAiEntry(fakeUrl, 'K', ['m']),
-      },
-    },
+    providers: openAiProviders('fake', fakeUrl, 'K', ['m']),
     agents: {
       entries: {
         boss: { name: 'Boss', tools: ['subagent_*', 'capabilities_introspect'], timeouts },
@@ -89,6 +85,15 @@ async function autonomyDaemon(
 /** Model calls the fake has received (its provider probe is not one). */
 function chatCalls(fake: FakeProvider): number {
   return fake.requests.filter((request) => request.path.endsWith('/chat/completions')).length;
+}
+
+/** Spawns `task` on `agentId` from the operator's session `default:rpc:ops`; answers the new run. */
+function spawnFromOps(
+  rpc: ReturnType<typeof rpcClient>,
+  agentId: string,
+  task: string,
+): Promise<{ runId: string; sessionKey: string }> {
+  return rpc.call('session.spawn', { parentKey: 'default:rpc:ops', task, agentId });
 }
 
 async function statusOf(rpc: ReturnType<typeof rpcClient>, runId: string): Promise<Run> {
@@ -175,11 +180,7 @@ describe('sub-agents through the daemon', () => {
   it('lets an agent spawn and wait through its tool, never wider than its own tools', async () => {
     const { rpc } = await autonomyDaemon();
     const task = `/tool subagent_spawn ${JSON.stringify({ task: 'grandchild task', agentId: 'boss', wait: true })}`;
-    const parent = await rpc.call<{ runId: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task,
-      agentId: 'boss',
-    });
+    const parent = await spawnFromOps(rpc, 'boss', task);
     const done = await ended(rpc, parent.runId);
     expect(done.status).toBe('completed');
     expect(done.response).toContain('Tool subagent_spawn returned');
@@ -187,22 +188,14 @@ describe('sub-agents through the daemon', () => {
     const child = runs.find((run) => run.parentRunId === parent.runId);
     expect(child).toMatchObject({ status: 'completed', rootRunId: parent.runId });
 
-    const narrow = await rpc.call<{ runId: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: `/tool subagent_spawn ${JSON.stringify({ task: 'x' })}`,
-      agentId: 'narrow',
-    });
+    const narrow = await spawnFromOps(rpc, 'narrow', `/tool subagent_spawn ${JSON.stringify({ task: 'x' })}`);
     expect((await ended(rpc, narrow.runId)).response).toContain('Tool subagent_spawn failed');
   });
 
   it('kills a run and its grandchild, aborting the model call in progress', async () => {
     const { rpc, fake } = await autonomyDaemon();
     const task = `/tool subagent_spawn ${JSON.stringify({ task: 'think long', agentId: 'slow', wait: true })}`;
-    const child = await rpc.call<{ runId: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task,
-      agentId: 'boss',
-    });
+    const child = await spawnFromOps(rpc, 'boss', task);
     await eventually(async () => (chatCalls(fake) > 0 ? true : undefined));
     const { runs } = await rpc.call<{ runs: Run[] }>('subagent.list', { status: 'running' });
     const grandchild = runs.find((run) => run.parentRunId === child.runId);
@@ -228,11 +221,7 @@ describe('sub-agents through the daemon', () => {
         ? { hangMs: 4000, text: 'first answer' }
         : { text: `echo: ${lastUser(body)}` },
     );
-    const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'think long',
-      agentId: 'slow',
-    });
+    const run = await spawnFromOps(rpc, 'slow', 'think long');
     const steered = await rpc.call<{ status: string; oldRunId: string; newRunId: string }>('subagent.steer', {
       target: run.runId,
       message: 'new plan',
@@ -242,11 +231,7 @@ describe('sub-agents through the daemon', () => {
     expect((await ended(rpc, steered.newRunId)).response).toBe('echo: new plan');
 
     await rpc.call('config.patch', { security: { agentToAgent: { steerInject: true } } });
-    const second = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'think long',
-      agentId: 'slow',
-    });
+    const second = await spawnFromOps(rpc, 'slow', 'think long');
     expect(await rpc.call('subagent.steer', { target: second.sessionKey, message: 'also this' })).toEqual({
       status: 'steered_inject',
       runId: second.runId,
@@ -279,11 +264,7 @@ describe('sub-agents through the daemon', () => {
       },
       { security: { agentToAgent: { steerInject: true } } },
     );
-    const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'work in steps',
-      agentId: 'scripted',
-    });
+    const run = await spawnFromOps(rpc, 'scripted', 'work in steps');
     // Steered while the turn's first model call is in progress.
     await eventually(async () => (chatCalls(fake) >= 1 ? true : undefined));
     expect(await rpc.call('subagent.steer', { target: run.runId, message: 'change course' })).toEqual({
@@ -326,11 +307,7 @@ describe('leases and run control through the daemon', () => {
         ? { text: 'after the tool' }
         : { hangMs: 3000, toolCalls: [{ id: 'c1', name: 'subagent_list', input: {} }] },
     );
-    const run = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'list',
-      agentId: 'scripted',
-    });
+    const run = await spawnFromOps(rpc, 'scripted', 'list');
     expect(await rpc.call('lease.revoke', { rootRunId: run.runId })).toEqual({ revoked: 1 });
     expect(await ended(rpc, run.runId)).toMatchObject({ status: 'completed', response: 'after the tool' });
     const history = await rpc.call<{ messages: Array<{ role: string; content: string }> }>(
@@ -354,11 +331,7 @@ describe('leases and run control through the daemon', () => {
         : { hangMs: 30_000, text: 'late' },
     );
     const task = `/tool subagent_spawn ${JSON.stringify({ task: 'think long', agentId: 'slow', wait: true })}`;
-    const root = await rpc.call<{ runId: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task,
-      agentId: 'boss',
-    });
+    const root = await spawnFromOps(rpc, 'boss', task);
     await eventually(async () => {
       const { runs } = await rpc.call<{ runs: Run[] }>('subagent.list', { status: 'running' });
       return runs.length === 2 ? true : undefined;
@@ -368,11 +341,7 @@ describe('leases and run control through the daemon', () => {
     expect((await rpc.call<{ runs: Run[] }>('subagent.list', { status: 'killed' })).runs).toHaveLength(2);
     expect((await rpc.fail('run.kill', { rootRunId: 'nope' })).code).toBe(-32004);
 
-    const evicted = await rpc.call<{ runId: string; sessionKey: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'probe',
-      agentId: 'scripted',
-    });
+    const evicted = await spawnFromOps(rpc, 'scripted', 'probe');
     expect(await rpc.call('autonomy.evict', { rootRunId: evicted.runId })).toEqual({ evicted: true });
     const introspected = await rpc.call<{
       runs: Array<{ runId: string; evicted: boolean; capabilities: string[] }>;
@@ -443,11 +412,7 @@ describe('leases and run control through the daemon', () => {
       () => ({ toolCalls: [{ id: `d${Math.random()}`, name: 'graph_list', input: {} }] }),
       { autonomy: { denialBreakerThreshold: 3 } },
     );
-    const run = await rpc.call<{ runId: string }>('session.spawn', {
-      parentKey: 'default:rpc:ops',
-      task: 'misbehave',
-      agentId: 'scripted',
-    });
+    const run = await spawnFromOps(rpc, 'scripted', 'misbehave');
     expect(await ended(rpc, run.runId)).toMatchObject({ status: 'completed', endReason: 'denial_breaker' });
     await eventually(async () => ((await auditActions(rpc)).includes('denial_breaker') ? true : undefined));
     const fleet = await rpc.call<{ autonomy: Json; findings: Array<{ code: string }> }>(
@@ -464,7 +429,7 @@ describe('leases and run control through the daemon', () => {
 
   it('refuses spawns past the configured limits with -32000', async () => {
     const { rpc } = await autonomyDaemon(undefined, { autonomy: { maxConcurrentRuns: 1 } });
-    await rpc.call('session.spawn', { parentKey: 'default:rpc:ops', task: 'think long', agentId: 'slow' });
+    await spawnFromOps(rpc, 'slow', 'think long');
     const refused = await rpc.fail('session.spawn', {
       parentKey: 'default:rpc:ops',
       task: 'more',
@@ -493,12 +458,7 @@ describe('durable runs across a crash', () => {
     writeFileSync(join(dataDir, 'config.yaml'), stringify(testConfig(fake.url)));
     const first = await pool.startProcess(dataDir, { AGENTD_ADMIN_TOKEN: ADMIN_TOKEN, K: 'k' });
     const before = rpcClient(first.url);
-    const spawn = (task: string) =>
-      before.call<{ runId: string }>('session.spawn', {
-        parentKey: 'default:rpc:ops',
-        task,
-        agentId: 'scripted',
-      });
+    const spawn = (task: string) => spawnFromOps(before, 'scripted', task);
     const safe = await spawn('safe');
     const unsafe = await spawn('unsafe');
     // Both turns are in their model call: the unsafe one after its tool call.

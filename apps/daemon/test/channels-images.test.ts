@@ -4,7 +4,7 @@ import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-provi
 import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { telegramMessage } from './channel-helpers.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { daemonPool, eventually, openAiEntry, rpcClient } from './helpers.js';
+import { daemonPool, eventually, openAiProviders, rpcClient } from './helpers.js';
 
 const TG_TOKEN = '5151:channel-images-telegram-token-0123';
 const IMAGE_KEY = 'sk-image-provider-key-0123456789';
@@ -82,11 +82,7 @@ describe('generated images delivered to the calling channel', { timeout: 60_000 
     pool.closeAfter(model);
     const daemon = await pool.start(pool.tempDir(), {
       config: {
-        providers: {
-          entries: {
-            oai: openAiEntry(model.url, 'MODEL_KEY', ['gpt-fake']),
-          },
-        },
+        providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-fake']),
         agents: { entries: { artist: { name: 'Artist', provider: 'oai', tools: ['media_generate_image'] } } },
         media: { imageGen: { provider: { baseUrl: images.url, apiKey: '${secret:IMAGE_KEY}' } } },
         channels: {

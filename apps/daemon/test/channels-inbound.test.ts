@@ -12,24 +12,31 @@ const DISCORD_TOKEN = 'daemon.inbound.discord-token-abcdef';
 const pool = daemonPool('agentd-channels-inbound-');
 afterEach(() => pool.cleanup());
 
-/** A config with the one platform enabled, its inbound messages handed to the default agent. */
-function inbound(platform: string, section: Record<string, unknown>) {
-  return { channels: { [platform]: { enabled: true, agentId: 'default', ...section } } };
+/**
+ * A daemon with the one platform enabled, its inbound messages handed to the default agent and
+ * its secrets taken from `env`, and an admin client on it.
+ */
+async function startInbound(platform: string, section: Record<string, unknown>, env: Record<string, string>) {
+  const daemon = await pool.start(pool.tempDir(), {
+    config: { channels: { [platform]: { enabled: true, agentId: 'default', ...section } } },
+    env,
+  });
+  return { daemon, rpc: rpcClient(daemon.url) };
 }
 
 describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, () => {
   it('turns a signed message event into an agent turn whose answer the queue posts in the thread', async () => {
     const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN }));
-    const daemon = await pool.start(pool.tempDir(), {
-      config: inbound('slack', {
+    const { daemon, rpc } = await startInbound(
+      'slack',
+      {
         botToken: '${secret:SLACK_TOKEN}',
         signingSecret: '${secret:SLACK_SIGNING}',
         apiBaseUrl: slack.url,
         allowFrom: ['U100'],
-      }),
-      env: { SLACK_TOKEN, SLACK_SIGNING: SIGNING_SECRET },
-    });
-    const rpc = rpcClient(daemon.url);
+      },
+      { SLACK_TOKEN, SLACK_SIGNING: SIGNING_SECRET },
+    );
     const post = (payload: unknown, secret = SIGNING_SECRET) => signedSlackPost(daemon.url, payload, secret);
 
     const handshake = await post({ type: 'url_verification', challenge: 'ch-1' });
@@ -79,16 +86,16 @@ describe('slack Events API inbound through a real daemon', { timeout: 60_000 }, 
 describe('discord Gateway inbound through a real daemon', { timeout: 60_000 }, () => {
   it('identifies on the Gateway, turns MESSAGE_CREATE into an agent turn and posts the answer over REST', async () => {
     const discord = pool.closeAfter(await startFakeDiscord({ token: DISCORD_TOKEN }));
-    const daemon = await pool.start(pool.tempDir(), {
-      config: inbound('discord', {
+    const { rpc } = await startInbound(
+      'discord',
+      {
         botToken: '${secret:DISCORD_TOKEN}',
         apiBaseUrl: discord.url,
         gatewayUrl: discord.gatewayUrl,
         allowFrom: ['200'],
-      }),
-      env: { DISCORD_TOKEN },
-    });
-    const rpc = rpcClient(daemon.url);
+      },
+      { DISCORD_TOKEN },
+    );
     await eventually(async () => (discord.sessions() === 1 ? true : undefined));
     expect(discord.handshakes[0]).toMatchObject({ op: 2, d: { token: DISCORD_TOKEN } });
     // GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT.
@@ -186,17 +193,17 @@ describe('slack Socket Mode through a real daemon', { timeout: 60_000 }, () => {
   it('connects with the app token, acknowledges the envelope and answers in the thread through the queue', async () => {
     const appToken = 'xapp-1-daemon-socket-mode-token-77';
     const slack = pool.closeAfter(await startFakeSlack({ token: SLACK_TOKEN, appToken }));
-    const daemon = await pool.start(pool.tempDir(), {
-      config: inbound('slack', {
+    const { rpc } = await startInbound(
+      'slack',
+      {
         botToken: '${secret:SLACK_TOKEN}',
         appToken: '${secret:SLACK_APP_TOKEN}',
         socketMode: true,
         apiBaseUrl: slack.url,
         allowFrom: ['U100'],
-      }),
-      env: { SLACK_TOKEN, SLACK_APP_TOKEN: appToken },
-    });
-    const rpc = rpcClient(daemon.url);
+      },
+      { SLACK_TOKEN, SLACK_APP_TOKEN: appToken },
+    );
     await channelConnected(rpc, 'slack');
     slack.socketMode.pushEvent({
       type: 'message',

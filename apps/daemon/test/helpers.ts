@@ -293,16 +293,19 @@ export async function sessionMessages(
 }
 
 /**
- * A `providers.entries` entry for a fake OpenAI-compatible server at `baseUrl`: its key is the
- * secret reference `${secret:<keyVar>}` (the daemon's env holds the key), `extra` adds to it.
+ * A `providers` section holding one provider `name`: a fake OpenAI-compatible server at
+ * `baseUrl` whose key is the secret reference `${secret:<keyVar>}` (the daemon's env holds the
+ * key); `extra` adds to the entry.
  */
-export function openAiEntry(
+export function openAiProviders(
+  name: string,
   baseUrl: string,
   keyVar: string,
   models: string[],
   extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return { type: 'openai-compatible', baseUrl, apiKey: `\${secret:${keyVar}}`, models, ...extra };
+): { entries: Record<string, Record<string, unknown>> } {
+  const entry = { type: 'openai-compatible', baseUrl, apiKey: `\${secret:${keyVar}}`, models, ...extra };
+  return { entries: { [name]: entry } };
 }
 
 /** A gzip tarball of one skill folder `name` holding `skillMd` as SKILL.md, as a registry ships it (built in `workDir`). */

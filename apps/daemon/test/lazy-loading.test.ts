@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
-import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openAiProviders, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-lazy-');
 afterEach(() => pool.cleanup());
@@ -24,11 +24,7 @@ describe('agentd start', () => {
     writeFileSync(
       join(dataDir, 'config.yaml'),
       stringify({
-        providers: {
-          entries: {
-            oai: openAiEntry(fake.url, 'K', ['m']),
-          },
-        },
+        providers: openAiProviders('oai', fake.url, 'K', ['m']),
         agents: { entries: { gpt: { name: 'GPT', provider: 'oai' } } },
       }),
     );

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeSlack } from '../../../packages/channels/test/fake-slack.js';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { signedSlackPost } from './channel-helpers.js';
-import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure } from './helpers.js';
+import { daemonPool, eventually, openAiProviders, rpcClient, rpcFailure } from './helpers.js';
 
 type Json = Record<string, unknown>;
 type Run = { status: string; summary?: string };
@@ -53,11 +53,9 @@ describe('learning through the daemon', () => {
       env: { OAI_KEY: 'sk-learn' },
       config: {
         learning: { enabled: true },
-        providers: {
-          entries: {
-            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake'], { capabilities: { capabilityClass: 'mid' } }),
-          },
-        },
+        providers: openAiProviders('oai', fake.url, 'OAI_KEY', ['gpt-fake'], {
+          capabilities: { capabilityClass: 'mid' },
+        }),
         agents: { entries: { ann: { name: 'Ann', provider: 'oai', tools: ['graph_*', 'skill_read'] } } },
       },
     });
@@ -262,13 +260,9 @@ describe('learning through the daemon', () => {
       env: { OAI_KEY: 'sk-judge' },
       config: {
         learning: { enabled: true, judge: { enabled: true } },
-        providers: {
-          entries: {
-            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake'], {
-              capabilities: { capabilityClass: 'mid' },
-            }),
-          },
-        },
+        providers: openAiProviders('oai', fake.url, 'OAI_KEY', ['gpt-fake'], {
+          capabilities: { capabilityClass: 'mid' },
+        }),
         agents: { entries: { ann: { name: 'Ann', provider: 'oai' } } },
         channels: {
           slack: {

@@ -5,7 +5,7 @@ import { createHttpClient } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { ADMIN_TOKEN, daemonPool, openAiEntry, rpcFailure } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openAiProviders, rpcFailure } from './helpers.js';
 
 const pool = daemonPool('agentd-memory-');
 afterEach(() => pool.cleanup());
@@ -167,11 +167,7 @@ describe('automatic recall before a turn', () => {
     const daemon = await pool.start(pool.tempDir(), {
       env: { CHAT_KEY: 'sk-chat-secret' },
       config: {
-        providers: {
-          entries: {
-            chat: openAiEntry(fake.url, 'CHAT_KEY', ['m']),
-          },
-        },
+        providers: openAiProviders('chat', fake.url, 'CHAT_KEY', ['m']),
       },
     });
     const admin = createHttpClient({ url: daemon.url, token: ADMIN_TOKEN });

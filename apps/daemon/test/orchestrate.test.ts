@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidsOf } from '@agentd/test-support';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { daemonPool, eventually, rpcClient } from './helpers.js';
@@ -33,21 +34,6 @@ async function orchestrateDaemon() {
 /** The offline provider's tool directive: the run calls `orchestrate` with `script`. */
 function orchestrateTask(script: string): string {
   return `/tool orchestrate ${JSON.stringify({ script })}`;
-}
-
-/** Host pids of `sleep <arg>` processes. */
-function sleepPids(arg: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv[0]?.endsWith('sleep') && argv[1] === arg) pids.push(Number(entry));
-    } catch {
-      // The process ended while the directory was read.
-    }
-  }
-  return pids;
 }
 
 async function ended(rpc: ReturnType<typeof rpcClient>, runId: string): Promise<Json> {
@@ -220,12 +206,12 @@ describe('the orchestrate tool through the daemon', () => {
       agentId: 'orch',
     });
     const pids = await eventually(async () => {
-      const found = sleepPids(marker);
+      const found = pidsOf('sleep', marker);
       return found.length > 0 ? found : undefined;
     }, 30_000);
     expect(await rpc.call(method, params(run.runId))).toMatchObject({ killed: 1 });
     expect((await ended(rpc, run.runId)).status).toBe('killed');
-    await eventually(async () => (sleepPids(marker).length === 0 ? true : undefined));
+    await eventually(async () => (pidsOf('sleep', marker).length === 0 ? true : undefined));
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });
 });

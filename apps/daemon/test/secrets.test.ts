@@ -7,7 +7,7 @@ import { RpcCallError } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { openDatabase } from '@agentd/storage';
-import { daemonPool, openAiEntry, quietRunner, rpcClient } from './helpers.js';
+import { daemonPool, openAiProviders, quietRunner, rpcClient } from './helpers.js';
 
 /** Every row of secrets.db's tables as text (ciphertexts as hex), read the way SQLite sees them. */
 async function storedRows(dataDir: string): Promise<string> {
@@ -106,11 +106,7 @@ describe('env.set and ${secret:NAME}', () => {
     });
     await call('env.set', { key: 'HOOK_TOKEN', value: oldHook });
     await call('config.patch', {
-      providers: {
-        entries: {
-          oai: openAiEntry(fake.url, 'OAI_KEY', ['m']),
-        },
-      },
+      providers: openAiProviders('oai', fake.url, 'OAI_KEY', ['m']),
       agents: { entries: { gpt: { name: 'GPT', provider: 'oai' } } },
       webhooks: { enabled: true, token: '${secret:HOOK_TOKEN}', mappings: [{ id: 'x' }] },
     });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { daemonPool, eventually, openAiEntry, rpcClient, rpcFailure, skillTarball } from './helpers.js';
+import { daemonPool, eventually, openAiProviders, rpcClient, rpcFailure, skillTarball } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -150,11 +150,7 @@ describe('skills through the daemon', () => {
       env: { OAI_KEY: 'sk-test' },
       config: {
         skills: { import: { registries: [{ id: 'hub', base, trust: 'community' }] } },
-        providers: {
-          entries: {
-            oai: openAiEntry(fake.url, 'OAI_KEY', ['gpt-fake']),
-          },
-        },
+        providers: openAiProviders('oai', fake.url, 'OAI_KEY', ['gpt-fake']),
         agents: { entries: { ann: { name: 'Ann', provider: 'oai', tools: ['skill_read', 'graph_*'] } } },
       },
     });

@@ -3,6 +3,24 @@ import { z } from 'zod';
 /** Tool name patterns: exact names or `prefix*`. */
 const patternsSchema = z.array(z.string().min(1).max(128)).max(256);
 
+const budgetSchema = z
+  .object({
+    /** Tokens (input + output) of all the run's turns. @default 200000 */
+    maxTokens: z.number().int().positive().default(200_000),
+    /** Estimated cost in USD of the run's model calls. @default 5 */
+    maxCostUsd: z.number().positive().default(5),
+    /** Tool calls the run may make. @default 200 */
+    maxToolCalls: z.number().int().positive().default(200),
+  })
+  .strict();
+
+const durabilitySchema = z
+  .object({
+    /** At start, runs left `running` are resumed where safe, else marked `orphaned`. @default true */
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+
 /**
  * The `autonomy` config section: limits of sub-agent runs, their budgets and leases, the
  * capability-denial breaker and durability. Every key has a default; a changed section
@@ -21,17 +39,7 @@ export const autonomySectionSchema = z
     /** Time to live of a run's capability lease; renew extends it. @default 3600000 (1 h) */
     leaseTtlMs: z.number().int().min(1000).max(604_800_000).default(3_600_000),
     /** Per-run budget; a run past any of them is refused further tool calls and turns. */
-    budget: z
-      .object({
-        /** Tokens (input + output) of all the run's turns. @default 200000 */
-        maxTokens: z.number().int().positive().default(200_000),
-        /** Estimated cost in USD of the run's model calls. @default 5 */
-        maxCostUsd: z.number().positive().default(5),
-        /** Tool calls the run may make. @default 200 */
-        maxToolCalls: z.number().int().positive().default(200),
-      })
-      .strict()
-      .default({ maxTokens: 200_000, maxCostUsd: 5, maxToolCalls: 200 }),
+    budget: budgetSchema.default(budgetSchema.parse({})),
     /** Consecutive denied tool calls in one run tree that end the tree (0 disables). @default 5 */
     denialBreakerThreshold: z.number().int().min(0).max(1000).default(5),
     /**
@@ -39,33 +47,26 @@ export const autonomySectionSchema = z
      * tools (and only those the run already had) stay callable. @default read and list tools
      */
     defaultProfile: patternsSchema.default(['subagent_list', 'subagent_wait', 'capabilities_introspect']),
-    durability: z
-      .object({
-        /** At start, runs left `running` are resumed where safe, else marked `orphaned`. @default true */
-        enabled: z.boolean().default(true),
-      })
-      .strict()
-      .default({ enabled: true }),
+    durability: durabilitySchema.default(durabilitySchema.parse({})),
   })
   .strict();
 
 /** The parsed `autonomy` section. */
 export type AutonomySection = z.infer<typeof autonomySectionSchema>;
 
+const agentToAgentSchema = z
+  .object({
+    /**
+     * `subagent.steer` injects the message into the running child (same run, transcript
+     * kept) instead of killing it and spawning a fresh run. @default false
+     */
+    steerInject: z.boolean().default(false),
+  })
+  .strict();
+
 /** The `security` config section (its agent-to-agent part). */
 export const securitySectionSchema = z
-  .object({
-    agentToAgent: z
-      .object({
-        /**
-         * `subagent.steer` injects the message into the running child (same run, transcript
-         * kept) instead of killing it and spawning a fresh run. @default false
-         */
-        steerInject: z.boolean().default(false),
-      })
-      .strict()
-      .default({ steerInject: false }),
-  })
+  .object({ agentToAgent: agentToAgentSchema.default(agentToAgentSchema.parse({})) })
   .strict();
 
 /** The parsed `security` section. */

@@ -1,6 +1,7 @@
-import type { AgentTool } from '@agentd/contracts';
+import type { AgentTool, DefineTool, ToolContext } from '@agentd/contracts';
 import { z } from 'zod';
 import type { AutonomyService } from './autonomy-service.js';
+import type { RunView } from './run-view.js';
 
 const MAX_WAIT_MS = 600_000;
 
@@ -31,6 +32,9 @@ const listParams = z
   })
   .strict();
 
+/** One tool of the list below; see {@link DefineTool}. */
+const tool: DefineTool = (name, description, params, handler) => ({ name, description, params, handler });
+
 /**
  * The agent tools of sub-agents: `subagent_spawn` (optionally waiting for the answer),
  * `subagent_wait`, `subagent_list` (the caller's own children) and `capabilities_introspect`
@@ -38,78 +42,74 @@ const listParams = z
  * child's tool set are the service's; a tool an agent is not allowed stays unreachable.
  */
 export function createAutonomyTools(service: AutonomyService): AgentTool[] {
-  const spawn: AgentTool<z.output<typeof spawnParams>> = {
-    name: 'subagent_spawn',
-    description:
+  /** Waits for the runs as long as the call allows, until the turn is cancelled. */
+  const waitFor = (runIds: string[], timeoutMs: number | undefined, context: ToolContext) =>
+    service.wait(runIds, { timeoutMs: timeoutMs ?? MAX_WAIT_MS, signal: context.signal });
+  return [
+    tool(
+      'subagent_spawn',
       'Start a sub-agent on a task in its own session. Answers its runId at once, or its final answer with wait: true.',
-    params: spawnParams,
-    async handler(params, context) {
-      const spawned = await service.spawn({
-        parentSessionKey: context.sessionKey,
-        parentAgentId: context.agentId,
-        task: params.task,
-        agentId: params.agentId,
-        memoryTenant: context.memoryTenant,
-      });
-      if (!params.wait) return spawned;
-      const [run] = await service.wait([spawned.runId], {
-        timeoutMs: params.timeoutMs ?? MAX_WAIT_MS,
-        signal: context.signal,
-      });
-      return run;
-    },
-  };
-  const wait: AgentTool<z.output<typeof waitParams>> = {
-    name: 'subagent_wait',
-    description:
+      spawnParams,
+      async (params, context) => {
+        const spawned = await service.spawn({
+          parentSessionKey: context.sessionKey,
+          parentAgentId: context.agentId,
+          task: params.task,
+          agentId: params.agentId,
+          memoryTenant: context.memoryTenant,
+        });
+        if (!params.wait) return spawned;
+        const [run] = await waitFor([spawned.runId], params.timeoutMs, context);
+        return run;
+      },
+    ),
+    tool(
+      'subagent_wait',
       'Wait for one of your sub-agent runs (or all running ones) to finish; answers their records.',
-    params: waitParams,
-    async handler(params, context) {
-      const runIds = params.runId
-        ? [await ownRun(service, context.sessionKey, params.runId)]
-        : (await service.list({ status: 'running', parentSessionKey: context.sessionKey, limit: 100 })).map(
-            (run) => run.runId,
-          );
-      const runs = await service.wait(runIds, {
-        timeoutMs: params.timeoutMs ?? MAX_WAIT_MS,
-        signal: context.signal,
-      });
-      return { runs };
-    },
-  };
-  const list: AgentTool<z.output<typeof listParams>> = {
-    name: 'subagent_list',
-    description: 'List the sub-agent runs you spawned, newest first.',
-    params: listParams,
-    async handler(params, context) {
-      const runs = await service.list({
-        parentSessionKey: context.sessionKey,
-        status: params.status,
-        limit: 50,
-      });
-      return {
-        runs: runs.map(({ runId, status, agentId, task, startedAt, completedAt, response, error }) => ({
-          runId,
-          status,
-          agentId,
-          task: task.slice(0, 200),
-          startedAt,
-          ...(completedAt !== undefined ? { completedAt } : {}),
-          ...(response !== undefined ? { response: response.slice(0, 2000) } : {}),
-          ...(error !== undefined ? { error } : {}),
-        })),
-      };
-    },
-  };
-  const introspect: AgentTool<Record<string, never>> = {
-    name: 'capabilities_introspect',
-    description:
+      waitParams,
+      async (params, context) => {
+        const runIds = params.runId
+          ? [await ownRun(service, context.sessionKey, params.runId)]
+          : (await service.list({ status: 'running', parentSessionKey: context.sessionKey, limit: 100 })).map(
+              (run) => run.runId,
+            );
+        return { runs: await waitFor(runIds, params.timeoutMs, context) };
+      },
+    ),
+    tool(
+      'subagent_list',
+      'List the sub-agent runs you spawned, newest first.',
+      listParams,
+      async (params, context) => {
+        const runs = await service.list({
+          parentSessionKey: context.sessionKey,
+          status: params.status,
+          limit: 50,
+        });
+        return { runs: runs.map(listedRun) };
+      },
+    ),
+    tool(
+      'capabilities_introspect',
       "Your own run's capabilities, remaining budget (tokens, cost, tool calls), the sub-agent quota, and the MCP servers you may use (state, tools, last error).",
-    params: z.object({}).strict(),
-    handler: (_params, context) =>
-      service.introspect({ sessionKey: context.sessionKey, agentId: context.agentId }),
+      z.object({}).strict(),
+      (_params, context) => service.introspect({ sessionKey: context.sessionKey, agentId: context.agentId }),
+    ),
+  ];
+}
+
+/** A run as `subagent_list` shows it: task and answer cut short, absent fields left out. */
+function listedRun({ runId, status, agentId, task, startedAt, completedAt, response, error }: RunView) {
+  return {
+    runId,
+    status,
+    agentId,
+    task: task.slice(0, 200),
+    startedAt,
+    ...(completedAt !== undefined ? { completedAt } : {}),
+    ...(response !== undefined ? { response: response.slice(0, 2000) } : {}),
+    ...(error !== undefined ? { error } : {}),
   };
-  return [spawn, wait, list, introspect] as AgentTool[];
 }
 
 /** A run id the caller spawned; another session's run is refused as if unknown. */

@@ -109,14 +109,22 @@ export const deliverySectionSchema = z
   })
   .strict();
 
+/**
+ * `schema` defaulting to what it makes of `{}`: a subsection the file leaves out reads as one
+ * holding every default (and the JSON Schema shows that default).
+ */
+function filledIn<T extends z.ZodObject>(schema: T) {
+  return schema.default(schema.parse({}) as z.util.NoUndefined<z.output<T>>);
+}
+
 /** The `channels` config section: one entry per platform plus the queue's policy. */
 export const channelsSectionSchema = z
   .object({
-    telegram: telegramSectionSchema.default(telegramSectionSchema.parse({})),
-    discord: discordSectionSchema.default(discordSectionSchema.parse({})),
-    slack: slackSectionSchema.default(slackSectionSchema.parse({})),
-    whatsapp: whatsappSectionSchema.default(whatsappSectionSchema.parse({})),
-    delivery: deliverySectionSchema.default(deliverySectionSchema.parse({})),
+    telegram: filledIn(telegramSectionSchema),
+    discord: filledIn(discordSectionSchema),
+    slack: filledIn(slackSectionSchema),
+    whatsapp: filledIn(whatsappSectionSchema),
+    delivery: filledIn(deliverySectionSchema),
   })
   .strict();
 /** The parsed `channels` section. */

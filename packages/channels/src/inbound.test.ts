@@ -4,11 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
 import {
-  openTestDatabase,
+  deliverCommon,
   recordingRunner,
   serveChannels,
   signedSlackPost,
-  type TestDatabase,
+  useTestBed,
 } from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
@@ -19,7 +19,7 @@ const WA_TOKEN = 'EAAG-fake-whatsapp-access-token-0123';
 const APP_SECRET = 'fake-app-secret-4567';
 const SLACK_TOKEN = 'xoxb-inbound-slack-token-0000';
 const SIGNING = 'fake-slack-signing-secret-89';
-let store: TestDatabase;
+const bed = useTestBed('channels-inbound');
 let wa: FakeWhatsApp;
 let slack: FakeSlack;
 let service: ChannelsService;
@@ -29,13 +29,12 @@ const turns: AgentTurnRequest[] = [];
 const reactions: InboundReaction[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-inbound');
   wa = await startFakeWhatsApp({ token: WA_TOKEN, phoneNumberId: '1555' });
   slack = await startFakeSlack({ token: SLACK_TOKEN });
   turns.length = 0;
   reactions.length = 0;
   service = createChannelsService({
-    db: store.db,
+    db: bed.db,
     section: channelsSectionSchema.parse({
       whatsapp: {
         enabled: true,
@@ -65,7 +64,6 @@ afterEach(async () => {
   await service.close();
   await wa.close();
   await slack.close();
-  await store.close();
 });
 
 /** The Slack section every test here runs with: Events API callbacks, admitting `U1`. */
@@ -102,28 +100,13 @@ const slackPost = (payload: unknown, options: { secret?: string; ts?: number } =
 
 describe('whatsapp', () => {
   it('sends, replies, reacts, attaches and runs actions over the Cloud API; refuses edit before writing', async () => {
-    const sent = await service.deliver('whatsapp', { op: 'send', channelId: '4915100000002', text: 'hi' });
-    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^wamid\./) });
-    await service.deliver('whatsapp', {
-      op: 'send',
-      channelId: '4915100000002',
-      text: 're',
-      replyTo: sent.messageId!,
-    });
-    await service.deliver('whatsapp', {
-      op: 'react',
-      channelId: '4915100000002',
-      messageId: sent.messageId!,
+    const { sent, file } = await deliverCommon(service, 'whatsapp', '4915100000002', {
+      text: 'hi',
+      reply: 're',
       emoji: '👍',
+      file: { content: '%PDF', mimeType: 'application/pdf', filename: 'r.pdf', caption: 'report' },
     });
-    const file = await service.deliver('whatsapp', {
-      op: 'attach',
-      channelId: '4915100000002',
-      data: Buffer.from('%PDF').toString('base64'),
-      mimeType: 'application/pdf',
-      filename: 'r.pdf',
-      caption: 'report',
-    });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^wamid\./) });
     expect(file.status).toBe('sent');
     expect(wa.messages()).toMatchObject([
       { messaging_product: 'whatsapp', to: '4915100000002', type: 'text', text: { body: 'hi' } },
@@ -257,7 +240,7 @@ describe('slack reactions', () => {
     const reactions: unknown[] = [];
     await service.close();
     service = createChannelsService({
-      db: store.db,
+      db: bed.db,
       section: channelsSectionSchema.parse({ slack: slackSection() }),
       onReaction: (reaction) => reactions.push(reaction),
       pollMs: 50,

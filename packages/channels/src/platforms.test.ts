@@ -1,6 +1,5 @@
-import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDatabase, type TestDatabase } from '../test/fixtures.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { deliverCommon, useTestBed } from '../test/fixtures.js';
 import { type FakeDiscord, startFakeDiscord } from '../test/fake-discord.js';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
 import type { ChannelAdapter, InboundReaction } from './adapter.js';
@@ -12,23 +11,13 @@ import { type ChannelsService, type ChannelsServiceOptions, createChannelsServic
 
 const SLACK_TOKEN = 'xoxb-fake-slack-token-0123456789';
 const DISCORD_TOKEN = 'fake.discord.token-0123456789abcdef';
-let store: TestDatabase;
-let db: Database;
+const bed = useTestBed('channels-platforms');
 let slack: FakeSlack;
 let discord: FakeDiscord;
-const services: ChannelsService[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-platforms');
-  db = store.db;
-  slack = await startFakeSlack({ token: SLACK_TOKEN });
-  discord = await startFakeDiscord({ token: DISCORD_TOKEN });
-});
-afterEach(async () => {
-  for (const service of services.splice(0)) await service.close();
-  await slack.close();
-  await discord.close();
-  await store.close();
+  slack = bed.closeAfter(await startFakeSlack({ token: SLACK_TOKEN }));
+  discord = bed.closeAfter(await startFakeDiscord({ token: DISCORD_TOKEN }));
 });
 
 const section = () =>
@@ -39,24 +28,30 @@ const section = () =>
   });
 
 async function open(): Promise<ChannelsService> {
-  const service = createChannelsService({ db, section: section(), pollMs: 50, settleTimeoutMs: 8000 });
-  services.push(service);
+  const service = createChannelsService({
+    db: bed.db,
+    section: section(),
+    pollMs: 50,
+    settleTimeoutMs: 8000,
+  });
+  bed.closeAfter(service);
   await service.start();
   return service;
 }
 
 /** Rows a crash left behind: an entry claimed (`sending`) whose attempt may or may not have reached the platform. */
 async function inDoubt(channelType: string, channelId: string, text: string, attempt?: ChannelAdapter) {
-  const writer = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'never' }) });
+  const writer = createDeliveryQueue({ db: bed.db, deliver: async () => ({ messageId: 'never' }) });
   const { entry } = await writer.enqueue({
     channelType,
     rootRunId: 'run-9',
     operation: { op: 'send', channelId, text },
   });
   if (attempt) await attempt.deliver(entry.operation, { deliveryId: entry.deliveryId, attempt: 1 });
-  await db.execute(`UPDATE channel_deliveries SET stage = 'sending', attempts = 1 WHERE delivery_id = ?`, [
-    entry.deliveryId,
-  ]);
+  await bed.db.execute(
+    `UPDATE channel_deliveries SET stage = 'sending', attempts = 1 WHERE delivery_id = ?`,
+    [entry.deliveryId],
+  );
   await writer.close();
   return entry.deliveryId;
 }
@@ -78,7 +73,7 @@ async function expectReconciled(
   await expect.poll(() => posted().length, { timeout: 8000 }).toBe(2);
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(posted().map((message) => message.text)).toEqual(['landed', 'lost']);
-  const queue = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) });
+  const queue = createDeliveryQueue({ db: bed.db, deliver: async () => ({ messageId: 'x' }) });
   const entries = { landed: await queue.get(landed), lost: await queue.get(lost) };
   expect(entries.landed).toMatchObject({ stage: 'sent', messageId: posted()[0]?.id });
   expect(entries.lost).toMatchObject({ stage: 'sent' });
@@ -88,20 +83,16 @@ async function expectReconciled(
 describe('slack over the Web API', () => {
   it('carries the common operations, the actions and history to the Web API', async () => {
     const service = await open();
-    const sent = await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'hello' });
+    const { sent, file } = await deliverCommon(service, 'slack', 'C1', {
+      text: 'hello',
+      reply: 'in thread',
+      edit: 'hello!',
+      emoji: ':thumbsup:',
+      remove: 'sent',
+      file: { content: 'col1,col2', mimeType: 'text/csv', filename: 'data.csv' },
+    });
     expect(sent).toMatchObject({ status: 'sent', messageId: expect.stringMatching(/^\d+\.\d+$/) });
     const ts = sent.messageId!;
-    await service.deliver('slack', { op: 'send', channelId: 'C1', text: 'in thread', replyTo: ts });
-    await service.deliver('slack', { op: 'edit', channelId: 'C1', messageId: ts, text: 'hello!' });
-    await service.deliver('slack', { op: 'react', channelId: 'C1', messageId: ts, emoji: ':thumbsup:' });
-    await service.deliver('slack', { op: 'delete', channelId: 'C1', messageId: ts });
-    const file = await service.deliver('slack', {
-      op: 'attach',
-      channelId: 'C1',
-      data: Buffer.from('col1,col2').toString('base64'),
-      mimeType: 'text/csv',
-      filename: 'data.csv',
-    });
     expect(file.status).toBe('sent');
     const posts = slack.of('chat.postMessage').map((call) => call.params);
     expect(posts[0]).toMatchObject({
@@ -157,21 +148,16 @@ describe('slack over the Web API', () => {
 describe('discord over the REST API', () => {
   it('carries the common operations, the actions and history to the REST API', async () => {
     const service = await open();
-    const sent = await service.deliver('discord', { op: 'send', channelId: '111', text: 'hello' });
+    const { sent, file } = await deliverCommon(service, 'discord', '111', {
+      text: 'hello',
+      reply: 'reply',
+      edit: 'hello!',
+      emoji: '👍',
+      remove: 'sent',
+      file: { content: 'png?', mimeType: 'image/png', filename: 'a.png', caption: 'look' },
+    });
     expect(sent.status).toBe('sent');
     const id = sent.messageId!;
-    await service.deliver('discord', { op: 'send', channelId: '111', text: 'reply', replyTo: id });
-    await service.deliver('discord', { op: 'edit', channelId: '111', messageId: id, text: 'hello!' });
-    await service.deliver('discord', { op: 'react', channelId: '111', messageId: id, emoji: '👍' });
-    await service.deliver('discord', { op: 'delete', channelId: '111', messageId: id });
-    const file = await service.deliver('discord', {
-      op: 'attach',
-      channelId: '111',
-      data: Buffer.from('png?').toString('base64'),
-      mimeType: 'image/png',
-      filename: 'a.png',
-      caption: 'look',
-    });
     expect(file.status).toBe('sent');
     const posts = discord.of(/^POST \/channels\/111\/messages$/).map((call) => call.body);
     expect(posts[0]).toMatchObject({
@@ -232,7 +218,7 @@ describe('discord gateway', () => {
   /** A service with Discord inbound on the fake Gateway, started and identified. */
   async function gatewayService(extra: Partial<ChannelsServiceOptions>): Promise<ChannelsService> {
     const service = createChannelsService({
-      db,
+      db: bed.db,
       section: channelsSectionSchema.parse({
         discord: {
           enabled: true,
@@ -246,7 +232,7 @@ describe('discord gateway', () => {
       pollMs: 50,
       ...extra,
     });
-    services.push(service);
+    bed.closeAfter(service);
     await service.start();
     await expect.poll(() => discord.sessions(), { timeout: 10_000 }).toBe(1);
     return service;

@@ -1,7 +1,6 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
-import type { Database } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDatabase, recordingRunner, type TestDatabase } from '../test/fixtures.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { deliverCommon, recordingRunner, useTestBed } from '../test/fixtures.js';
 import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
@@ -10,21 +9,11 @@ import { isChannelsError } from './errors.js';
 import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const TOKEN = '123456:fake-telegram-token-abcdefghijklmnop';
-let store: TestDatabase;
-let db: Database;
+const bed = useTestBed('channels-service');
 let fake: FakeTelegram;
-const services: ChannelsService[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-service');
-  db = store.db;
-  fake = await startFakeTelegram({ token: TOKEN });
-});
-
-afterEach(async () => {
-  for (const service of services.splice(0)) await service.close();
-  await fake.close();
-  await store.close();
+  fake = bed.closeAfter(await startFakeTelegram({ token: TOKEN }));
 });
 
 function section(telegram: Record<string, unknown> = {}, delivery: Record<string, unknown> = {}) {
@@ -36,13 +25,13 @@ function section(telegram: Record<string, unknown> = {}, delivery: Record<string
 
 async function open(options: Partial<ChannelsServiceOptions> = {}, start = true): Promise<ChannelsService> {
   const service = createChannelsService({
-    db,
+    db: bed.db,
     section: section(),
     pollMs: 50,
     settleTimeoutMs: 5000,
     ...options,
   });
-  services.push(service);
+  bed.closeAfter(service);
   if (start) await service.start();
   return service;
 }
@@ -50,35 +39,15 @@ async function open(options: Partial<ChannelsServiceOptions> = {}, start = true)
 describe('channels service over the Telegram Bot API', () => {
   it('carries the common operations to the Bot API and answers the message ids', async () => {
     const service = await open();
-    const sent = await service.deliver('telegram', { op: 'send', channelId: '77', text: 'hello' });
-    expect(sent).toMatchObject({ status: 'sent', messageId: expect.any(String) });
-    const reply = await service.deliver('telegram', {
-      op: 'send',
-      channelId: '77',
-      text: 'again',
-      replyTo: sent.messageId!,
-    });
-    await service.deliver('telegram', {
-      op: 'edit',
-      channelId: '77',
-      messageId: sent.messageId!,
-      text: 'hello!',
-    });
-    await service.deliver('telegram', {
-      op: 'react',
-      channelId: '77',
-      messageId: sent.messageId!,
+    const { sent, reply, file } = await deliverCommon(service, 'telegram', '77', {
+      text: 'hello',
+      reply: 'again',
+      edit: 'hello!',
       emoji: '👍',
+      remove: 'reply',
+      file: { content: 'report', mimeType: 'text/plain', filename: 'report.txt', caption: 'the report' },
     });
-    await service.deliver('telegram', { op: 'delete', channelId: '77', messageId: reply.messageId! });
-    const file = await service.deliver('telegram', {
-      op: 'attach',
-      channelId: '77',
-      data: Buffer.from('report').toString('base64'),
-      mimeType: 'text/plain',
-      filename: 'report.txt',
-      caption: 'the report',
-    });
+    expect(sent).toMatchObject({ status: 'sent', messageId: expect.any(String) });
     expect(file).toMatchObject({ status: 'sent' });
     expect(fake.of('sendMessage').map((call) => call.params)).toEqual([
       { chat_id: '77', text: 'hello' },
@@ -203,7 +172,7 @@ describe('delivery recovery at start', () => {
   it('sends entries queued before a stop exactly once, and settles in-doubt ones by their guarantee', async () => {
     // Rows as a killed daemon leaves them: three written and never attempted, two claimed
     // (`sending`) whose attempt was cut off, one of them an autonomy run's.
-    const writer = createDeliveryQueue({ db, deliver: async () => ({ messageId: 'never' }) });
+    const writer = createDeliveryQueue({ db: bed.db, deliver: async () => ({ messageId: 'never' }) });
     for (const n of [1, 2, 3])
       await writer.enqueue({
         channelType: 'telegram',
@@ -218,7 +187,7 @@ describe('delivery recovery at start', () => {
       rootRunId: 'run-1',
       operation: { op: 'send', channelId: '13', text: 'run step' },
     });
-    await db.execute(
+    await bed.db.execute(
       `UPDATE channel_deliveries SET stage = 'sending', attempts = 1 WHERE delivery_id IN (?, ?)`,
       [plain.entry.deliveryId, run.entry.deliveryId],
     );
@@ -233,7 +202,7 @@ describe('delivery recovery at start', () => {
         .map((call) => call.params.text)
         .sort(),
     ).toEqual(['doubt', 'm1', 'm2', 'm3']);
-    const runEntry = await createDeliveryQueue({ db, deliver: async () => ({ messageId: 'x' }) }).get(
+    const runEntry = await createDeliveryQueue({ db: bed.db, deliver: async () => ({ messageId: 'x' }) }).get(
       run.entry.deliveryId,
     );
     expect(runEntry).toMatchObject({ stage: 'deadLetter', lastError: expect.stringContaining('in doubt') });

@@ -39,48 +39,54 @@ export type AdapterFactory = (
 ) => ChannelAdapter | Promise<ChannelAdapter>;
 
 /**
+ * What the SDK-backed adapters take alike from their platform's section and the service: the
+ * API root, whether inbound runs (only when the section names an agent to hand messages to)
+ * and the clock.
+ */
+function common(
+  platform: { apiBaseUrl?: string | undefined; agentId?: string | undefined },
+  context: { now: () => number },
+) {
+  return { apiBaseUrl: platform.apiBaseUrl, inbound: platform.agentId !== undefined, now: context.now };
+}
+
+/**
  * The adapters the package ships, by platform. The SDK-backed ones are imported when a platform
  * is first configured: a daemon without Telegram, Discord or Slack never loads grammy,
  * `@discordjs/*` or `@slack/web-api` (together some 23 MB resident).
  */
 export const defaultAdapterFactories: Partial<Record<Platform, AdapterFactory>> = {
-  telegram: async (section, context) =>
+  telegram: async ({ telegram }, context) =>
     (await import('./adapters/telegram.js')).createTelegramAdapter({
-      botToken: section.telegram.botToken ?? '',
-      apiBaseUrl: section.telegram.apiBaseUrl,
-      inbound: section.telegram.agentId !== undefined,
-      mode: section.telegram.mode,
-      webhookUrl: section.telegram.webhookUrl,
-      webhookSecret: section.telegram.webhookSecret,
+      ...common(telegram, context),
+      botToken: telegram.botToken ?? '',
+      mode: telegram.mode,
+      webhookUrl: telegram.webhookUrl,
+      webhookSecret: telegram.webhookSecret,
       logger: context.logger,
-      now: context.now,
     }),
-  discord: async (section, context) =>
+  discord: async ({ discord }, context) =>
     (await import('./adapters/discord.js')).createDiscordAdapter({
-      botToken: section.discord.botToken ?? '',
-      apiBaseUrl: section.discord.apiBaseUrl,
-      gatewayUrl: section.discord.gatewayUrl,
-      inbound: section.discord.agentId !== undefined,
-      now: context.now,
+      ...common(discord, context),
+      botToken: discord.botToken ?? '',
+      gatewayUrl: discord.gatewayUrl,
     }),
-  slack: async (section, context) =>
+  slack: async ({ slack }, context) =>
     (await import('./adapters/slack.js')).createSlackAdapter({
-      botToken: section.slack.botToken ?? '',
-      signingSecret: section.slack.signingSecret,
-      apiBaseUrl: section.slack.apiBaseUrl,
-      socketMode: section.slack.socketMode,
-      appToken: section.slack.appToken,
-      inbound: section.slack.agentId !== undefined,
+      ...common(slack, context),
+      botToken: slack.botToken ?? '',
+      signingSecret: slack.signingSecret,
+      socketMode: slack.socketMode,
+      appToken: slack.appToken,
       logger: context.logger,
-      now: context.now,
     }),
-  whatsapp: (section, context) =>
+  whatsapp: ({ whatsapp }, context) =>
     createWhatsAppAdapter({
-      accessToken: section.whatsapp.accessToken ?? '',
-      phoneNumberId: section.whatsapp.phoneNumberId ?? '',
-      appSecret: section.whatsapp.appSecret,
-      verifyToken: section.whatsapp.verifyToken,
-      apiBaseUrl: section.whatsapp.apiBaseUrl,
+      accessToken: whatsapp.accessToken ?? '',
+      phoneNumberId: whatsapp.phoneNumberId ?? '',
+      appSecret: whatsapp.appSecret,
+      verifyToken: whatsapp.verifyToken,
+      apiBaseUrl: whatsapp.apiBaseUrl,
       now: context.now,
     }),
 };

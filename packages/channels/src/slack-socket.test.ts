@@ -1,19 +1,18 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeSlack, startFakeSlack } from '../test/fake-slack.js';
-import { openTestDatabase, recordingRunner, type TestDatabase } from '../test/fixtures.js';
+import { recordingRunner, useTestBed } from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const BOT_TOKEN = 'xoxb-socket-mode-bot-token-1234';
 const APP_TOKEN = 'xapp-1-socket-mode-app-token-5678';
-let store: TestDatabase;
+const bed = useTestBed('channels-slack-socket');
 let slack: FakeSlack;
 let service: ChannelsService | undefined;
 const turns: AgentTurnRequest[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-slack-socket');
   slack = await startFakeSlack({ token: BOT_TOKEN, appToken: APP_TOKEN });
   turns.length = 0;
 });
@@ -21,12 +20,11 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
   await slack.close();
-  await store.close();
 });
 
 async function startService(appToken = APP_TOKEN): Promise<ChannelsService> {
   service = createChannelsService({
-    db: store.db,
+    db: bed.db,
     section: channelsSectionSchema.parse({
       slack: {
         enabled: true,

@@ -1,13 +1,13 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
-import { openTestDatabase, recordingRunner, serveChannels, type TestDatabase } from '../test/fixtures.js';
+import { recordingRunner, serveChannels, useTestBed } from '../test/fixtures.js';
 import { defaultWebhookSecret } from './adapters/telegram.js';
 import { channelsSectionSchema } from './config.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const TOKEN = '123456:telegram-webhook-test-token-abcdef';
-let store: TestDatabase;
+const bed = useTestBed('channels-tg-webhook');
 let telegram: FakeTelegram;
 let service: ChannelsService | undefined;
 let base: string;
@@ -15,7 +15,6 @@ let closeHttp: () => Promise<void>;
 const turns: AgentTurnRequest[] = [];
 
 beforeEach(async () => {
-  store = await openTestDatabase('channels-tg-webhook');
   telegram = await startFakeTelegram({ token: TOKEN });
   turns.length = 0;
   const server = await serveChannels(() => service);
@@ -27,12 +26,11 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
   await telegram.close();
-  await store.close();
 });
 
 async function startService(telegramSection: Record<string, unknown>): Promise<ChannelsService> {
   service = createChannelsService({
-    db: store.db,
+    db: bed.db,
     section: channelsSectionSchema.parse({
       telegram: {
         enabled: true,

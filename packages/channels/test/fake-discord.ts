@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { listenLocal, parseBody, readBody } from './fake-server.js';
+import { type FakeApi, listenLocal, parseBody, readBody } from './fake-server.js';
 
 /** One REST call the fake received. */
 export interface DiscordCall {
@@ -9,13 +9,11 @@ export interface DiscordCall {
   body: Record<string, unknown>;
 }
 
-/** A local Discord REST API under `/api/v10`, with `nonce` + `enforce_nonce` deduplication as Discord does it. */
-export interface FakeDiscord {
-  /** The `apiBaseUrl` to configure (`…/api`). */
-  url: string;
-  calls: DiscordCall[];
-  /** Calls whose `METHOD path` matches. */
-  of(pattern: RegExp): DiscordCall[];
+/**
+ * A local Discord REST API under `/api/v10`, with `nonce` + `enforce_nonce` deduplication as
+ * Discord does it; `url` ends in `/api`, `of` picks the calls whose `METHOD path` matches.
+ */
+export interface FakeDiscord extends FakeApi<DiscordCall, RegExp> {
   /** The next `times` calls matching `pattern` answer `status` (429 with `retry_after` seconds). */
   fail(pattern: RegExp, status: number, options?: { times?: number; retryAfter?: number }): void;
   /** Messages actually created, per channel. */
@@ -40,7 +38,6 @@ export interface FakeDiscord {
   holdOnce(pattern: RegExp): void;
   /** Open, identified Gateway sessions. */
   sessions(): number;
-  close(): Promise<void>;
 }
 
 /** Starts the fake on 127.0.0.1:0; only `Bot <token>` is accepted. */

@@ -49,6 +49,20 @@ export async function listenLocal(
   };
 }
 
+/**
+ * What every fake platform API offers a test: the base URL to configure, each call it received
+ * (oldest first) and `of(key)`, the calls one key names (a Web API method, or a pattern over
+ * `METHOD path`), and close.
+ */
+export interface FakeApi<TCall, TKey> {
+  /** The `apiBaseUrl` to configure. */
+  url: string;
+  calls: TCall[];
+  /** The calls `key` names. */
+  of(key: TKey): TCall[];
+  close(): Promise<void>;
+}
+
 /** A scripted failure: the next `times` calls matching answer this instead. */
 export interface Failure {
   status: number;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listenLocal, parseBody, readBody } from './fake-server.js';
+import { type FakeApi, listenLocal, parseBody, readBody } from './fake-server.js';
 import { type FakeSocketMode, startFakeSocketMode } from './fake-slack-socket.js';
 
 /** One Web API call the fake received. */
@@ -8,12 +8,11 @@ export interface SlackCall {
   params: Record<string, unknown>;
 }
 
-/** A local Slack Web API: `POST /api/<method>` with bearer auth, form or JSON bodies, `{ok, …}` answers. */
-export interface FakeSlack {
-  /** The `apiBaseUrl` to configure (`…/api`). */
-  url: string;
-  calls: SlackCall[];
-  of(method: string): SlackCall[];
+/**
+ * A local Slack Web API: `POST /api/<method>` with bearer auth, form or JSON bodies, `{ok, …}`
+ * answers; `url` ends in `/api`, `of` picks the calls of one method.
+ */
+export interface FakeSlack extends FakeApi<SlackCall, string> {
   /** The next `times` calls of `method` answer `{ok:false, error}` (or HTTP 429 with Retry-After for `ratelimited`). */
   fail(method: string, error: string, options?: { times?: number; retryAfter?: number }): void;
   /** Messages posted to a channel, oldest first, as the fake stored them. */
@@ -22,7 +21,6 @@ export interface FakeSlack {
   holdOnce(method: string): void;
   /** Socket Mode: the connections `apps.connections.open` (with the app-level token) hands out. */
   socketMode: FakeSocketMode;
-  close(): Promise<void>;
 }
 
 /** Starts the fake Web API on 127.0.0.1:0; only `token` is accepted. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Failure, listenLocal, parseBody, readBody } from './fake-server.js';
+import { type FakeApi, type Failure, listenLocal, parseBody, readBody } from './fake-server.js';
 
 /** One Bot API call the fake received. */
 export interface TelegramCall {
@@ -8,12 +8,11 @@ export interface TelegramCall {
   params: Record<string, unknown>;
 }
 
-/** A local Bot API server: `/bot<token>/<method>` with the real request and answer shapes. */
-export interface FakeTelegram {
-  url: string;
-  calls: TelegramCall[];
-  /** Calls of one method. */
-  of(method: string): TelegramCall[];
+/**
+ * A local Bot API server: `/bot<token>/<method>` with the real request and answer shapes;
+ * `of` picks the calls of one method.
+ */
+export interface FakeTelegram extends FakeApi<TelegramCall, string> {
   /** The next `times` calls of `method` answer `{ok:false, error_code, description, parameters}`. */
   fail(
     method: string,
@@ -35,7 +34,6 @@ export interface FakeTelegram {
    * `secretToken` overrides the header's value; `null` leaves the header off.
    */
   postUpdate(update: Record<string, unknown>, secretToken?: string | null): Promise<number>;
-  close(): Promise<void>;
 }
 
 /** An update carrying a person's text message in a group chat, as the Bot API delivers it. */

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
 import { type Database, openDatabase } from '@agentd/storage';
+import { afterEach, beforeEach } from 'vitest';
 import { createChannelsHttpHandler } from '../src/http-handler.js';
 import { channelsMigrations } from '../src/internal/queue-store.js';
-import type { ChannelsService } from '../src/service.js';
+import type { ChannelsService, DeliveryAnswer } from '../src/service.js';
 import { listenLocal } from './fake-server.js';
 
 /** A real libsql file with the queue's table, in a fresh temporary directory. */
@@ -29,6 +30,90 @@ export async function openTestDatabase(prefix: string): Promise<TestDatabase> {
       await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** What each test of a file gets from `useTestBed`: its own database and what it opened, closed after it. */
+export interface TestBed {
+  /** This test's migrated database (a fresh one per test). */
+  readonly db: Database;
+  /** Closes `resource` after this test, latest first, the database last. */
+  closeAfter<T extends { close(): Promise<unknown> }>(resource: T): T;
+}
+
+/**
+ * Registers the hooks that give every test of the calling file a fresh database (in a
+ * temporary directory named after `prefix`) and close what it tracked when it ends.
+ */
+export function useTestBed(prefix: string): TestBed {
+  let store: TestDatabase | undefined;
+  const opened: Array<{ close(): Promise<unknown> }> = [];
+  beforeEach(async () => {
+    store = await openTestDatabase(prefix);
+  });
+  afterEach(async () => {
+    for (const resource of opened.splice(0).reverse()) await resource.close();
+    await store?.close();
+    store = undefined;
+  });
+  return {
+    get db() {
+      if (!store) throw new Error('the test bed is open only inside a test');
+      return store.db;
+    },
+    closeAfter(resource) {
+      opened.push(resource);
+      return resource;
+    },
+  };
+}
+
+/** The common operations a platform test delivers to one chat, in the order they run. */
+export interface CommonOperations {
+  /** The first message. */
+  text: string;
+  /** A reply to the first message. */
+  reply: string;
+  /** The first message's new text (no edit when absent: the platform has none). */
+  edit?: string;
+  /** A reaction on the first message. */
+  emoji: string;
+  /** Which message is deleted (none when absent). */
+  remove?: 'sent' | 'reply';
+  /** A file sent last; `content` is its text. */
+  file: { content: string; mimeType: string; filename: string; caption?: string };
+}
+
+/**
+ * Delivers `operations` to `channelId` through the service's queue, each once its predecessor
+ * is sent, and answers what the send, the reply and the file were answered.
+ */
+export async function deliverCommon(
+  service: ChannelsService,
+  channelType: string,
+  channelId: string,
+  operations: CommonOperations,
+): Promise<{ sent: DeliveryAnswer; reply: DeliveryAnswer; file: DeliveryAnswer }> {
+  const { text, reply: replyText, edit, emoji, remove, file } = operations;
+  const sent = await service.deliver(channelType, { op: 'send', channelId, text });
+  const messageId = sent.messageId!;
+  const reply = await service.deliver(channelType, {
+    op: 'send',
+    channelId,
+    text: replyText,
+    replyTo: messageId,
+  });
+  if (edit !== undefined)
+    await service.deliver(channelType, { op: 'edit', channelId, messageId, text: edit });
+  await service.deliver(channelType, { op: 'react', channelId, messageId, emoji });
+  const removed = remove === 'reply' ? reply.messageId! : messageId;
+  if (remove) await service.deliver(channelType, { op: 'delete', channelId, messageId: removed });
+  const { content, ...attached } = file;
+  const data = Buffer.from(content).toString('base64');
+  return {
+    sent,
+    reply,
+    file: await service.deliver(channelType, { op: 'attach', channelId, data, ...attached }),
   };
 }
 

@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 
 /**
+ * Bounds, in bytes, of a configurable request-body limit (the `maxBodyBytes` of agentd's MCP
+ * and OpenAI-compatible endpoints): at least 1 KiB, at most 64 MiB, 1 MiB when not configured.
+ */
+export const BODY_LIMIT = { min: 1024, max: 64 * 1024 * 1024, default: 1024 * 1024 } as const;
+
+/**
  * What {@link readBoundedBody} read: the body as UTF-8 text, or that it is over the limit.
  * `declaredBytes` is the `content-length` that refused it before anything was read; it is
  * `undefined` when the body streamed past the limit (chunked, or a header that lied).

@@ -1,4 +1,4 @@
-export { type BoundedBody, collectBoundedBody, readBoundedBody } from './body.js';
+export { BODY_LIMIT, type BoundedBody, collectBoundedBody, readBoundedBody } from './body.js';
 export { type InspectOptions, inspectValue, pathText, type ValuePath, type ValueProblem } from './inspect.js';
 export { hasMethods, isUnsafeKey, ownEntry, UNSAFE_KEYS } from './keys.js';
 export { type BoundedBytes, readBoundedStream } from './stream.js';

@@ -1,3 +1,4 @@
+import { BODY_LIMIT } from '@agentd/input-guards';
 import { z } from 'zod';
 
 /** An MCP server id: its tools are named `<id>__<tool>`, so it is short and has no `__`. */
@@ -47,26 +48,23 @@ export const mcpServerEntrySchema = z.union([mcpStdioServerSchema, mcpHttpServer
 /** A parsed `mcp.servers.<id>` entry. */
 export type McpServerEntry = z.output<typeof mcpServerEntrySchema>;
 
+/** `mcp.serve`: the MCP server agentd serves at `/mcp`. */
+const serveSchema = z
+  .object({
+    /** Serve `/mcp`. @default true */
+    enabled: z.boolean().default(true),
+    /** Largest request body in bytes. @default 1048576 */
+    maxBodyBytes: z.number().int().min(BODY_LIMIT.min).max(BODY_LIMIT.max).default(BODY_LIMIT.default),
+  })
+  .strict();
+
 /**
  * The daemon's `mcp` section: the MCP server agentd serves at `/mcp` (`serve`) and the MCP
  * servers whose tools agents use (`servers`).
  */
 export const mcpSectionSchema = z
   .object({
-    serve: z
-      .object({
-        /** Serve `/mcp`. @default true */
-        enabled: z.boolean().default(true),
-        /** Largest request body in bytes. @default 1048576 */
-        maxBodyBytes: z
-          .number()
-          .int()
-          .min(1024)
-          .max(64 * 1024 * 1024)
-          .default(1_048_576),
-      })
-      .strict()
-      .default({ enabled: true, maxBodyBytes: 1_048_576 }),
+    serve: serveSchema.default(serveSchema.parse({})),
     servers: z.record(mcpServerIdSchema, mcpServerEntrySchema).default({}),
   })
   .strict();

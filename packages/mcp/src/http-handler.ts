@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
-import { inspectValue, readBoundedBody } from '@agentd/input-guards';
+import { BODY_LIMIT, inspectValue, readBoundedBody } from '@agentd/input-guards';
 import type { GatewayCall } from './gateway-call.js';
 import { type AgentdMcpServerOptions, createAgentdMcpServer } from './server.js';
 
@@ -78,7 +78,7 @@ async function parsedBody(
  * stream) and DELETE answer 405, as the specification allows for a server without sessions.
  */
 export function createMcpHttpHandler<C>(options: McpHttpHandlerOptions<C>): McpHttpHandler {
-  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  const maxBodyBytes = options.maxBodyBytes ?? BODY_LIMIT.default;
   const maxDepth = options.maxDepth ?? 64;
   return async function handleMcp(request, response) {
     try {

@@ -17,6 +17,8 @@ export interface AgentdMcpServerOptions {
 
 const id = z.string().min(1).max(128);
 const sessionKey = z.string().min(1).max(512);
+/** Whose memory an entry is in, and its tags: what `memory_search` filters on and `memory_store` sets. */
+const memoryScope = { agentId: id.optional(), tags: z.array(z.string().min(1).max(64)).max(32).optional() };
 
 /** A tool answer: the result as JSON text, and as structured content when it is an object. */
 function answer(value: unknown): CallToolResult {
@@ -89,8 +91,7 @@ function registerTools(server: McpServer, options: AgentdMcpServerOptions): void
       inputSchema: {
         query: z.string().min(1).max(10_000),
         limit: z.number().int().min(1).max(100).optional(),
-        agentId: id.optional(),
-        tags: z.array(z.string().min(1).max(64)).max(32).optional(),
+        ...memoryScope,
       },
     },
     (params) => tool(() => call('memory.search', defined(params))),
@@ -101,8 +102,7 @@ function registerTools(server: McpServer, options: AgentdMcpServerOptions): void
       description: 'Store a new entry in agentd memory (needs an admin token). Answers its id.',
       inputSchema: {
         content: z.string().min(1).max(100_000),
-        agentId: id.optional(),
-        tags: z.array(z.string().min(1).max(64)).max(32).optional(),
+        ...memoryScope,
       },
     },
     (params) => tool(() => call('memory.store', defined(params))),

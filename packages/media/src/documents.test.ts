@@ -28,21 +28,21 @@ function makeZip(entries: Array<{ name: string; data: Buffer; declared?: number 
     const name = Buffer.from(entry.name);
     const packed = deflateRawSync(entry.data);
     const size = entry.declared ?? entry.data.length;
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(size, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
+    // Local and central headers share these fields; the central one has "version made by"
+    // before them, so they start 2 bytes later (`at` is where "version needed" stands).
+    const header = (length: number, signature: number, at: number) => {
+      const buffer = Buffer.alloc(length);
+      buffer.writeUInt32LE(signature, 0);
+      buffer.writeUInt16LE(20, at);
+      buffer.writeUInt16LE(8, at + 4);
+      buffer.writeUInt32LE(packed.length, at + 14);
+      buffer.writeUInt32LE(size, at + 18);
+      buffer.writeUInt16LE(name.length, at + 22);
+      return buffer;
+    };
+    const local = header(30, 0x04034b50, 4);
+    const central = header(46, 0x02014b50, 6);
     central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(size, 24);
-    central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, packed);
     centrals.push(central, name);

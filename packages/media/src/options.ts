@@ -4,6 +4,9 @@ import type { MediaLogger } from './logger.js';
 
 const MB = 1024 * 1024;
 
+/** A size limit in bytes: at least 1 KiB, at most `max`, `fallback` when unset. */
+const byteLimit = (max: number, fallback: number) => z.number().int().min(1024).max(max).default(fallback);
+
 /**
  * A keyed OpenAI-compatible endpoint. `apiKey` is a credential: config answers redact it and
  * it may be a `${secret:NAME}` reference, which the host resolves before handing it here.
@@ -143,12 +146,7 @@ const linksSchema = z
     /** URLs fetched from one text. @default 5 */
     maxLinks: z.number().int().min(1).max(50).default(5),
     /** Largest body read per URL, in bytes. @default 2097152 */
-    maxBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * MB)
-      .default(2 * MB),
+    maxBytes: byteLimit(64 * MB, 2 * MB),
     /** Deadline per URL, redirects included, in ms. @default 15000 */
     timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
     /** Redirect hops followed (each re-checked). @default 5 */
@@ -167,12 +165,7 @@ const linksSchema = z
 export const mediaSectionSchema = z
   .object({
     /** Largest decoded input (audio, image, document, video) in bytes. @default 26214400 */
-    maxInputBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(512 * MB)
-      .default(25 * MB),
+    maxInputBytes: byteLimit(512 * MB, 25 * MB),
     /** Deadline of one local engine run or provider request, in ms. @default 120000 */
     timeoutMs: z.number().int().min(1000).max(1_800_000).default(120_000),
     /** ffmpeg program (ffprobe is looked up beside it by name). @default 'ffmpeg' */

@@ -33,44 +33,31 @@ interface SttEngine {
 function keylessEngine(context: MediaContext): SttEngine {
   const stt = context.section().stt;
   const timeoutMs = context.section().timeoutMs;
-  /** Writes the speech to a private scratch file and answers what `command` prints for it. */
-  const runOnFile = (
+  /** A local program run on a private scratch copy of the speech; its answer is what it prints. */
+  const local = (
+    name: string,
     command: string,
-    argsFor: (path: string) => string[],
-    wav: Buffer,
-    signal?: AbortSignal,
-  ) =>
-    withScratch(async (dir) => {
-      const path = join(dir, 'speech.wav');
-      await writeFile(path, wav, { mode: 0o600 });
-      const { stdout } = await runProgram(command, argsFor(path), { timeoutMs, signal, env: context.env });
-      return stdout.toString('utf8');
-    });
-  if (stt.whisperCommand && stt.whisperModel) {
-    const command = stt.whisperCommand;
-    const model = stt.whisperModel;
-    return {
-      name: 'whisper.cpp',
-      keyless: true,
-      source: 'keyless-local',
-      run: (wav, language, signal) =>
-        runOnFile(
-          command,
-          (path) => ['-m', model, '-f', path, '-nt', '-np', '-l', language ?? 'auto'],
-          wav,
-          signal,
-        ),
-    };
-  }
-  const command = stt.pocketsphinxCommand;
-  return {
-    name: 'pocketsphinx',
+    argsFor: (path: string, language: string | undefined) => string[],
+  ): SttEngine => ({
+    name,
     keyless: true,
     source: 'keyless-local',
-    // pocketsphinx_continuous uses the model pocketsphinx-en-us installs; its log goes nowhere.
-    run: (wav, _language, signal) =>
-      runOnFile(command, (path) => ['-infile', path, '-logfn', '/dev/null'], wav, signal),
-  };
+    run: (wav, language, signal) =>
+      withScratch(async (dir) => {
+        const path = join(dir, 'speech.wav');
+        await writeFile(path, wav, { mode: 0o600 });
+        const args = argsFor(path, language);
+        const { stdout } = await runProgram(command, args, { timeoutMs, signal, env: context.env });
+        return stdout.toString('utf8');
+      }),
+  });
+  if (stt.whisperCommand && stt.whisperModel) {
+    const model = stt.whisperModel;
+    const args = (path: string, language = 'auto') => ['-m', model, '-f', path, '-nt', '-np', '-l', language];
+    return local('whisper.cpp', stt.whisperCommand, args);
+  }
+  // pocketsphinx_continuous uses the model pocketsphinx-en-us installs (no language); its log goes nowhere.
+  return local('pocketsphinx', stt.pocketsphinxCommand, (path) => ['-infile', path, '-logfn', '/dev/null']);
 }
 
 function keyedEngine(context: MediaContext, provider: HttpProvider, source: SttEngine['source']): SttEngine {

@@ -54,6 +54,16 @@ export function visionDenied(
   return false;
 }
 
+/**
+ * The body of a one-message request: Anthropic's `/messages` and OpenAI's `/chat/completions`
+ * wrap the user's content parts alike; only the parts differ.
+ */
+const userTurn = (model: string, content: unknown[]) => ({
+  model,
+  max_tokens: 1024,
+  messages: [{ role: 'user', content }],
+});
+
 /** Sends a prompt and pictures to the configured vision provider in its wire format. */
 async function askVision(
   context: MediaContext,
@@ -67,22 +77,13 @@ async function askVision(
     provider.model ?? (provider.format === 'anthropic' ? 'claude-3-5-sonnet-latest' : 'gpt-4o-mini');
   const timeoutMs = context.section().timeoutMs;
   if (provider.format === 'anthropic') {
-    const body = {
-      model,
-      max_tokens: 1024,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            ...pictures.map((picture) => ({
-              type: 'image',
-              source: { type: 'base64', media_type: picture.mimeType, data: base64(picture) },
-            })),
-            { type: 'text', text: prompt },
-          ],
-        },
-      ],
-    };
+    const body = userTurn(model, [
+      ...pictures.map((picture) => ({
+        type: 'image',
+        source: { type: 'base64', media_type: picture.mimeType, data: base64(picture) },
+      })),
+      { type: 'text', text: prompt },
+    ]);
     const headers: Record<string, string> = { 'anthropic-version': '2023-06-01' };
     if (provider.apiKey) headers['x-api-key'] = provider.apiKey;
     const response = await postProvider(provider, '/messages', JSON.stringify(body), {
@@ -101,22 +102,13 @@ async function askVision(
       .join('\n');
     return finish(provider, text, model);
   }
-  const body = {
-    model,
-    max_tokens: 1024,
-    messages: [
-      {
-        role: 'user',
-        content: [
-          { type: 'text', text: prompt },
-          ...pictures.map((picture) => ({
-            type: 'image_url',
-            image_url: { url: `data:${picture.mimeType};base64,${base64(picture)}` },
-          })),
-        ],
-      },
-    ],
-  };
+  const body = userTurn(model, [
+    { type: 'text', text: prompt },
+    ...pictures.map((picture) => ({
+      type: 'image_url',
+      image_url: { url: `data:${picture.mimeType};base64,${base64(picture)}` },
+    })),
+  ]);
   const response = await postProvider(provider, '/chat/completions', JSON.stringify(body), {
     timeoutMs,
     signal,

@@ -64,13 +64,16 @@ const json = (response: Response): Promise<Answer> => response.json() as Promise
 
 const auth = { authorization: 'Bearer good', 'content-type': 'application/json' };
 
+/** POSTs `body` as JSON to `<url><path>` with the good token. */
+const postJson = (url: string, path: string, body: unknown, signal?: AbortSignal): Promise<Response> =>
+  fetch(`${url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body), signal });
+
 describe('createOpenAiApiHandler', () => {
   it('maps a finish reason OpenAI does not know to stop and keeps the agent one under agentd', async () => {
     const url = await serve();
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ model: 'agentd/default', messages: [{ role: 'user', content: 'hi' }] }),
+    const response = await postJson(url, '/v1/chat/completions', {
+      model: 'agentd/default',
+      messages: [{ role: 'user', content: 'hi' }],
     });
     expect(response.status).toBe(200);
     const body = await response.json();
@@ -85,14 +88,10 @@ describe('createOpenAiApiHandler', () => {
 
   it('streams without usage fields unless include_usage is asked for, ending with [DONE]', async () => {
     const url = await serve();
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        model: 'default',
-        stream: true,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-      }),
+    const response = await postJson(url, '/v1/chat/completions', {
+      model: 'default',
+      stream: true,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
     });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const events = (await response.text()).split('\n\n').filter(Boolean);
@@ -109,14 +108,10 @@ describe('createOpenAiApiHandler', () => {
 
   it('answers a turn that fails before streaming with its HTTP status, not an open stream', async () => {
     const url = await serve();
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        model: 'agentd/other',
-        stream: true,
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
+    const response = await postJson(url, '/v1/chat/completions', {
+      model: 'agentd/other',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
     });
     expect(response.status).toBe(404);
     expect((await json(response)).error.code).toBe('model_not_found');
@@ -131,10 +126,10 @@ describe('createOpenAiApiHandler', () => {
         },
       }),
     });
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    const response = await postJson(url, '/v1/chat/completions', {
+      model: 'default',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
     });
     expect(response.status).toBe(200);
     const text = await response.text();
@@ -188,7 +183,7 @@ describe('createOpenAiApiHandler', () => {
       }),
     });
     const post = (body: unknown) =>
-      fetch(`${url}/v1/responses`, { method: 'POST', headers: auth, body: JSON.stringify(body) }).then(
+      postJson(url, '/v1/responses', body).then(
         (response) => response.json() as Promise<Record<string, unknown>>,
       );
     const first = await post({ model: 'default', input: 'hi', user: 'ann' });
@@ -198,10 +193,10 @@ describe('createOpenAiApiHandler', () => {
     });
     const next = await post({ model: 'default', input: 'more', previous_response_id: first.id });
     expect(next.agentd).toMatchObject({ sessionKey: 's:ann' });
-    const streamed = await fetch(`${url}/v1/responses`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ model: 'default', input: 'hi', stream: true }),
+    const streamed = await postJson(url, '/v1/responses', {
+      model: 'default',
+      input: 'hi',
+      stream: true,
     }).then((response) => response.text());
     expect(streamed).toContain('event: response.incomplete\n');
     expect(streamed).not.toContain('[DONE]');
@@ -219,12 +214,12 @@ describe('createOpenAiApiHandler', () => {
       }),
     });
     const controller = new AbortController();
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ model: 'default', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-      signal: controller.signal,
-    });
+    const response = await postJson(
+      url,
+      '/v1/chat/completions',
+      { model: 'default', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      controller.signal,
+    );
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();
@@ -241,11 +236,7 @@ describe('createOpenAiApiHandler', () => {
       owned_by: 'agentd',
     });
     const embed = (format: string) =>
-      fetch(`${url}/v1/embeddings`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ model: 'm', input: 'text', encoding_format: format }),
-      }).then(json);
+      postJson(url, '/v1/embeddings', { model: 'm', input: 'text', encoding_format: format }).then(json);
     expect((await embed('float')).data[0]?.embedding).toEqual([0.5, -1]);
     const encoded = (await embed('base64')).data[0]?.embedding as string;
     expect(Array.from(new Float32Array(new Uint8Array(Buffer.from(encoded, 'base64')).buffer))).toEqual([

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@agentd/contracts';
-import { hasMethods } from '@agentd/input-guards';
+import { BODY_LIMIT, hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { agentOfModel, MODEL_PREFIX } from './chat.js';
 import { embeddingsBody, embeddingsRequestSchema } from './embeddings.js';
@@ -45,7 +45,7 @@ const optionsSchema = z.object({
     { message: 'backend must have listModels, session, chat and embed' },
   ),
   callerKey: z.function(),
-  maxBodyBytes: z.number().int().min(1).default(1_048_576),
+  maxBodyBytes: z.number().int().min(1).default(BODY_LIMIT.default),
   createRateLimiter: z.function().optional(),
   retryAfterSeconds: z.number().int().min(1).default(60),
   maxBufferedBytes: z.number().int().min(0).default(1_048_576),

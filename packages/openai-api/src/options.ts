@@ -1,3 +1,4 @@
+import { BODY_LIMIT } from '@agentd/input-guards';
 import { z } from 'zod';
 
 /**
@@ -9,12 +10,7 @@ export const openaiApiSectionSchema = z
     /** Serve `/v1/*`. @default false */
     enabled: z.boolean().default(false),
     /** Largest request body in bytes; a larger one is answered 413. @default 1048576 */
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(1_048_576),
+    maxBodyBytes: z.number().int().min(BODY_LIMIT.min).max(BODY_LIMIT.max).default(BODY_LIMIT.default),
     /** Requests one token may make per window; `maxRequests: 0` turns the limit off. */
     rateLimit: z
       .object({

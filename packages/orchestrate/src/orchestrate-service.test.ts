@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { alive, orchestrateFixture } from '../test/helpers.js';
+import { alive, orchestrateFixture, pidsOf } from '../test/helpers.js';
 
 let fixture: Awaited<ReturnType<typeof orchestrateFixture>>;
 afterEach(async () => {
@@ -226,7 +226,7 @@ describe('orchestrate: limits', () => {
     });
     const marker = join(fixture.workspace, 'started');
     for (let i = 0; i < 200 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));
-    const sleeps = sleepPids('987');
+    const sleeps = pidsOf('sleep', '987');
     expect(sleeps.length).toBe(1);
     await fixture.autonomy.kill(fixture.run.runId, 'test');
     const result = await running;
@@ -235,16 +235,3 @@ describe('orchestrate: limits', () => {
     expect(sleeps.filter(alive)).toEqual([]);
   });
 });
-
-/** Host pids of `sleep <arg>` processes. */
-function sleepPids(arg: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (cmd[0]?.endsWith('sleep') && cmd[1] === arg) pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
-}

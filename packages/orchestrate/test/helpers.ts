@@ -101,4 +101,4 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
   };
 }
 
-export { alive } from '@agentd/test-support';
+export { alive, pidsOf } from '@agentd/test-support';

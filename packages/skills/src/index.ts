@@ -10,6 +10,8 @@ export {
   REGISTRY_TRUST,
   type RegistryConfig,
   registrySchema,
+  type ScanLimits,
+  scanLimitsSchema,
   type SkillsSection,
   skillsSectionSchema,
 } from './config.js';
@@ -24,9 +26,7 @@ export {
 } from './manifest-gate.js';
 export {
   type ScanFinding,
-  type ScanLimits,
   type ScanRule,
-  scanLimitsSchema,
   scanSkillFiles,
   type SkillFile,
 } from './scan.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type SkillFile, scanLimitsSchema, scanSkillFiles } from './scan.js';
+import { scanLimitsSchema } from './config.js';
+import { type SkillFile, scanSkillFiles } from './scan.js';
 
 const limits = scanLimitsSchema.parse({ maxFileBytes: 100, maxTotalBytes: 150, maxFiles: 3 });
 const file = (path: string, text: string, mode = 0o644): SkillFile => ({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { ScanLimits } from './config.js';
 
 /** One file of a skill as fetched, before anything is written. */
 export interface SkillFile {
@@ -35,29 +35,6 @@ export interface ScanFinding {
   /** A short description; never the matched text (it may hold a credential path or a URL). */
   detail: string;
 }
-
-/** Caps of a scan (`skills.import.limits`). */
-export const scanLimitsSchema = z
-  .object({
-    /** Largest single file (bytes). @default 262144 */
-    maxFileBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(256 * 1024),
-    /** Largest unpacked skill (bytes). @default 2097152 */
-    maxTotalBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(2 * 1024 * 1024),
-    /** Most files in a skill. @default 200 */
-    maxFiles: z.number().int().positive().default(200),
-  })
-  .strict();
-
-/** Parsed scan caps. */
-export type ScanLimits = z.infer<typeof scanLimitsSchema>;
 
 /** The dangerous-pattern list: each is checked on every line of every text file. */
 const PATTERNS: { rule: ScanRule; detail: string; pattern: RegExp }[] = [

@@ -1,7 +1,7 @@
 export { type Deferred, deferred } from './deferred.js';
 export { type LogEntry, recordingLogger } from './recording-logger.js';
 export { type TempDirs, tempDirs } from './temp-dirs.js';
-export { alive, eventually } from './polling.js';
+export { alive, eventually, pidsOf } from './polling.js';
 export {
   type JsonRpcExample,
   jsonRpcErrorExamples,

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
 /**
  * Polls `check` until it answers a value other than `undefined`, and answers that value; for
  * state another process or timer reaches in its own time. Rejects after `timeoutMs`.
@@ -24,4 +26,23 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Pids of the running processes whose program name ends in `program` and whose first argument
+ * is `firstArg`, read from `/proc` (Linux): for checking that a process a test started through
+ * other layers (a jail, a terminal, a script) is gone, e.g. `pidsOf('sleep', '987')`.
+ */
+export function pidsOf(program: string, firstArg: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv[0]?.endsWith(program) && argv[1] === firstArg) pids.push(Number(entry));
+    } catch {
+      // The process ended while the directory was read.
+    }
+  }
+  return pids;
 }

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alive, deferred, eventually, recordingLogger, tempDirs } from './index.js';
+import { alive, deferred, eventually, pidsOf, recordingLogger, tempDirs } from './index.js';
 
 describe('recordingLogger', () => {
   it('keeps every call with its level, fields and message, in order', () => {
@@ -67,5 +68,19 @@ describe('alive', () => {
     expect(alive(process.pid)).toBe(true);
     // Above the kernel's pid_max (4,194,304 at most): never a running process.
     expect(alive(2 ** 22 + 1)).toBe(false);
+  });
+});
+
+describe('pidsOf', () => {
+  it('finds a running process by program and first argument, and not once it has ended', async () => {
+    const child = spawn('sleep', ['4711.5'], { stdio: 'ignore' });
+    try {
+      await eventually(() => (pidsOf('sleep', '4711.5').length > 0 ? true : undefined));
+      expect(pidsOf('sleep', '4711.5')).toEqual([child.pid]);
+      expect(pidsOf('sleep', '4711.6')).toEqual([]);
+    } finally {
+      child.kill();
+    }
+    await eventually(() => (pidsOf('sleep', '4711.5').length === 0 ? true : undefined));
   });
 });

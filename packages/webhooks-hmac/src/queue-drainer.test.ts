@@ -1,5 +1,5 @@
 import { databasePerTest } from '@agentd/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AgentTurnRunner, createQueueDrainer } from './queue-drainer.js';
 import { openMigrated } from '../test/helpers.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
@@ -63,12 +63,66 @@ describe('createQueueDrainer', () => {
 
   it('picks up work enqueued after start when kicked', async () => {
     const { runner, requests } = fakeRunner();
-    const drainer = createQueueDrainer({ store, runner, pollIntervalMs: 60_000 });
+    const drainer = createQueueDrainer({ store, runner });
     await drainer.start();
     await enqueue('late');
     drainer.kick();
     await drainer.idle();
     expect(requests.map((r) => r.message)).toEqual(['late']);
+    await drainer.stop();
+  });
+
+  it('does no work while the queue is empty: no read and no timer until kicked', async () => {
+    const reads = { claims: 0, nextDue: 0 };
+    const counted: WebhookStore = {
+      ...store,
+      claimNextJob: () => {
+        reads.claims++;
+        return store.claimNextJob();
+      },
+      nextAttemptAt: () => {
+        reads.nextDue++;
+        return store.nextAttemptAt();
+      },
+    };
+    const { runner, requests } = fakeRunner();
+    // The drainer's timers are fake from its creation, so a poll would show as a timer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const drainer = createQueueDrainer({ store: counted, runner });
+    let afterStart: typeof reads;
+    try {
+      await drainer.start();
+      await drainer.idle();
+      await vi.advanceTimersByTimeAsync(0);
+      afterStart = { ...reads };
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(3_600_000);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(reads).toEqual(afterStart);
+    await enqueue('now');
+    drainer.kick();
+    await drainer.idle();
+    expect(requests.map((r) => r.message)).toEqual(['now']);
+    expect(reads.claims).toBeGreaterThan(afterStart.claims);
+    await drainer.stop();
+  });
+
+  it('runs a job queued for later when it falls due, without a kick', async () => {
+    await enqueue('later');
+    const job = await store.claimNextJob();
+    await store.failJob(job!.id, 'Error: first attempt', Date.now() + 150);
+    expect(await store.nextAttemptAt()).toBeGreaterThan(Date.now());
+    const { runner, requests } = fakeRunner();
+    const drainer = createQueueDrainer({ store, runner });
+    await drainer.start();
+    expect(requests).toHaveLength(0);
+    for (let i = 0; i < 100 && (await store.queueStats()).done === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(requests.map((r) => r.message)).toEqual(['later']);
+    expect(await store.nextAttemptAt()).toBeUndefined();
     await drainer.stop();
   });
 

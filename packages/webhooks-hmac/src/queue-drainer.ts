@@ -33,30 +33,30 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
   deliver?: HookResponseDeliverer;
   /** Turns run at once. @default 1 */
   concurrency?: number;
-  /** How often the queue is looked at when nobody calls `kick()`. @default 1000 */
-  pollIntervalMs?: number;
   /** Attempts before a job is marked failed. @default 3 */
   maxAttempts?: number;
   /** Delay before a failed attempt is retried, doubled each further attempt. @default 5000 */
   retryDelayMs?: number;
 }
 
+/** How long the drainer waits to read the queue again after a read failed. */
+const REREAD_AFTER_FAILURE_MS = 1000;
+
 const drainerOptionsSchema = z.object({
   concurrency: z.number().int().min(1).max(64).default(1),
-  pollIntervalMs: z.number().int().min(10).default(1000),
   maxAttempts: z.number().int().min(1).max(100).default(3),
   retryDelayMs: z.number().int().min(0).default(5000),
 });
 
 /** Runs queued webhook agent turns through an {@link AgentTurnRunner}. */
 export interface QueueDrainer {
-  /** Puts jobs left running by a previous process back in the queue, then starts polling. */
+  /** Puts jobs left running by a previous process back in the queue, then runs what is due. */
   start(): Promise<void>;
   /** Looks at the queue now (call after enqueueing). */
   kick(): void;
   /** Resolves once no due job is queued and none is running (tests, shutdown checks). */
   idle(): Promise<void>;
-  /** Stops polling, aborts running turns and puts them back in the queue. Idempotent. */
+  /** Stops, aborts running turns and puts them back in the queue. Idempotent. */
   stop(): Promise<void>;
   /** Turns running now. */
   readonly active: number;
@@ -88,14 +88,34 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
   let again = false;
   const idleWaiters: Array<() => void> = [];
 
-  const schedule = () => {
-    if (stopped || !started) return;
+  // No polling: an idle daemon does no work. The queue is looked at when a job is enqueued
+  // (`kick()`), when a turn ends, and at the earliest retry time of a queued job.
+  const wakeAt = (delayMs: number) => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
       kick();
-    }, settings.pollIntervalMs);
+    }, delayMs);
     timer.unref();
+  };
+
+  const schedule = async () => {
+    if (stopped || !started) return;
+    let next: number | undefined;
+    try {
+      next = await store.nextAttemptAt();
+    } catch {
+      // The read failed (logged by the pump's own read); look again shortly.
+      if (!stopped) wakeAt(REREAD_AFTER_FAILURE_MS);
+      return;
+    }
+    if (stopped) return;
+    if (next === undefined) {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      return;
+    }
+    wakeAt(Math.max(0, next - now()) + 1);
   };
 
   const notifyIdle = async () => {
@@ -208,10 +228,6 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         },
         'webhook agent turn failed',
       );
-      if (retryAt !== undefined) {
-        const wait = setTimeout(kick, Math.max(0, retryAt - now()) + 5);
-        wait.unref();
-      }
     } finally {
       controllers.delete(job.id);
     }
@@ -227,7 +243,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         } catch (error) {
           if (!stopped) {
             logger.warn(
-              { err: error, hint: 'the queue is looked at again on the next poll', errorKind: 'resource' },
+              { err: error, hint: 'the queue is read again in a second', errorKind: 'resource' },
               'reading the webhook queue failed',
             );
           }
@@ -255,7 +271,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
     }
     pumping = pump().finally(() => {
       pumping = undefined;
-      schedule();
+      void schedule();
       void notifyIdle();
     });
   }

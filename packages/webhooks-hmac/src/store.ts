@@ -222,6 +222,8 @@ export interface WebhookStore {
   queueStats(): Promise<QueueStats>;
   /** Queued jobs whose next attempt is due now. */
   dueJobCount(): Promise<number>;
+  /** When the earliest queued job is next due (ms), or undefined when nothing is queued. */
+  nextAttemptAt(): Promise<number | undefined>;
   /** Wakes not consumed yet, oldest first. */
   pendingWakes(limit?: number): Promise<PendingWake[]>;
   /** Marks wakes consumed; returns how many were still pending. */
@@ -349,6 +351,15 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
         [now()],
       );
       return Number(result.rows[0]?.n ?? 0);
+    },
+
+    async nextAttemptAt() {
+      ensureOpen();
+      const result = await db.execute(
+        `SELECT MIN(next_attempt_at) AS at FROM webhook_agent_queue WHERE status = 'queued'`,
+      );
+      const at = result.rows[0]?.at;
+      return at === null || at === undefined ? undefined : Number(at);
     },
 
     async pendingWakes(limit = 100) {

@@ -1,6 +1,12 @@
 import type { Logger } from '@agentd/contracts';
 import { z } from 'zod';
 
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** A size limit in bytes: at least 1 KiB, at most `max`, `fallback` when unset. */
+const byteLimit = (max: number, fallback: number) => z.number().int().min(KiB).max(max).default(fallback);
+
 /**
  * The `workspace` section of the agentd config file. Every key applies to the next call
  * (`WorkspaceService.applyConfig`); nothing needs a restart.
@@ -14,26 +20,11 @@ export const workspaceSectionSchema = z
      */
     autoInit: z.boolean().default(true),
     /** Bytes of a file a read returns; the rest is cut and `truncated` is set. @default 262144 */
-    maxReadBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(256 * 1024),
+    maxReadBytes: byteLimit(64 * MiB, 256 * KiB),
     /** Largest content a write accepts, in bytes. @default 5242880 */
-    maxWriteBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(256 * 1024 * 1024)
-      .default(5 * 1024 * 1024),
+    maxWriteBytes: byteLimit(256 * MiB, 5 * MiB),
     /** Bytes of a diff returned; the rest is cut and `truncated` is set. @default 262144 */
-    maxDiffBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(256 * 1024),
+    maxDiffBytes: byteLimit(64 * MiB, 256 * KiB),
     /** Characters kept of a commit message after sanitising. @default 2000 */
     maxCommitMessageChars: z.number().int().min(50).max(100_000).default(2000),
     /** Entries a directory listing, a glob or a log returns at most. @default 1000 */

@@ -3,6 +3,7 @@ import type { Connection } from '../connection.js';
 import type { PageElement } from '../pages.js';
 import { shared } from '../styles.js';
 import { errorText } from './format.js';
+import { PollController } from './poll.js';
 import { reactiveState } from './reactive-state.js';
 
 /**
@@ -52,6 +53,14 @@ export class ConsolePage extends LitElement implements PageElement {
     if (done === undefined) return false;
     this.message = done;
     return true;
+  }
+
+  /**
+   * Keeps a page that shows the record its route names fresh: `refresh` when attached, every
+   * `everyMs` while `active` holds, and at once when the shell hands it new route params.
+   */
+  protected pollRoute(everyMs: number, refresh: () => Promise<void>, active: () => boolean): void {
+    new PollController(this, { everyMs, refresh, route: () => this.params, active });
   }
 
   /** The page's error (`role="alert"`) and outcome message (`role="status"`), each when set. */

@@ -3,7 +3,6 @@ import { css, html, nothing, svg } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { type DagDrawing, layoutDag } from '../internal/dag-layout.js';
 import { formatTime } from '../internal/format.js';
-import { PollController } from '../internal/poll.js';
 import { dataTable } from '../internal/templates.js';
 import { href } from '../pages.js';
 import { reactiveState } from '../internal/reactive-state.js';
@@ -43,12 +42,11 @@ export class GraphPage extends ConsolePage {
 
   constructor() {
     super();
-    new PollController(this, {
-      everyMs: 1000,
-      refresh: () => this.refresh(),
-      route: () => this.params,
-      active: () => this.detail !== undefined && ACTIVE.has(this.detail.status),
-    });
+    this.pollRoute(
+      1000,
+      () => this.refresh(),
+      () => this.detail !== undefined && ACTIVE.has(this.detail.status),
+    );
   }
 
   private async refresh(): Promise<void> {

@@ -2,7 +2,6 @@ import type { RunView } from '@agentd/autonomy';
 import { css, html, nothing } from 'lit';
 import { ConsolePage } from '../internal/console-page.js';
 import { formatTime } from '../internal/format.js';
-import { PollController } from '../internal/poll.js';
 import { href } from '../pages.js';
 import { reactiveState } from '../internal/reactive-state.js';
 import { shared } from '../styles.js';
@@ -70,12 +69,11 @@ export class RunsPage extends ConsolePage {
 
   constructor() {
     super();
-    new PollController(this, {
-      everyMs: 2000,
-      refresh: () => this.refresh(),
-      route: () => this.params,
-      active: () => this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running',
-    });
+    this.pollRoute(
+      2000,
+      () => this.refresh(),
+      () => this.runs.some((r) => r.status === 'running') || this.detail?.status === 'running',
+    );
   }
 
   private async refresh(): Promise<void> {

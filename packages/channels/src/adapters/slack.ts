@@ -1,15 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { z } from 'zod';
 import { slackActionSchema } from './action-schemas.js';
-import type {
-  ChannelAdapter,
-  ChannelHealth,
-  InboundMessage,
-  InboundReaction,
-  OutboundOperation,
-  OutboundResult,
-} from '../adapter.js';
+import type { ChannelAdapter, ChannelHealth, OutboundOperation, OutboundResult } from '../adapter.js';
 import { platformError } from '../errors.js';
+import { inboundSlots, type InboundSink } from '../internal/inbound.js';
 import { guardPlatformCalls, type PlatformFailure } from '../internal/platform-call.js';
 import { secretScrubber } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
@@ -61,9 +56,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     logLevel: LogLevel.ERROR,
   });
   const scrub = secretScrubber([options.botToken, options.signingSecret, options.appToken]);
-  let onInbound: ((message: InboundMessage) => void) | undefined;
+  const inbound = inboundSlots();
   let socket: SocketModeHandle | undefined;
-  let onReaction: ((reaction: InboundReaction) => void) | undefined;
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
 
@@ -128,8 +122,7 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     actionSchema: slackActionSchema,
     // Inbound arrives through the Events API (HTTP), which the daemon routes, or over Socket Mode.
     async start(handler, reactionHandler) {
-      onInbound = handler;
-      onReaction = reactionHandler;
+      inbound.attach(handler, reactionHandler);
       if (!options.socketMode || !options.inbound || !options.appToken || socket) return;
       socket = connectSocketMode({
         appToken: options.appToken,
@@ -138,30 +131,17 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
         scrub,
         logger: options.logger ?? noopLogger,
         now,
-        onEventCallback: (payload) => {
-          const message = inboundOf(payload);
-          if (message) onInbound?.(message);
-          const reaction = reactionOf(payload);
-          if (reaction) onReaction?.(reaction);
-        },
+        onEventCallback: (payload) => routeEvent(payload, inbound),
       });
     },
     async stop() {
-      onInbound = undefined;
-      onReaction = undefined;
+      inbound.detach();
       const running = socket;
       socket = undefined;
       await running?.stop();
       health.state = 'stopped';
     },
-    webhook: async (request) =>
-      eventsApi(
-        request,
-        options.signingSecret,
-        now,
-        (message) => onInbound?.(message),
-        (reaction) => onReaction?.(reaction),
-      ),
+    webhook: async (request) => eventsApi(request, options.signingSecret, now, inbound),
     deliver: (operation, attempt) => deliver(operation, attempt.deliveryId),
     async reconcile(operation, attempt) {
       if (operation.op !== 'send') return undefined;
@@ -223,8 +203,7 @@ function eventsApi(
   request: WebhookRequest,
   signingSecret: string | undefined,
   now: () => number,
-  deliver: (message: InboundMessage) => void,
-  react: (reaction: InboundReaction) => void,
+  inbound: InboundSink,
 ): WebhookResponse {
   if (request.method !== 'POST') return text(405, 'method not allowed');
   if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
@@ -242,61 +221,52 @@ function eventsApi(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ challenge: payload.challenge }),
     };
-  const message = payload ? inboundOf(payload) : undefined;
-  if (message) deliver(message);
-  const reaction = payload ? reactionOf(payload) : undefined;
-  if (reaction) react(reaction);
+  if (payload) routeEvent(payload, inbound);
   return text(200, 'ok');
 }
 
-/** A user's reaction on a message, from an `event_callback` payload (Events API or Socket Mode). */
-function reactionOf(payload: Record<string, unknown>): InboundReaction | undefined {
-  const event = payload.event as Record<string, unknown> | undefined;
-  const item = event?.item as Record<string, unknown> | undefined;
-  if (
-    payload.type !== 'event_callback' ||
-    event?.type !== 'reaction_added' ||
-    item?.type !== 'message' ||
-    typeof event.user !== 'string' ||
-    typeof event.reaction !== 'string' ||
-    typeof item.channel !== 'string' ||
-    typeof item.ts !== 'string'
-  )
-    return undefined;
-  return {
-    channelType: 'slack',
-    channelId: item.channel,
-    userId: event.user,
-    messageId: item.ts,
-    emoji: event.reaction,
-  };
-}
+/** Where a Slack event happened: the chat, the message and who acted. */
+const where = { user: z.string(), channel: z.string(), ts: z.string() };
 
 /**
- * The message of an Events API payload (HTTP callback or Socket Mode envelope): `message` and
- * `app_mention` events from people; bots, edits and other subtypes are ignored.
+ * The `event_callback` events an adapter hands on (Events API or Socket Mode): `message` and
+ * `app_mention` from people (bots, edits and other subtypes carry a `subtype` or `bot_id` and
+ * are ignored) and `reaction_added` on a message.
  */
-function inboundOf(payload: Record<string, unknown>): InboundMessage | undefined {
-  const event = payload.event as Record<string, unknown> | undefined;
-  if (
-    payload.type !== 'event_callback' ||
-    !event ||
-    (event.type !== 'message' && event.type !== 'app_mention') ||
-    event.subtype !== undefined ||
-    event.bot_id !== undefined ||
-    typeof event.user !== 'string' ||
-    typeof event.channel !== 'string' ||
-    typeof event.ts !== 'string'
-  )
-    return undefined;
-  return {
-    channelType: 'slack',
-    channelId: event.channel,
-    userId: event.user,
-    messageId: event.ts,
-    text: typeof event.text === 'string' ? event.text : '',
-    ...(typeof event.thread_ts === 'string' ? { threadId: event.thread_ts } : {}),
-  };
+const eventCallback = z.object({
+  type: z.literal('event_callback'),
+  event: z.discriminatedUnion('type', [
+    z.object({
+      type: z.enum(['message', 'app_mention']),
+      subtype: z.undefined().optional(),
+      bot_id: z.undefined().optional(),
+      ...where,
+      text: z.string().catch(''),
+      thread_ts: z.string().optional().catch(undefined),
+    }),
+    z.object({
+      type: z.literal('reaction_added'),
+      user: where.user,
+      reaction: z.string(),
+      item: z.object({ type: z.literal('message'), channel: where.channel, ts: where.ts }),
+    }),
+  ]),
+});
+
+/** Hands the message or reaction an `event_callback` payload carries (if any) to `inbound`. */
+function routeEvent(payload: Record<string, unknown>, inbound: InboundSink): void {
+  const parsed = eventCallback.safeParse(payload);
+  if (!parsed.success) return;
+  const { event } = parsed.data;
+  const { channel, ts } = event.type === 'reaction_added' ? event.item : event;
+  const origin = { channelType: 'slack', channelId: channel, userId: event.user, messageId: ts };
+  if (event.type === 'reaction_added') inbound.reaction({ ...origin, emoji: event.reaction });
+  else
+    inbound.message({
+      ...origin,
+      text: event.text,
+      ...(event.thread_ts !== undefined ? { threadId: event.thread_ts } : {}),
+    });
 }
 
 /** A Web API failure as a `PLATFORM_ERROR`: rate limits, 5xx, transient errors and the network are retryable. */

@@ -9,6 +9,7 @@ import type {
   OutboundResult,
 } from '../adapter.js';
 import { ChannelsError, platformError } from '../errors.js';
+import { inboundSlots, type InboundSink } from '../internal/inbound.js';
 import { scrubbedMessage, secretScrubber } from '../internal/redact.js';
 import { header, jsonBody, text, type WebhookRequest, type WebhookResponse } from '../internal/webhook.js';
 
@@ -63,8 +64,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
   const scrub = secretScrubber([options.accessToken, options.appSecret, options.verifyToken]);
   const now = options.now ?? Date.now;
   const health: ChannelHealth = { state: 'configured' };
-  let onInbound: ((message: InboundMessage) => void) | undefined;
-  let onReaction: ((reaction: InboundReaction) => void) | undefined;
+  const inbound = inboundSlots();
 
   const graph = async <T>(path: string, body: Record<string, unknown> | FormData): Promise<T> => {
     let response: Response;
@@ -161,12 +161,10 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
     actionSchema: whatsappActionSchema,
     supports: (op) => op !== 'edit' && op !== 'delete',
     async start(handler, reactionHandler) {
-      onInbound = handler;
-      onReaction = reactionHandler;
+      inbound.attach(handler, reactionHandler);
     },
     async stop() {
-      onInbound = undefined;
-      onReaction = undefined;
+      inbound.detach();
       health.state = 'stopped';
     },
     deliver,
@@ -194,13 +192,7 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
           return { ok: true };
       }
     },
-    webhook: (request) =>
-      webhook(
-        request,
-        options,
-        (message) => onInbound?.(message),
-        (reaction) => onReaction?.(reaction),
-      ),
+    webhook: (request) => webhook(request, options, inbound),
     health: () => ({ ...health }),
   };
 }
@@ -215,8 +207,7 @@ function unsupported(what: string): ChannelsError {
 async function webhook(
   request: WebhookRequest,
   options: WhatsAppAdapterOptions,
-  deliver: (message: InboundMessage) => void,
-  react: (reaction: InboundReaction) => void,
+  inbound: InboundSink,
 ): Promise<WebhookResponse> {
   if (request.method === 'GET') {
     const ok =
@@ -239,11 +230,11 @@ async function webhook(
         // A reaction arrives as a message of its own; it is feedback, never an agent turn.
         if (message.type === 'reaction') {
           const reaction = reactionOf(message);
-          if (reaction) react(reaction);
+          if (reaction) inbound.reaction(reaction);
           continue;
         }
-        const inbound = toInbound(message);
-        if (inbound) deliver(inbound);
+        const parsed = toInbound(message);
+        if (parsed) inbound.message(parsed);
       }
     }
   }

@@ -1,6 +1,39 @@
 import type { AgentTurnRunner, Logger } from '@agentd/contracts';
-import type { InboundMessage } from '../adapter.js';
+import type { InboundMessage, InboundReaction } from '../adapter.js';
 import type { EnqueueRequest } from '../delivery-queue.js';
+
+/** Where a webhook or socket adapter hands the messages and reactions it parsed. */
+export interface InboundSink {
+  message(message: InboundMessage): void;
+  reaction(reaction: InboundReaction): void;
+}
+
+/**
+ * The listeners an adapter's `start` was given, as one sink: `attach` at start, `detach` at stop;
+ * what arrives while none is attached (a callback racing a stop) is dropped.
+ */
+export function inboundSlots(): InboundSink & {
+  attach(
+    onInbound: (message: InboundMessage) => void,
+    onReaction?: (reaction: InboundReaction) => void,
+  ): void;
+  detach(): void;
+} {
+  let onInbound: ((message: InboundMessage) => void) | undefined;
+  let onReaction: ((reaction: InboundReaction) => void) | undefined;
+  return {
+    attach(inbound, reaction) {
+      onInbound = inbound;
+      onReaction = reaction;
+    },
+    detach() {
+      onInbound = undefined;
+      onReaction = undefined;
+    },
+    message: (message) => onInbound?.(message),
+    reaction: (reaction) => onReaction?.(reaction),
+  };
+}
 
 /** Percent-encodes the two characters that would break a session key's segments. */
 const segment = (value: string): string => value.replace(/%/g, '%25').replace(/:/g, '%3A');

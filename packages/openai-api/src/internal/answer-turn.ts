@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { agentOfModel } from '../chat.js';
 import type { OpenAiApiError } from '../errors.js';
 import type { ChatTurn, ChatTurnResult } from '../types.js';
 import { type ChunkStream, createChunkStream } from './chunk-stream.js';
@@ -23,6 +24,22 @@ export interface TurnAnswer {
   whole(result: ChatTurnResult): unknown;
   /** Set for a streamed request: the wording over the stream of this response. */
   streamed?: ((stream: ChunkStream) => StreamWording) | undefined;
+}
+
+/**
+ * The turn a request asks for: the agent its model names, its message, and the session the
+ * backend picks for the named session (`header`) or the request's `user`, else a fresh one.
+ */
+export async function turnOf<C>(
+  ctx: ApiContext<C>,
+  caller: C,
+  asked: { model: string; user?: string | null | undefined },
+  message: string,
+  header: string | undefined,
+  signal: AbortSignal,
+): Promise<ChatTurn> {
+  const sessionKey = await ctx.backend.session(caller, { header, user: asked.user ?? undefined });
+  return { agentId: agentOfModel(asked.model), message, sessionKey, signal };
 }
 
 /**

@@ -1,5 +1,4 @@
 import {
-  agentOfModel,
   chatRequestSchema,
   chunkBody,
   type CompletionIds,
@@ -9,7 +8,7 @@ import {
   usageOf,
 } from '../chat.js';
 import type { ChatTurnResult } from '../types.js';
-import { answerTurn, type StreamWording } from './answer-turn.js';
+import { answerTurn, type StreamWording, turnOf } from './answer-turn.js';
 import { type ChunkStream, sessionHeader } from './chunk-stream.js';
 import type { TurnEndpoint } from './context.js';
 import { parseBody } from './zod-error.js';
@@ -21,17 +20,13 @@ import { parseBody } from './zod-error.js';
 export const serveChat: TurnEndpoint = async (ctx, request, response, caller, body, signal) => {
   const chatRequest = parseBody(chatRequestSchema, body);
   const message = turnMessage(chatRequest);
-  const sessionKey = await ctx.backend.session(caller, {
-    header: sessionHeader(request),
-    user: chatRequest.user ?? undefined,
-  });
+  const turn = await turnOf(ctx, caller, chatRequest, message, sessionHeader(request), signal);
   const ids: CompletionIds = {
     id: `chatcmpl-${ctx.randomId()}`,
     created: Math.floor(ctx.now() / 1000),
     model: chatRequest.model,
   };
   const include = chatRequest.stream_options?.include_usage === true;
-  const turn = { agentId: agentOfModel(chatRequest.model), message, sessionKey, signal };
   const streamed = chatRequest.stream ? (stream: ChunkStream) => chatChunks(stream, ids, include) : undefined;
   await answerTurn(ctx, response, caller, turn, { whole: (result) => completionBody(ids, result), streamed });
 };

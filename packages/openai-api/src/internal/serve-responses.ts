@@ -1,4 +1,3 @@
-import { agentOfModel } from '../chat.js';
 import {
   closingEvents,
   openingEvents,
@@ -9,7 +8,7 @@ import {
   responseTurnMessage,
   sessionOfResponseId,
 } from '../responses.js';
-import { answerTurn, type StreamWording } from './answer-turn.js';
+import { answerTurn, type StreamWording, turnOf } from './answer-turn.js';
 import { type ChunkStream, sessionHeader } from './chunk-stream.js';
 import type { TurnEndpoint } from './context.js';
 import { parseBody } from './zod-error.js';
@@ -26,14 +25,13 @@ export const serveResponses: TurnEndpoint = async (ctx, request, response, calle
     asked.previous_response_id != null
       ? sessionOfResponseId(asked.previous_response_id)
       : sessionHeader(request);
-  const sessionKey = await ctx.backend.session(caller, { header: named, user: asked.user ?? undefined });
+  const turn = await turnOf(ctx, caller, asked, message, named, signal);
   const ids: ResponseIds = {
-    id: responseId(ctx.randomId(), sessionKey),
+    id: responseId(ctx.randomId(), turn.sessionKey),
     messageId: `msg_${ctx.randomId().replace(/[^A-Za-z0-9]/g, '')}`,
     createdAt: Math.floor(ctx.now() / 1000),
     model: asked.model,
   };
-  const turn = { agentId: agentOfModel(asked.model), message, sessionKey, signal };
   const streamed = asked.stream ? (stream: ChunkStream) => responseEvents(stream, ids) : undefined;
   await answerTurn(ctx, response, caller, turn, { whole: (result) => responseBody(ids, result), streamed });
 };
