@@ -1,5 +1,6 @@
 import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, ToolSet } from 'ai';
 import { z } from 'zod';
+import type { Injected } from '@agentd/contracts';
 import { redactUrls } from '@agentd/logging';
 import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
@@ -15,8 +16,11 @@ import type {
   ModelUsage,
 } from './provider.js';
 
-/** Options shared by the HTTP providers. */
-export interface HttpProviderOptions {
+/**
+ * Options shared by the HTTP providers.
+ * From {@link Injected}: `logger`, for retries.
+ */
+export interface HttpProviderOptions extends Pick<Injected<AgentRuntimeLogger>, 'logger'> {
   /** Provider id, used in errors, logs and billing. */
   id: string;
   /** Endpoint base URL (for Anthropic including `/v1`; default `https://api.anthropic.com/v1`). */
@@ -31,8 +35,6 @@ export interface HttpProviderOptions {
   maxRetries?: number | undefined;
   /** First backoff delay, doubled per retry, jittered, capped at 30 s; `retry-after(-ms)` wins. @default 1000 */
   retryInitialDelayMs?: number | undefined;
-  /** Logger for retries. @default no-op */
-  logger?: AgentRuntimeLogger | undefined;
   /** Jitter source. @default Math.random */
   random?: (() => number) | undefined;
 }
