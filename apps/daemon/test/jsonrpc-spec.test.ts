@@ -1,4 +1,9 @@
 import { defineMethod } from '@agentd/rpc-core';
+import {
+  jsonRpcErrorExamples,
+  jsonRpcNotificationExamples,
+  jsonRpcSubtractExamples,
+} from '@agentd/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openRaw, postRpc, type RawSocket, startTestDaemon, type TestDaemon } from './helpers.js';
@@ -53,71 +58,16 @@ afterAll(async () => {
 });
 
 describe('JSON-RPC 2.0 specification section 7 over the daemon WebSocket', () => {
-  it('answers rpc call with positional parameters', async () => {
-    expect(await exchange('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')).toEqual({
-      jsonrpc: '2.0',
-      result: 19,
-      id: 1,
-    });
-    expect(await exchange('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')).toEqual({
-      jsonrpc: '2.0',
-      result: -19,
-      id: 2,
-    });
-  });
-
-  it('answers rpc call with named parameters', async () => {
-    expect(
-      await exchange(
-        '{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}',
-      ),
-    ).toEqual({ jsonrpc: '2.0', result: 19, id: 3 });
-    expect(
-      await exchange(
-        '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}',
-      ),
-    ).toEqual({ jsonrpc: '2.0', result: 19, id: 4 });
+  it.each(jsonRpcSubtractExamples)('answers rpc call with $case', async ({ text, answer }) => {
+    expect(await exchange(text)).toEqual(answer);
   });
 
   it('sends nothing for notifications, even of unknown methods', async () => {
-    await expectSilence('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}');
-    await expectSilence('{"jsonrpc": "2.0", "method": "foobar"}');
+    for (const text of jsonRpcNotificationExamples) await expectSilence(text);
   });
 
-  it('answers -32601 for a non-existent method', async () => {
-    expect(await exchange('{"jsonrpc": "2.0", "method": "foobar", "id": "1"}')).toMatchObject({
-      jsonrpc: '2.0',
-      error: { code: -32601 },
-      id: '1',
-    });
-  });
-
-  it('answers -32700 with id null for invalid JSON', async () => {
-    expect(await exchange('{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')).toMatchObject({
-      jsonrpc: '2.0',
-      error: { code: -32700 },
-      id: null,
-    });
-  });
-
-  it('answers -32600 with id null for an invalid request object', async () => {
-    expect(await exchange('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')).toMatchObject({
-      jsonrpc: '2.0',
-      error: { code: -32600 },
-      id: null,
-    });
-  });
-
-  it('answers -32700 for a batch that is invalid JSON', async () => {
-    const text = `[
-      {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
-      {"jsonrpc": "2.0", "method"
-    ]`;
-    expect(await exchange(text)).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 }, id: null });
-  });
-
-  it('answers one -32600 (not an array) for an empty batch', async () => {
-    expect(await exchange('[]')).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 }, id: null });
+  it.each(jsonRpcErrorExamples)('answers $case', async ({ text, answer }) => {
+    expect(await exchange(text)).toEqual(answer);
   });
 
   it('answers an array of -32600 for batches of invalid members', async () => {

@@ -10,12 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
 import { interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
-import {
-  createAgentRuntime,
-  createOfflineProvider,
-  estimateMessageTokens,
-  type ModelRequest,
-} from '../src/index.js';
+import { createAgentRuntime, createOfflineProvider, estimateMessageTokens } from '../src/index.js';
+import { chatRequest } from '../test/requests.js';
 
 const SIZES = [10, 1000, 10_000];
 const dir = mkdtempSync(join(tmpdir(), 'agentd-bench-runtime-'));
@@ -53,15 +49,7 @@ const provider = createOfflineProvider();
 const providerOnly = async (ms: number): Promise<number> => {
   const end = performance.now() + ms;
   let ops = 0;
-  const request: ModelRequest = {
-    model: 'offline',
-    system: 'You are a helpful assistant.',
-    messages: [{ role: 'user', content: 'a benchmark message' }],
-    tools: [],
-    maxOutputTokens: 1024,
-    signal: new AbortController().signal,
-    purpose: 'chat',
-  };
+  const request = chatRequest('a benchmark message', { system: 'You are a helpful assistant.' });
   while (performance.now() < end) {
     for await (const _event of provider.stream(request)) {
       // drain

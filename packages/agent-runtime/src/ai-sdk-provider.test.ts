@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../test/fake-providers.js';
 import { startRuntime } from '../test/helpers.js';
+import { chatRequest } from '../test/requests.js';
 import {
   createAnthropicProvider,
   createOpenAiCompatibleProvider,
@@ -17,16 +18,12 @@ afterEach(async () => {
 });
 
 function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
+  return chatRequest('hello there', {
     model: 'fake-model',
     system: 'be terse',
-    messages: [{ role: 'user', content: 'hello there' }],
-    tools: [],
     maxOutputTokens: 256,
-    signal: new AbortController().signal,
-    purpose: 'chat',
     ...overrides,
-  };
+  });
 }
 
 /** The OpenAI-compatible provider `oai` on a fake server, with the test key unless `options` say otherwise. */

@@ -1,5 +1,6 @@
 import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, ToolSet } from 'ai';
 import { z } from 'zod';
+import type { Injected } from '@agentd/contracts';
 import { redactUrls } from '@agentd/logging';
 import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
@@ -15,8 +16,11 @@ import type {
   ModelUsage,
 } from './provider.js';
 
-/** Options shared by the HTTP providers. */
-export interface HttpProviderOptions {
+/**
+ * Options shared by the HTTP providers.
+ * From {@link Injected}: `logger`, for retries.
+ */
+export interface HttpProviderOptions extends Pick<Injected<AgentRuntimeLogger>, 'logger'> {
   /** Provider id, used in errors, logs and billing. */
   id: string;
   /** Endpoint base URL (for Anthropic including `/v1`; default `https://api.anthropic.com/v1`). */
@@ -31,8 +35,6 @@ export interface HttpProviderOptions {
   maxRetries?: number | undefined;
   /** First backoff delay, doubled per retry, jittered, capped at 30 s; `retry-after(-ms)` wins. @default 1000 */
   retryInitialDelayMs?: number | undefined;
-  /** Logger for retries. @default no-op */
-  logger?: AgentRuntimeLogger | undefined;
   /** Jitter source. @default Math.random */
   random?: (() => number) | undefined;
 }
@@ -308,21 +310,17 @@ function toSdkTools(ai: AiSdk, tools: ModelRequest['tools']): ToolSet {
   return set;
 }
 
+/** The AI SDK's finish reasons in the contract's spelling; any other reason is `other`. */
+const FINISH_REASONS: ReadonlyMap<string, ModelFinishReason> = new Map([
+  ['stop', 'stop'],
+  ['length', 'length'],
+  ['tool-calls', 'tool_calls'],
+  ['content-filter', 'content_filter'],
+  ['error', 'error'],
+]);
+
 function mapFinishReason(reason: string): ModelFinishReason {
-  switch (reason) {
-    case 'stop':
-      return 'stop';
-    case 'length':
-      return 'length';
-    case 'tool-calls':
-      return 'tool_calls';
-    case 'content-filter':
-      return 'content_filter';
-    case 'error':
-      return 'error';
-    default:
-      return 'other';
-  }
+  return FINISH_REASONS.get(reason) ?? 'other';
 }
 
 function mapUsage(usage: LanguageModelUsage): ModelUsage {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startRuntime } from '../test/helpers.js';
+import { recordingScript, startRuntime } from '../test/helpers.js';
 import { isAgentRuntimeError } from './errors.js';
 import type { ModelRequest } from './provider.js';
 
@@ -9,10 +9,9 @@ describe('the context DAG', () => {
     const t = await startRuntime({
       agents: { entries: { ann: { name: 'Ann' }, bob: { name: 'Bob' } } },
       offline: {
-        script: (request) => {
-          seen.push(request);
-          return request.purpose === 'compaction' ? undefined : { text: 'ok' };
-        },
+        script: recordingScript(seen, (request) =>
+          request.purpose === 'compaction' ? undefined : { text: 'ok' },
+        ),
       },
     });
     for (let turn = 1; turn <= 500; turn++) {

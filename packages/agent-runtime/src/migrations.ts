@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** Package name under which the migrations are recorded. */
 export const MIGRATION_PACKAGE = '@agentd/agent-runtime';
@@ -8,10 +8,8 @@ export const MIGRATION_PACKAGE = '@agentd/agent-runtime';
  * cannot collide with other packages sharing the database file.
  */
 export const agentRuntimeMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'sessions, messages, billing',
-    up: `
+  migration(1, 'sessions, messages, billing', [
+    `
 CREATE TABLE agent_sessions (
   id INTEGER PRIMARY KEY,
   session_key TEXT NOT NULL UNIQUE,
@@ -84,11 +82,9 @@ CREATE INDEX agent_billing_ts ON agent_billing (ts);
 CREATE INDEX agent_billing_agent ON agent_billing (agent_id, ts);
 CREATE INDEX agent_billing_session ON agent_billing (session_key, ts);
 `,
-  },
-  {
-    version: 2,
-    name: 'turn keys: a turn named by its caller runs once',
-    up: `
+  ]),
+  migration(2, 'turn keys: a turn named by its caller runs once', [
+    `
 CREATE TABLE agent_turn_keys (
   turn_key TEXT PRIMARY KEY,
   session_key TEXT NOT NULL,
@@ -102,11 +98,9 @@ CREATE TABLE agent_turn_keys (
   created_at INTEGER NOT NULL
 );
 `,
-  },
-  {
-    version: 3,
-    name: 'context DAG: summary nodes over message ranges and earlier summaries',
-    up: `
+  ]),
+  migration(3, 'context DAG: summary nodes over message ranges and earlier summaries', [
+    `
 CREATE TABLE agent_context_nodes (
   id INTEGER PRIMARY KEY,
   session_id INTEGER NOT NULL REFERENCES agent_sessions (id) ON DELETE CASCADE,
@@ -120,5 +114,5 @@ CREATE TABLE agent_context_nodes (
 );
 CREATE INDEX agent_context_nodes_session ON agent_context_nodes (session_id, parent_id, depth, from_seq);
 `,
-  },
+  ]),
 ];

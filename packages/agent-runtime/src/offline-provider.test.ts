@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { chatRequest } from '../test/requests.js';
 import { createOfflineProvider } from './offline-provider.js';
-import type { ModelRequest, ModelStreamEvent } from './provider.js';
-
-function request(content: string, overrides: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    model: 'offline',
-    system: 'system prompt',
-    messages: [{ role: 'user', content }],
-    tools: [],
-    maxOutputTokens: 1024,
-    signal: new AbortController().signal,
-    purpose: 'chat',
-    ...overrides,
-  };
-}
+import type { ModelStreamEvent } from './provider.js';
 
 async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
   const events: ModelStreamEvent[] = [];
@@ -24,8 +12,8 @@ async function collect(stream: AsyncIterable<ModelStreamEvent>): Promise<ModelSt
 describe('createOfflineProvider', () => {
   it('answers deterministically, says it is offline, streams word by word and reports usage', async () => {
     const provider = createOfflineProvider();
-    const first = await collect(provider.stream(request('what is the weather?')));
-    const second = await collect(provider.stream(request('what is the weather?')));
+    const first = await collect(provider.stream(chatRequest('what is the weather?')));
+    const second = await collect(provider.stream(chatRequest('what is the weather?')));
     expect(second).toEqual(first);
     const text = first.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
     expect(text).toMatch(/^\[offline\] This reply comes from the offline provider/);
@@ -40,7 +28,7 @@ describe('createOfflineProvider', () => {
 
   it('calls a tool for a /tool directive and reports the result afterwards', async () => {
     const provider = createOfflineProvider();
-    const call = await collect(provider.stream(request('/tool memory_search {"query":"cats"}')));
+    const call = await collect(provider.stream(chatRequest('/tool memory_search {"query":"cats"}')));
     expect(call).toEqual([
       {
         type: 'tool-call',
@@ -52,7 +40,7 @@ describe('createOfflineProvider', () => {
     ]);
     const after = await collect(
       provider.stream(
-        request('', {
+        chatRequest('', {
           messages: [
             { role: 'user', content: '/tool memory_search {"query":"cats"}' },
             {
@@ -72,7 +60,7 @@ describe('createOfflineProvider', () => {
 
   it('cuts the reply at maxOutputTokens and finishes with length', async () => {
     const provider = createOfflineProvider({ script: () => ({ text: 'x'.repeat(100) }) });
-    const events = await collect(provider.stream(request('hi', { maxOutputTokens: 5 })));
+    const events = await collect(provider.stream(chatRequest('hi', { maxOutputTokens: 5 })));
     const text = events.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
     expect(text).toBe('x'.repeat(20));
     expect(events.at(-1)).toMatchObject({ finishReason: 'length' });
@@ -84,7 +72,7 @@ describe('createOfflineProvider', () => {
     const events: ModelStreamEvent[] = [];
     const run = (async () => {
       for await (const event of provider.stream(
-        request('a long enough message', { signal: controller.signal }),
+        chatRequest('a long enough message', { signal: controller.signal }),
       )) {
         events.push(event);
         if (events.length === 2) controller.abort();

@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { startRuntime } from '../test/helpers.js';
+import { recordingScript, startRuntime } from '../test/helpers.js';
 import type { ModelRequest } from './provider.js';
 
 describe('AgentRuntime.sessions', () => {
   it('compacts old history into a summary that replaces it in later context', async () => {
     const seen: ModelRequest[] = [];
-    const t = await startRuntime({
-      offline: {
-        script: (request) => {
-          seen.push(request);
-          return request.purpose === 'compaction' ? undefined : { text: `reply ${seen.length}` };
-        },
-      },
-    });
+    const replies = (request: ModelRequest) =>
+      request.purpose === 'compaction' ? undefined : { text: `reply ${seen.length}` };
+    const t = await startRuntime({ offline: { script: recordingScript(seen, replies) } });
     for (const word of ['alpha', 'beta', 'gamma', 'delta'])
       await t.runtime.runTurn({ message: word, sessionKey: 'cp' });
     const result = await t.runtime.sessions.compact('cp');

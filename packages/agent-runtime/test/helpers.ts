@@ -123,11 +123,14 @@ export const failingTool: AgentTool<{ reason: string }> = {
   },
 };
 
-/** An offline script that keeps every request the model is asked in `seen` and answers each with `text`. */
-export function recordingScript(seen: ModelRequest[], text = 'ok'): OfflineScript {
-  return (request) => {
+/**
+ * An offline script that keeps every request the model is asked in `seen` and answers each with
+ * `answer`: a fixed text, or a script of its own (asked after the request is kept).
+ */
+export function recordingScript(seen: ModelRequest[], answer: string | OfflineScript = 'ok'): OfflineScript {
+  return (request, context) => {
     seen.push(request);
-    return { text };
+    return typeof answer === 'string' ? { text: answer } : answer(request, context);
   };
 }
 

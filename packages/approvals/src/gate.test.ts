@@ -1,30 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApprovalService, createApprovalService } from './approval-service.js';
 import { createApprovalGate } from './gate.js';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('approval-gate-', (dataDir) => openDatabase({ dataDir }));
 let service: ApprovalService;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'approval-gate-'));
-  db = await openDatabase({ dataDir: dir });
   service = createApprovalService({
-    db,
+    db: temp.db,
     config: { enabled: true, defaultMode: 'require', rules: [{ tool: 'banned', mode: 'deny' }] },
   });
   await service.start();
 });
 
-afterEach(async () => {
-  await service.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => service.close());
 
 const gateCall = (toolName: string, signal = new AbortController().signal) => ({
   toolName,

@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** The migration key this package records in `_migrations`. */
 export const MIGRATION_PACKAGE = '@agentd/approvals';
@@ -9,11 +9,8 @@ export const MIGRATION_PACKAGE = '@agentd/approvals';
  * raw arguments; `fingerprint` is the SHA-256 that identical requests share.
  */
 export const approvalsMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'approval requests',
-    up: [
-      `CREATE TABLE approval_requests (
+  migration(1, 'approval requests', [
+    `CREATE TABLE approval_requests (
         id TEXT PRIMARY KEY,
         session_key TEXT NOT NULL,
         agent_id TEXT NOT NULL,
@@ -27,7 +24,6 @@ export const approvalsMigrations: Migration[] = [
         expires_at_ms INTEGER NOT NULL,
         resolved_at_ms INTEGER
       )`,
-      'CREATE INDEX approval_requests_status ON approval_requests (status, created_at_ms)',
-    ],
-  },
+    'CREATE INDEX approval_requests_status ON approval_requests (status, created_at_ms)',
+  ]),
 ];

@@ -1,29 +1,40 @@
-export { AuthScopesError } from './errors.js';
-export type { AuthScopesErrorCode, AuthScopesErrorOptions } from './errors.js';
+export { AuthScopesError, type AuthScopesErrorCode, type AuthScopesErrorOptions } from './errors.js';
 export type { AuthScopesLogger, ErrorKind, ProblemFields } from './logger.js';
-export { hasScope, isLastAdminToken, scopeError, scopeSchema } from './scopes.js';
-export type { MethodScope, Scope } from './scopes.js';
+export {
+  hasScope,
+  isLastAdminToken,
+  type MethodScope,
+  type Scope,
+  scopeError,
+  scopeSchema,
+} from './scopes.js';
 export { generateTokenSecret, hashToken, TOKEN_HASH_PREFIX, TOKEN_SECRET_PREFIX } from './token-secret.js';
-export { gatewayTokensSchema, tokenConfigSchema, tokenIdSchema } from './token-config.js';
-export type { TokenConfig } from './token-config.js';
-export { extractBearer } from './bearer.js';
-export type { BearerRequest, ExtractBearerOptions } from './bearer.js';
-export { createTokenRequestSchema, createTokenStore } from './token-store.js';
-export { allowsSession, bindingIssues, bindingOf, type TenantBinding, tenantSchema } from './tenancy.js';
-export type {
-  CreatedToken,
-  CreateTokenRequest,
-  Identity,
-  ReplaceResult,
-  RevokeListener,
-  TokenSource,
-  TokenStore,
-  TokenStoreOptions,
-  TokenSummary,
+export { gatewayTokensSchema, type TokenConfig, tokenConfigSchema, tokenIdSchema } from './token-config.js';
+export { type BearerRequest, type ExtractBearerOptions, extractBearer } from './bearer.js';
+export {
+  type CreatedToken,
+  type CreateTokenRequest,
+  createTokenRequestSchema,
+  createTokenStore,
+  type Identity,
+  type ReplaceResult,
+  type RevokeListener,
+  type TokenSource,
+  type TokenStore,
+  type TokenStoreOptions,
+  type TokenSummary,
 } from './token-store.js';
-export { SLIDING_WINDOW_MAX_EVENTS, SlidingWindowLimiter } from './sliding-window-limiter.js';
-export type { SlidingWindowLimiterOptions } from './sliding-window-limiter.js';
-export { TokenBucketLimiter } from './token-bucket-limiter.js';
-export type { TokenBucketLimiterOptions } from './token-bucket-limiter.js';
-export { ADMIN_TOKEN_ENV, BOOTSTRAP_TOKEN_ID, ensureBootstrapToken } from './bootstrap.js';
-export type { BootstrapResult, EnsureBootstrapTokenOptions } from './bootstrap.js';
+export { allowsSession, bindingIssues, bindingOf, type TenantBinding, tenantSchema } from './tenancy.js';
+export {
+  SLIDING_WINDOW_MAX_EVENTS,
+  SlidingWindowLimiter,
+  type SlidingWindowLimiterOptions,
+} from './sliding-window-limiter.js';
+export { TokenBucketLimiter, type TokenBucketLimiterOptions } from './token-bucket-limiter.js';
+export {
+  ADMIN_TOKEN_ENV,
+  BOOTSTRAP_TOKEN_ID,
+  type BootstrapResult,
+  type EnsureBootstrapTokenOptions,
+  ensureBootstrapToken,
+} from './bootstrap.js';

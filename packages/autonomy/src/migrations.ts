@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** The migration key this package records in `_migrations`. */
 export const MIGRATION_PACKAGE = '@agentd/autonomy';
@@ -8,11 +8,8 @@ export const MIGRATION_PACKAGE = '@agentd/autonomy';
  * updated as it ends, so a crash loses none; a lease row keeps only the SHA-256 of its secret.
  */
 export const autonomyMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'runs and leases',
-    up: [
-      `CREATE TABLE autonomy_runs (
+  migration(1, 'runs and leases', [
+    `CREATE TABLE autonomy_runs (
         run_id TEXT PRIMARY KEY,
         parent_run_id TEXT,
         root_run_id TEXT NOT NULL,
@@ -43,12 +40,12 @@ export const autonomyMigrations: Migration[] = [
         completed_at INTEGER,
         updated_at INTEGER NOT NULL
       )`,
-      'CREATE INDEX autonomy_runs_root ON autonomy_runs (root_run_id)',
-      'CREATE INDEX autonomy_runs_parent ON autonomy_runs (parent_run_id)',
-      'CREATE INDEX autonomy_runs_parent_session ON autonomy_runs (parent_session_key)',
-      'CREATE INDEX autonomy_runs_status ON autonomy_runs (status, started_at DESC)',
-      'CREATE INDEX autonomy_runs_started ON autonomy_runs (started_at)',
-      `CREATE TABLE autonomy_leases (
+    'CREATE INDEX autonomy_runs_root ON autonomy_runs (root_run_id)',
+    'CREATE INDEX autonomy_runs_parent ON autonomy_runs (parent_run_id)',
+    'CREATE INDEX autonomy_runs_parent_session ON autonomy_runs (parent_session_key)',
+    'CREATE INDEX autonomy_runs_status ON autonomy_runs (status, started_at DESC)',
+    'CREATE INDEX autonomy_runs_started ON autonomy_runs (started_at)',
+    `CREATE TABLE autonomy_leases (
         lease_id TEXT PRIMARY KEY,
         secret_hash TEXT NOT NULL UNIQUE,
         run_id TEXT NOT NULL,
@@ -60,9 +57,9 @@ export const autonomyMigrations: Migration[] = [
         expires_at INTEGER NOT NULL,
         revoked_at INTEGER
       )`,
-      'CREATE INDEX autonomy_leases_root ON autonomy_leases (root_run_id)',
-      'CREATE INDEX autonomy_leases_parent ON autonomy_leases (parent_lease_id)',
-      `CREATE TABLE autonomy_signals (
+    'CREATE INDEX autonomy_leases_root ON autonomy_leases (root_run_id)',
+    'CREATE INDEX autonomy_leases_parent ON autonomy_leases (parent_lease_id)',
+    `CREATE TABLE autonomy_signals (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         ts INTEGER NOT NULL,
         signal TEXT NOT NULL CHECK (signal IN ('resumed', 'orphaned', 'revoked', 'killed', 'denial_breaker', 'budget_breach', 'breaker_trip')),
@@ -70,7 +67,6 @@ export const autonomyMigrations: Migration[] = [
         root_run_id TEXT NOT NULL,
         count INTEGER NOT NULL DEFAULT 1
       )`,
-      'CREATE INDEX autonomy_signals_ts ON autonomy_signals (ts)',
-    ],
-  },
+    'CREATE INDEX autonomy_signals_ts ON autonomy_signals (ts)',
+  ]),
 ];

@@ -152,24 +152,16 @@ export class RunStore {
 
   /** Runs newest first. */
   async list(filter: RunListFilter = {}): Promise<RunRecord[]> {
-    const where: string[] = [];
-    const args: Array<string | number> = [];
-    if (filter.status) {
-      where.push('status = ?');
-      args.push(filter.status);
-    }
-    if (filter.keyPrefix !== undefined) {
-      where.push('substr(session_key, 1, ?) = ?');
-      args.push(filter.keyPrefix.length, filter.keyPrefix);
-    }
-    if (filter.parentRunId !== undefined) {
-      where.push('parent_run_id = ?');
-      args.push(filter.parentRunId);
-    }
-    if (filter.parentSessionKey !== undefined) {
-      where.push('parent_session_key = ?');
-      args.push(filter.parentSessionKey);
-    }
+    // Each condition with its arguments, or false when its filter is not given.
+    const conditions = [
+      !!filter.status && (['status = ?', filter.status] as const),
+      filter.keyPrefix !== undefined &&
+        (['substr(session_key, 1, ?) = ?', filter.keyPrefix.length, filter.keyPrefix] as const),
+      filter.parentRunId !== undefined && (['parent_run_id = ?', filter.parentRunId] as const),
+      filter.parentSessionKey !== undefined && (['parent_session_key = ?', filter.parentSessionKey] as const),
+    ].filter((condition) => condition !== false);
+    const where = conditions.map(([sql]) => sql);
+    const args = conditions.flatMap(([, ...values]) => values);
     const rows = await this.#db.query(
       `SELECT * FROM autonomy_runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY started_at DESC, run_id LIMIT ?`,

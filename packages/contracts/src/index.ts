@@ -14,6 +14,7 @@ export type {
 export type { AutonomyBlock, AutonomyRunSummary, ToolServerStatus } from './autonomy.js';
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
+export type { Injected } from './injected.js';
 export type { FieldIssue, FieldIssuesData, ValidationIssue } from './issues.js';
 export type { ErrorKind, Logger, ProblemFields } from './logger.js';
 export type { EmbeddingCacheStats, MemoryStats } from './memory.js';

@@ -8,6 +8,12 @@ import { summarizeWakeGateFires } from './evidence.js';
 const fixture = cronFixture();
 const { make, started } = fixture;
 
+/** Lets `ms` of fake time pass and waits until the fires it started have finished. */
+async function elapse(cron: CronService, ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms);
+  await cron.idle();
+}
+
 /**
  * From `startIso`, runs a `nightly` job at 02:30 in `tz` for `hours` hours of fake time and returns
  * the service and the ISO times of the job's runs.
@@ -20,8 +26,7 @@ async function nightlyRuns(
   vi.setSystemTime(Date.parse(startIso));
   const cron = await started();
   await cron.add({ name: 'nightly', message: 'n', schedule: { kind: 'cron', expr: '30 2 * * *', tz } });
-  await vi.advanceTimersByTimeAsync(hours * 3_600_000);
-  await cron.idle();
+  await elapse(cron, hours * 3_600_000);
   const runs = await cron.runs({ jobName: 'nightly' });
   return { cron, runTimes: runs.map((run) => new Date(run.ts).toISOString()) };
 }
@@ -130,8 +135,7 @@ describe('createCronService', () => {
       cron.runNow('stuck');
       await vi.advanceTimersByTimeAsync(1999);
       expect(cron.get('stuck').running).toBe(true);
-      await vi.advanceTimersByTimeAsync(1);
-      await cron.idle();
+      await elapse(cron, 1);
       expect(signal?.aborted).toBe(true);
       const [run] = await cron.runs({ jobName: 'stuck' });
       expect(run).toMatchObject({
@@ -153,19 +157,16 @@ describe('createCronService', () => {
         throw new Error('model unavailable');
       });
       await cron.add({ name: 'flaky', message: 'f', schedule: { kind: 'interval', everyMs: 1000 } });
-      await vi.advanceTimersByTimeAsync(1000);
-      await cron.idle();
+      await elapse(cron, 1000);
       expect(cron.get('flaky')).toMatchObject({
         lastError: 'model unavailable',
         consecutiveErrors: 1,
         nextRunAtMs: 31_000,
       });
-      await vi.advanceTimersByTimeAsync(30_000);
-      await cron.idle();
+      await elapse(cron, 30_000);
       expect(cron.get('flaky')).toMatchObject({ consecutiveErrors: 2, nextRunAtMs: 91_000 });
       fixture.runner.respond(async () => ok('fine'));
-      await vi.advanceTimersByTimeAsync(60_000);
-      await cron.idle();
+      await elapse(cron, 60_000);
       const job = cron.get('flaky');
       expect(job.consecutiveErrors).toBe(0);
       expect(job.lastError).toBeUndefined();
@@ -185,8 +186,7 @@ describe('createCronService', () => {
         message: 'r',
         schedule: { kind: 'once', at: '2026-05-01T00:00:05Z' },
       });
-      await vi.advanceTimersByTimeAsync(60_000);
-      await cron.idle();
+      await elapse(cron, 60_000);
       expect(fixture.runner.requests).toHaveLength(1);
       expect(cron.get('remind')).toMatchObject({
         enabled: false,
@@ -202,8 +202,7 @@ describe('createCronService', () => {
         throw new Error('nope');
       });
       await cron.add({ name: 'once', message: 'o', schedule: { kind: 'once', at: '1970-01-01T00:00:05Z' } });
-      await vi.advanceTimersByTimeAsync(60_000);
-      await cron.idle();
+      await elapse(cron, 60_000);
       expect(fixture.runner.requests).toHaveLength(3);
       expect(cron.get('once')).toMatchObject({
         enabled: false,
@@ -401,28 +400,11 @@ describe('createCronService', () => {
     it('records every gated fire so the cronWakeGate block can be computed', async () => {
       const cron = await started();
       const skip = gate('console.log(JSON.stringify({ wake: false }))');
-      await cron.add({
-        name: 's1',
-        message: 'm',
-        agentId: 'a1',
-        schedule: { kind: 'interval', everyMs: 3_600_000 },
-        wakeGate: skip,
-      });
-      await cron.add({
-        name: 's2',
-        message: 'm',
-        agentId: 'a1',
-        schedule: { kind: 'interval', everyMs: 3_600_000 },
-        wakeGate: gate('process.exit(1)'),
-      });
-      await cron.add({
-        name: 's3',
-        message: 'm',
-        agentId: 'a2',
-        schedule: { kind: 'interval', everyMs: 3_600_000 },
-        wakeGate: skip,
-      });
-      await cron.add({ name: 'plain', message: 'm', schedule: { kind: 'interval', everyMs: 3_600_000 } });
+      const hourly = { message: 'm', schedule: { kind: 'interval', everyMs: 3_600_000 } } as const;
+      await cron.add({ ...hourly, name: 's1', agentId: 'a1', wakeGate: skip });
+      await cron.add({ ...hourly, name: 's2', agentId: 'a1', wakeGate: gate('process.exit(1)') });
+      await cron.add({ ...hourly, name: 's3', agentId: 'a2', wakeGate: skip });
+      await cron.add({ ...hourly, name: 'plain' });
       for (const name of ['s1', 's1', 's2', 's3', 'plain']) {
         cron.runNow(name);
         await cron.idle();

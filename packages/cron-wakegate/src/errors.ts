@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, FieldIssue, FieldIssuesData } from '@agentd/contracts';
+import type { AgentdErrorOptions, FieldIssuesData } from '@agentd/contracts';
 import { AgentdError, errorGuard } from '@agentd/errors';
 
 /**
@@ -20,9 +20,6 @@ export type CronWakegateErrorCode =
   | 'JOB_EXISTS'
   | 'JOB_NOT_FOUND'
   | 'CLOSED';
-
-/** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
-export type { FieldIssue };
 
 /**
  * Options accepted by the {@link CronWakegateError} constructor. `data`: structured detail: `issues`

@@ -434,17 +434,17 @@ function statusOf(
   settings: HeartbeatSection,
   state: { queued: number; running: boolean; lastBeatAt: number | undefined; nextBeatAt: number | undefined },
 ): HeartbeatStatus {
-  const out: HeartbeatStatus = {
+  const { lastBeatAt, nextBeatAt } = state;
+  return {
     enabled: settings.enabled,
     intervalMs: settings.intervalMs,
     agentId: settings.agentId,
     prompt: settings.prompt,
     queued: state.queued,
     running: state.running,
+    ...(lastBeatAt === undefined ? {} : { lastBeatAt }),
+    ...(nextBeatAt === undefined ? {} : { nextBeatAt }),
   };
-  if (state.lastBeatAt !== undefined) out.lastBeatAt = state.lastBeatAt;
-  if (state.nextBeatAt !== undefined) out.nextBeatAt = state.nextBeatAt;
-  return out;
 }
 
 function toBeat(row: BeatRow): HeartbeatBeat {

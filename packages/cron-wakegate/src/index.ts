@@ -23,11 +23,12 @@ export {
   type UpdateJobInput,
   WAKE_GATE_SKIP_SUMMARY,
 } from './cron-types.js';
+/** One field problem, in the shape rpc-core turns into `-32602` `data.issues`. */
+export type { FieldIssue } from '@agentd/contracts';
 export {
   CronWakegateError,
   type CronWakegateErrorCode,
   type CronWakegateErrorOptions,
-  type FieldIssue,
   isCronWakegateError,
 } from './errors.js';
 export { type CronWakeGateBlock, summarizeWakeGateFires, type WakeGateFireCounts } from './evidence.js';

@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** The migration key this package records in `_migrations`. */
 export const MIGRATION_PACKAGE = '@agentd/cron-wakegate';
@@ -8,11 +8,8 @@ export const MIGRATION_PACKAGE = '@agentd/cron-wakegate';
  * one row per fire (ran, skipped, failed open, errored); see the README for its columns.
  */
 export const cronWakegateMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'jobs, runs, heartbeat beats and queue',
-    up: [
-      `CREATE TABLE cron_jobs (
+  migration(1, 'jobs, runs, heartbeat beats and queue', [
+    `CREATE TABLE cron_jobs (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
         agent_id TEXT NOT NULL,
@@ -29,7 +26,7 @@ export const cronWakegateMigrations: Migration[] = [
         created_at_ms INTEGER NOT NULL,
         updated_at_ms INTEGER NOT NULL
       )`,
-      `CREATE TABLE cron_runs (
+    `CREATE TABLE cron_runs (
         run_id TEXT PRIMARY KEY,
         job_id TEXT NOT NULL,
         job_name TEXT NOT NULL,
@@ -53,9 +50,9 @@ export const cronWakegateMigrations: Migration[] = [
         session_key TEXT,
         tokens_total INTEGER
       )`,
-      'CREATE INDEX cron_runs_job_ts ON cron_runs (job_id, ts DESC)',
-      'CREATE INDEX cron_runs_ts ON cron_runs (ts)',
-      `CREATE TABLE heartbeat_beats (
+    'CREATE INDEX cron_runs_job_ts ON cron_runs (job_id, ts DESC)',
+    'CREATE INDEX cron_runs_ts ON cron_runs (ts)',
+    `CREATE TABLE heartbeat_beats (
         id TEXT PRIMARY KEY,
         ts INTEGER NOT NULL,
         agent_id TEXT NOT NULL,
@@ -66,17 +63,12 @@ export const cronWakegateMigrations: Migration[] = [
         summary TEXT,
         error TEXT
       )`,
-      'CREATE INDEX heartbeat_beats_ts ON heartbeat_beats (ts DESC)',
-      `CREATE TABLE heartbeat_queue (
+    'CREATE INDEX heartbeat_beats_ts ON heartbeat_beats (ts DESC)',
+    `CREATE TABLE heartbeat_queue (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         ts INTEGER NOT NULL,
         text TEXT NOT NULL
       )`,
-    ],
-  },
-  {
-    version: 2,
-    name: 'a job may belong to a tenant',
-    up: ['ALTER TABLE cron_jobs ADD COLUMN tenant TEXT'],
-  },
+  ]),
+  migration(2, 'a job may belong to a tenant', ['ALTER TABLE cron_jobs ADD COLUMN tenant TEXT']),
 ];

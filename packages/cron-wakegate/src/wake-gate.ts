@@ -1,6 +1,7 @@
 import { firstIssueText } from '@agentd/errors';
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import type { Injected } from '@agentd/contracts';
 import { z } from 'zod';
 
 /** Upper bound of a gate's time limit. */
@@ -55,8 +56,11 @@ export interface WakeGateResult {
   toolCalls: number;
 }
 
-/** Options of {@link runWakeGate}. */
-export interface RunWakeGateOptions {
+/**
+ * Options of {@link runWakeGate}.
+ * From {@link Injected}: `now`, the clock of `durationMs`.
+ */
+export interface RunWakeGateOptions extends Pick<Injected, 'now'> {
   /** Working directory: the agent's workspace, created when missing. */
   cwd: string;
   /** Variables the gate sees in addition to the minimal set (PATH, HOME, LANG). */
@@ -78,11 +82,6 @@ export interface RunWakeGateOptions {
   maxOutputBytes?: number | undefined;
   /** Aborting kills the gate; the result is a `crash` failure. */
   signal?: AbortSignal | undefined;
-  /**
-   * Clock used for `durationMs`.
-   * @default Date.now
-   */
-  now?: (() => number) | undefined;
 }
 
 /**

@@ -1,33 +1,25 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest, rejectionOf } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEchoExecutor } from './echo-executor.js';
 import { GraphError } from './errors.js';
 import { createGraphService, type GraphService } from './service.js';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('graph-apply-', (dataDir) => openDatabase({ dataDir }));
 let service: GraphService;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'graph-apply-'));
-  db = await openDatabase({ dataDir: dir });
   service = createGraphService({
-    db,
-    runsDir: join(dir, 'graph-runs'),
+    db: temp.db,
+    runsDir: join(temp.dir, 'graph-runs'),
     executor: createEchoExecutor(),
     limits: { maxNodes: 3 },
   });
   await service.start();
 });
 
-afterEach(async () => {
-  await service.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => service.close());
 
 const chain = (length: number) => ({
   nodes: Array.from({ length }, (_, index) => ({
@@ -37,14 +29,7 @@ const chain = (length: number) => ({
   })),
 });
 
-async function failure(run: () => Promise<unknown>): Promise<GraphError> {
-  const error = await run().then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof GraphError)) throw new Error(`expected a GraphError, got ${String(error)}`);
-  return error;
-}
+const failure = (run: () => Promise<unknown>) => rejectionOf(run(), GraphError);
 
 describe('GraphService.applyConfig', () => {
   it('refuses a definition over a lowered node limit and accepts one under a raised limit', async () => {

@@ -1,16 +1,9 @@
+import { thrownBy } from '@agentd/test-support';
 import { describe, expect, it } from 'vitest';
 import { compileGraph, graphDefinitionSchema } from './definition.js';
 import { GraphError } from './errors.js';
 
-function failure(input: unknown, limits = {}): GraphError {
-  try {
-    compileGraph(input, limits);
-  } catch (error) {
-    if (error instanceof GraphError) return error;
-    throw error;
-  }
-  throw new Error('expected the graph to be rejected');
-}
+const failure = (input: unknown, limits = {}) => thrownBy(() => compileGraph(input, limits), GraphError);
 
 describe('compileGraph', () => {
   it('compiles a diamond and links dependants both ways', () => {

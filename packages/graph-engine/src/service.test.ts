@@ -1,32 +1,24 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest, rejectionOf } from '@agentd/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createEchoExecutor } from './echo-executor.js';
 import { GraphError } from './errors.js';
 import type { NodeExecutor, NodeRequest } from './execute.js';
 import { createGraphService, type GraphService, type GraphServiceOptions } from './service.js';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('graph-service-', (dataDir) => openDatabase({ dataDir }));
 const services: GraphService[] = [];
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'graph-service-'));
-  db = await openDatabase({ dataDir: dir });
-});
 
 afterEach(async () => {
   for (const service of services.splice(0)) await service.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function open(options: Partial<GraphServiceOptions> = {}): Promise<GraphService> {
   const service = createGraphService({
-    db,
-    runsDir: join(dir, 'graph-runs'),
+    db: temp.db,
+    runsDir: join(temp.dir, 'graph-runs'),
     executor: createEchoExecutor(),
     retryDelayMs: 0,
     ...options,
@@ -36,14 +28,7 @@ async function open(options: Partial<GraphServiceOptions> = {}): Promise<GraphSe
   return service;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<GraphError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof GraphError)) throw new Error(`expected a GraphError, got ${String(error)}`);
-  return error;
-}
+const rejection = (promise: Promise<unknown>) => rejectionOf(promise, GraphError);
 
 const diamond = {
   name: 'diamond',
@@ -75,7 +60,7 @@ describe('createGraphService', () => {
       outputs: { a: 'A(1)', d: 'D(B(A(1)),C(A(1)))' },
       source: 'memory',
     });
-    expect(readFileSync(join(dir, 'graph-runs', runId, 'd.txt'), 'utf8')).toBe('D(B(A(1)),C(A(1)))');
+    expect(readFileSync(join(temp.dir, 'graph-runs', runId, 'd.txt'), 'utf8')).toBe('D(B(A(1)),C(A(1)))');
   });
 
   it('cuts outputs at 12,000 characters and status outputs at 500, and falls back to disk', async () => {
@@ -102,7 +87,7 @@ describe('createGraphService', () => {
     const fromDisk = await service.outputs(runId);
     expect(fromDisk.source).toBe('disk');
     expect(fromDisk.outputs).toEqual(fromMemory.outputs);
-    expect(readFileSync(join(dir, 'graph-runs', runId, 'big.txt'), 'utf8')).toHaveLength(20_000);
+    expect(readFileSync(join(temp.dir, 'graph-runs', runId, 'big.txt'), 'utf8')).toHaveLength(20_000);
   });
 
   it('answers null for nodes that are not complete and names an unknown node', async () => {
@@ -230,9 +215,9 @@ describe('createGraphService', () => {
     expect(refused.code).toBe('RUN_ACTIVE');
     expect(refused.message).toBe(`Run is still running: ${runId}`);
     await service.waitForRun(runId);
-    expect(existsSync(join(dir, 'graph-runs', runId, 'a.txt'))).toBe(true);
+    expect(existsSync(join(temp.dir, 'graph-runs', runId, 'a.txt'))).toBe(true);
     expect(await service.deleteRun(runId)).toEqual({ deleted: true, runId });
-    expect(existsSync(join(dir, 'graph-runs', runId))).toBe(false);
+    expect(existsSync(join(temp.dir, 'graph-runs', runId))).toBe(false);
     for (const call of [
       service.status(runId),
       service.outputs(runId),
@@ -307,7 +292,8 @@ describe('createGraphService', () => {
     await before.close();
     services.splice(services.indexOf(before), 1);
     expect(
-      (await db.get<{ status: string }>('SELECT status FROM graph_runs WHERE run_id = ?', [runId]))?.status,
+      (await temp.db.get<{ status: string }>('SELECT status FROM graph_runs WHERE run_id = ?', [runId]))
+        ?.status,
     ).toBe('running');
 
     const prompts: NodeRequest[] = [];
@@ -356,7 +342,7 @@ describe('createGraphService', () => {
       await new Promise((r) => setTimeout(r, 5));
     await before.close();
     services.splice(services.indexOf(before), 1);
-    unlinkSync(join(dir, 'graph-runs', runId, 'a.txt'));
+    unlinkSync(join(temp.dir, 'graph-runs', runId, 'a.txt'));
     const seen: string[] = [];
     const after = await open({
       executor: {
@@ -468,7 +454,7 @@ describe('createGraphService', () => {
   });
 
   it('refuses use before start and after close', async () => {
-    const service = createGraphService({ db, runsDir: join(dir, 'graph-runs') });
+    const service = createGraphService({ db: temp.db, runsDir: join(temp.dir, 'graph-runs') });
     expect((await rejection(service.define(diamond))).code).toBe('CLOSED');
     await service.start();
     await service.close();
@@ -476,7 +462,7 @@ describe('createGraphService', () => {
   });
 
   it('rejects invalid options', () => {
-    expect(() => createGraphService({ db, runsDir: '' })).toThrow(GraphError);
+    expect(() => createGraphService({ db: temp.db, runsDir: '' })).toThrow(GraphError);
   });
 });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Injected } from '@agentd/contracts';
 import { type GraphSectionInput, settingsFromSection } from './config.js';
 import type { GraphDatabase } from './database.js';
 import type { GraphLimits } from './definition.js';
@@ -28,8 +29,12 @@ import { cancelRun, executeRun, resumeRuns } from './internal/run-executor.js';
 import { deleteRun, listRuns, runDetail, runOutputs, runStatus, waitForRun } from './internal/run-records.js';
 import { type GraphLogger, noopLogger } from './logger.js';
 
-/** Options of {@link createGraphService}. */
-export interface GraphServiceOptions {
+/**
+ * Options of {@link createGraphService}.
+ * From {@link Injected}: `logger`, `now`, and `randomId` for graph and run ids, whose answers
+ * must match {@link entityIdPattern}.
+ */
+export interface GraphServiceOptions extends Injected<GraphLogger> {
   /** Where definitions, saved graphs and run state live (an `@agentd/storage` Database works). */
   db: GraphDatabase;
   /** Directory of per-run output folders, `<data dir>/graph-runs` in agentd. */
@@ -52,12 +57,6 @@ export interface GraphServiceOptions {
   retryDelayMs?: number | undefined;
   /** Finished runs whose outputs stay in memory; older ones are served from disk. @default 16 */
   memoryRuns?: number | undefined;
-  /** Logger. @default a logger that drops everything */
-  logger?: GraphLogger | undefined;
-  /** Clock. @default Date.now */
-  now?: (() => number) | undefined;
-  /** Id generator for graphs and runs; must match {@link entityIdPattern}. @default randomUUID */
-  randomId?: (() => string) | undefined;
 }
 
 /** Durable graph definitions and runs. */

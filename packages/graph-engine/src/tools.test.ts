@@ -1,35 +1,27 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEchoExecutor } from './echo-executor.js';
 import { createGraphService, type GraphService } from './service.js';
 import { createGraphTools, type GraphAgentTool } from './tools.js';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('graph-tools-', (dataDir) => openDatabase({ dataDir }));
 let service: GraphService;
 let events: Array<Record<string, unknown>>;
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'graph-tools-'));
-  db = await openDatabase({ dataDir: dir });
   events = [];
   service = createGraphService({
-    db,
-    runsDir: join(dir, 'graph-runs'),
+    db: temp.db,
+    runsDir: join(temp.dir, 'graph-runs'),
     executor: createEchoExecutor(),
     events: { emit: (_name, payload) => void events.push(payload) },
   });
   await service.start();
 });
 
-afterEach(async () => {
-  await service.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => service.close());
 
 const context = { agentId: 'planner', sessionKey: 'default:rpc:u', signal: new AbortController().signal };
 

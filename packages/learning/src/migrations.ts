@@ -1,14 +1,12 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** Package name under which the migrations are recorded. */
 export const MIGRATION_PACKAGE = '@agentd/learning';
 
 /** Turn outcomes, learned procedures, memory recall statistics and sweeps (`learning_` prefix). */
 export const learningMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'outcomes, procedures, memory stats, sweeps',
-    up: `
+  migration(1, 'outcomes, procedures, memory stats, sweeps', [
+    `
 CREATE TABLE learning_outcomes (
   id INTEGER PRIMARY KEY,
   trace_id TEXT NOT NULL UNIQUE,
@@ -64,11 +62,9 @@ CREATE TABLE learning_sweeps (
 );
 CREATE INDEX learning_sweeps_agent ON learning_sweeps (agent_id, at);
 `,
-  },
-  {
-    version: 2,
-    name: 'channel answers of turns (reactions)',
-    up: `
+  ]),
+  migration(2, 'channel answers of turns (reactions)', [
+    `
 CREATE TABLE learning_answers (
   channel_type TEXT NOT NULL,
   channel_id TEXT NOT NULL,
@@ -81,5 +77,5 @@ CREATE TABLE learning_answers (
 CREATE INDEX learning_answers_session ON learning_answers (session_key);
 CREATE INDEX learning_answers_created ON learning_answers (created_at);
 `,
-  },
+  ]),
 ];

@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** The package name migrations are recorded under. */
 export const MIGRATION_PACKAGE = '@agentd/memory-store';
@@ -8,12 +8,9 @@ export const MIGRATION_PACKAGE = '@agentd/memory-store';
  * build fails to open with `SCHEMA_TOO_NEW` instead of being rewritten.
  */
 export const memoryMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'entries, full-text, observation links, embedding cache',
-    up: [
-      // seq is the rowid shared by the FTS rows and the ANN index keys; id is the public id.
-      `CREATE TABLE memory_entries (
+  migration(1, 'entries, full-text, observation links, embedding cache', [
+    // seq is the rowid shared by the FTS rows and the ANN index keys; id is the public id.
+    `CREATE TABLE memory_entries (
         seq INTEGER PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
         agent_id TEXT NOT NULL,
@@ -28,28 +25,27 @@ export const memoryMigrations: Migration[] = [
         embedding BLOB,
         embedding_model TEXT
       )`,
-      'CREATE INDEX memory_entries_scope ON memory_entries (agent_id, tenant, created_at)',
-      'CREATE INDEX memory_entries_session ON memory_entries (session_key) WHERE session_key IS NOT NULL',
-      // Contentless: the text lives once, in memory_entries; the index keeps only postings.
-      `CREATE VIRTUAL TABLE memory_fts USING fts5(
+    'CREATE INDEX memory_entries_scope ON memory_entries (agent_id, tenant, created_at)',
+    'CREATE INDEX memory_entries_session ON memory_entries (session_key) WHERE session_key IS NOT NULL',
+    // Contentless: the text lives once, in memory_entries; the index keeps only postings.
+    `CREATE VIRTUAL TABLE memory_fts USING fts5(
         body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
       )`,
-      `CREATE TABLE memory_links (
+    `CREATE TABLE memory_links (
         observation_seq INTEGER NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
         source_seq INTEGER NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
         source_session_key TEXT,
         PRIMARY KEY (observation_seq, source_seq)
       ) WITHOUT ROWID`,
-      'CREATE INDEX memory_links_source ON memory_links (source_seq)',
-      'CREATE INDEX memory_links_session ON memory_links (source_session_key) WHERE source_session_key IS NOT NULL',
-      `CREATE TABLE memory_embedding_cache (
+    'CREATE INDEX memory_links_source ON memory_links (source_seq)',
+    'CREATE INDEX memory_links_session ON memory_links (source_session_key) WHERE source_session_key IS NOT NULL',
+    `CREATE TABLE memory_embedding_cache (
         model TEXT NOT NULL,
         content_hash TEXT NOT NULL,
         embedding BLOB NOT NULL,
         created_at INTEGER NOT NULL,
         PRIMARY KEY (model, content_hash)
       )`,
-      'CREATE INDEX memory_embedding_cache_age ON memory_embedding_cache (created_at)',
-    ],
-  },
+    'CREATE INDEX memory_embedding_cache_age ON memory_embedding_cache (created_at)',
+  ]),
 ];

@@ -1,3 +1,4 @@
+import type { Injected } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import type { util } from 'zod/v4/core';
@@ -60,8 +61,12 @@ export const memoryStoreSettingsSchema = z
   })
   .strict();
 
-/** Options of {@link createMemoryStore}. */
-export interface MemoryStoreOptions {
+/**
+ * Options of {@link createMemoryStore}.
+ * From {@link Injected}: `logger` gets ingestion steps and recall degradations (warn with hint
+ * and errorKind), `now`, and `randomId` for new entry ids (default `mem_${randomUUID()}`).
+ */
+export interface MemoryStoreOptions extends Injected<MemoryLogger> {
   /** An open database (from `@agentd/storage`); the store migrates it and never closes it. */
   database: Database;
   /**
@@ -188,19 +193,10 @@ export interface MemoryStoreOptions {
   /** @default 'default' */
   defaultTenant?: string | undefined;
   /**
-   * Receives ingestion steps and recall degradations (warn with hint and errorKind).
-   * @default a logger that drops everything
-   */
-  logger?: MemoryLogger | undefined;
-  /**
    * Receives `memory:recalled`, `memory:reranked` and `memory:consolidated`.
    * @default a sink that drops everything
    */
   events?: EventSink | undefined;
-  /** @default Date.now */
-  now?: (() => number) | undefined;
-  /** New entry ids. @default () => `mem_${randomUUID()}` */
-  randomId?: (() => string) | undefined;
 }
 
 // Each provider takes exactly what its factory validates (openai without `maxBatch` and `kind`,

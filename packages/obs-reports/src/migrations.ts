@@ -1,4 +1,4 @@
-import type { Migration } from '@agentd/storage';
+import { type Migration, migration } from '@agentd/storage';
 
 /** Package name under which the migrations are recorded. */
 export const MIGRATION_PACKAGE = '@agentd/obs-reports';
@@ -10,10 +10,8 @@ export const MIGRATION_PACKAGE = '@agentd/obs-reports';
  * counts, ids and closed enums only.
  */
 export const obsReportsMigrations: Migration[] = [
-  {
-    version: 1,
-    name: 'diagnostics, audit, channels, delivery',
-    up: `
+  migration(1, 'diagnostics, audit, channels, delivery', [
+    `
 CREATE TABLE obs_diagnostics (
   id INTEGER PRIMARY KEY,
   ts INTEGER NOT NULL,
@@ -54,5 +52,5 @@ CREATE TABLE obs_delivery (
 );
 CREATE INDEX obs_delivery_ts ON obs_delivery (ts);
 `,
-  },
+  ]),
 ];

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDispatcher } from './dispatcher.js';
+import { createDispatcher, type DispatcherOptions } from './dispatcher.js';
 import { ErrorCodes, RpcCoreError } from './errors.js';
-import { recordingLogger } from '@agentd/test-support';
+import {
+  jsonRpcErrorExamples,
+  jsonRpcNotificationExamples,
+  jsonRpcSubtractExamples,
+  recordingLogger,
+} from '@agentd/test-support';
 import { adminIdentity, connection, exampleRegistry } from './internal/test-support.js';
-import { defineMethod, MethodRegistry } from './method.js';
+import { type AnyMethod, defineMethod, MethodRegistry } from './method.js';
 
 function setup(overrides: Partial<Parameters<typeof createDispatcher>[0]> = {}) {
   let counter = 0;
@@ -20,77 +25,28 @@ async function call(text: string, dispatcher = setup()): Promise<unknown> {
   return answer === undefined ? undefined : JSON.parse(answer);
 }
 
+/** An `rpc`-scoped method for the probes below. */
+function rpcMethod<P extends z.ZodType>(name: string, params: P, handler: (params: z.output<P>) => unknown) {
+  return defineMethod({ name, scope: 'rpc', params, handler });
+}
+
+/** A dispatcher serving only `methods`, with `options` on top. */
+function serving(methods: AnyMethod[], options: Partial<DispatcherOptions> = {}) {
+  return createDispatcher({ registry: new MethodRegistry().register(...methods), ...options });
+}
+
 describe('createDispatcher', () => {
   describe('JSON-RPC 2.0 specification section 7 examples', () => {
-    it('answers a call with positional parameters', async () => {
-      expect(await call('{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')).toEqual({
-        jsonrpc: '2.0',
-        result: 19,
-        id: 1,
-      });
-      expect(await call('{"jsonrpc": "2.0", "method": "subtract", "params": [23, 42], "id": 2}')).toEqual({
-        jsonrpc: '2.0',
-        result: -19,
-        id: 2,
-      });
-    });
-
-    it('answers a call with named parameters', async () => {
-      expect(
-        await call(
-          '{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}',
-        ),
-      ).toEqual({ jsonrpc: '2.0', result: 19, id: 3 });
-      expect(
-        await call(
-          '{"jsonrpc": "2.0", "method": "subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}',
-        ),
-      ).toEqual({ jsonrpc: '2.0', result: 19, id: 4 });
+    it.each(jsonRpcSubtractExamples)('answers a call with $case', async ({ text, answer }) => {
+      expect(await call(text)).toEqual(answer);
     });
 
     it('sends nothing for notifications, even of an unknown method', async () => {
-      expect(await call('{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}')).toBeUndefined();
-      expect(await call('{"jsonrpc": "2.0", "method": "foobar"}')).toBeUndefined();
+      for (const text of jsonRpcNotificationExamples) expect(await call(text)).toBeUndefined();
     });
 
-    it.each([
-      {
-        case: 'a call of a non-existent method with -32601',
-        text: '{"jsonrpc": "2.0", "method": "foobar", "id": "1"}',
-        error: { code: -32601, message: 'Method not found: foobar' },
-        id: '1',
-      },
-      {
-        case: 'invalid JSON with -32700 and a null id',
-        text: '{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]',
-        error: { code: -32700, message: 'Parse error' },
-        id: null,
-      },
-      {
-        case: 'a batch of invalid JSON with a single -32700',
-        text: `[
-        {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
-        {"jsonrpc": "2.0", "method"
-      ]`,
-        error: { code: -32700, message: 'Parse error' },
-        id: null,
-      },
-      {
-        case: 'an empty array with a single -32600 and a null id',
-        text: '[]',
-        error: { code: -32600, message: 'Invalid Request: empty batch' },
-        id: null,
-      },
-    ])('answers $case', async ({ text, error, id }) => {
-      expect(await call(text)).toEqual({ jsonrpc: '2.0', error, id });
-    });
-
-    it('answers an invalid request object with -32600 and a null id', async () => {
-      expect(await call('{"jsonrpc": "2.0", "method": 1, "params": "bar"}')).toMatchObject({
-        jsonrpc: '2.0',
-        error: { code: -32600 },
-        id: null,
-      });
+    it.each(jsonRpcErrorExamples)('answers $case', async ({ text, answer }) => {
+      expect(await call(text)).toEqual(answer);
     });
 
     it('answers a batch of non-objects with one -32600 per entry', async () => {
@@ -172,15 +128,10 @@ describe('createDispatcher', () => {
     });
 
     it('answers params nested deeper than maxParamsDepth, or holding __proto__, with -32602 naming the path', async () => {
-      const registry = new MethodRegistry().register(
-        defineMethod({
-          name: 'probe.any',
-          scope: 'rpc',
-          params: z.object({ meta: z.unknown() }).passthrough(),
-          handler: () => 'ran',
-        }),
+      const dispatcher = serving(
+        [rpcMethod('probe.any', z.object({ meta: z.unknown() }).passthrough(), () => 'ran')],
+        { maxParamsDepth: 4 },
       );
-      const dispatcher = createDispatcher({ registry, maxParamsDepth: 4 });
       const send = (params: string) =>
         call(`{"jsonrpc":"2.0","method":"probe.any","params":${params},"id":1}`, dispatcher);
       // params is level 1, so four levels end at b.
@@ -217,16 +168,10 @@ describe('createDispatcher', () => {
         .superRefine(() => {
           parses++;
         });
-      const registry = new MethodRegistry().register(
-        defineMethod({ name: 'probe.bare', scope: 'rpc', params: counted, handler: (params) => params }),
-        defineMethod({
-          name: 'probe.needs',
-          scope: 'rpc',
-          params: z.object({ id: z.string() }),
-          handler: (params) => params,
-        }),
-      );
-      const dispatcher = createDispatcher({ registry });
+      const dispatcher = serving([
+        rpcMethod('probe.bare', counted, (params) => params),
+        rpcMethod('probe.needs', z.object({ id: z.string() }), (params) => params),
+      ]);
       for (let id = 1; id <= 3; id++) {
         expect(await call(`{"jsonrpc":"2.0","method":"probe.bare","id":${id}}`, dispatcher)).toEqual({
           jsonrpc: '2.0',
@@ -245,15 +190,9 @@ describe('createDispatcher', () => {
     });
 
     it('defaults absent params to an empty object', async () => {
-      const registry = new MethodRegistry().register(
-        defineMethod({
-          name: 'probe.params',
-          scope: 'rpc',
-          params: z.object({ limit: z.number().default(10) }),
-          handler: (params) => params,
-        }),
-      );
-      const dispatcher = createDispatcher({ registry });
+      const dispatcher = serving([
+        rpcMethod('probe.params', z.object({ limit: z.number().default(10) }), (params) => params),
+      ]);
       expect(await call('{"jsonrpc":"2.0","method":"probe.params","id":1}', dispatcher)).toEqual({
         jsonrpc: '2.0',
         result: { limit: 10 },
@@ -296,15 +235,7 @@ describe('createDispatcher', () => {
 
     it('answers a batch longer than maxBatchSize with one -32600 and runs none of it', async () => {
       let calls = 0;
-      const registry = new MethodRegistry().register(
-        defineMethod({
-          name: 'count',
-          scope: 'rpc',
-          params: z.object({}),
-          handler: () => ++calls,
-        }),
-      );
-      const dispatcher = createDispatcher({ registry, maxBatchSize: 2 });
+      const dispatcher = serving([rpcMethod('count', z.object({}), () => ++calls)], { maxBatchSize: 2 });
       const batch = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', method: 'count', id }));
       expect(await call(JSON.stringify(batch), dispatcher)).toEqual({
         jsonrpc: '2.0',
@@ -342,17 +273,10 @@ describe('createDispatcher', () => {
     });
 
     it('names each unrecognized key of a strict schema in the message and the issue path', async () => {
-      const registry = new MethodRegistry().register(
-        defineMethod({
-          name: 'strict.set',
-          scope: 'rpc',
-          params: z.strictObject({ name: z.string(), options: z.strictObject({ depth: z.number() }) }),
-          handler: () => true,
-        }),
-      );
+      const strict = z.strictObject({ name: z.string(), options: z.strictObject({ depth: z.number() }) });
       const answer = (await call(
         '{"jsonrpc":"2.0","method":"strict.set","params":{"name":"a","x":1,"y":2,"options":{"depth":1,"deep":true}},"id":1}',
-        setup({ registry }),
+        serving([rpcMethod('strict.set', strict, () => true)]),
       )) as { error: { code: number; message: string; data: { issues: unknown[] } } };
       expect(answer.error.code).toBe(ErrorCodes.InvalidParams);
       expect(answer.error.message).toBe(
@@ -455,11 +379,10 @@ describe('createDispatcher', () => {
     });
 
     it('turns a result JSON cannot represent into -32603 for that id only', async () => {
-      const registry = new MethodRegistry().register(
-        defineMethod({ name: 'big', scope: 'rpc', params: z.object({}), handler: () => 10n }),
-        defineMethod({ name: 'fine', scope: 'rpc', params: z.object({}), handler: () => 1 }),
-      );
-      const dispatcher = createDispatcher({ registry });
+      const dispatcher = serving([
+        rpcMethod('big', z.object({}), () => 10n),
+        rpcMethod('fine', z.object({}), () => 1),
+      ]);
       const text = JSON.stringify([
         { jsonrpc: '2.0', method: 'big', id: 1 },
         { jsonrpc: '2.0', method: 'fine', id: 2 },

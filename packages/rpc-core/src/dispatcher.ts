@@ -1,3 +1,4 @@
+import type { Injected } from '@agentd/contracts';
 import { inspectValue, pathText } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { JsonRpcId, JsonRpcResponse } from './envelope.js';
@@ -39,8 +40,12 @@ export type WrapHandler = (context: MethodContext, run: () => unknown) => unknow
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** Options of {@link createDispatcher}. */
-export interface DispatcherOptions {
+/**
+ * Options of {@link createDispatcher}.
+ * From {@link Injected}: `logger` gets handler failures and per-request debug lines, `randomId`
+ * makes trace ids and the request ids of notifications, `now` times `durationMs` in logs.
+ */
+export interface DispatcherOptions extends Injected<RpcLogger> {
   /** The methods served. */
   registry: MethodRegistry;
   /**
@@ -48,11 +53,6 @@ export interface DispatcherOptions {
    * @default scopes.includes(requiredScope) || scopes.includes('*')
    */
   authorize?: Authorize | undefined;
-  /**
-   * Logger for handler failures and per-request debug lines.
-   * @default a no-op logger
-   */
-  logger?: RpcLogger | undefined;
   /**
    * Longest batch accepted; a longer one is answered with one `-32600`.
    * @default 50
@@ -75,16 +75,6 @@ export interface DispatcherOptions {
    * @default none (the handler runs directly)
    */
   wrap?: WrapHandler | undefined;
-  /**
-   * Source of trace ids and of request ids for notifications.
-   * @default crypto.randomUUID
-   */
-  randomId?: (() => string) | undefined;
-  /**
-   * Clock for `durationMs` in logs.
-   * @default Date.now
-   */
-  now?: (() => number) | undefined;
 }
 
 /** Turns JSON-RPC text or parsed messages into responses. Transport-independent. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDispatcher } from './dispatcher.js';
 import { createHttpRpcHandler, type HttpRpcHandlerOptions } from './http-handler.js';
-import { closeServer, exampleRegistry } from './internal/test-support.js';
+import { closeServer, exampleRegistry, rpcFailure } from './internal/test-support.js';
 import { authenticateFromTokens } from './internal/ws-test-support.js';
 
 let server: Server | undefined;
@@ -72,11 +72,7 @@ describe('createHttpRpcHandler', () => {
       const response = await post(url, '{"jsonrpc":"2.0","method":"get_data","id":1}', token);
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
-      expect(await response.json()).toEqual({
-        jsonrpc: '2.0',
-        error: { code: -32001, message: 'Unauthorized' },
-        id: null,
-      });
+      expect(await response.json()).toEqual(rpcFailure(-32001, 'Unauthorized', null));
     }
   });
 
@@ -125,22 +121,14 @@ describe('createHttpRpcHandler', () => {
     const url = await start();
     const response = await post(url, '{"jsonrpc"');
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
-      jsonrpc: '2.0',
-      error: { code: -32700, message: 'Parse error' },
-      id: null,
-    });
+    expect(await response.json()).toEqual(rpcFailure(-32700, 'Parse error', null));
   });
 
   it('answers -32603 without leaking the thrown message', async () => {
     const url = await start();
     const response = await post(url, '{"jsonrpc":"2.0","method":"fail.internal","id":1}');
     const text = await response.text();
-    expect(JSON.parse(text)).toEqual({
-      jsonrpc: '2.0',
-      error: { code: -32603, message: 'Internal error' },
-      id: 1,
-    });
+    expect(JSON.parse(text)).toEqual(rpcFailure(-32603, 'Internal error', 1));
     expect(text).not.toContain('hunter2');
   });
 
@@ -152,10 +140,6 @@ describe('createHttpRpcHandler', () => {
     });
     const response = await post(url, '{"jsonrpc":"2.0","method":"get_data","id":1}');
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({
-      jsonrpc: '2.0',
-      error: { code: -32603, message: 'Internal error' },
-      id: null,
-    });
+    expect(await response.json()).toEqual(rpcFailure(-32603, 'Internal error', null));
   });
 });

@@ -1,68 +1,72 @@
-export type {
-  Authorize,
-  DispatchConnection,
-  Dispatcher,
-  DispatcherOptions,
-  WrapHandler,
+export {
+  type Authorize,
+  createDispatcher,
+  type DispatchConnection,
+  type Dispatcher,
+  type DispatcherOptions,
+  defaultAuthorize,
+  type WrapHandler,
 } from './dispatcher.js';
-export { createDispatcher, defaultAuthorize } from './dispatcher.js';
-export type {
-  JsonRpcFailure,
-  JsonRpcId,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  JsonRpcResponse,
-  JsonRpcSuccess,
+export {
+  createNotification,
+  type JsonRpcFailure,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type JsonRpcSuccess,
 } from './envelope.js';
-export { createNotification } from './envelope.js';
-export type {
-  ErrorCode,
-  JsonRpcErrorObject,
-  ParamIssue,
-  RpcCoreErrorCode,
-  RpcCoreErrorOptions,
-  RpcErrorOptions,
+export {
+  type ErrorCode,
+  ErrorCodes,
+  type JsonRpcErrorObject,
+  type ParamIssue,
+  RpcCoreError,
+  type RpcCoreErrorCode,
+  type RpcCoreErrorOptions,
+  RpcError,
+  type RpcErrorOptions,
 } from './errors.js';
-export { ErrorCodes, RpcCoreError, RpcError } from './errors.js';
-export type { ErrorKind, ProblemFields, RpcLogger } from './logger.js';
-export { noopLogger } from './logger.js';
-export type {
-  AnyMethod,
-  Identity,
-  MethodContext,
-  MethodDefinition,
-  MethodScope,
-  TransportKind,
+export { type ErrorKind, noopLogger, type ProblemFields, type RpcLogger } from './logger.js';
+export {
+  type AnyMethod,
+  defineMethod,
+  type Identity,
+  type MethodContext,
+  type MethodDefinition,
+  MethodRegistry,
+  type MethodScope,
+  type TransportKind,
 } from './method.js';
-export { defineMethod, MethodRegistry } from './method.js';
-export type {
-  Authenticate,
-  RateLimiter,
-  WebSocketTransport,
-  WebSocketTransportOptions,
+export {
+  type Authenticate,
+  createWebSocketTransport,
+  type RateLimiter,
+  type WebSocketTransport,
+  type WebSocketTransportOptions,
 } from './websocket-transport.js';
-export { createWebSocketTransport } from './websocket-transport.js';
-export type { GatewayTransportConfig } from './gateway-transport-schema.js';
-export { gatewayTransportSchema, WS_MESSAGE_RATE_LIMIT_MAX } from './gateway-transport-schema.js';
-export type { HttpRpcHandler, HttpRpcHandlerOptions } from './http-handler.js';
-export { createHttpRpcHandler } from './http-handler.js';
-export type {
-  MemoryClient,
-  MemoryClientEvents,
-  MemoryPair,
-  MemoryPairOptions,
-  MemoryServerEnd,
+export {
+  type GatewayTransportConfig,
+  gatewayTransportSchema,
+  WS_MESSAGE_RATE_LIMIT_MAX,
+} from './gateway-transport-schema.js';
+export { createHttpRpcHandler, type HttpRpcHandler, type HttpRpcHandlerOptions } from './http-handler.js';
+export {
+  createMemoryPair,
+  type MemoryClient,
+  type MemoryClientEvents,
+  type MemoryPair,
+  type MemoryPairOptions,
+  type MemoryServerEnd,
 } from './memory-pair.js';
-export { createMemoryPair } from './memory-pair.js';
-export type {
-  JsonSchema,
-  OpenRpcContentDescriptor,
-  OpenRpcDocument,
-  OpenRpcInfo,
-  OpenRpcMethod,
+export {
+  type JsonSchema,
+  type OpenRpcContentDescriptor,
+  type OpenRpcDocument,
+  type OpenRpcInfo,
+  type OpenRpcMethod,
+  rpcDiscoverMethod,
+  toOpenRpc,
 } from './openrpc.js';
-export { rpcDiscoverMethod, toOpenRpc } from './openrpc.js';
-export type { SseRpcHandler, SseRpcHandlerOptions } from './sse-handler.js';
-export { createSseRpcHandler } from './sse-handler.js';
-export type { SseEvent, SseWriter, SseWriterOptions } from './sse-writer.js';
-export { createSseWriter } from './sse-writer.js';
+export { createSseRpcHandler, type SseRpcHandler, type SseRpcHandlerOptions } from './sse-handler.js';
+export { createSseWriter, type SseEvent, type SseWriter, type SseWriterOptions } from './sse-writer.js';

@@ -1,3 +1,4 @@
+import { thrownBy } from '@agentd/test-support';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RpcCoreError } from './errors.js';
@@ -44,12 +45,7 @@ describe('MethodRegistry', () => {
   it('throws DUPLICATE_METHOD on a second method of the same name and adds nothing from that call', () => {
     const registry = new MethodRegistry().register(ping);
     const fresh = defineMethod({ name: 'fresh.one', scope: 'rpc', params: z.object({}), handler: () => 1 });
-    let caught: unknown;
-    try {
-      registry.register(fresh, ping);
-    } catch (error) {
-      caught = error;
-    }
+    const caught = thrownBy(() => registry.register(fresh, ping));
     expect(caught).toBeInstanceOf(RpcCoreError);
     expect((caught as RpcCoreError).code).toBe('DUPLICATE_METHOD');
     expect(registry.has('fresh.one')).toBe(false);

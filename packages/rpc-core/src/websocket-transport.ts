@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Injected } from '@agentd/contracts';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import type { Dispatcher } from './dispatcher.js';
@@ -22,8 +23,12 @@ export type Authenticate = (
   request: IncomingMessage,
 ) => Identity | null | undefined | Promise<Identity | null | undefined>;
 
-/** Options of {@link createWebSocketTransport}. */
-export interface WebSocketTransportOptions {
+/**
+ * Options of {@link createWebSocketTransport}.
+ * From {@link Injected}: `logger` gets connection lifecycle and failures, `now` times heartbeats
+ * and durations, `randomId` makes connection ids.
+ */
+export interface WebSocketTransportOptions extends Injected<RpcLogger> {
   /** Handles every text message. */
   dispatcher: Dispatcher;
   /** Called once per upgrade request, before the upgrade completes. */
@@ -73,21 +78,6 @@ export interface WebSocketTransportOptions {
    * @default 10000
    */
   slowClientTimeoutMs?: number | undefined;
-  /**
-   * Logger for connection lifecycle and failures.
-   * @default a no-op logger
-   */
-  logger?: RpcLogger | undefined;
-  /**
-   * Clock for heartbeats and durations.
-   * @default Date.now
-   */
-  now?: (() => number) | undefined;
-  /**
-   * Source of connection ids.
-   * @default crypto.randomUUID
-   */
-  randomId?: (() => string) | undefined;
 }
 
 /** A WebSocket JSON-RPC endpoint the daemon's HTTP server hands upgrades to. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDirs } from '@agentd/test-support';
+import { tempDirs, thrownBy } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSecretsError } from './errors.js';
 import { loadMasterKey, parseMasterKey, readMasterKeyFile } from './master-key.js';
@@ -26,12 +26,7 @@ describe('parseMasterKey', () => {
 
   it('refuses short keys and other text without echoing them', () => {
     for (const text of ['', 'ab'.repeat(31), randomBytes(16).toString('base64'), 'not a key at all!!']) {
-      let caught: unknown;
-      try {
-        parseMasterKey(text, 'AGENTD_MASTER_KEY');
-      } catch (error) {
-        caught = error;
-      }
+      const caught = thrownBy(() => parseMasterKey(text, 'AGENTD_MASTER_KEY'));
       expect(isSecretsError(caught, 'MASTER_KEY_INVALID')).toBe(true);
       expect((caught as Error).message).toContain(
         'AGENTD_MASTER_KEY must be hex or base64 of at least 32 bytes',
@@ -48,12 +43,7 @@ describe('readMasterKeyFile', () => {
     expect(readMasterKeyFile(keyFile(hex, 0o400)).toString('hex')).toBe(hex);
     for (const mode of [0o644, 0o640, 0o604]) {
       const path = keyFile(hex, mode);
-      let caught: unknown;
-      try {
-        readMasterKeyFile(path);
-      } catch (error) {
-        caught = error;
-      }
+      const caught = thrownBy(() => readMasterKeyFile(path));
       expect(isSecretsError(caught, 'MASTER_KEY_FILE_INSECURE')).toBe(true);
       expect((caught as Error).message).toContain(`has mode 0${mode.toString(8)}; it must be 0600`);
     }

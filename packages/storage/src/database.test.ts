@@ -16,6 +16,13 @@ async function openInTemp(extra: Parameters<typeof openDatabase>[0] = {}): Promi
   return db;
 }
 
+/** A database in the temp dir with the tables `ddl` creates, one statement each, in order. */
+async function openWithTables(...ddl: string[]): Promise<Database> {
+  const db = await openInTemp();
+  for (const statement of ddl) await db.execute(statement);
+  return db;
+}
+
 beforeEach(() => {
   temp = makeTempDir();
 });
@@ -59,9 +66,10 @@ describe('openDatabase', () => {
   });
 
   it('enforces foreign keys on writes', async () => {
-    const db = await openInTemp();
-    await db.execute('CREATE TABLE parent (id INTEGER PRIMARY KEY)');
-    await db.execute('CREATE TABLE child (parent_id INTEGER NOT NULL REFERENCES parent (id))');
+    const db = await openWithTables(
+      'CREATE TABLE parent (id INTEGER PRIMARY KEY)',
+      'CREATE TABLE child (parent_id INTEGER NOT NULL REFERENCES parent (id))',
+    );
     const error = await errorOf(db.execute('INSERT INTO child (parent_id) VALUES (42)'));
     expect(error.code).toBe('CONSTRAINT');
   });
@@ -152,8 +160,7 @@ describe('openDatabase', () => {
 
 describe('Database', () => {
   it('returns rows as plain objects from query, get and execute', async () => {
-    const db = await openInTemp();
-    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
+    const db = await openWithTables('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)');
     const inserted = await db.execute('INSERT INTO t (name) VALUES (:name)', { name: 'alpha' });
     expect(inserted.rowsAffected).toBe(1);
     expect(inserted.lastInsertRowid).toBe(1n);
@@ -170,8 +177,7 @@ describe('Database', () => {
   });
 
   it('maps SQL errors to StorageError codes with the statement in data', async () => {
-    const db = await openInTemp();
-    await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    const db = await openWithTables('CREATE TABLE t (id INTEGER PRIMARY KEY)');
     await db.execute('INSERT INTO t VALUES (1)');
     const duplicate = await errorOf(db.execute('INSERT INTO t VALUES (1)'));
     expect(duplicate.code).toBe('CONSTRAINT');
@@ -184,8 +190,7 @@ describe('Database', () => {
 
   describe('transaction', () => {
     it('commits when the callback resolves and returns its result', async () => {
-      const db = await openInTemp();
-      await db.execute('CREATE TABLE t (v INTEGER)');
+      const db = await openWithTables('CREATE TABLE t (v INTEGER)');
       const result = await db.transaction(async (tx) => {
         await tx.execute('INSERT INTO t VALUES (1)');
         await tx.execute('INSERT INTO t VALUES (2)');
@@ -196,8 +201,7 @@ describe('Database', () => {
     });
 
     it('rolls back everything when the callback throws and rethrows the same error', async () => {
-      const db = await openInTemp();
-      await db.execute('CREATE TABLE t (v INTEGER)');
+      const db = await openWithTables('CREATE TABLE t (v INTEGER)');
       const failure = new Error('changed my mind');
       await expect(
         db.transaction(async (tx) => {
@@ -228,8 +232,7 @@ describe('Database', () => {
     });
 
     it('throws NESTED_TRANSACTION when the database itself is used inside the callback', async () => {
-      const db = await openInTemp();
-      await db.execute('CREATE TABLE t (v INTEGER)');
+      const db = await openWithTables('CREATE TABLE t (v INTEGER)');
       const error = await errorOf(db.transaction(async () => db.execute('INSERT INTO t VALUES (1)')));
       expect(error.code).toBe('NESTED_TRANSACTION');
       await db.transaction(async (tx) => {
@@ -287,8 +290,7 @@ describe('Database', () => {
 
   describe('batch', () => {
     it('applies all statements or none', async () => {
-      const db = await openInTemp();
-      await db.execute('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+      const db = await openWithTables('CREATE TABLE t (id INTEGER PRIMARY KEY)');
       const results = await db.batch([
         'INSERT INTO t VALUES (1)',
         { sql: 'INSERT INTO t VALUES (?)', args: [2] },

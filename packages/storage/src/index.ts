@@ -1,7 +1,7 @@
 export { type Database, type DatabaseKind, openDatabase, type TransactionOptions } from './database.js';
 export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
 export { type ErrorKind, noopLogger, type ProblemFields, type StorageLogger } from './logger.js';
-export type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
+export { type AppliedMigration, type Migration, type MigrationResult, migration } from './migrations.js';
 export { type OpenDatabaseOptions, type StorageSection, storageSectionSchema } from './options.js';
 export type {
   ExecuteResult,

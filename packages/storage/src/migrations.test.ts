@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorOf, makeTempDir } from '../test/helpers.js';
-import { type Database, type Migration, openDatabase, StorageError } from './index.js';
+import { type Database, type Migration, migration, openDatabase, StorageError } from './index.js';
 
 let temp: ReturnType<typeof makeTempDir>;
 let db: Database;
@@ -43,6 +43,17 @@ beforeEach(async () => {
 afterEach(async () => {
   await db.close();
   temp.remove();
+});
+
+describe('migration', () => {
+  it('is the migration object written as a call, checked by migrate like any other', async () => {
+    const up = ['CREATE TABLE written (id TEXT)'];
+    expect(migration(3, 'written as a call', up)).toEqual({ version: 3, name: 'written as a call', up });
+    await db.migrate('@agentd/calls', [migration(1, 'written', up)]);
+    expect(await tableNames(db)).toContain('written');
+    const bad = await errorOf(db.migrate('@agentd/calls', [migration(0, 'zero', up)]));
+    expect(bad.code).toBe('MIGRATION_INVALID');
+  });
 });
 
 describe('Database.migrate', () => {

@@ -14,6 +14,15 @@ export interface Migration {
   up: string | string[] | ((tx: Transaction) => Promise<void>);
 }
 
+/**
+ * One {@link Migration}, written as a call so a package's list reads as its history, one line
+ * a step: `migration(2, 'a job may belong to a tenant', ['ALTER TABLE …'])`. The list is checked
+ * as before by `db.migrate` (positive, strictly increasing versions; a name; a non-empty `up`).
+ */
+export function migration(version: number, name: string, up: Migration['up']): Migration {
+  return { version, name, up };
+}
+
 /** One row of the `_migrations` table. */
 export interface AppliedMigration {
   /** The package that shipped the migration, e.g. `@agentd/memory-store`. */

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { rejectionOf } from '@agentd/test-support';
 import { StorageError } from '../src/index.js';
 
 /** A fresh temporary directory and a function that removes it. */
@@ -11,12 +11,6 @@ export function makeTempDir(prefix = 'agentd-storage-'): { dir: string; remove: 
 }
 
 /** Awaits a call that must reject with a {@link StorageError} and returns that error. */
-export async function errorOf(promise: Promise<unknown>): Promise<StorageError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(StorageError);
-    return error as StorageError;
-  }
-  throw new Error('expected a rejection');
+export function errorOf(promise: Promise<unknown>): Promise<StorageError> {
+  return rejectionOf(promise, StorageError);
 }

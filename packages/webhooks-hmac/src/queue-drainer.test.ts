@@ -1,29 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import { databasePerTest } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AgentTurnRunner, createQueueDrainer } from './queue-drainer.js';
-import { createWebhookStore, type WebhookStore, webhookMigrations } from './store.js';
+import { openMigrated } from '../test/helpers.js';
+import { createWebhookStore, type WebhookStore } from './store.js';
 
 type TurnRequest = Parameters<AgentTurnRunner['runTurn']>[0];
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('webhooks-drainer-', openMigrated);
 let store: WebhookStore;
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'webhooks-drainer-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
-  store = createWebhookStore({ db });
+beforeEach(() => {
+  store = createWebhookStore({ db: temp.db });
 });
 
-afterEach(async () => {
-  await store.close();
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => store.close());
 
 function fakeRunner(behaviour: (request: TurnRequest) => Promise<string> = async (r) => `echo ${r.message}`) {
   const requests: TurnRequest[] = [];
@@ -150,7 +140,7 @@ describe('createQueueDrainer', () => {
     }
     expect(calls).toBe(3);
     expect(await store.queueStats()).toMatchObject({ failed: 1, queued: 0, running: 0 });
-    const row = await db.get<{ last_error: string }>('SELECT last_error FROM webhook_agent_queue');
+    const row = await temp.db.get<{ last_error: string }>('SELECT last_error FROM webhook_agent_queue');
     expect(row?.last_error).toBe('Error: provider down');
     await drainer.stop();
   });
@@ -180,7 +170,7 @@ describe('createQueueDrainer', () => {
     await second.start();
     await second.idle();
     await second.stop();
-    const rows = await db.query<{ delivery_status: string; undelivered_response: string | null }>(
+    const rows = await temp.db.query<{ delivery_status: string; undelivered_response: string | null }>(
       'SELECT delivery_status, undelivered_response FROM webhook_agent_queue ORDER BY id',
     );
     expect(rows).toEqual([
@@ -214,7 +204,7 @@ describe('createQueueDrainer', () => {
     await second.idle();
     await second.stop();
     expect(quick.requests.map((r) => r.message)).toEqual(['long']);
-    const row = await db.get<{ attempts: number; status: string }>(
+    const row = await temp.db.get<{ attempts: number; status: string }>(
       'SELECT attempts, status FROM webhook_agent_queue',
     );
     expect(row).toEqual({ attempts: 1, status: 'done' });

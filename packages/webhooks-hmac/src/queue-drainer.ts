@@ -1,4 +1,4 @@
-import type { AgentTurnRunner } from '@agentd/contracts';
+import type { AgentTurnRunner, Injected } from '@agentd/contracts';
 import { z } from 'zod';
 import { WebhookError } from './errors.js';
 import { parseWith } from './internal/validate.js';
@@ -22,8 +22,11 @@ export type HookResponseDeliverer = (delivery: {
   mappingId: string;
 }) => Promise<void>;
 
-/** Options of {@link createQueueDrainer}. */
-export interface QueueDrainerOptions {
+/**
+ * Options of {@link createQueueDrainer}.
+ * From {@link Injected}: `logger` and `now`.
+ */
+export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logger' | 'now'> {
   store: WebhookStore;
   runner: AgentTurnRunner;
   /** Channel delivery for `deliver: true`; without it the answer is kept in the job row (`no_target`). */
@@ -34,10 +37,6 @@ export interface QueueDrainerOptions {
   maxAttempts?: number;
   /** Delay before a failed attempt is retried, doubled each further attempt. @default 5000 */
   retryDelayMs?: number;
-  /** @default no-op */
-  logger?: WebhookLogger;
-  /** Clock in milliseconds. @default Date.now */
-  now?: () => number;
 }
 
 /** How long the drainer waits to read the queue again after a read failed. */

@@ -1,8 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest } from '@agentd/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
 import { postJson as post, testServers } from '../test/helpers.js';
 import { type WebhooksSection, webhooksSectionSchema } from './config.js';
 import type { WebhookOutcome } from './handler.js';
@@ -13,20 +11,12 @@ import { webhookMigrations } from './store.js';
 
 const SECRET = 'service-test-secret-0123456789abcdef';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('webhooks-service-', (dataDir) => openDatabase({ dataDir }));
 let service: WebhookService | undefined;
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'webhooks-service-'));
-  db = await openDatabase({ dataDir: dir });
-});
 
 afterEach(async () => {
   await service?.close();
   service = undefined;
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 // Registered after the hook above so that (after-hooks run last-registered first) the servers
@@ -75,7 +65,7 @@ describe('createWebhookService', () => {
     const { runner, messages, first } = fakeRunner();
     const outcomes: Array<{ outcome: WebhookOutcome; verified: boolean }> = [];
     service = await createWebhookService({
-      db,
+      db: temp.db,
       section: section({
         enabled: true,
         token: SECRET,
@@ -92,7 +82,7 @@ describe('createWebhookService', () => {
     expect(messages).toEqual(['build 7']);
     expect(outcomes.map((entry) => [entry.outcome.outcome, entry.verified])).toEqual([['accepted', true]]);
     // The migrations ran through the given database (a second run applies nothing new).
-    expect((await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations])).applied).toEqual([]);
+    expect((await temp.db.migrate('@agentd/webhooks-hmac', [...webhookMigrations])).applied).toEqual([]);
   });
 
   it('hands wakes to the target at once and gives it the wakes stored while it was absent', async () => {
@@ -112,14 +102,14 @@ describe('createWebhookService', () => {
       queueForNextBeat: (text: string) => void calls.push(`next:${text}`),
     };
     // First without a target: the wake is stored.
-    const first = await createWebhookService({ db, section: section({ enabled: true, mappings }) });
+    const first = await createWebhookService({ db: temp.db, section: section({ enabled: true, mappings }) });
     const url = await serve(first);
     expect((await post(`${url}/hooks/later`, '{}')).status).toBe(200);
     await first.close();
     await servers.stop();
 
     service = await createWebhookService({
-      db,
+      db: temp.db,
       section: section({ enabled: true, mappings }),
       wakeTarget: target,
     });
@@ -131,7 +121,7 @@ describe('createWebhookService', () => {
   });
 
   it('claims no path while disabled and follows a new base path once configured', async () => {
-    service = await createWebhookService({ db, section: section({ enabled: false }) });
+    service = await createWebhookService({ db: temp.db, section: section({ enabled: false }) });
     expect(service.matches('/hooks')).toBe(false);
     expect(service.matches('/hooks/x')).toBe(false);
     await service.configure(section({ enabled: true, path: '/in' }));
@@ -145,7 +135,7 @@ describe('createWebhookService', () => {
     const errors: string[] = [];
     const secrets: Record<string, string> = { HOOK_TOKEN: 'short' };
     service = await createWebhookService({
-      db,
+      db: temp.db,
       section: section({ enabled: true, token: '${secret:HOOK_TOKEN}' }),
       resolveSecrets: async (fields) => ({
         ...fields,
@@ -177,7 +167,7 @@ describe('createWebhookService', () => {
     const firsts: boolean[] = [];
     const config = section({ enabled: true, mappings: [{ id: 'open', action: 'wake' }] });
     service = await createWebhookService({
-      db,
+      db: temp.db,
       section: config,
       onOutcome: (outcome, context) => {
         expect(context.verified).toBe(false);

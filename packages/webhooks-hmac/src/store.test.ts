@@ -1,27 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '@agentd/storage';
+import { databasePerTest } from '@agentd/test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { isWebhookError } from './errors.js';
-import { createWebhookStore, webhookMigrations } from './store.js';
+import { openMigrated } from '../test/helpers.js';
+import { createWebhookStore } from './store.js';
 import { deliverPendingWakes } from './wake.js';
 
-let dir: string;
-let db: Database;
+const temp = databasePerTest('webhooks-store-', openMigrated);
 let clock = 1_700_000_000_000;
 const now = () => clock;
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'webhooks-store-'));
-  db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
+beforeEach(() => {
   clock = 1_700_000_000_000;
-});
-
-afterEach(async () => {
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const agentPlan = {
@@ -34,7 +24,7 @@ const agentPlan = {
 
 describe('createWebhookStore', () => {
   it('queues an accepted agent webhook and hands it out once, oldest first', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     const first = await store.accept({
       endpoint: 'mapped',
       mappingId: 'a',
@@ -67,7 +57,7 @@ describe('createWebhookStore', () => {
   });
 
   it('answers duplicate for a delivery id seen within 24 hours and queues nothing', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     const deliverSame = () =>
       store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'same', plan: agentPlan });
     await deliverSame();
@@ -81,13 +71,13 @@ describe('createWebhookStore', () => {
   });
 
   it('writes nothing when the transaction fails halfway', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     // A NOT NULL violation in the queue insert must roll back the delivery id claimed just before.
     const broken = { ...agentPlan, sessionKey: null as unknown as string };
     await expect(
       store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'd9', plan: broken }),
     ).rejects.toThrow();
-    expect(await db.query('SELECT * FROM webhook_deliveries')).toEqual([]);
+    expect(await temp.db.query('SELECT * FROM webhook_deliveries')).toEqual([]);
     expect(
       await store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'd9', plan: agentPlan }),
     ).toMatchObject({
@@ -97,7 +87,7 @@ describe('createWebhookStore', () => {
   });
 
   it('retries failed jobs at their time and fails them for good without a retry time', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     await store.accept({ endpoint: 'mapped', mappingId: 'a', plan: agentPlan });
     const job = await store.claimNextJob();
     await store.failJob(job!.id, 'Error: boom', clock + 1000);
@@ -112,36 +102,26 @@ describe('createWebhookStore', () => {
   });
 
   it('puts running jobs back after a restart', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     await store.accept({ endpoint: 'mapped', mappingId: 'a', plan: agentPlan });
     await store.claimNextJob();
     await store.close();
-    await db.close();
-    db = await openDatabase({ dataDir: dir });
+    await temp.db.close();
+    const db = await openDatabase({ dataDir: temp.dir });
     const reopened = createWebhookStore({ db, now });
     expect(await reopened.recoverRunningJobs()).toBe(1);
     expect((await reopened.claimNextJob())?.attempts).toBe(2);
     await reopened.close();
+    await db.close();
   });
 
   it('records wakes durably and hands them to a wake target once', async () => {
-    const store = createWebhookStore({ db, now });
-    await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'now', text: 'look' },
-    });
-    await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'next-heartbeat', text: 'later' },
-    });
-    const skipped = await store.accept({
-      endpoint: 'mapped',
-      mappingId: 'w',
-      plan: { action: 'wake', mode: 'now', text: 'live' },
-      recordWake: false,
-    });
+    const store = createWebhookStore({ db: temp.db, now });
+    const wake = (mode: 'now' | 'next-heartbeat', text: string, recordWake?: boolean) =>
+      store.accept({ endpoint: 'mapped', mappingId: 'w', plan: { action: 'wake', mode, text }, recordWake });
+    await wake('now', 'look');
+    await wake('next-heartbeat', 'later');
+    const skipped = await wake('now', 'live', false);
     expect(skipped).toEqual({ duplicate: false, jobId: undefined, wakeId: undefined });
     expect((await store.pendingWakes()).map((wake) => [wake.mode, wake.text])).toEqual([
       ['now', 'look'],
@@ -159,7 +139,7 @@ describe('createWebhookStore', () => {
   });
 
   it('counts outcomes per day, endpoint, outcome, reason and mapping', async () => {
-    const store = createWebhookStore({ db, now, counterFlushMs: 60_000 });
+    const store = createWebhookStore({ db: temp.db, now, counterFlushMs: 60_000 });
     store.recordOutcome({ endpoint: 'strict', outcome: 'accepted', reason: 'ok', mappingId: 'webhook' });
     store.recordOutcome({ endpoint: 'strict', outcome: 'accepted', reason: 'ok', mappingId: 'webhook' });
     store.recordOutcome({
@@ -193,7 +173,7 @@ describe('createWebhookStore', () => {
   });
 
   it('prunes expired delivery ids and old finished jobs', async () => {
-    const store = createWebhookStore({ db, now, retentionMs: 1000 });
+    const store = createWebhookStore({ db: temp.db, now, retentionMs: 1000 });
     await store.accept({ endpoint: 'mapped', mappingId: 'a', deliveryId: 'old', plan: agentPlan });
     const job = await store.claimNextJob();
     await store.completeJob(job!.id, {
@@ -207,7 +187,7 @@ describe('createWebhookStore', () => {
   });
 
   it('refuses use after close', async () => {
-    const store = createWebhookStore({ db, now });
+    const store = createWebhookStore({ db: temp.db, now });
     await store.close();
     await store.close();
     await expect(store.claimNextJob()).rejects.toSatisfy((error) => isWebhookError(error, 'STORE_CLOSED'));

@@ -1,3 +1,4 @@
+import type { Injected } from '@agentd/contracts';
 import { z } from 'zod';
 import type { WebhookActionPlan } from './action.js';
 import { WebhookError } from './errors.js';
@@ -99,8 +100,11 @@ export const webhookMigrations: readonly WebhookMigration[] = Object.freeze([
 /** Default idempotency window: the contract's 24 hours. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** Options of {@link createWebhookStore}. */
-export interface WebhookStoreOptions {
+/**
+ * Options of {@link createWebhookStore}.
+ * From {@link Injected}: `logger` and `now`.
+ */
+export interface WebhookStoreOptions extends Pick<Injected<WebhookLogger>, 'logger' | 'now'> {
   /** The migrated database (see {@link webhookMigrations}). */
   db: WebhookDatabase;
   /** How long a delivery id answers "duplicate". @default 86400000 (24 h) */
@@ -109,10 +113,6 @@ export interface WebhookStoreOptions {
   retentionMs?: number;
   /** How often counted outcomes are written; they are summed in memory between writes. @default 1000 */
   counterFlushMs?: number;
-  /** @default no-op */
-  logger?: WebhookLogger;
-  /** Clock in milliseconds. @default Date.now */
-  now?: () => number;
 }
 
 const storeOptionsSchema = z.object({

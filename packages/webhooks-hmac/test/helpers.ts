@@ -1,6 +1,8 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Database, openDatabase } from '@agentd/storage';
 import { afterEach } from 'vitest';
+import { webhookMigrations } from '../src/store.js';
 
 /** Loopback HTTP servers a test file starts; see {@link testServers}. */
 export interface TestServers {
@@ -48,4 +50,11 @@ export async function postJson(
     body,
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Opens a database in `dataDir` with this package's schema applied (for `databasePerTest`). */
+export async function openMigrated(dataDir: string): Promise<Database> {
+  const db = await openDatabase({ dataDir });
+  await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
+  return db;
 }

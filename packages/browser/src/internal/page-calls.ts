@@ -165,23 +165,15 @@ function snapshotOf(
   return ctx.run('snapshot', call, async (current, timeoutMs) => {
     const tab = await focusedTab(ctx, current);
     const head = { tabId: tab.id, url: tab.page.url(), title: await titleOf(tab.page) };
+    const { maxSnapshotNodes, maxTextLength } = ctx.config;
     if (params.format === 'text') {
       const yaml = await tab.page.ariaSnapshot({ mode: 'ai', timeout: timeoutMs });
       return {
         ...head,
-        ...boundSnapshotText(yaml, {
-          maxLines: ctx.config.maxSnapshotNodes,
-          maxLineLength: ctx.config.maxTextLength,
-        }),
+        ...boundSnapshotText(yaml, { maxLines: maxSnapshotNodes, maxLineLength: maxTextLength }),
       };
     }
     const tree = await tab.page.ariaSnapshotJSON({ mode: 'ai', timeout: timeoutMs });
-    return {
-      ...head,
-      ...boundSnapshot(tree, {
-        maxNodes: ctx.config.maxSnapshotNodes,
-        maxTextLength: ctx.config.maxTextLength,
-      }),
-    };
+    return { ...head, ...boundSnapshot(tree, { maxNodes: maxSnapshotNodes, maxTextLength }) };
   });
 }

@@ -1,13 +1,7 @@
 import { toFieldIssues } from '@agentd/errors';
 import { z } from 'zod';
-import {
-  type AddJobInput,
-  agentIdSchema,
-  type CronJob,
-  type CronRun,
-  type FireTrigger,
-  type UpdateJobInput,
-} from '../cron-types.js';
+import type { AddJobInput, CronJob, CronRun, FireTrigger, UpdateJobInput } from '../cron-types.js';
+import { agentIdSchema } from '../cron-types.js';
 import { CronWakegateError } from '../errors.js';
 import { nextFireAfter, type ResolvedSchedule, resolveSchedule, type ScheduleInput } from '../schedule.js';
 import { type WakeGate, wakeGateSchema } from '../wake-gate.js';

@@ -4,12 +4,26 @@ import { describe, expect, it } from 'vitest';
 import { FdStream } from './fd-stream.js';
 import { temporaryDirectory } from './test-support.js';
 
+/**
+ * Opens a new file in a temporary directory (`'a'` to append; `'r'`, read-only, for a
+ * descriptor every write to fails), runs `use` with it, then closes it and removes the directory.
+ */
+async function withFile(flags: 'a' | 'r', use: (fd: number, path: string) => Promise<void>): Promise<void> {
+  const directory = temporaryDirectory('fd');
+  const path = join(directory.path, 'out.log');
+  writeFileSync(path, '');
+  const fd = openSync(path, flags);
+  try {
+    await use(fd, path);
+  } finally {
+    closeSync(fd);
+    directory.remove();
+  }
+}
+
 describe('FdStream', () => {
   it('writes lines in order and resolves flush once they are written', async () => {
-    const directory = temporaryDirectory('fd');
-    const path = join(directory.path, 'out.log');
-    const fd = openSync(path, 'a');
-    try {
+    await withFile('a', async (fd, path) => {
       const stream = new FdStream({ fd, maxPendingBytes: 1024 * 1024 });
       for (let i = 0; i < 100; i += 1) stream.write(`line ${i}\n`);
       await stream.flush();
@@ -17,19 +31,12 @@ describe('FdStream', () => {
       expect(lines).toHaveLength(100);
       expect(lines[99]).toBe('line 99');
       expect(stream.dropped).toBe(0);
-    } finally {
-      closeSync(fd);
-      directory.remove();
-    }
+    });
   });
 
   it('stops writing after a write error, drops later lines without throwing and still flushes', async () => {
-    const directory = temporaryDirectory('fd-broken');
-    const path = join(directory.path, 'read-only.log');
-    writeFileSync(path, '');
     // Writing to a descriptor opened for reading fails (EBADF), like a closed pipe fails (EPIPE).
-    const fd = openSync(path, 'r');
-    try {
+    await withFile('r', async (fd) => {
       const stream = new FdStream({ fd, maxPendingBytes: 1024 * 1024 });
       stream.write('first\n');
       await stream.flush();
@@ -37,17 +44,11 @@ describe('FdStream', () => {
       expect(stream.write('second\n')).toBe(true);
       await stream.flush();
       expect(stream.dropped).toBe(2);
-    } finally {
-      closeSync(fd);
-      directory.remove();
-    }
+    });
   });
 
   it('drops lines beyond maxPendingBytes instead of holding them', async () => {
-    const directory = temporaryDirectory('fd-cap');
-    const path = join(directory.path, 'out.log');
-    const fd = openSync(path, 'a');
-    try {
+    await withFile('a', async (fd, path) => {
       const stream = new FdStream({ fd, maxPendingBytes: 10 });
       // The first line goes out at once; the second fits the pending budget; the third does not.
       stream.write('012345678\n');
@@ -56,9 +57,6 @@ describe('FdStream', () => {
       await stream.flush();
       expect(stream.dropped).toBe(1);
       expect(readFileSync(path, 'utf8')).toBe('012345678\nabcdefghi\n');
-    } finally {
-      closeSync(fd);
-      directory.remove();
-    }
+    });
   });
 });

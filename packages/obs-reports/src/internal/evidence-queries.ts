@@ -24,6 +24,15 @@ function parseJson(text: unknown): Record<string, ScrubbedValue> {
   }
 }
 
+/** `fields` without the entries whose value is null: a null column is an absent optional field. */
+function withoutNulls<T extends Record<string, unknown>>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as {
+    [K in keyof T]?: Exclude<T[K], null>;
+  };
+}
+
 interface DiagnosticRow {
   id: number;
   ts: number;
@@ -38,8 +47,7 @@ function toDiagnostic(row: DiagnosticRow): DiagnosticEvent {
     id: row.id,
     ts: row.ts,
     category: row.category,
-    ...(row.session_key === null ? {} : { sessionKey: row.session_key }),
-    ...(row.agent_id === null ? {} : { agentId: row.agent_id }),
+    ...withoutNulls({ sessionKey: row.session_key, agentId: row.agent_id }),
     data: parseJson(row.data),
   };
 }
@@ -118,8 +126,7 @@ export async function queryAudit(db: Database, query: AuditQuery = {}): Promise<
     classification: row.classification,
     outcome: row.outcome,
     severity: row.severity,
-    ...(row.agent_id === null ? {} : { agentId: row.agent_id }),
-    ...(row.session_key === null ? {} : { sessionKey: row.session_key }),
+    ...withoutNulls({ agentId: row.agent_id, sessionKey: row.session_key }),
     refs: parseJson(row.refs),
   }));
 }
@@ -165,7 +172,7 @@ export async function queryDeliveries(
     channelId: row.channel_id,
     outcome: row.outcome,
     latencyMs: row.latency_ms,
-    ...(row.error_kind === null ? {} : { errorKind: row.error_kind }),
+    ...withoutNulls({ errorKind: row.error_kind }),
   }));
 }
 

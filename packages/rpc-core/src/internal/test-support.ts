@@ -13,6 +13,11 @@ export function connection(identity: Identity = rpcIdentity): DispatchConnection
   return { identity, connectionId: 'conn-1', transport: 'memory' };
 }
 
+/** The failure response a transport answers: `code` and `message`, no `data`. */
+export function rpcFailure(code: number, message: string, id: string | number | null = null) {
+  return { jsonrpc: '2.0', error: { code, message }, id };
+}
+
 const pair = z.tuple([z.number(), z.number()]);
 
 /**
