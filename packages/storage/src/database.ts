@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Client, Config, InStatement } from '@libsql/client';
 import { StorageError } from './errors.js';
 import { withBusyRetry } from './internal/busy-retry.js';
+import { DirectWriter } from './internal/direct-writer.js';
 import { credentialsIn, fileUrlFor, type Location, parseLocation } from './internal/location.js';
 import { createRedactor, type Redact, toStorageError } from './internal/map-error.js';
 import { applyMigrations, listMigrations } from './internal/migrate.js';
@@ -86,6 +87,8 @@ export interface Database extends Queryable {
 }
 
 const QUERY_ONLY_ON = 'PRAGMA query_only = ON';
+// Write batches of a local file keep this many prepared statements (a few per package's writes).
+const DIRECT_STATEMENT_CACHE = 64;
 
 interface TransactionScope {
   // The write lock (or read semaphore) the transaction holds; a handle on the
@@ -109,6 +112,8 @@ interface Settings {
   synchronous: 'normal' | 'full';
   writeLock: Semaphore;
   releaseWriteLock: () => void;
+  /** A local file's synchronous batch writer, beside the client's writer connection. */
+  direct: DirectWriter | undefined;
 }
 
 type LibsqlTransaction = Awaited<ReturnType<Client['transaction']>>;
@@ -180,6 +185,20 @@ class LibsqlDatabase implements Database {
   async batch(statements: Statement[], mode: TransactionMode = 'write'): Promise<ExecuteResult[]> {
     this.#checkUsable();
     if (statements.length === 0) return [];
+    const direct = this.#settings.direct;
+    if (mode === 'write' && direct !== undefined) {
+      const plain = statements.map((statement) => toInStatement(statement));
+      // Runs start to finish in one turn of the event loop, under the same lock as every writer.
+      return this.#writeLock.run(() =>
+        this.#retry(async () => {
+          try {
+            return direct.batch(plain);
+          } catch (error) {
+            return this.#fail(error);
+          }
+        }),
+      );
+    }
     const normalised = statements.map((statement) => toInStatement(statement) as InStatement);
     if (mode === 'write' && this.kind === 'file') {
       return this.#transaction((tx) => tx.batch(normalised), 'write');
@@ -262,6 +281,7 @@ class LibsqlDatabase implements Database {
     // Writes queued before close() still run; the lock hands over in order.
     await this.#writeLock.run(async () => {});
     this.client.close();
+    this.#settings.direct?.close();
     this.#readers?.close();
     this.#settings.releaseWriteLock();
     this.#settings.logger.info({ url: this.url }, 'database closed');
@@ -536,6 +556,7 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
 
   const opened: Array<{ close(): void }> = [];
   let releaseWriteLock = (): void => {};
+  let direct: DirectWriter | undefined;
   try {
     let writer: Client;
     let readers: ReaderClients | undefined;
@@ -547,7 +568,8 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
       writer = createClient({ url: location.clientUrl, concurrency: 1, timeout: settings.busyTimeoutMs });
       opened.push(writer);
       // The client's first probe has created the file, so its real path exists now.
-      const shared = acquireFileWriteLock(realpathSync(location.filePath!));
+      const realPath = realpathSync(location.filePath!);
+      const shared = acquireFileWriteLock(realPath);
       ({ lock: writeLock, release: releaseWriteLock } = shared);
       const fileWriter = writer;
       await writeLock.run(() =>
@@ -570,6 +592,14 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
         }),
       );
       opened.push(readers);
+      const { default: openConnection } = await import('libsql');
+      direct = new DirectWriter((path, options) => new openConnection(path, options), {
+        filePath: realPath,
+        busyTimeoutMs: settings.busyTimeoutMs,
+        synchronous: settings.synchronous,
+        cacheSize: DIRECT_STATEMENT_CACHE,
+      });
+      opened.push(direct);
     } else if (location.kind === 'memory') {
       writer = createClient({ url: location.clientUrl });
       opened.push(writer);
@@ -598,6 +628,7 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
       busyRetryMs: settings.busyRetryMs,
       readConcurrency: settings.readConcurrency,
       synchronous: settings.synchronous,
+      direct,
     });
     return database;
   } catch (error) {
