@@ -58,7 +58,9 @@ export interface Database extends Queryable {
   /**
    * The libsql client that carries writes, for what this API does not cover.
    * Writes through it bypass the write lock; a write transaction opened here
-   * holds the only writer connection of a local file until it settles.
+   * holds the only writer connection of a local file until it settles, and
+   * makes a write batch (which runs on a connection of its own) wait in
+   * SQLite's busy handler, blocking the event loop.
    */
   readonly client: Client;
   /** True once `close()` was called. */
