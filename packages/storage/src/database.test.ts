@@ -333,6 +333,24 @@ describe('Database', () => {
       expect(badArg.code).toBe('INVALID_ARGUMENT');
     });
 
+    it('runs on a connection set up like the writer, checkpointing every 4000 WAL frames', async () => {
+      const db = await openInTemp({ busyTimeoutMs: 1234, synchronous: 'full' });
+      const results = await db.batch([
+        'PRAGMA journal_mode',
+        'PRAGMA busy_timeout',
+        'PRAGMA synchronous',
+        'PRAGMA foreign_keys',
+        'PRAGMA wal_autocheckpoint',
+      ]);
+      expect(results.map((result) => result.rows[0])).toEqual([
+        { journal_mode: 'wal' },
+        { timeout: 1234 },
+        { synchronous: 2 },
+        { foreign_keys: 1 },
+        { wal_autocheckpoint: 4000 },
+      ]);
+    });
+
     it('sees schema changes made on the other connections', async () => {
       const db = await openInTemp();
       await db.execute('CREATE TABLE s (a INTEGER)');

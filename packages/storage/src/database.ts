@@ -91,6 +91,12 @@ export interface Database extends Queryable {
 const QUERY_ONLY_ON = 'PRAGMA query_only = ON';
 // Write batches of a local file keep this many prepared statements (a few per package's writes).
 const DIRECT_STATEMENT_CACHE = 64;
+// The commit that finds the WAL past this many frames checkpoints it, and a checkpoint fsyncs the
+// WAL and the database file while the event loop waits. Write batches are the hot path (the
+// delivery queue's group commit writes ~7 frames per commit), and at SQLite's default of 1000
+// those fsyncs took ~10% of the queue's wall time under load; at 4000 (a WAL of up to 16 MB)
+// they come a quarter as often. What a commit guarantees is unchanged: `synchronous` decides it.
+const DIRECT_AUTOCHECKPOINT_PAGES = 4000;
 
 interface TransactionScope {
   // The write lock (or read semaphore) the transaction holds; a handle on the
@@ -600,6 +606,7 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
         busyTimeoutMs: settings.busyTimeoutMs,
         synchronous: settings.synchronous,
         cacheSize: DIRECT_STATEMENT_CACHE,
+        autocheckpointPages: DIRECT_AUTOCHECKPOINT_PAGES,
       });
       opened.push(direct);
     } else if (location.kind === 'memory') {

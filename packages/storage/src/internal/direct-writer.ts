@@ -13,6 +13,8 @@ export interface DirectWriterOptions {
   synchronous: 'normal' | 'full';
   /** Prepared statements kept; the least recently used is dropped beyond it. */
   cacheSize: number;
+  /** WAL frames after which a commit on this connection checkpoints (`wal_autocheckpoint`). */
+  autocheckpointPages: number;
 }
 
 interface CachedStatement {
@@ -91,13 +93,14 @@ export class DirectWriter {
     if (this.#closed) {
       throw Object.assign(new Error('The database is closed'), { code: 'CLIENT_CLOSED' });
     }
-    const { filePath, busyTimeoutMs, synchronous } = this.#options;
+    const { filePath, busyTimeoutMs, synchronous, autocheckpointPages } = this.#options;
     const connection = this.#open(filePath, { timeout: busyTimeoutMs });
     try {
       // Per-connection settings, as on the client's writer; journal_mode=WAL is stored in the file.
       connection.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       connection.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       connection.exec('PRAGMA foreign_keys = ON');
+      connection.exec(`PRAGMA wal_autocheckpoint = ${autocheckpointPages}`);
     } catch (error) {
       connection.close();
       throw driverError(error);
