@@ -124,6 +124,29 @@ describe('the delivery queue', () => {
     expect(target.attempts).toHaveLength(1);
   });
 
+  it('writes entries with and without a key in one commit, each answered by its own statement', async () => {
+    const target = platform();
+    const queue = await open({ deliver: target.deliver });
+    const keyed = { channelType: 'telegram', operation: send('4', 'keyed'), idempotencyKey: 'k4' };
+    const plain = (text: string) => ({ channelType: 'telegram', operation: send('5', text) });
+    const outcomes = await Promise.all([
+      queue.enqueue(plain('a')),
+      queue.enqueue(keyed),
+      queue.enqueue(plain('b')),
+      queue.enqueue(keyed),
+    ]);
+    expect(outcomes.map((outcome) => outcome.existing)).toEqual([false, false, false, true]);
+    expect(outcomes[3]?.entry.deliveryId).toBe(outcomes[1]?.entry.deliveryId);
+    // Entries without a key carry their delivery id as their key, as stored.
+    expect(outcomes[0]?.entry.idempotencyKey).toBe(outcomes[0]?.entry.deliveryId);
+    for (const index of [0, 1, 2]) {
+      const { deliveryId } = outcomes[index]!.entry;
+      expect(await queue.settled(deliveryId, 5000)).toMatchObject({ deliveryId, stage: 'sent' });
+    }
+    expect(target.attempts.map((attempt) => attempt.text).sort()).toEqual(['a', 'b', 'keyed']);
+    expect(await queue.counts()).toEqual({ queued: 0, sending: 0, sent: 3, failed: 0, deadLetter: 0 });
+  });
+
   it('retries with backoff, records each failure, and dead-letters after the cap', async () => {
     const target = platform((text) => (text === 'flaky' ? new Error('socket hang up') : undefined));
     const queue = await open({ deliver: target.deliver, maxAttempts: 3 });

@@ -303,6 +303,101 @@ describe('Database', () => {
       expect(await db.batch(['SELECT COUNT(*) AS n FROM t'], 'read')).toMatchObject([{ rows: [{ n: 2 }] }]);
       expect((await errorOf(db.batch(['INSERT INTO t VALUES (5)'], 'read'))).code).toBe('READONLY');
     });
+
+    // A file's write batches run on a connection of their own with statements prepared once.
+    it('answers the same shapes as execute, with statements reused across batches', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE v (id INTEGER PRIMARY KEY, name TEXT, data BLOB, big INTEGER)');
+      const insert =
+        'INSERT INTO v (id, name, data, big) VALUES (:id, :name, :data, :big) RETURNING id, name';
+      for (const id of [1, 2]) {
+        const [returned, plain] = await db.batch([
+          {
+            sql: insert,
+            args: { ':id': id, ':name': `n${id}`, ':data': new Uint8Array([id, 9]), ':big': true },
+          },
+          { sql: 'UPDATE v SET big = ? WHERE id = ?', args: [2 ** 53 - 1, id] },
+        ]);
+        expect(returned).toEqual({
+          rows: [{ id, name: `n${id}` }],
+          columns: ['id', 'name'],
+          rowsAffected: 0,
+          lastInsertRowid: undefined,
+        });
+        expect(plain).toEqual({ rows: [], columns: [], rowsAffected: 1, lastInsertRowid: BigInt(id) });
+      }
+      const [selected] = await db.batch(['SELECT id, data, big, id AS id FROM v WHERE id = 2']);
+      expect(selected?.rows).toEqual([{ id: 2, data: new Uint8Array([2, 9]).buffer, big: 2 ** 53 - 1 }]);
+      expect(selected?.rows).toEqual(await db.query('SELECT id, data, big, id AS id FROM v WHERE id = 2'));
+      const tooBig = await errorOf(db.batch(['SELECT 9007199254740993 AS n']));
+      expect(tooBig.code).toBe('INVALID_ARGUMENT');
+      const badArg = await errorOf(db.batch([{ sql: 'SELECT ? AS n', args: [Number.NaN] }]));
+      expect(badArg.code).toBe('INVALID_ARGUMENT');
+    });
+
+    it('runs on a connection set up like the writer, checkpointing every 4000 WAL frames', async () => {
+      const db = await openInTemp({ busyTimeoutMs: 1234, synchronous: 'full' });
+      const results = await db.batch([
+        'PRAGMA journal_mode',
+        'PRAGMA busy_timeout',
+        'PRAGMA synchronous',
+        'PRAGMA foreign_keys',
+        'PRAGMA wal_autocheckpoint',
+      ]);
+      expect(results.map((result) => result.rows[0])).toEqual([
+        { journal_mode: 'wal' },
+        { timeout: 1234 },
+        { synchronous: 2 },
+        { foreign_keys: 1 },
+        { wal_autocheckpoint: 4000 },
+      ]);
+    });
+
+    it('sees schema changes made on the other connections', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE s (a INTEGER)');
+      await db.batch(['INSERT INTO s VALUES (1)']);
+      expect((await db.batch(['SELECT * FROM s']))[0]?.rows).toEqual([{ a: 1 }]);
+      await db.execute('ALTER TABLE s ADD COLUMN b TEXT');
+      const [after] = await db.batch(['SELECT * FROM s']);
+      expect(after?.columns).toEqual(['a', 'b']);
+      expect(after?.rows).toEqual([{ a: 1, b: null }]);
+    });
+
+    it('keeps foreign keys on, and leaves no transaction open after a failed batch', async () => {
+      const db = await openInTemp();
+      await db.batch([
+        'CREATE TABLE parent (id INTEGER PRIMARY KEY)',
+        'CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent (id))',
+      ]);
+      const insertChild = { sql: 'INSERT INTO child VALUES (?, ?)', args: [1, 7] };
+      const refused = await errorOf(db.batch(['INSERT INTO parent VALUES (1)', insertChild]));
+      expect(refused.code).toBe('CONSTRAINT');
+      expect(refused.data?.statementIndex).toBe(1);
+      // Neither the rollback nor the dropped statement holds the write lock: every path writes.
+      await db.execute('INSERT INTO parent VALUES (7)');
+      await db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO parent VALUES (8)');
+      });
+      await db.batch([insertChild]);
+      expect(await db.query('SELECT id FROM parent ORDER BY id')).toEqual([{ id: 7 }, { id: 8 }]);
+      expect(await db.query('SELECT id, parent FROM child')).toEqual([{ id: 1, parent: 7 }]);
+    });
+
+    it('interleaves with transactions and plain writes without losing one', async () => {
+      const db = await openInTemp();
+      await db.execute('CREATE TABLE w (n INTEGER)');
+      const work = Array.from({ length: 60 }, (_, n) => {
+        if (n % 3 === 0) return db.batch([{ sql: 'INSERT INTO w VALUES (?)', args: [n] }]);
+        if (n % 3 === 1) return db.execute('INSERT INTO w VALUES (?)', [n]);
+        return db.transaction(async (tx) => {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          await tx.execute('INSERT INTO w VALUES (?)', [n]);
+        });
+      });
+      await Promise.all(work);
+      expect(await db.get('SELECT COUNT(*) AS n, SUM(n) AS total FROM w')).toEqual({ n: 60, total: 1770 });
+    });
   });
 
   describe('close', () => {
@@ -314,6 +409,19 @@ describe('Database', () => {
       expect(db.closed).toBe(true);
       expect((await errorOf(db.query('SELECT 1'))).code).toBe('CLOSED');
       expect((await errorOf(db.transaction(async () => undefined))).code).toBe('CLOSED');
+      expect((await errorOf(db.batch(['INSERT INTO t VALUES (1)']))).code).toBe('CLOSED');
+    });
+
+    it('runs write batches queued before close, then refuses them', async () => {
+      const db = await openDatabase({ dataDir: temp.dir });
+      await db.execute('CREATE TABLE t (v INTEGER)');
+      const batches = Array.from({ length: 5 }, (_, index) =>
+        db.batch([{ sql: 'INSERT INTO t VALUES (?)', args: [index] }]),
+      );
+      await db.close();
+      await Promise.all(batches);
+      const reopened = await openInTemp();
+      expect(await reopened.get('SELECT COUNT(*) AS n FROM t')).toEqual({ n: 5 });
     });
 
     it('lets writes queued before close finish', async () => {

@@ -139,6 +139,30 @@ describe('openDatabase across processes', () => {
     expect(await db.get('PRAGMA synchronous')).toEqual({ synchronous: 1 });
   });
 
+  it('retries a write batch held off by another process, and reports BUSY once the budget is spent', async () => {
+    const child = startFixture('hold-transaction.mjs', [url, '1']);
+    await child.waitForLine('holding');
+    const db = await openHere({ busyTimeoutMs: 10, busyRetryMs: 300 });
+    const refused = await db
+      .batch([`INSERT INTO events (writer, step) VALUES ('batch', 1)`])
+      .catch((e: unknown) => e);
+    expect((refused as StorageError).code).toBe('BUSY');
+    expect((refused as StorageError).data?.attempts).toBeGreaterThan(1);
+    const logger = recordingLogger();
+    const patient = await openHere({ busyTimeoutMs: 10, logger });
+    const write = patient.batch([`INSERT INTO events (writer, step) VALUES ('batch', 2)`]);
+    while (!logger.entries.some((entry) => entry.message === 'database busy, retrying')) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.send('commit');
+    await write;
+    // The connection that met BUSY at BEGIN writes again, and other processes see its rows.
+    await db.batch([`INSERT INTO events (writer, step) VALUES ('batch', 3)`]);
+    const observer = await openHere();
+    expect(await observer.query('SELECT step FROM events ORDER BY step')).toEqual([{ step: 2 }, { step: 3 }]);
+    expect(await observer.get('SELECT COUNT(*) AS n FROM held')).toEqual({ n: 1 });
+  });
+
   it('retries BUSY without surfacing it while another process holds the lock for a while', async () => {
     const child = startFixture('hold-transaction.mjs', [url, '1']);
     await child.waitForLine('holding');

@@ -92,18 +92,32 @@ function plan(changes: Change[]): {
   statements: ChannelsStatement[];
   settle(results: Array<{ rows: Record<string, unknown>[] }>): void;
 } {
-  const inserts: Array<Extract<Change, { kind: 'insert' }>> = [];
+  const fresh: Array<Extract<Change, { kind: 'insert' }>> = [];
+  const keyed: Array<Extract<Change, { kind: 'insert' }>> = [];
   const acks: Array<Extract<Change, { kind: 'sent' }>> = [];
   const singles: Array<Extract<Change, { kind: 'statement' }>> = [];
   for (const change of changes) {
-    if (change.kind === 'insert') inserts.push(change);
+    // An entry without a caller's key carries its own new delivery id as its key.
+    if (change.kind === 'insert')
+      (change.entry.idempotencyKey === change.entry.deliveryId ? fresh : keyed).push(change);
     else if (change.kind === 'sent') acks.push(change);
     else singles.push(change);
   }
   const statements: ChannelsStatement[] = [];
-  const groups: Array<{ changes: Array<{ done: Outcome }>; ids: string[] }> = [];
-  for (let start = 0; start < inserts.length; start += ROWS_PER_STATEMENT) {
-    const group = inserts.slice(start, start + ROWS_PER_STATEMENT);
+  // `ids` undefined: the statement wrote every row of the group (or failed as a whole).
+  const groups: Array<{ changes: Array<{ done: Outcome }>; ids: string[] | undefined }> = [];
+  for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
+    const group = fresh.slice(start, start + ROWS_PER_STATEMENT);
+    statements.push(
+      insertEntries(
+        group.map((change) => change.entry),
+        true,
+      ),
+    );
+    groups.push({ changes: group, ids: undefined });
+  }
+  for (let start = 0; start < keyed.length; start += ROWS_PER_STATEMENT) {
+    const group = keyed.slice(start, start + ROWS_PER_STATEMENT);
     statements.push(insertEntries(group.map((change) => change.entry)));
     groups.push({ changes: group, ids: group.map((change) => change.entry.deliveryId) });
   }
@@ -121,13 +135,18 @@ function plan(changes: Change[]): {
     settle(results) {
       groups.forEach((group, index) => {
         const rows = results[index]?.rows ?? [];
-        if (group.ids.length === 0) {
+        const { ids } = group;
+        if (ids === undefined) {
+          for (const change of group.changes) change.done.resolve(true);
+          return;
+        }
+        if (ids.length === 0) {
           group.changes[0]?.done.resolve(rows.length > 0);
           return;
         }
         const written = new Set(rows.map((row) => String(row.delivery_id)));
         group.changes.forEach((change, position) => {
-          change.done.resolve(written.has(group.ids[position] ?? ''));
+          change.done.resolve(written.has(ids[position] ?? ''));
         });
       });
     },

@@ -50,19 +50,19 @@ export function createHeld(options: {
     if (rest.length > 0) waiters.set(deliveryId, rest);
     else waiters.delete(deliveryId);
   };
+  const notRecorded = (err: unknown, what: string, deliveryId: string): void =>
+    logger.error(
+      {
+        err,
+        deliveryId,
+        errorKind: 'resource',
+        hint: 'the database may be unavailable; the entry is reconciled at the next start',
+      },
+      `delivery ${what} not recorded`,
+    );
   const track = (record: Promise<unknown>, what: string, deliveryId: string): void => {
     const done = record
-      .catch((err: unknown) =>
-        logger.error(
-          {
-            err,
-            deliveryId,
-            errorKind: 'resource',
-            hint: 'the database may be unavailable; the entry is reconciled at the next start',
-          },
-          `delivery ${what} not recorded`,
-        ),
-      )
+      .catch((err: unknown) => notRecorded(err, what, deliveryId))
       .finally(() => records.delete(done));
     records.add(done);
   };
@@ -73,27 +73,35 @@ export function createHeld(options: {
     drop: (deliveryId) => items.delete(deliveryId),
     finish(item, entry, record) {
       item.entry = entry;
-      const answer = record.then((wrote) => {
-        if (!wrote) {
-          logger.warn(
-            {
-              deliveryId: entry.deliveryId,
-              errorKind: 'internal',
-              hint: 'the stored row was not in sending',
-            },
-            `delivery ${entry.stage} not recorded`,
-          );
-          return;
-        }
-        const list = waiters.get(entry.deliveryId) ?? [];
-        waiters.delete(entry.deliveryId);
-        for (const resolve of list) resolve(entry);
-      });
-      track(
-        answer.finally(() => items.delete(entry.deliveryId)),
-        entry.stage,
-        entry.deliveryId,
+      // One reaction to the record (not a chain of then/finally/catch): this runs for every
+      // delivery, and each extra promise is work on the queue's hottest path.
+      const done: Promise<void> = record.then(
+        (wrote) => {
+          records.delete(done);
+          items.delete(entry.deliveryId);
+          if (!wrote) {
+            logger.warn(
+              {
+                deliveryId: entry.deliveryId,
+                errorKind: 'internal',
+                hint: 'the stored row was not in sending',
+              },
+              `delivery ${entry.stage} not recorded`,
+            );
+            return;
+          }
+          const list = waiters.get(entry.deliveryId);
+          if (list === undefined) return;
+          waiters.delete(entry.deliveryId);
+          for (const resolve of list) resolve(entry);
+        },
+        (err: unknown) => {
+          records.delete(done);
+          items.delete(entry.deliveryId);
+          notRecorded(err, entry.stage, entry.deliveryId);
+        },
       );
+      records.add(done);
     },
     track,
     settled(deliveryId, timeoutMs) {
