@@ -39,6 +39,25 @@ const enqueue = (message: string, extra: Record<string, unknown> = {}) =>
     plan: { action: 'agent', message, sessionKey: `hook:${message}`, ...extra },
   });
 
+/** The store with its two queue reads counted, to see whether the drainer polls or spins. */
+function countingStore(inner: WebhookStore) {
+  const reads = { claims: 0, nextDue: 0 };
+  const counted: WebhookStore = {
+    ...inner,
+    claimNextJob: () => {
+      reads.claims++;
+      return inner.claimNextJob();
+    },
+    nextAttemptAt: () => {
+      reads.nextDue++;
+      return inner.nextAttemptAt();
+    },
+  };
+  return { reads, counted };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('createQueueDrainer', () => {
   it('runs queued turns in order with origin hook and the mapping fields', async () => {
     await enqueue('one', { agentId: 'ops', model: 'small', timeoutMs: 30_000 });
@@ -73,18 +92,7 @@ describe('createQueueDrainer', () => {
   });
 
   it('does no work while the queue is empty: no read and no timer until kicked', async () => {
-    const reads = { claims: 0, nextDue: 0 };
-    const counted: WebhookStore = {
-      ...store,
-      claimNextJob: () => {
-        reads.claims++;
-        return store.claimNextJob();
-      },
-      nextAttemptAt: () => {
-        reads.nextDue++;
-        return store.nextAttemptAt();
-      },
-    };
+    const { reads, counted } = countingStore(store);
     const { runner, requests } = fakeRunner();
     // The drainer's timers are fake from its creation, so a poll would show as a timer.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -123,6 +131,47 @@ describe('createQueueDrainer', () => {
     }
     expect(requests.map((r) => r.message)).toEqual(['later']);
     expect(await store.nextAttemptAt()).toBeUndefined();
+    await drainer.stop();
+  });
+
+  it('waits for the running turn, without reading in a loop, while a due job has no free slot', async () => {
+    await enqueue('first');
+    await enqueue('second');
+    const { reads, counted } = countingStore(store);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { runner, requests } = fakeRunner(async (r) => {
+      if (r.message === 'first') await held;
+      return `echo ${r.message}`;
+    });
+    const drainer = createQueueDrainer({ store: counted, runner, concurrency: 1 });
+    await drainer.start();
+    for (let i = 0; i < 100 && requests.length === 0; i++) await pause(5);
+    await pause(20);
+    const whileHeld = { ...reads };
+    await pause(200);
+    expect(reads.nextDue - whileHeld.nextDue).toBeLessThanOrEqual(1);
+    expect(reads.claims - whileHeld.claims).toBeLessThanOrEqual(1);
+    release();
+    await drainer.idle();
+    expect(requests.map((r) => r.message)).toEqual(['first', 'second']);
+    await drainer.stop();
+  });
+
+  it("sleeps through a retry beyond setTimeout's range without waking in a loop", async () => {
+    await enqueue('far');
+    const job = await store.claimNextJob();
+    await store.failJob(job!.id, 'Error: first attempt', Date.now() + 2 ** 31 + 60_000);
+    const { reads, counted } = countingStore(store);
+    const { runner, requests } = fakeRunner();
+    const drainer = createQueueDrainer({ store: counted, runner });
+    await drainer.start();
+    await pause(150);
+    expect(reads.nextDue).toBeLessThanOrEqual(2);
+    expect(requests).toHaveLength(0);
+    expect(await store.queueStats()).toMatchObject({ queued: 1 });
     await drainer.stop();
   });
 

@@ -41,6 +41,8 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
 
 /** How long the drainer waits to read the queue again after a read failed. */
 const REREAD_AFTER_FAILURE_MS = 1000;
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const drainerOptionsSchema = z.object({
   concurrency: z.number().int().min(1).max(64).default(1),
@@ -110,12 +112,17 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
       return;
     }
     if (stopped) return;
-    if (next === undefined) {
+    const wait = next === undefined ? undefined : next - now();
+    if (wait === undefined || (wait <= 0 && running.size >= settings.concurrency)) {
+      // Nothing queued, or a due job waits for a slot: the end of a running turn kicks.
       if (timer) clearTimeout(timer);
       timer = undefined;
       return;
     }
-    wakeAt(Math.max(0, next - now()) + 1);
+    // A due job with a free slot was not claimed (the claim failed, or the job fell due just
+    // after it): look again shortly rather than at once, which would spin on a failing claim.
+    // A far retry sleeps in steps, since setTimeout fires at once past 2^31 - 1 ms.
+    wakeAt(wait <= 0 ? REREAD_AFTER_FAILURE_MS : Math.min(wait + 1, MAX_TIMER_MS));
   };
 
   const notifyIdle = async () => {
