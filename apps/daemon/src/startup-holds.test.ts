@@ -52,7 +52,7 @@ describe('holdYoungGenerationDuringStart', () => {
  * Runs a fresh node that runs a hot loop while the compilers are held, then after release until
  * V8 has compiled it (bounded), and prints V8's status bits for the loop's function at each point.
  */
-function tiersAfterHotLoops(extraArgs: string[] = []): { held: number; released: number } {
+function tiersAfterHotLoops(extraArgs: string[] = [], until = COMPILED): { held: number; released: number } {
   const script = `
     import { holdCompilersDuringStart } from ${JSON.stringify(join(import.meta.dirname, 'startup-holds.ts'))};
     const hot = (i) => (i * 7) % 13;
@@ -62,7 +62,7 @@ function tiersAfterHotLoops(extraArgs: string[] = []): { held: number; released:
     const held = %GetOptimizationStatus(spin);
     release();
     let released = held;
-    for (let round = 0; round < 500 && (released & COMPILED) === 0; round++) {
+    for (let round = 0; round < 500 && (released & UNTIL) === 0; round++) {
       spin();
       await new Promise((resolve) => setImmediate(resolve));
       released = %GetOptimizationStatus(spin);
@@ -78,7 +78,7 @@ function tiersAfterHotLoops(extraArgs: string[] = []): { held: number; released:
       'tsx',
       '--input-type=module',
       '-e',
-      script.replace(/COMPILED/g, String(COMPILED)),
+      script.replace(/UNTIL/g, String(until)),
     ],
     { encoding: 'utf8' },
   );
@@ -100,5 +100,10 @@ describe('holdCompilersDuringStart', () => {
   it('leaves an operator-set tier ceiling alone', () => {
     const { held } = tiersAfterHotLoops(['--max-opt=3']);
     expect(held & COMPILED).not.toBe(0);
+  });
+
+  it('leaves TurboFan off when the operator switched it off with --no-opt', () => {
+    const { released } = tiersAfterHotLoops(['--no-opt'], TURBOFAN);
+    expect(released & TURBOFAN).toBe(0);
   });
 });

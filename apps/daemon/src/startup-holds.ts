@@ -25,8 +25,18 @@ export function holdYoungGenerationDuringStart(): () => void {
 
 /** V8's compilers above its interpreter, each on by default. */
 const COMPILERS = ['sparkplug', 'turbofan'];
-/** Flags with which an operator picks the compilers themselves. */
-const OPERATOR_COMPILER_FLAGS = [...COMPILERS, 'max-opt', 'jitless', 'maglev'];
+/**
+ * A V8 flag with which an operator picks the compilers themselves (`--opt` is an alias of
+ * `--turbofan`; V8 reads `_` and `-` alike in flag names).
+ */
+const OPERATOR_COMPILER_FLAG =
+  /^--(no-?)?(opt|always[-_]opt|turbofan|sparkplug|maglev|max[-_]opt|jitless)(=|$)/;
+
+/** Whether node's command line or NODE_OPTIONS names a compiler flag. */
+function operatorPicksCompilers(): boolean {
+  const args = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return args.some((arg) => OPERATOR_COMPILER_FLAG.test(arg));
+}
 
 /**
  * Keeps V8 on its interpreter while the daemon starts, and returns the function that lets its
@@ -44,10 +54,7 @@ const OPERATOR_COMPILER_FLAGS = [...COMPILERS, 'max-opt', 'jitless', 'maglev'];
  * compilers themselves keeps their choice.
  */
 export function holdCompilersDuringStart(): () => void {
-  const own = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) =>
-    OPERATOR_COMPILER_FLAGS.some((flag) => arg.includes(flag)),
-  );
-  if (own) return () => {};
+  if (operatorPicksCompilers()) return () => {};
   for (const compiler of COMPILERS) setFlagsFromString(`--no-${compiler}`);
   return () => {
     for (const compiler of COMPILERS) setFlagsFromString(`--${compiler}`);
