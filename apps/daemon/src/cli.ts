@@ -99,9 +99,11 @@ async function main(argv: string[]): Promise<number> {
         logToStdout: true,
         print: (line) => bootstrapLines.push(line),
       });
+      // koffi loads while the compilers are still held: its require walks node_modules paths
+      // character by character, enough to start TurboFan in an otherwise idle daemon.
+      const trimNative = loadNativeTrim();
       releaseYoungGeneration();
       releaseCompiler();
-      const trimNative = loadNativeTrim();
       // Start-up's garbage (module sources, schema building, the compiler's zones) is made once:
       // collect it and hand its pages back before the daemon idles, not whenever V8 gets to it.
       setImmediate(() => {
