@@ -283,6 +283,31 @@ interface ServeContext extends Foundation {
 }
 
 /**
+ * The daemon's stop, idempotent: lets a gateway restart in progress end, stops the lifecycle in
+ * reverse, flushes the log and releases the data dir (even after a failed stop).
+ */
+function stopOnce(context: ServeContext, restarting: () => Promise<void> | undefined): () => Promise<void> {
+  const { now, log, logger, lifecycle } = context;
+  let stopping: Promise<void> | undefined;
+  return () => {
+    stopping ??= (async () => {
+      try {
+        const began = now();
+        log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
+        await restarting()?.catch(() => undefined);
+        await lifecycle.stop();
+        log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
+        await logger.close();
+      } finally {
+        // Even after a failed stop: this process no longer serves the data dir.
+        context.lock.release();
+      }
+    })();
+    return stopping;
+  };
+}
+
+/**
  * Starts the services, the methods and the gateway, then listens; every step joins the
  * lifecycle so `stop` (or the caller, when a step fails) closes them in reverse.
  */
@@ -498,24 +523,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     return restarting;
   };
 
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    if (stopping) return stopping;
-    stopping = (async () => {
-      try {
-        const began = now();
-        log.info({ shutdownOrder: 1, step: 'shutdown' }, 'shutting down');
-        await restarting?.catch(() => undefined);
-        await lifecycle.stop();
-        log.info({ shutdownDurationMs: now() - began }, 'shutdown complete');
-        await logger.close();
-      } finally {
-        // Even after a failed stop: this process no longer serves the data dir.
-        context.lock.release();
-      }
-    })();
-    return stopping;
-  };
+  const stop = stopOnce(context, () => restarting);
 
   return {
     get host() {

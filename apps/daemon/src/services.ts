@@ -585,26 +585,7 @@ async function startAgents(
   });
   followMemory(memory, agentRuntime, () => learningRef);
 
-  // MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
-  // so an unreachable one never holds up the start (its state is in gateway.status).
-  const mcpTools = await lifecycle.start(
-    'mcp servers',
-    () => {
-      const host = createMcpToolHost({
-        servers: config.mcp.servers,
-        tools: {
-          register: (tools) => agentRuntime.registerTools(tools),
-          unregister: (names) => agentRuntime.unregisterTools(names),
-        },
-        resolveSecrets: (entry) => resolveSecretRefs(entry, lookupSecret),
-        logger: logger.module('mcp'),
-        now,
-      });
-      void host.start();
-      return host;
-    },
-    (host) => host.close(),
-  );
+  const mcpTools = await startMcpTools(context, lifecycle, agentRuntime, lookupSecret);
   // capabilities.introspect shows the servers' state and tools beside the caller's runs.
   autonomy.useToolServers(() => mcpTools.status());
 
@@ -756,5 +737,36 @@ function followMemory(
         tools: service.tools,
       },
     ),
+  );
+}
+
+/**
+ * MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
+ * so an unreachable one never holds up the start (its state is in gateway.status).
+ */
+function startMcpTools(
+  context: ServiceContext,
+  lifecycle: Lifecycle,
+  agentRuntime: AgentRuntime,
+  lookupSecret: Stores['lookupSecret'],
+): Promise<McpToolHost> {
+  const { config, logger, now } = context;
+  return lifecycle.start(
+    'mcp servers',
+    () => {
+      const host = createMcpToolHost({
+        servers: config.mcp.servers,
+        tools: {
+          register: (tools) => agentRuntime.registerTools(tools),
+          unregister: (names) => agentRuntime.unregisterTools(names),
+        },
+        resolveSecrets: (entry) => resolveSecretRefs(entry, lookupSecret),
+        logger: logger.module('mcp'),
+        now,
+      });
+      void host.start();
+      return host;
+    },
+    (host) => host.close(),
   );
 }

@@ -347,44 +347,18 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     pendingUpgrades.add(task);
   }
 
-  async function shutdown(): Promise<void> {
-    const started = now();
-    const deadline = started + shutdownTimeoutMs;
-    await settleWithin(Promise.allSettled([...pendingUpgrades]), deadline - now());
-    // Requests that arrive while draining are still served, so keep looking until the set stays empty.
-    while (inFlight > 0 && now() < deadline) {
-      await settleWithin(whenIdle(), deadline - now());
-    }
-    if (inFlight > 0) {
-      logger.warn(
-        {
-          itemCount: inFlight,
-          errorKind: 'timeout',
-          hint: 'Requests were still running when shutdownTimeoutMs elapsed; their connections are closed anyway.',
-        },
-        'websocket shutdown timed out',
-      );
-    }
-    connections.stopTimers();
-    const open = [...connections];
-    for (const connection of open) connection.socket.close(1001, shutdownReason);
-    const acknowledged = await settleWithin(
-      Promise.all(open.map((connection) => connection.closed)),
-      shutdownTimeoutMs,
-    );
-    if (!acknowledged) {
-      for (const connection of connections) connection.socket.terminate();
-    }
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    logger.info(
-      { shutdownDurationMs: now() - started, activeConnections: connections.size },
-      'websocket closed all',
-    );
-  }
-
   function close(): Promise<void> {
     closing = true;
-    closePromise ??= shutdown();
+    closePromise ??= shutdown({
+      pendingUpgrades,
+      inFlight: () => inFlight,
+      whenIdle,
+      connections,
+      server,
+      logger,
+      now,
+      timeoutMs: shutdownTimeoutMs,
+    });
     return closePromise;
   }
 
@@ -399,6 +373,59 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): We
     },
     close,
   };
+}
+
+/** What {@link shutdown} drains and closes. */
+interface ShutdownState {
+  pendingUpgrades: ReadonlySet<Promise<void>>;
+  /** Requests still being answered. */
+  inFlight: () => number;
+  whenIdle: () => Promise<void>;
+  connections: Connections;
+  server: WebSocketServer;
+  logger: RpcLogger;
+  now: () => number;
+  timeoutMs: number;
+}
+
+/**
+ * Lets pending upgrades and in-flight requests finish (up to the timeout), then closes every
+ * connection with 1001 (terminating those that do not acknowledge in time) and the server.
+ */
+async function shutdown(state: ShutdownState): Promise<void> {
+  const { connections, logger, now, timeoutMs } = state;
+  const started = now();
+  const deadline = started + timeoutMs;
+  await settleWithin(Promise.allSettled([...state.pendingUpgrades]), deadline - now());
+  // Requests that arrive while draining are still served, so keep looking until the set stays empty.
+  while (state.inFlight() > 0 && now() < deadline) {
+    await settleWithin(state.whenIdle(), deadline - now());
+  }
+  if (state.inFlight() > 0) {
+    logger.warn(
+      {
+        itemCount: state.inFlight(),
+        errorKind: 'timeout',
+        hint: 'Requests were still running when shutdownTimeoutMs elapsed; their connections are closed anyway.',
+      },
+      'websocket shutdown timed out',
+    );
+  }
+  connections.stopTimers();
+  const open = [...connections];
+  for (const connection of open) connection.socket.close(1001, shutdownReason);
+  const acknowledged = await settleWithin(
+    Promise.all(open.map((connection) => connection.closed)),
+    timeoutMs,
+  );
+  if (!acknowledged) {
+    for (const connection of connections) connection.socket.terminate();
+  }
+  await new Promise<void>((resolve) => state.server.close(() => resolve()));
+  logger.info(
+    { shutdownDurationMs: now() - started, activeConnections: connections.size },
+    'websocket closed all',
+  );
 }
 
 function toText(data: RawData): string {
