@@ -26,8 +26,8 @@ const AIMS = {
   wsVsLibrary: { above: 1 },
   /** HTTP POST /rpc system.ping / bare node:http JSON echo. */
   httpVsBare: { above: 0.85 },
-  /** RSS of a fresh daemon one second after it listens, MB. */
-  idleRssMb: { below: 80 },
+  /** RSS of a fresh daemon one second after it listens, MB (no V8 flag switched after start). */
+  idleRssMb: { below: 100 },
   /** RSS with 1,000 idle authenticated sockets, MB. */
   socketsRssMb: { below: 120 },
   /** RSS 60 s after a load (20,000 sessions, mixed traffic, bursts) ended, over the RSS before it, MB (issue #23). */
@@ -98,7 +98,8 @@ async function startDaemonProcess(extraConfig = ''): Promise<Server & { dataDir:
   );
   const child = spawn(
     process.execPath,
-    [join(here, '..', 'dist', 'cli.js'), 'start', '--data-dir', dataDir, '--port', '0'],
+    // As the `agentd` launcher starts it (`--expose-gc` for the idle collection after a load).
+    ['--expose-gc', join(here, '..', 'dist', 'cli.js'), 'start', '--data-dir', dataDir, '--port', '0'],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...daemonEnv(), AGENTD_ADMIN_TOKEN: TOKEN } },
   );
   const url = await waitFor(child, /agentd listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');

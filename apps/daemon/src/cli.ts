@@ -6,7 +6,6 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
 import { fullCollection, startIdleHeapShrink, TRIM_DELAY_MS } from './idle-heap.js';
 import { loadNativeTrim } from './native-trim.js';
-import { holdCompilersDuringStart, holdYoungGenerationDuringStart } from './startup-holds.js';
 import { VERSION } from './version.js';
 
 const HELP = `agentd ${VERSION}: a self-hosted daemon for AI agents
@@ -84,8 +83,6 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const port = values.port === undefined ? undefined : parsePort(values.port);
       ignoreBrokenStdio();
-      const releaseYoungGeneration = holdYoungGenerationDuringStart();
-      const releaseCompiler = holdCompilersDuringStart();
       const [{ startDaemon }, { firstStartBlock }] = await Promise.all([
         import('./daemon.js'),
         import('./first-start.js'),
@@ -99,15 +96,12 @@ async function main(argv: string[]): Promise<number> {
         logToStdout: true,
         print: (line) => bootstrapLines.push(line),
       });
-      // koffi loads while the compilers are still held: its require walks node_modules paths
-      // character by character, enough to start TurboFan in an otherwise idle daemon.
       const trimNative = loadNativeTrim();
-      releaseYoungGeneration();
-      releaseCompiler();
-      // Start-up's garbage (module sources, schema building, the compiler's zones) is made once:
-      // collect it and hand its pages back before the daemon idles, not whenever V8 gets to it.
+      // Start-up's garbage (module sources, schema building) is made once: where node was started
+      // with --expose-gc, collect it and hand its pages back before the daemon idles.
+      const collect = fullCollection();
       setImmediate(() => {
-        fullCollection()();
+        collect?.();
         if (trimNative) setTimeout(trimNative, TRIM_DELAY_MS).unref();
       });
       startIdleHeapShrink({

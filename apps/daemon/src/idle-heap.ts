@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
 
 /**
  * Gives memory back once a load is over.
@@ -78,18 +77,14 @@ export class IdleHeapWatch {
 }
 
 /**
- * V8's full collection. `--expose-gc` is switched on only long enough to fetch the function from a
- * fresh context, so the daemon's own global scope gains no `gc`.
+ * V8's full collection, when node was started with `--expose-gc` (the `agentd` launcher, the
+ * systemd unit and the Dockerfile pass it); `undefined` otherwise, and the daemon then leaves
+ * collections to V8's own memory reducer. Flags are never switched after start: Node documents
+ * V8 behaviour after `v8.setFlagsFromString` at run time as undefined.
  */
-export function fullCollection(): () => void {
+export function fullCollection(): (() => void) | undefined {
   const own = (globalThis as { gc?: () => void }).gc;
-  if (typeof own === 'function') return own;
-  setFlagsFromString('--expose-gc');
-  try {
-    return runInNewContext('gc') as () => void;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
+  return typeof own === 'function' ? own : undefined;
 }
 
 /** What the watcher reads and does; the process's own unless a test passes its own. */
@@ -100,7 +95,7 @@ export interface IdleHeapProbes {
   collect: () => void;
 }
 
-function processProbes(): IdleHeapProbes {
+function processProbes(collect: () => void): IdleHeapProbes {
   let last = performance.eventLoopUtilization();
   return {
     heapBytes: () => getHeapStatistics().total_heap_size,
@@ -110,15 +105,19 @@ function processProbes(): IdleHeapProbes {
       last = now;
       return utilization;
     },
-    collect: fullCollection(),
+    collect,
   };
 }
 
-/** Starts watching; returns the function that stops. The timer never keeps the process alive. */
-export function startIdleHeapShrink(
-  options: IdleHeapOptions = {},
-  probes: IdleHeapProbes = processProbes(),
-): () => void {
+/**
+ * Starts watching; returns the function that stops. The timer never keeps the process alive.
+ * Without probes of its own and without a full collection to call (see `fullCollection`) there is
+ * nothing to do, and nothing is started.
+ */
+export function startIdleHeapShrink(options: IdleHeapOptions = {}, given?: IdleHeapProbes): () => void {
+  const collect = fullCollection();
+  const probes = given ?? (collect ? processProbes(collect) : undefined);
+  if (!probes) return () => {};
   const watch = new IdleHeapWatch(probes.heapBytes(), options);
   const timer = setInterval(() => {
     const before = probes.heapBytes();

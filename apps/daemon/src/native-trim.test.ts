@@ -13,10 +13,6 @@ describe('loadNativeTrim', () => {
       // its mmap threshold); keeping every tenth pins the arena, so the 90 % freed stay resident.
       const script = `
         import { loadNativeTrim } from ${JSON.stringify(join(import.meta.dirname, 'native-trim.ts'))};
-        import { setFlagsFromString } from 'node:v8';
-        import { runInNewContext } from 'node:vm';
-        setFlagsFromString('--expose-gc');
-        const gc = runInNewContext('gc');
         const trim = loadNativeTrim();
         let all = Array.from({ length: 3000 }, () => Buffer.alloc(64 * 1024, 1));
         const kept = all.filter((_, i) => i % 10 === 0);
@@ -28,9 +24,11 @@ describe('loadNativeTrim', () => {
         const trimmed = process.memoryUsage().rss;
         console.log(JSON.stringify({ freed, trimmed, kept: kept.length, loaded: typeof trim }));
       `;
-      const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        encoding: 'utf8',
-      });
+      const out = execFileSync(
+        process.execPath,
+        ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script],
+        { encoding: 'utf8' },
+      );
       const { freed, trimmed, kept, loaded } = JSON.parse(out) as Record<string, number | string>;
       expect(loaded).toBe('function');
       expect(kept).toBe(300);
