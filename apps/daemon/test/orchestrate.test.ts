@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pidsOf } from '@agentd/test-support';
+import { alive, pidsOf } from '@agentd/test-support';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
 import { daemonPool, eventually, rpcClient } from './helpers.js';
@@ -212,6 +212,6 @@ describe('the orchestrate tool through the daemon', () => {
     expect(await rpc.call(method, params(run.runId))).toMatchObject({ killed: 1 });
     expect((await ended(rpc, run.runId)).status).toBe('killed');
     await eventually(async () => (pidsOf('sleep', marker).length === 0 ? true : undefined));
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 });

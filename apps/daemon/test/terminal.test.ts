@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonPool, rpcClient } from './helpers.js';
+import { alive, daemonPool, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-terminal-');
 afterEach(() => pool.cleanup());
@@ -10,16 +9,6 @@ const config = {
   agents: { entries: { operator: { name: 'Operator', tools: ['terminal_*'] } } },
   terminal: { killGraceMs: 200 },
 };
-
-/** Whether a process is still alive (a zombie counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('terminal drives through agent tools', () => {
   it('runs bash in the agent workspace, reads the screen back, and the obs verdicts follow rule 12', async () => {

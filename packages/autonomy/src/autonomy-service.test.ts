@@ -1,4 +1,5 @@
 import { spawn as spawnProcess } from 'node:child_process';
+import { alive } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { autonomyFixture, scriptedRunner, until } from '../test/helpers.js';
 import { isAutonomyError } from './errors.js';
@@ -24,15 +25,6 @@ async function setup(
   });
   service.setNotifier((clientId, method, params) => notices.push({ clientId, method, params }));
   return { db, runner, service, notices, notes };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('spawn, status and completion', () => {

@@ -18,8 +18,25 @@ export async function eventually<T>(
   }
 }
 
-/** Whether a process with this pid is alive (signal 0 only checks, it delivers nothing). */
+/**
+ * Whether a process with this pid is alive. A zombie (ended, waiting for its parent to reap it)
+ * counts as gone: on a machine whose init does not reap orphans, signal 0 still finds it. Reads the
+ * state field of `/proc/<pid>/stat` on Linux; elsewhere falls back to signal 0.
+ */
 export function alive(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && process.platform === 'linux') return false;
+    return signalZeroFinds(pid);
+  }
+  // The command name in parentheses may hold spaces and parentheses: the state follows the last ')'.
+  const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+  return state !== 'Z' && state !== 'X';
+}
+
+function signalZeroFinds(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alive, deferred, eventually, pidsOf, recordingLogger, tempDirs } from './index.js';
@@ -68,6 +68,25 @@ describe('alive', () => {
     expect(alive(process.pid)).toBe(true);
     // Above the kernel's pid_max (4,194,304 at most): never a running process.
     expect(alive(2 ** 22 + 1)).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')('counts a zombie nobody reaps as gone', async () => {
+    // The shell starts a short child, prints its pid, then becomes `sleep`, which never reaps it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      const zombie = Number(
+        await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d)))),
+      );
+      await eventually(() =>
+        readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z ') ? true : undefined,
+      );
+      expect(alive(zombie)).toBe(false);
+      expect(alive(parent.pid ?? 0)).toBe(true);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
 
