@@ -38,6 +38,11 @@ Usage:
   agentd mcp [--url URL] [--token TOKEN]
       Serve agentd as an MCP server over stdin/stdout (for MCP clients that spawn their
       servers); every tool is a call to the daemon at URL with TOKEN, as for \`call\`.
+  agentd doctor [--data-dir DIR] [--url URL] [--token TOKEN] [--json]
+      Check a data dir and the daemon running on it: config, file modes, master key, each
+      provider, chat platform and MCP server, the programs features run, disk space, clock
+      skew. Prints a table with a hint per problem (--json for scripts); exit code 1 when a
+      check failed.
   agentd --help | --version
 
 Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN, AGENTD_MASTER_KEY.
@@ -66,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
       reason: { type: 'string' },
       filter: { type: 'string' },
       limit: { type: 'string' },
+      json: { type: 'boolean' },
     },
   });
   if (values.version) {
@@ -227,6 +233,16 @@ async function main(argv: string[]): Promise<number> {
         }
         throw error;
       }
+    }
+    case 'doctor': {
+      const { runDoctorCli } = await import('./doctor/doctor.js');
+      return runDoctorCli({
+        dataDir,
+        url: values.url,
+        token: values.token,
+        json: values.json === true,
+        print: (text) => console.log(text),
+      });
     }
     case 'console': {
       const { runConsoleCli } = await import('./console-cli.js');

@@ -22,3 +22,4 @@ export { browserSectionSchema } from './options.js';
 export { browserParamSchemas } from './params.js';
 export type { AgentTool, ToolContext } from './tools.js';
 export { createBrowserTools } from './tools.js';
+export { findExecutable as findBrowserExecutable } from './internal/executable.js';

@@ -82,3 +82,9 @@ export {
   defaultAdapterFactories,
   type DeliveryAnswer,
 } from './service.js';
+export {
+  type ChannelCredentials,
+  type CredentialCheck,
+  type CredentialCheckOptions,
+  checkChannelCredentials,
+} from './credential-check.js';

@@ -45,3 +45,4 @@ export {
   secretRef,
   secretRefSchema,
 } from './secret-refs.js';
+export { parseConfigText } from './check-config.js';
