@@ -3,7 +3,8 @@
 # tests), openssl and curl (webhook signing end to end), ffmpeg, espeak-ng and pocketsphinx with
 # its English model, tesseract-ocr with its English data (the keyless media engines; the DejaVu
 # font draws the text the OCR tests read), python3, make and g++ (node-pty's build), git
-# (workspaces, config history), bubblewrap and jq (the orchestrate jail and its jq builtin).
+# (workspaces, config history), bubblewrap and jq (the orchestrate jail and its jq builtin),
+# prometheus (its server and promtool scrape and check GET /metrics).
 # Used by `.ci/run` and before `pnpm test`. Installing needs
 # root and apt-get; without them the missing packages are named and the script fails.
 set -uo pipefail
@@ -30,6 +31,7 @@ need g++ command -v g++
 need git command -v git
 need bubblewrap command -v bwrap
 need jq command -v jq
+need prometheus command -v promtool
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then

@@ -141,6 +141,7 @@ export async function startChannels(
         ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });
+          context.metrics?.delivery(entry.channelType, outcome);
           obsEvidence.recordDelivery({
             ts: now(),
             channelId: entry.operation.channelId,

@@ -17,6 +17,7 @@ import { mediaSectionSchema } from '@agentd/media';
 import { memorySectionSchema } from '@agentd/memory-store';
 import { openaiApiSectionSchema } from '@agentd/openai-api';
 import { mcpSectionSchema } from '@agentd/mcp';
+import { metricsSectionSchema } from '@agentd/metrics';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
 import { skillsSectionSchema } from '@agentd/skills';
@@ -119,6 +120,8 @@ export const configSections = {
   // A changed platform section rebuilds that adapter; the queue keeps its entries.
   channels: section(channelsSectionSchema),
   notifications: section(notificationsSectionSchema),
+  // `GET /metrics`: the registry and its separate listener are made at start.
+  metrics: section(metricsSectionSchema, ['*']),
 };
 
 /**

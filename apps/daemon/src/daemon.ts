@@ -17,6 +17,7 @@ import {
   sweepLogs,
 } from '@agentd/logging';
 import type { MemoryService } from '@agentd/memory-store';
+import { type AgentdMetrics, createMetrics, parseListenAddress } from '@agentd/metrics';
 import { type Identity, MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
 import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
@@ -30,6 +31,7 @@ import {
 } from '@agentd/storage';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
+import { gatewayMetricsHandler, listenForMetrics } from './metrics-http.js';
 import { consoleLoginHandler } from './console-login.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
@@ -314,8 +316,9 @@ function stopOnce(context: ServeContext, restarting: () => Promise<void> | undef
 async function serve(context: ServeContext): Promise<RunningDaemon> {
   const { options, now, env, dataDir, configStore, logger, log, logDir, lifecycle } = context;
   let config = readConfig(configStore);
+  const metrics = config.metrics.enabled ? createMetrics() : undefined;
   const services: DaemonServices = await startServices(
-    { options, config, configStore, dataDir, logDir, env, now, logger, log },
+    { options, config, configStore, dataDir, logDir, env, now, logger, log, metrics },
     lifecycle,
   );
   const { tokens, heartbeat, agentRuntime, posture, hooks, configAudit, resolveTokens } = services;
@@ -371,6 +374,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     audit: services.securityAudit,
     logger,
     memoryStore: () => services.memory.current?.store,
+    metrics,
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
@@ -445,7 +449,26 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     channels: createChannelsHttpHandler({ service: services.channels }),
     console: consoleFiles,
     consoleLogin,
+    ...(metrics ? { metrics: metricsRoute(metrics, services) } : {}),
   });
+  if (metrics) {
+    metrics.useSources({
+      webSocketConnections: () => gateway.ws.connectionCount,
+      deliveryQueue: async () => {
+        const { sent: _done, ...pending } = await services.channels.queueStatus();
+        return pending;
+      },
+    });
+    const listen = config.metrics.listen;
+    if (listen) {
+      const { host: metricsHost, port: metricsPort } = parseListenAddress(listen);
+      await lifecycle.start(
+        'metrics listener',
+        () => listenForMetrics(metrics, metricsHost, metricsPort),
+        (metricsServer) => closeServer(metricsServer),
+      );
+    }
+  }
 
   let host = options.host ?? config.gateway.host;
   let port = options.port ?? config.gateway.port;
@@ -589,6 +612,34 @@ function listen(server: Server, host: string, port: number): Promise<number> {
       server.off('error', onError);
       resolvePort((server.address() as AddressInfo).port);
     });
+  });
+}
+
+/** `GET /metrics` on the gateway: an admin token; refusals are audit events like `/rpc`'s. */
+function metricsRoute(metrics: AgentdMetrics, services: DaemonServices) {
+  return gatewayMetricsHandler({
+    metrics,
+    authenticate: (presented) => services.tokens.authenticate(presented),
+    onDenied: (reason, identity) =>
+      services.securityAudit.emit(
+        reason === 'scope'
+          ? {
+              kind: 'scope',
+              classification: 'denied',
+              outcome: 'failure',
+              severity: 'medium',
+              caller: identity?.tokenId,
+              requiredScope: 'admin',
+            }
+          : {
+              kind: 'auth',
+              classification: 'denied',
+              outcome: 'failure',
+              severity: reason === 'invalid_token' ? 'medium' : 'low',
+              transport: 'http',
+              reason,
+            },
+      ),
   });
 }
 

@@ -21,6 +21,7 @@ import {
 } from '@agentd/rpc-core';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import type { MemoryStore } from '@agentd/memory-store';
+import type { AgentdMetrics } from '@agentd/metrics';
 import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
@@ -57,6 +58,8 @@ export interface GatewayDeps {
   logger: RootLogger;
   /** The memory store while `memory.enabled` is true (`/v1/embeddings`). */
   memoryStore: () => MemoryStore | undefined;
+  /** Counts every answered call, while `metrics.enabled`. */
+  metrics?: AgentdMetrics | undefined;
 }
 
 /**
@@ -145,6 +148,7 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       maxBatchSize: cfg.gateway.maxBatchSize,
       maxParamsDepth: cfg.gateway.maxParamsDepth,
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
+      ...(deps.metrics ? { observe: deps.metrics.rpcCall } : {}),
       wrap: (ctx, run) =>
         runWithTrace(
           {
@@ -261,6 +265,8 @@ export function createDaemonServer(routes: {
   console?: ConsoleFiles;
   /** `POST /console/login`: a one-time code of `agentd console` for a token. */
   consoleLogin?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** `GET /metrics` (an admin token), while `metrics.enabled`. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }): Server {
   const { gateway, hooks, readiness, channels } = routes;
   const route = (req: IncomingMessage, res: ServerResponse, path: string | undefined): void => {
@@ -289,6 +295,10 @@ export function createDaemonServer(routes: {
     }
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    if (path === '/metrics' && routes.metrics) {
+      void routes.metrics(req, res);
       return;
     }
     if (path !== undefined && channels?.matches(path)) {

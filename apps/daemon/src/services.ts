@@ -37,6 +37,7 @@ import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMediaTools, type MediaService } from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
 import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
+import type { AgentdMetrics } from '@agentd/metrics';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
 import { createSkillsService, SKILL_READ_TOOL, type SkillsService } from '@agentd/skills';
@@ -88,6 +89,8 @@ export interface ServiceContext {
   logger: RootLogger;
   /** The `daemon` module logger. */
   log: AgentdLogger;
+  /** The Prometheus metrics, while `metrics.enabled`: a tap of the event bus, fed by deliveries. */
+  metrics?: AgentdMetrics | undefined;
 }
 
 /** Every long-lived service of a daemon. */
@@ -161,7 +164,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   // the database), then to the embedder's sink.
   let evidenceSink: EventSink | undefined;
   const outerEvents = options.events;
-  const taps: EventSink[] = [];
+  const taps: EventSink[] = context.metrics ? [context.metrics.events] : [];
   const events: EventSink = {
     emit: (event, payload) => {
       evidenceSink?.emit(event, payload);
@@ -677,12 +680,13 @@ function startWebhooks(
   links: { runner: AgentTurnRunner; wakeTarget: WakeTarget; deliver: HookResponseDeliverer },
 ): Promise<WebhookService> {
   const { config, logger, now } = context;
-  const { db, securityAudit, lookupSecret } = stores;
+  const { db, securityAudit, lookupSecret, events } = stores;
   return lifecycle.start(
     'webhooks',
     () =>
       createWebhookService({
         db,
+        events,
         section: config.webhooks,
         resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
         ...links,

@@ -55,7 +55,7 @@ describe('Dockerfile', () => {
   it('installs every Debian package the features use at run time', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     // Build tools (node-pty's compile) and the tests' own tools are not needed to run the daemon.
-    const notAtRunTime = new Set(['python3', 'make', 'g++', 'openssl', 'curl']);
+    const notAtRunTime = new Set(['python3', 'make', 'g++', 'openssl', 'curl', 'prometheus']);
     const needed = [...systemDeps.matchAll(/^need (\S+) /gm)]
       .map((match) => match[1] ?? '')
       .filter((name) => !notAtRunTime.has(name));

@@ -18,7 +18,7 @@ import { estimateMessageTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { compactSession } from './session-compaction.js';
 import { prepareTurn } from './turn-prepare.js';
-import { recordTurn } from './turn-record.js';
+import { recordTurn, toolCallsOf } from './turn-record.js';
 import type { TurnOrigin, TurnRequest, TurnResult } from './types.js';
 
 /** Session key used when a turn names none. */
@@ -188,9 +188,7 @@ export function createTurnLoop(
         message: state.input.message,
         response: result.response,
         endReason: result.endReason,
-        tools: state.trajectory.flatMap((record) =>
-          record.type === 'tool_call' ? [{ name: record.toolName, ok: record.ok }] : [],
-        ),
+        tools: toolCallsOf(state.trajectory),
         synthetic: state.input.synthetic === true,
         at: ctx.now(),
       });

@@ -164,6 +164,9 @@ export async function recordTurn(
     outputTokens: tokens.output,
     toolCallsOk: state.toolOk,
     toolCallsFailed: state.toolFailed,
+    // Names and outcomes of the turn's tool calls, and the provider that served it (metrics).
+    tools: toolCallsOf(state.trajectory),
+    provider: resolved.providerId,
     origin,
     // Where the turn came in: obs turns these into channel activity.
     channelType,
@@ -276,4 +279,11 @@ function degradedHint(endReason: EndReason): string {
     default:
       return 'see the session-index record of the turn';
   }
+}
+
+/** The tool calls of a turn's trajectory, in order: name and whether each succeeded. */
+export function toolCallsOf(trajectory: TurnState['trajectory']): Array<{ name: string; ok: boolean }> {
+  return trajectory.flatMap((record) =>
+    record.type === 'tool_call' ? [{ name: record.toolName, ok: record.ok }] : [],
+  );
 }

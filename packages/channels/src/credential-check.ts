@@ -1,6 +1,3 @@
-import { REST } from '@discordjs/rest';
-import { LogLevel, WebClient } from '@slack/web-api';
-import { Api } from 'grammy';
 import type { Platform } from './config.js';
 import { secretScrubber } from './internal/redact.js';
 
@@ -27,7 +24,8 @@ export interface CredentialCheckOptions {
  * Asks the platform who a configured credential belongs to, through the same client library
  * the adapter sends with: Telegram `getMe`, Slack `auth.test`, Discord `GET /users/@me`, and for
  * WhatsApp the phone number object of `phoneNumberId`. Never throws; a refusal's text has every
- * credential scrubbed from it.
+ * credential scrubbed from it. Each client library is loaded by the check that uses it, so
+ * importing this package loads none of them.
  */
 export async function checkChannelCredentials(
   platform: Platform,
@@ -57,6 +55,7 @@ const missing = (what: string): CredentialCheck => ({ ok: false, reason: `no ${w
 
 async function telegram(token: string | undefined, root: string | undefined, timeoutMs: number) {
   if (!token) return missing('botToken');
+  const { Api } = await import('grammy');
   const api = new Api(token, {
     timeoutSeconds: Math.ceil(timeoutMs / 1000),
     ...(root ? { apiRoot: root } : {}),
@@ -67,6 +66,7 @@ async function telegram(token: string | undefined, root: string | undefined, tim
 
 async function slack(token: string | undefined, root: string | undefined, timeoutMs: number) {
   if (!token) return missing('botToken');
+  const { LogLevel, WebClient } = await import('@slack/web-api');
   const client = new WebClient(token, {
     ...(root ? { slackApiUrl: `${root}/` } : {}),
     retryConfig: { retries: 0 },
@@ -82,6 +82,7 @@ async function slack(token: string | undefined, root: string | undefined, timeou
 
 async function discord(token: string | undefined, root: string | undefined, timeoutMs: number) {
   if (!token) return missing('botToken');
+  const { REST } = await import('@discordjs/rest');
   const rest = new REST({
     version: '10',
     timeout: timeoutMs,

@@ -582,3 +582,30 @@ describe('Dispatcher.invoke', () => {
     );
   });
 });
+
+describe('DispatcherOptions.observe', () => {
+  it('is told of each answered call: the method, 0 or the error code, and the seconds it took', async () => {
+    const seen: Array<[string, number, number]> = [];
+    const slow = rpcMethod('test.slow', z.object({}), async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return 'done';
+    });
+    const picky = rpcMethod('test.picky', z.object({ n: z.number() }), ({ n }) => n);
+    const broken = rpcMethod('test.broken', z.object({}), () => {
+      throw new Error('boom');
+    });
+    const dispatcher = serving([slow, picky, broken], { observe: (...call) => seen.push(call) });
+    const send = (method: string, params: unknown) =>
+      dispatcher.handle(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), connection(adminIdentity));
+    await send('test.slow', {});
+    await send('test.picky', { n: 'x' });
+    await send('test.broken', {});
+    await send('test.unknown', {});
+    expect(seen.map(([method, code]) => [method, code])).toEqual([
+      ['test.slow', 0],
+      ['test.picky', -32602],
+      ['test.broken', -32603],
+    ]);
+    expect(seen[0]?.[2]).toBeGreaterThanOrEqual(0.015);
+  });
+});

@@ -37,6 +37,12 @@ export type Authorize = (identity: Identity, requiredScope: MethodScope) => bool
  */
 export type WrapHandler = (context: MethodContext, run: () => unknown) => unknown;
 
+/**
+ * Told of every call to a registered method once it is answered: the method, `0` for a result or
+ * the JSON-RPC error code, and the seconds from dispatch to answer (for metrics). Must not throw.
+ */
+export type CallObserver = (method: string, code: number, seconds: number) => void;
+
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -75,6 +81,11 @@ export interface DispatcherOptions extends Injected<RpcLogger> {
    * @default none (the handler runs directly)
    */
   wrap?: WrapHandler | undefined;
+  /**
+   * Told of every answered call to a registered method (metrics). Costs one clock read per call when set.
+   * @default none
+   */
+  observe?: CallObserver | undefined;
 }
 
 /** Turns JSON-RPC text or parsed messages into responses. Transport-independent. */
@@ -130,6 +141,7 @@ const optionsSchema = z.object({
   maxMessageBytes: z.number().int().positive().default(1_048_576),
   maxParamsDepth: z.number().int().positive().default(64),
   wrap: fn<WrapHandler>('wrap').optional(),
+  observe: fn<CallObserver>('observe').optional(),
   randomId: fn<() => string>('randomId').optional(),
   now: fn<() => number>('now').optional(),
 });
@@ -153,7 +165,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const logger = parsed.logger ?? noopLogger;
   const randomId = parsed.randomId ?? defaultRandomId;
   const now = parsed.now ?? Date.now;
-  const { maxBatchSize, maxMessageBytes, maxParamsDepth, wrap } = parsed;
+  const { maxBatchSize, maxMessageBytes, maxParamsDepth, wrap, observe } = parsed;
   const neverAborted = new AbortController().signal;
 
   /** Debug lines are built only when a debug line would be written (a hot path otherwise). */
@@ -228,15 +240,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     connection: DispatchConnection,
   ): unknown {
     const started = now();
+    const observedFrom = observe ? performance.now() : 0;
     const requestId = id === undefined || id === null ? randomId() : String(id);
     const context = new RequestContext(method.name, randomId(), requestId, connection, logger, neverAborted);
     const succeed = (result: unknown): unknown => {
       if (debugEnabled()) {
         logger.debug({ ...context.bindings(), durationMs: now() - started, success: true }, 'rpc call');
       }
+      observe?.(method.name, 0, (performance.now() - observedFrom) / 1000);
       return result;
     };
-    const fail = (error: unknown): never => logFailure(context, started, error);
+    const fail = (error: unknown): never => {
+      observe?.(
+        method.name,
+        error instanceof RpcError ? error.code : -32603,
+        (performance.now() - observedFrom) / 1000,
+      );
+      return logFailure(context, started, error);
+    };
     const invoke = (params: unknown): unknown =>
       wrap ? wrap(context, () => method.handler(params, context)) : method.handler(params, context);
     const afterScope = (allowed: boolean): unknown => {

@@ -6,6 +6,7 @@ export {
   type DispatcherOptions,
   defaultAuthorize,
   type WrapHandler,
+  type CallObserver,
 } from './dispatcher.js';
 export {
   createNotification,

@@ -10,3 +10,4 @@ export {
 } from './json-rpc-examples.js';
 export { type ErrorClass, rejectionOf, thrownBy } from './failures.js';
 export { type DatabasePerTest, databasePerTest } from './database-per-test.js';
+export { seriesValue } from './prometheus.js';

@@ -182,7 +182,11 @@ describe('createQueueDrainer', () => {
       calls++;
       throw new Error('provider down');
     });
-    const drainer = createQueueDrainer({ store, runner, maxAttempts: 3, retryDelayMs: 0 });
+    const finished: unknown[] = [];
+    const events = {
+      emit: (event: string, payload: Record<string, unknown>) => finished.push({ event, ...payload }),
+    };
+    const drainer = createQueueDrainer({ store, runner, maxAttempts: 3, retryDelayMs: 0, events });
     await drainer.start();
     for (let i = 0; i < 50 && (await store.queueStats()).failed === 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -191,6 +195,11 @@ describe('createQueueDrainer', () => {
     expect(await store.queueStats()).toMatchObject({ failed: 1, queued: 0, running: 0 });
     const row = await temp.db.get<{ last_error: string }>('SELECT last_error FROM webhook_agent_queue');
     expect(row?.last_error).toBe('Error: provider down');
+    expect(finished.map((entry) => (entry as { outcome: string }).outcome)).toEqual([
+      'retry',
+      'retry',
+      'failed',
+    ]);
     await drainer.stop();
   });
 
@@ -198,10 +207,17 @@ describe('createQueueDrainer', () => {
     await enqueue('deliver-me', { deliver: true, channel: 'telegram', to: '42' });
     const deliveries: unknown[] = [];
     const { runner } = fakeRunner();
-    const drainer = createQueueDrainer({ store, runner, deliver: async (d) => void deliveries.push(d) });
+    const finished: Array<Record<string, unknown>> = [];
+    const drainer = createQueueDrainer({
+      store,
+      runner,
+      deliver: async (d) => void deliveries.push(d),
+      events: { emit: (event, payload) => finished.push({ event, ...payload }) },
+    });
     await drainer.start();
     await drainer.idle();
     await drainer.stop();
+    expect(finished).toEqual([{ event: 'webhook:job_finished', outcome: 'completed', mapping: 'm' }]);
     expect(deliveries).toEqual([
       {
         idempotencyKey: expect.stringMatching(/^webhook-queue:/),

@@ -1,4 +1,4 @@
-import type { AgentTurnRunner, Injected } from '@agentd/contracts';
+import type { AgentTurnRunner, EventSink, Injected } from '@agentd/contracts';
 import { z } from 'zod';
 import { WebhookError } from './errors.js';
 import { parseWith } from './internal/validate.js';
@@ -37,6 +37,8 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
   maxAttempts?: number;
   /** Delay before a failed attempt is retried, doubled each further attempt. @default 5000 */
   retryDelayMs?: number;
+  /** Told `webhook:job_finished {outcome: completed|retry|failed, mapping}` after each attempt. */
+  events?: EventSink;
 }
 
 /** How long the drainer waits to read the queue again after a read failed. */
@@ -73,7 +75,7 @@ export interface QueueDrainer {
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
-  const { store, runner, deliver, logger = noopLogger, now = Date.now, ...rest } = options;
+  const { store, runner, deliver, events, logger = noopLogger, now = Date.now, ...rest } = options;
   const settings = parseWith(drainerOptionsSchema, rest, 'queue drainer options');
   if (!runner || typeof runner.runTurn !== 'function') {
     throw new WebhookError(
@@ -192,6 +194,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
           }
         }
       }
+      events?.emit('webhook:job_finished', { outcome: 'completed', mapping: job.mappingId });
       await store.completeJob(job.id, {
         finishReason: result.finishReason,
         responseChars: result.response.length,
@@ -221,6 +224,10 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
       const retryAt = finalAttempt ? undefined : now() + settings.retryDelayMs * 2 ** (job.attempts - 1);
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown';
       await store.failJob(job.id, reason, retryAt).catch(() => undefined);
+      events?.emit('webhook:job_finished', {
+        outcome: finalAttempt ? 'failed' : 'retry',
+        mapping: job.mappingId,
+      });
       logger.warn(
         {
           err: error,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EventSink } from '@agentd/contracts';
 import type { WebhooksSection } from './config.js';
 import { MIN_TOKEN_LENGTH } from './config.js';
 import { createWebhookHandler, type WebhookHandler, type WebhookOutcome } from './handler.js';
@@ -67,6 +68,8 @@ export interface WebhookServiceOptions {
   deliver?: HookResponseDeliverer | undefined;
   /** One call per handled request (after the store counted it). */
   onOutcome?: ((outcome: WebhookOutcome, context: WebhookOutcomeContext) => void) | undefined;
+  /** Told `webhook:job_finished {outcome: completed|retry|failed, mapping}` after each agent job attempt. */
+  events?: EventSink | undefined;
   /** One call per request refused because the section cannot be served safely. */
   onRefused?: ((refusal: WebhookRefusal) => void) | undefined;
   /** How often expired delivery ids and finished jobs are pruned. @default 3600000 (1 h) */
@@ -121,7 +124,14 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
 
   let drainer: QueueDrainer | undefined;
   if (runner) {
-    drainer = createQueueDrainer({ store, runner, logger, now, ...(deliver ? { deliver } : {}) });
+    drainer = createQueueDrainer({
+      store,
+      runner,
+      logger,
+      now,
+      ...(deliver ? { deliver } : {}),
+      ...(options.events ? { events: options.events } : {}),
+    });
     await drainer.start();
   }
   if (wakeTarget) {

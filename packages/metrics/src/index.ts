@@ -1,0 +1,3 @@
+export { type AgentdMetrics, createMetrics, type MetricsOptions, type MetricsSources } from './metrics.js';
+export { RPC_DURATION_BUCKETS, RpcStats, type ScrapedMetric } from './rpc-stats.js';
+export { type MetricsSection, metricsSectionSchema, parseListenAddress } from './config.js';
