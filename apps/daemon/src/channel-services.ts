@@ -142,6 +142,19 @@ export async function startChannels(
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });
           context.metrics?.delivery(entry.channelType, outcome);
+          context.spans?.({
+            name: 'channel.delivery',
+            traceId: `delivery-${entry.deliveryId}`,
+            startedAt: now() - latencyMs,
+            durationMs: latencyMs,
+            ok: outcome === 'delivered',
+            attributes: {
+              'agentd.platform': entry.channelType,
+              'agentd.outcome': outcome,
+              'agentd.attempt': entry.attempts,
+              ...(errorKind ? { 'agentd.error_kind': errorKind } : {}),
+            },
+          });
           obsEvidence.recordDelivery({
             ts: now(),
             channelId: entry.operation.channelId,

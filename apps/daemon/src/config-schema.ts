@@ -18,6 +18,7 @@ import { memorySectionSchema } from '@agentd/memory-store';
 import { openaiApiSectionSchema } from '@agentd/openai-api';
 import { mcpSectionSchema } from '@agentd/mcp';
 import { metricsSectionSchema } from '@agentd/metrics';
+import { telemetrySectionSchema } from '@agentd/telemetry';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
 import { skillsSectionSchema } from '@agentd/skills';
@@ -122,6 +123,8 @@ export const configSections = {
   notifications: section(notificationsSectionSchema),
   // `GET /metrics`: the registry and its separate listener are made at start.
   metrics: section(metricsSectionSchema, ['*']),
+  // OTLP traces: the exporter is made at start (nothing of OpenTelemetry loads without an endpoint).
+  telemetry: section(telemetrySectionSchema, ['*']),
 };
 
 /**

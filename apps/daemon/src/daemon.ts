@@ -6,8 +6,13 @@ import { join, resolve } from 'node:path';
 import { hasScope, type Scope } from '@agentd/auth-scopes';
 import { ensureBootstrapToken } from '@agentd/auth-scopes';
 import { createChannelsHttpHandler } from '@agentd/channels';
-import { type ConfigStore, type ConfigStoreLogger, createConfigStore } from '@agentd/config-store';
-import type { AgentTurnRunner, EventSink } from '@agentd/contracts';
+import {
+  type ConfigStore,
+  type ConfigStoreLogger,
+  createConfigStore,
+  resolveSecretRefs,
+} from '@agentd/config-store';
+import type { AgentTurnRunner, EventSink, SpanSink } from '@agentd/contracts';
 import type { NodeExecutor } from '@agentd/graph-engine';
 import {
   type AgentdLogger,
@@ -18,6 +23,8 @@ import {
 } from '@agentd/logging';
 import type { MemoryService } from '@agentd/memory-store';
 import { type AgentdMetrics, createMetrics, parseListenAddress } from '@agentd/metrics';
+import type { TelemetrySection } from '@agentd/telemetry';
+import type { AgentdTracing } from '@agentd/telemetry/tracing';
 import { type Identity, MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
 import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
@@ -317,10 +324,16 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   const { options, now, env, dataDir, configStore, logger, log, logDir, lifecycle } = context;
   let config = readConfig(configStore);
   const metrics = config.metrics.enabled ? createMetrics() : undefined;
+  // Spans go to the exporter made once the secrets its headers may name are open.
+  let tracing: AgentdTracing | undefined;
+  const spans: SpanSink | undefined = config.telemetry.otlp.endpoint
+    ? (span) => tracing?.span(span)
+    : undefined;
   const services: DaemonServices = await startServices(
-    { options, config, configStore, dataDir, logDir, env, now, logger, log, metrics },
+    { options, config, configStore, dataDir, logDir, env, now, logger, log, metrics, spans },
     lifecycle,
   );
+  tracing = await startTracing(config.telemetry, services.lookupSecret, lifecycle);
   const { tokens, heartbeat, agentRuntime, posture, hooks, configAudit, resolveTokens } = services;
 
   let restarting: Promise<void> | undefined;
@@ -375,6 +388,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     logger,
     memoryStore: () => services.memory.current?.store,
     metrics,
+    tracing: () => tracing,
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
@@ -613,6 +627,26 @@ function listen(server: Server, host: string, port: number): Promise<number> {
       resolvePort((server.address() as AddressInfo).port);
     });
   });
+}
+
+/**
+ * The OTLP exporter when `telemetry.otlp.endpoint` is set: `@agentd/telemetry` and the
+ * OpenTelemetry packages are imported only then. Stopped (and flushed) with the daemon.
+ */
+async function startTracing(
+  section: TelemetrySection,
+  lookupSecret: (name: string) => Promise<string | undefined>,
+  lifecycle: Lifecycle,
+): Promise<AgentdTracing | undefined> {
+  const { endpoint, headers, serviceName } = section.otlp;
+  if (!endpoint) return undefined;
+  const resolved = await resolveSecretRefs(headers, lookupSecret);
+  const { createTracing } = await import('@agentd/telemetry/tracing');
+  return lifecycle.start(
+    'telemetry',
+    async () => createTracing({ endpoint, headers: resolved, serviceName, serviceVersion: VERSION }),
+    (tracing) => tracing.shutdown(),
+  );
 }
 
 /** `GET /metrics` on the gateway: an admin token; refusals are audit events like `/rpc`'s. */

@@ -16,12 +16,14 @@ import {
   createSseRpcHandler,
   createWebSocketTransport,
   type Dispatcher,
+  type MethodContext,
   type MethodRegistry,
   type WebSocketTransport,
 } from '@agentd/rpc-core';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import type { MemoryStore } from '@agentd/memory-store';
 import type { AgentdMetrics } from '@agentd/metrics';
+import type { AgentdTracing } from '@agentd/telemetry/tracing';
 import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
 import { runAsActor, type SecurityAudit } from '@agentd/evidence';
@@ -60,6 +62,8 @@ export interface GatewayDeps {
   memoryStore: () => MemoryStore | undefined;
   /** Counts every answered call, while `metrics.enabled`. */
   metrics?: AgentdMetrics | undefined;
+  /** Each call becomes a span, while `telemetry.otlp.endpoint` is set. */
+  tracing?: (() => AgentdTracing | undefined) | undefined;
 }
 
 /**
@@ -139,6 +143,22 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
     });
   };
 
+  // The call's trace context (its trace id in every log line); admin calls also carry their caller.
+  const inTrace = (ctx: MethodContext, run: () => unknown): unknown =>
+    runWithTrace(
+      {
+        traceId: ctx.traceId,
+        connectionId: ctx.connectionId,
+        clientId: ctx.clientId,
+        method: ctx.method,
+        requestId: ctx.requestId,
+      },
+      // Admin calls carry their caller, so config they persist (tokens, agents) is attributed.
+      registry.get(ctx.method)?.scope === 'admin'
+        ? () => runAsActor({ method: ctx.method, tokenId: ctx.identity.tokenId }, run)
+        : run,
+    );
+
   return (cfg) => {
     const gatewayLog = logger.module('gateway');
     const dispatcher = createDispatcher({
@@ -149,20 +169,10 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       maxParamsDepth: cfg.gateway.maxParamsDepth,
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
       ...(deps.metrics ? { observe: deps.metrics.rpcCall } : {}),
-      wrap: (ctx, run) =>
-        runWithTrace(
-          {
-            traceId: ctx.traceId,
-            connectionId: ctx.connectionId,
-            clientId: ctx.clientId,
-            method: ctx.method,
-            requestId: ctx.requestId,
-          },
-          // Admin calls carry their caller, so config they persist (tokens, agents) is attributed.
-          registry.get(ctx.method)?.scope === 'admin'
-            ? () => runAsActor({ method: ctx.method, tokenId: ctx.identity.tokenId }, run)
-            : run,
-        ),
+      wrap: (ctx, run) => {
+        const tracing = deps.tracing?.();
+        return tracing ? tracing.rpc(ctx.traceId, ctx.method, () => inTrace(ctx, run)) : inTrace(ctx, run);
+      },
     });
     const { maxMessages, windowMs } = cfg.gateway.wsMessageRateLimit;
     const ws = createWebSocketTransport({

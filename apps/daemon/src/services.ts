@@ -26,7 +26,7 @@ import {
   type HeartbeatService,
   summarizeWakeGateFires,
 } from '@agentd/cron-wakegate';
-import type { AgentTurnRunner } from '@agentd/contracts';
+import type { AgentTurnRunner, SpanSink } from '@agentd/contracts';
 import {
   createGraphService,
   createGraphTools,
@@ -91,6 +91,8 @@ export interface ServiceContext {
   log: AgentdLogger;
   /** The Prometheus metrics, while `metrics.enabled`: a tap of the event bus, fed by deliveries. */
   metrics?: AgentdMetrics | undefined;
+  /** Where turns, model and tool calls, webhook jobs and deliveries go as spans, while tracing is on. */
+  spans?: SpanSink | undefined;
 }
 
 /** Every long-lived service of a daemon. */
@@ -409,6 +411,7 @@ async function startAgents(
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
       ...(cacheTrace ? { cacheTrace } : {}),
+      ...(context.spans ? { spans: context.spans } : {}),
       // The evidence files roll by the same policy the start-up sweep applies.
       evidenceRotation: config.observability.logRotation,
       db,
@@ -687,6 +690,7 @@ function startWebhooks(
       createWebhookService({
         db,
         events,
+        ...(context.spans ? { spans: context.spans } : {}),
         section: config.webhooks,
         resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
         ...links,

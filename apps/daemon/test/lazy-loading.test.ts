@@ -59,6 +59,9 @@ describe('agentd start', () => {
       // No cron job exists and no text needed its encoding guessed.
       'croner',
       'chardet',
+      // No telemetry.otlp.endpoint: no OpenTelemetry SDK (prom-client loads only the small API package).
+      '@opentelemetry/sdk-trace-base',
+      '@opentelemetry/exporter-trace-otlp-http',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }

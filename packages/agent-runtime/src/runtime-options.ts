@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ObservedTurn } from '@agentd/contracts';
+import type { ObservedTurn, SpanSink } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import type { CacheTraceSink } from '@agentd/evidence';
@@ -133,6 +133,11 @@ export interface AgentRuntimeOptions {
    */
   cacheTrace?: CacheTraceSink | undefined;
   /**
+   * Receives each finished turn, model call and tool call as a span (the daemon exports them over
+   * OTLP when `telemetry.otlp.endpoint` is set). @default none
+   */
+  spans?: SpanSink | undefined;
+  /**
    * Rotation of the evidence files (`observability.logRotation`): a session-index day file
    * rolls at `maxSizeBytes`, `maxFiles` rolled parts are kept per day and per session.
    * @default { maxSizeBytes: 52428800, maxFiles: 5 }
@@ -169,6 +174,7 @@ export interface RuntimeSettings {
   sessionCacheSize: number;
   events: EventSink;
   cacheTrace: CacheTraceSink | undefined;
+  spans: SpanSink | undefined;
   evidenceRotation: { maxSizeBytes?: number; maxFiles?: number } | undefined;
   logger: AgentRuntimeLogger;
   now: () => number;
@@ -248,6 +254,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     sessionCacheSize: data.sessionCacheSize,
     events: options.events ?? noopEventSink,
     cacheTrace: options.cacheTrace,
+    spans: options.spans,
     evidenceRotation: data.evidenceRotation,
     logger: options.logger ?? noopLogger,
     now: options.now ?? Date.now,

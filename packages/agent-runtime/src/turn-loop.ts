@@ -352,6 +352,7 @@ async function streamStep(
   timers: TurnTimers,
 ): Promise<{ text: string; calls: ModelToolCall[]; finish: ModelFinishReason }> {
   const { request, resolved } = state;
+  const startedAt = ctx.now();
   let text = '';
   state.streaming = '';
   const calls: ModelToolCall[] = [];
@@ -386,6 +387,7 @@ async function streamStep(
     }
   }
   timers.clearStall();
+  state.modelCalls.push({ startedAt, durationMs: ctx.now() - startedAt, step, finish });
   state.streaming = '';
   if (text) state.lastText = text;
   return { text, calls, finish };

@@ -74,6 +74,7 @@ export async function prepareTurn(
     toolOk: 0,
     toolFailed: 0,
     toolSeq: 0,
+    modelCalls: [],
     failure: undefined,
     lastText: '',
     streaming: '',

@@ -11,6 +11,7 @@ import {
 import { toModelMessage } from './internal/messages.js';
 import type { StopCause } from './internal/turn-timers.js';
 import type { TurnState } from './internal/turn-state.js';
+import { reportTurnSpans } from './turn-spans.js';
 import type { RuntimeContext } from './runtime-context.js';
 import { parseSessionKey } from './session-key.js';
 import type { NewMessage, SessionKind } from './session-store.js';
@@ -152,6 +153,12 @@ export async function recordTurn(
     ctx.evidence.trajectory(sessionKey, state.trajectory),
     ctx.evidence.sessionIndex(indexRecord),
   ]);
+  reportTurnSpans(ctx.settings.spans, state, finishedAt, {
+    endReason,
+    finishReason,
+    inputTokens: tokens.input,
+    outputTokens: tokens.output,
+  });
   ctx.events.emit('agent:turn_completed', {
     agentId,
     sessionKey,

@@ -57,6 +57,8 @@ export interface AgentTurnResult {
   /** The contract's `finishReason` (`stop`, `length`, `error`, `timeout`, `cancelled`, ...). */
   finishReason: string;
   sessionKey: string;
+  /** The turn's trace id (answers, logs and spans carry it), where the runner has one. */
+  traceId?: string;
 }
 
 /**
@@ -149,3 +151,22 @@ export interface WakeTarget {
   /** Queues `text` for the next heartbeat, whenever it runs. */
   queueForNextBeat(text: string): void;
 }
+
+/**
+ * A finished unit of work for tracing: handed over in process (never an event payload) by the
+ * packages that do the work, to whatever exports spans (`@agentd/telemetry`).
+ */
+export interface FinishedSpan {
+  name: 'agent.turn' | 'model.call' | 'tool.call' | 'webhook.job' | 'channel.delivery';
+  /** agentd's trace id of the work (the `traceId` of answers and logs). */
+  traceId: string;
+  /** Epoch ms. */
+  startedAt: number;
+  durationMs: number;
+  ok: boolean;
+  /** Ids, counts and closed enums only: never message text, prompts or tool input. */
+  attributes: Record<string, string | number | boolean>;
+}
+
+/** Receives finished spans; must not throw. */
+export type SpanSink = (span: FinishedSpan) => void;

@@ -1,4 +1,4 @@
-import type { AgentTurnRunner, EventSink, Injected } from '@agentd/contracts';
+import type { AgentTurnRunner, EventSink, Injected, SpanSink } from '@agentd/contracts';
 import { z } from 'zod';
 import { WebhookError } from './errors.js';
 import { parseWith } from './internal/validate.js';
@@ -39,6 +39,8 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
   retryDelayMs?: number;
   /** Told `webhook:job_finished {outcome: completed|retry|failed, mapping}` after each attempt. */
   events?: EventSink;
+  /** Receives each attempt as a `webhook.job` span (trace id: the turn's, else `webhook-job-<id>`). */
+  spans?: SpanSink;
 }
 
 /** How long the drainer waits to read the queue again after a read failed. */
@@ -75,8 +77,26 @@ export interface QueueDrainer {
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
-  const { store, runner, deliver, events, logger = noopLogger, now = Date.now, ...rest } = options;
+  const { store, runner, deliver, events, spans, logger = noopLogger, now = Date.now, ...rest } = options;
   const settings = parseWith(drainerOptionsSchema, rest, 'queue drainer options');
+  const jobSpan = (job: AgentJob, began: number, outcome: string, traceId: string | undefined) => {
+    try {
+      spans?.({
+        name: 'webhook.job',
+        traceId: traceId ?? `webhook-job-${job.id}`,
+        startedAt: began,
+        durationMs: now() - began,
+        ok: outcome === 'completed',
+        attributes: {
+          'agentd.mapping': job.mappingId,
+          'agentd.outcome': outcome,
+          'agentd.attempt': job.attempts,
+        },
+      });
+    } catch {
+      // Tracing never fails a job.
+    }
+  };
   if (!runner || typeof runner.runTurn !== 'function') {
     throw new WebhookError(
       'INVALID_OPTIONS',
@@ -195,6 +215,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         }
       }
       events?.emit('webhook:job_finished', { outcome: 'completed', mapping: job.mappingId });
+      jobSpan(job, began, 'completed', result.traceId);
       await store.completeJob(job.id, {
         finishReason: result.finishReason,
         responseChars: result.response.length,
@@ -228,6 +249,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         outcome: finalAttempt ? 'failed' : 'retry',
         mapping: job.mappingId,
       });
+      jobSpan(job, began, finalAttempt ? 'failed' : 'retry', undefined);
       logger.warn(
         {
           err: error,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { EventSink } from '@agentd/contracts';
+import type { EventSink, SpanSink } from '@agentd/contracts';
 import type { WebhooksSection } from './config.js';
 import { MIN_TOKEN_LENGTH } from './config.js';
 import { createWebhookHandler, type WebhookHandler, type WebhookOutcome } from './handler.js';
@@ -70,6 +70,8 @@ export interface WebhookServiceOptions {
   onOutcome?: ((outcome: WebhookOutcome, context: WebhookOutcomeContext) => void) | undefined;
   /** Told `webhook:job_finished {outcome: completed|retry|failed, mapping}` after each agent job attempt. */
   events?: EventSink | undefined;
+  /** Receives each agent job attempt as a `webhook.job` span. */
+  spans?: SpanSink | undefined;
   /** One call per request refused because the section cannot be served safely. */
   onRefused?: ((refusal: WebhookRefusal) => void) | undefined;
   /** How often expired delivery ids and finished jobs are pruned. @default 3600000 (1 h) */
@@ -131,6 +133,7 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
       now,
       ...(deliver ? { deliver } : {}),
       ...(options.events ? { events: options.events } : {}),
+      ...(options.spans ? { spans: options.spans } : {}),
     });
     await drainer.start();
   }

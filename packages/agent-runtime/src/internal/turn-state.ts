@@ -71,6 +71,8 @@ export interface TurnState extends TurnSetup {
   toolOk: number;
   toolFailed: number;
   toolSeq: number;
+  /** Each model call's start (epoch ms), length and finish, in order (spans for tracing). */
+  modelCalls: Array<{ startedAt: number; durationMs: number; step: number; finish: string }>;
   /** The error that failed the turn (not set for a timeout or cancel). */
   failure: unknown;
   /** The last step's text that was not empty. */
