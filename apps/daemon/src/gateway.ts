@@ -23,7 +23,7 @@ import type { WebhookService } from '@agentd/webhooks-hmac';
 import type { MemoryStore } from '@agentd/memory-store';
 import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
-import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import { runAsActor, type SecurityAudit } from '@agentd/evidence/audit';
 import type { ConsoleFiles } from './console-files.js';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';

@@ -69,7 +69,9 @@ export interface RuntimeContext {
 export function createRuntimeContext(settings: RuntimeSettings): RuntimeContext {
   const { logger, now } = settings;
   const rotation = settings.evidenceRotation;
-  const evidence = new EvidenceWriter(settings.dataDir, logger, {
+  const evidence = new EvidenceWriter({
+    dataDir: settings.dataDir,
+    logger: logger,
     ...(rotation
       ? {
           rotation: {
