@@ -8,7 +8,7 @@ import {
 } from '@agentd/channels';
 import { resolveSecretRefs } from '@agentd/config-store';
 import type { AgentTurnRunner } from '@agentd/contracts';
-import type { SecurityAudit } from '@agentd/evidence';
+import type { SecurityAudit } from '@agentd/evidence/audit';
 import type { AgentdLogger } from '@agentd/logging';
 import type { MediaServiceOptions } from '@agentd/media';
 import type { ObsEvidence } from '@agentd/obs-reports';

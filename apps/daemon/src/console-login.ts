@@ -3,7 +3,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { TokenStore } from '@agentd/auth-scopes';
-import type { SecurityAudit } from '@agentd/evidence';
+import type { SecurityAudit } from '@agentd/evidence/audit';
 import { z } from 'zod';
 import { CONSOLE_SECURITY_HEADERS } from './console-files.js';
 

@@ -28,7 +28,8 @@ import type { AgentdTracing } from '@agentd/telemetry/tracing';
 import { type Identity, MethodRegistry, type MethodDefinition, rpcDiscoverMethod } from '@agentd/rpc-core';
 import type { HeartbeatService } from '@agentd/cron-wakegate';
 import type { HookResponseDeliverer, WakeTarget } from '@agentd/webhooks-hmac';
-import { runAsActor, sweepEvidence } from '@agentd/evidence';
+import { sweepEvidence } from '@agentd/evidence';
+import { runAsActor } from '@agentd/evidence/audit';
 import {
   acquireDataDirLock,
   type DataDirLock,

@@ -26,7 +26,7 @@ import type { AgentdMetrics } from '@agentd/metrics';
 import type { AgentdTracing } from '@agentd/telemetry/tracing';
 import { createMcpHttpHandler, type McpHttpHandler } from '@agentd/mcp';
 import { createOpenAiApiHandler, OpenAiApiError, type OpenAiApiHandler } from '@agentd/openai-api';
-import { runAsActor, type SecurityAudit } from '@agentd/evidence';
+import { runAsActor, type SecurityAudit } from '@agentd/evidence/audit';
 import type { ConsoleFiles } from './console-files.js';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';

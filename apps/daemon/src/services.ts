@@ -58,15 +58,14 @@ import {
 } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
 import { createTerminalTools, type TerminalService } from '@agentd/terminal';
+import { type CacheTraceStream, openCacheTrace } from '@agentd/evidence';
 import {
   type ConfigAudit,
   createConfigAudit,
-  type CacheTraceStream,
   createSecurityAudit,
-  openCacheTrace,
   type SecurityAudit,
   webhookAuditEvent,
-} from '@agentd/evidence';
+} from '@agentd/evidence/audit';
 import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';

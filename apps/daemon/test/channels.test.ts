@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -12,6 +12,16 @@ import { daemonPool, editConfigFile, eventually, openRaw, rpcClient, sessionMess
 
 const TOKEN = '987654:channels-e2e-bot-token-0123456789abcdef';
 const pool = daemonPool('agentd-channels-');
+
+/** The daemon's own log lines (logs/agentd.log), parsed. */
+function logLines(dataDir: string): Array<Record<string, unknown>> {
+  const file = join(dataDir, 'logs', 'agentd.log');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
 let fake: FakeTelegram;
 
 beforeEach(async () => {
@@ -238,8 +248,17 @@ describe('channels through a real daemon and a fake Bot API', { timeout: 60_000 
     const daemon = await pool.start(dir, { config: { channels: { telegram } }, env: { TG_TOKEN: TOKEN } });
     const rpc = rpcClient(daemon.url);
     editConfigFile(dir, (onDisk) => ({ ...onDisk, channels: { telegram, discord: unknown } }));
-    // The reload reports the section that failed to resolve; the rest of it applies.
-    await daemon.reload().catch(() => undefined);
+    // The reload applies the rest and reports the platform whose secret failed to resolve: it
+    // resolves (a lost secret does not fail the whole reload) and the log names the platform.
+    await expect(daemon.reload()).resolves.toBeUndefined();
+    const report = await eventually(() =>
+      logLines(dir).find((line) => line.channelType === 'discord' && line.errorKind === 'config'),
+    );
+    expect(report).toMatchObject({
+      msg: 'discord left off: a secret reference could not be resolved',
+      hint: expect.stringContaining('channels.discord'),
+    });
+    expect(JSON.stringify(report)).not.toContain(TOKEN);
     const list = await rpc.call<{ channels: Array<{ type: string; status: string }> }>('channels.list');
     expect(list.channels).toContainEqual({ type: 'discord', status: 'disabled', inbound: false });
     expect(

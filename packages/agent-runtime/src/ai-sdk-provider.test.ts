@@ -130,9 +130,9 @@ describe('createOpenAiCompatibleProvider', () => {
     fake = await startFakeOpenAi({ apiKey: KEY });
     fake.failures.push(
       { status: 429, headers: { 'retry-after-ms': '30' }, body: { error: { message: 'slow down' } } },
-      { status: 503, body: { error: { message: 'overloaded' } } },
+      { status: 503, headers: { 'retry-after': '0' }, body: { error: { message: 'overloaded' } } },
     );
-    const provider = openAiOn(fake, { retryInitialDelayMs: 10 });
+    const provider = openAiOn(fake);
     const started = Date.now();
     const events = await collect(provider, request());
     expect(text(events)).toBe('echo: hello there');
@@ -151,7 +151,7 @@ describe('createOpenAiCompatibleProvider', () => {
 
   it('does not retry a refused key, and never puts the key into the error', async () => {
     fake = await startFakeOpenAi({ apiKey: 'the-right-key' });
-    const provider = openAiOn(fake, { retryInitialDelayMs: 1 });
+    const provider = openAiOn(fake);
     const error = await collect(provider, request()).catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       code: 'PROVIDER_AUTH',

@@ -5,7 +5,6 @@ import { redactUrls } from '@agentd/logging';
 import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { parseOptions } from './internal/options.js';
-import { abortableDelay } from './internal/timing.js';
 import { type AiSdk, isApiCallError, loadAiSdk } from './internal/ai-sdk.js';
 import type {
   ModelFinishReason,
@@ -29,14 +28,13 @@ export interface HttpProviderOptions extends Pick<Injected<AgentRuntimeLogger>, 
   apiKey?: string | undefined;
   /** Extra headers for every request. */
   headers?: Record<string, string> | undefined;
-  /** Time one request may take, first byte to last. @default 120000 */
+  /** Time one request may take, first byte to last, its retries included. @default 120000 */
   timeoutMs?: number | undefined;
-  /** Retries on 408/409/429/5xx and connection failures, before any output arrived. @default 2 */
+  /**
+   * Retries on 408/409/429/5xx and connection failures, before any output arrived: the AI SDK's
+   * own retry (backoff from 2 s, doubled; a `retry-after(-ms)` answer wins). @default 2
+   */
   maxRetries?: number | undefined;
-  /** First backoff delay, doubled per retry, jittered, capped at 30 s; `retry-after(-ms)` wins. @default 1000 */
-  retryInitialDelayMs?: number | undefined;
-  /** Jitter source. @default Math.random */
-  random?: (() => number) | undefined;
 }
 
 const optionsSchema = z.object({
@@ -46,12 +44,8 @@ const optionsSchema = z.object({
   headers: z.record(z.string(), z.string()).optional(),
   timeoutMs: z.number().int().positive().default(120_000),
   maxRetries: z.number().int().min(0).max(10).default(2),
-  retryInitialDelayMs: z.number().int().min(0).default(1000),
   logger: z.custom<AgentRuntimeLogger>().optional(),
-  random: z.function().optional(),
 });
-
-const MAX_BACKOFF_MS = 30_000;
 
 /**
  * A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, OpenRouter, Ollama,
@@ -121,7 +115,6 @@ function createSdkProvider(
   probeRequest: { url: string; headers: Record<string, string> },
 ): ModelProvider {
   const logger = options.logger ?? noopLogger;
-  const random = (options.random as (() => number) | undefined) ?? Math.random;
   const secret = options.apiKey;
   // The SDK modules load on the first model call, not when the daemon starts (they weigh ~20 MB).
   let languageModels: Promise<(model: string) => LanguageModel> | undefined;
@@ -129,96 +122,90 @@ function createSdkProvider(
   async function* stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
     languageModels ??= loadLanguageModels();
     const [ai, languageModel] = await Promise.all([loadAiSdk(), languageModels]);
-    for (let attempt = 0; ; attempt++) {
-      const timeout = new AbortController();
-      const timer = setTimeout(
-        () => timeout.abort(new DOMException('provider request timed out', 'TimeoutError')),
-        options.timeoutMs,
-      );
-      const signal = AbortSignal.any([request.signal, timeout.signal]);
-      let emitted = false;
-      let failure: unknown;
-      try {
-        const result = ai.streamText({
-          // The SDK's default reports errors on console.error, which would print provider messages
-          // (which may quote the key) outside the logger; errors are handled below instead.
-          onError: () => {},
-          model: languageModel(request.model),
-          system: request.system,
-          messages: toSdkMessages(request.messages),
-          ...(request.tools.length > 0 ? { tools: toSdkTools(ai, request.tools) } : {}),
-          maxOutputTokens: request.maxOutputTokens,
-          // Retries are ours: configurable delays, and never after output was streamed.
-          maxRetries: 0,
-          abortSignal: signal,
-        });
-        for await (const part of result.fullStream) {
-          if (part.type === 'text-delta') {
-            if (part.text.length === 0) continue;
-            emitted = true;
-            yield { type: 'text-delta', text: part.text };
-          } else if (part.type === 'tool-call') {
-            emitted = true;
-            yield {
-              type: 'tool-call',
-              toolCallId: part.toolCallId,
-              toolName: part.toolName,
-              input: part.input,
-            };
-          } else if (part.type === 'finish') {
-            yield {
-              type: 'finish',
-              finishReason: mapFinishReason(part.finishReason),
-              usage: mapUsage(part.totalUsage),
-            };
-            return;
-          } else if (part.type === 'error') {
-            failure = part.error;
-            break;
-          } else if (part.type === 'abort') {
-            failure = signal.reason ?? new DOMException('aborted', 'AbortError');
-            break;
-          }
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException('provider request timed out', 'TimeoutError')),
+      options.timeoutMs,
+    );
+    const signal = AbortSignal.any([request.signal, timeout.signal]);
+    let failure: unknown;
+    try {
+      const result = ai.streamText({
+        // The SDK's default reports errors on console.error, which would print provider messages
+        // (which may quote the key) outside the logger; errors are handled below instead.
+        onError: () => {},
+        model: languageModel(request.model),
+        system: request.system,
+        messages: toSdkMessages(request.messages),
+        ...(request.tools.length > 0 ? { tools: toSdkTools(ai, request.tools) } : {}),
+        maxOutputTokens: request.maxOutputTokens,
+        // The SDK's own retry: it repeats the request until the answer starts streaming (never
+        // after output), on 408/409/429/5xx and connection failures, with exponential backoff
+        // from 2 s that a `retry-after-ms` / `retry-after` (seconds or HTTP date) answer overrides.
+        maxRetries: options.maxRetries,
+        abortSignal: signal,
+      });
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') {
+          if (part.text.length === 0) continue;
+          yield { type: 'text-delta', text: part.text };
+        } else if (part.type === 'tool-call') {
+          yield {
+            type: 'tool-call',
+            toolCallId: part.toolCallId,
+            toolName: part.toolName,
+            input: part.input,
+          };
+        } else if (part.type === 'finish') {
+          yield {
+            type: 'finish',
+            finishReason: mapFinishReason(part.finishReason),
+            usage: mapUsage(part.totalUsage),
+          };
+          return;
+        } else if (part.type === 'error') {
+          failure = part.error;
+          break;
+        } else if (part.type === 'abort') {
+          failure = signal.reason ?? new DOMException('aborted', 'AbortError');
+          break;
         }
-        failure ??= new AgentRuntimeError(
-          'PROVIDER_ERROR',
-          `Provider ${options.id}: stream ended without a finish event`,
-          {
-            data: { provider: options.id },
-          },
-        );
-      } catch (error) {
-        // Aborts and transport failures surface as throws from the stream rather than error parts.
-        failure = error;
-      } finally {
-        clearTimeout(timer);
       }
-      if (request.signal.aborted) throw request.signal.reason;
-      if (timeout.signal.aborted) {
-        throw new AgentRuntimeError(
-          'PROVIDER_TIMEOUT',
-          `Provider ${options.id}: request exceeded ${options.timeoutMs} ms`,
-          { data: { provider: options.id, timeoutMs: options.timeoutMs } },
-        );
-      }
-      if (!emitted && attempt < options.maxRetries && isRetryable(failure)) {
-        const delayMs = retryDelay(failure, attempt, options.retryInitialDelayMs, random);
-        logger.warn(
-          {
-            provider: options.id,
-            attempt: attempt + 1,
-            status: statusOf(failure),
-            delayMs,
-            hint: 'the provider is overloaded or rate-limiting; the request is retried with backoff',
-            errorKind: 'dependency',
-          },
-          'model request retried',
-        );
-        await abortableDelay(delayMs, request.signal);
-        continue;
-      }
-      throw mapError(options.id, failure, secret);
+      failure ??= new AgentRuntimeError(
+        'PROVIDER_ERROR',
+        `Provider ${options.id}: stream ended without a finish event`,
+        {
+          data: { provider: options.id },
+        },
+      );
+    } catch (error) {
+      // Aborts and transport failures surface as throws from the stream rather than error parts.
+      failure = error;
+    } finally {
+      clearTimeout(timer);
     }
+    if (request.signal.aborted) throw request.signal.reason;
+    if (timeout.signal.aborted) {
+      throw new AgentRuntimeError(
+        'PROVIDER_TIMEOUT',
+        `Provider ${options.id}: request exceeded ${options.timeoutMs} ms`,
+        { data: { provider: options.id, timeoutMs: options.timeoutMs } },
+      );
+    }
+    const last = lastAttemptError(failure);
+    if (last !== failure) {
+      logger.warn(
+        {
+          provider: options.id,
+          attempts: options.maxRetries + 1,
+          status: statusOf(last),
+          hint: 'the provider kept failing or rate-limiting through every retry; check its status or raise maxRetries',
+          errorKind: 'dependency',
+        },
+        'model request failed after retries',
+      );
+    }
+    throw mapError(options.id, last, secret);
   }
 
   async function probe(signal: AbortSignal): Promise<void> {
@@ -336,19 +323,11 @@ function statusOf(error: unknown): number | undefined {
   return isApiCallError(error) ? error.statusCode : undefined;
 }
 
-function isRetryable(error: unknown): boolean {
-  return isApiCallError(error) && error.isRetryable;
-}
-
-/** Backoff for attempt n: retry-after-ms / retry-after (up to 60 s) win, else jittered exponential. */
-function retryDelay(error: unknown, attempt: number, initialMs: number, random: () => number): number {
-  const headers = isApiCallError(error) ? error.responseHeaders : undefined;
-  const afterMs = Number.parseFloat(headers?.['retry-after-ms'] ?? '');
-  if (Number.isFinite(afterMs) && afterMs >= 0 && afterMs <= 60_000) return afterMs;
-  const afterSeconds = Number.parseFloat(headers?.['retry-after'] ?? '');
-  if (Number.isFinite(afterSeconds) && afterSeconds >= 0 && afterSeconds <= 60) return afterSeconds * 1000;
-  const base = Math.min(MAX_BACKOFF_MS, initialMs * 2 ** attempt);
-  return Math.round(base / 2 + (random() * base) / 2);
+/** The SDK wraps the failures of a retried request in a RetryError: the last one is what happened. */
+function lastAttemptError(error: unknown): unknown {
+  if (error instanceof Error && error.name === 'AI_RetryError' && 'lastError' in error)
+    return error.lastError;
+  return error;
 }
 
 /** A provider message as a caller or the log may see it: the key and any URL credentials masked. */

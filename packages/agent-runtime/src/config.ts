@@ -74,10 +74,11 @@ export const providerEntrySchema = z
     prices: pricesSchema.default({ inputPerMillion: 0, outputPerMillion: 0 }),
     /** Time one model request may take, first byte to last. @default 120000 */
     timeoutMs: z.number().int().positive().default(120_000),
-    /** Retries of a request answered 408/409/429/5xx or failing to connect, before any output. @default 2 */
+    /**
+     * Retries of a request answered 408/409/429/5xx or failing to connect, before any output: the
+     * AI SDK's own retry (backoff from 2 s, doubled; a `retry-after(-ms)` answer wins). @default 2
+     */
     maxRetries: z.number().int().min(0).max(10).default(2),
-    /** First backoff delay; doubles per retry, jittered, capped at 30 s; `retry-after` headers win. @default 1000 */
-    retryInitialDelayMs: z.number().int().min(0).default(1000),
   })
   .strict();
 

@@ -104,7 +104,6 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
       headers: entry.headers,
       timeoutMs: entry.timeoutMs,
       maxRetries: entry.maxRetries,
-      retryInitialDelayMs: entry.retryInitialDelayMs,
       logger: ctx.logger,
     };
     switch (entry.type) {

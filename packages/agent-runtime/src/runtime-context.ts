@@ -2,7 +2,7 @@ import type { Database } from '@agentd/storage';
 import type { CacheTraceSink } from '@agentd/evidence';
 import type { AgentsSection, ContextEngineSection, ProvidersSection } from './config.js';
 import { EvidenceWriter } from '@agentd/evidence';
-import { KeyedMutex } from './internal/keyed-mutex.js';
+import { KeyedMutex } from '@agentd/async-control';
 import { SessionCache } from './internal/session-cache.js';
 import type { AgentRuntimeLogger } from './logger.js';
 import type { ModelUsage } from './provider.js';
@@ -69,7 +69,9 @@ export interface RuntimeContext {
 export function createRuntimeContext(settings: RuntimeSettings): RuntimeContext {
   const { logger, now } = settings;
   const rotation = settings.evidenceRotation;
-  const evidence = new EvidenceWriter(settings.dataDir, logger, {
+  const evidence = new EvidenceWriter({
+    dataDir: settings.dataDir,
+    logger: logger,
     ...(rotation
       ? {
           rotation: {

@@ -1,5 +1,6 @@
 import { bindingIssues, bindingOf, type TenantBinding, tenantBindingShape } from './tenancy.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { KeyedMutex } from '@agentd/async-control';
 import { z } from 'zod';
 import { AuthScopesError } from './errors.js';
 import { functionSchema, loggerSchema } from './internal/schemas.js';
@@ -263,12 +264,8 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
 
   // create and revoke persist the whole list, so they run one at a time:
   // otherwise a rollback of one could erase another's committed change.
-  let tail: Promise<unknown> = Promise.resolve();
-  function serialize<T>(operation: () => Promise<T>): Promise<T> {
-    const run = tail.then(operation);
-    tail = run.catch(() => undefined);
-    return run;
-  }
+  const lane = new KeyedMutex();
+  const serialize = <T>(operation: () => Promise<T>): Promise<T> => lane.run('tokens', operation);
 
   async function save(next: Entry[]): Promise<void> {
     if (persist === undefined) return;

@@ -1,7 +1,7 @@
 import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import type { Database } from '@agentd/storage';
 import type { z } from 'zod';
 import {

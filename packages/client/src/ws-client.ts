@@ -1,5 +1,5 @@
 import { ClientError, RpcCallError } from './errors.js';
-import { backoffDelay } from './internal/backoff.js';
+import { backoffDelay } from '@agentd/async-control';
 import { Emitter } from './internal/emitter.js';
 import { buildRequest, checkRequest, classify, type JsonRpcId, serialise } from './internal/json-rpc.js';
 import { redactUrl } from './internal/options.js';
@@ -637,7 +637,11 @@ class WsConnection implements WsClient {
       return;
     }
     this.attempt += 1;
-    const delayMs = backoffDelay(this.attempt, initialDelayMs, maxDelayMs, this.settings.random);
+    const delayMs = backoffDelay(this.attempt, {
+      initialMs: initialDelayMs,
+      maxMs: maxDelayMs,
+      random: this.settings.random,
+    });
     this.emitter.emit('reconnecting', { attempt: this.attempt, delayMs });
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;

@@ -17,7 +17,7 @@ import {
 import { initialLoad, persist, reload } from './internal/file-history.js';
 import type { ConfigGit, CountObjects } from './internal/git.js';
 import { ChangeListeners } from './internal/listeners.js';
-import { Mutex } from './internal/mutex.js';
+import { KeyedMutex } from '@agentd/async-control';
 import { snapshotFromRaw, snapshotFromText } from './internal/snapshot.js';
 import {
   assertSafeKeys,
@@ -311,14 +311,16 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     snapshot: undefined,
   };
   const { sectionNames, shape, fullSchema, filePath, logger } = ctx;
-  const writeLock = new Mutex();
+  // One lane: every write of the file waits for the one before it.
+  const writeLock = new KeyedMutex();
+  const WRITE = 'config.yaml';
   const listeners = new ChangeListeners<ConfigOf<Sections>>(logger);
   let schemaCache: Record<string, unknown> | undefined;
   const sectionSchemaCache = new Map<string, Record<string, unknown>>();
 
   /** Serialise one write, then notify outside the lock so a listener may start another write. */
   const write = async (task: (repository: ConfigGit, current: Snapshot) => Promise<Outcome>) => {
-    const outcome = await writeLock.run(() => {
+    const outcome = await writeLock.run(WRITE, () => {
       const { git: repository, state } = loaded(ctx);
       return task(repository, state);
     });
@@ -359,7 +361,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     filePath,
 
     async load() {
-      const outcome = await writeLock.run(async () => {
+      const outcome = await writeLock.run(WRITE, async () => {
         if (!ctx.git || !ctx.snapshot) {
           await initialLoad(ctx);
           return undefined;
@@ -498,7 +500,7 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
     },
 
     async gc() {
-      return writeLock.run(async () => {
+      return writeLock.run(WRITE, async () => {
         const { git: repository } = loaded(ctx);
         const before = await repository.countObjects();
         await repository.collectGarbage();

@@ -1,23 +1,4 @@
 export {
-  type AuditActor,
-  type AuditClassification,
-  type AuditEvent,
-  type AuditEventSink,
-  type AuditKind,
-  type AuditOutcome,
-  type AuditSeverity,
-  createSecurityAudit,
-  currentActor,
-  noopSecurityAudit,
-  runAsActor,
-  type ScopeToken,
-  scopeTokens,
-  type SecurityAudit,
-  tokenSeverity,
-  type WebhookAuditInput,
-  webhookAuditEvent,
-} from './audit.js';
-export {
   CACHE_TRACE_FILE,
   CACHE_TRACE_MAX_BYTES,
   type CacheTraceRecord,
@@ -28,18 +9,6 @@ export {
   type OpenCacheTraceOptions,
   openCacheTrace,
 } from './cache-trace.js';
-export {
-  CONFIG_AUDIT_FILE,
-  CONFIG_AUDIT_MAX_BYTES,
-  type ConfigAudit,
-  type ConfigAuditEntry,
-  type ConfigAuditOptions,
-  type ConfigCommit,
-  type ConfigFailureReason,
-  configFailureReason,
-  createConfigAudit,
-  SENSITIVE_SECTIONS,
-} from './config-audit.js';
 export {
   autonomyDenialBreakerRowSchema,
   channelActivitySchema,

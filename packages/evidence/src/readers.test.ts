@@ -109,7 +109,7 @@ describe('readTrajectory', () => {
 
 describe('readSessionIndexDay', () => {
   it('with a filter parses only the lines holding the value and counts malformed ones among them', async () => {
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     for (let s = 0; s < 20; s++) await writeTurn(writer, `web:chat-${s}:main`, 1, T0 + s * 1000);
     await writeTurn(writer, 'web:chat-1:main', 2, T0 + 50_000);
     const day = sessionIndexFileName(T0);
@@ -141,7 +141,8 @@ describe('readSessionIndexDay', () => {
   for (const mode of ['on disk', 'by the writer roll counts'] as const)
     it(`never reads a record twice nor misses one while the writer rolls the file under it (checked ${mode})`, async () => {
       const key = 'web:busy:main';
-      const writer = new EvidenceWriter(temp.path, undefined, {
+      const writer = new EvidenceWriter({
+        dataDir: temp.path,
         trajectorySoftCapBytes: 1500,
         rotation: { maxSizeBytes: 52_428_800, maxFiles: 200 },
       });

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { basename, join } from 'node:path';
+import { backoffDelay } from '@agentd/async-control';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import type { SessionIndexRecord, TrajectoryRecord } from './records.js';
@@ -157,7 +158,7 @@ async function readStream(
   const deadline = Date.now() + ROLL_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const last = Date.now() >= deadline;
-    if (attempt > 0 && !last) await delay(Math.min(2 ** attempt, 50));
+    if (attempt > 0 && !last) await delay(backoffDelay(attempt, { initialMs: 2, maxMs: 50 }));
     if (rolls) {
       // In process: the writer's roll count says whether a roll overlapped, without touching the disk.
       const before = rolls.of(relative);

@@ -58,9 +58,18 @@ function streamLines(path: string): string[] {
 }
 
 describe('EvidenceWriter', () => {
+  it('takes one options object and refuses one without a data directory', () => {
+    expect(() => new EvidenceWriter({} as never)).toThrow(/dataDir/);
+    expect(() => new EvidenceWriter({ dataDir: temp.path, trajectorySoftCapBytes: 0 })).toThrow();
+    expect(new EvidenceWriter({ dataDir: temp.path, logger: { warn: () => undefined } }).rolls.of('x')).toBe(
+      0,
+    );
+  });
+
   it('rolls a session-index day file at maxSizeBytes and keeps at most maxFiles parts', async () => {
     const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
-    const writer = new EvidenceWriter(temp.path, undefined, {
+    const writer = new EvidenceWriter({
+      dataDir: temp.path,
       rotation: { maxSizeBytes: lineBytes * 3, maxFiles: 2 },
     });
     for (let turn = 10; turn < 30; turn++) await writer.sessionIndex(indexRecord(turn));
@@ -80,7 +89,8 @@ describe('EvidenceWriter', () => {
 
   it('applies a new rotation at the next write (applyRotation)', async () => {
     const lineBytes = JSON.stringify(indexRecord(10)).length + 1;
-    const writer = new EvidenceWriter(temp.path, undefined, {
+    const writer = new EvidenceWriter({
+      dataDir: temp.path,
       rotation: { maxSizeBytes: 100_000, maxFiles: 5 },
     });
     for (let turn = 10; turn < 14; turn++) await writer.sessionIndex(indexRecord(turn));
@@ -96,7 +106,8 @@ describe('EvidenceWriter', () => {
   });
 
   it('starts a new file for each UTC day without rolling', async () => {
-    const writer = new EvidenceWriter(temp.path, undefined, {
+    const writer = new EvidenceWriter({
+      dataDir: temp.path,
       rotation: { maxSizeBytes: 100_000, maxFiles: 2 },
     });
     await writer.sessionIndex(indexRecord(1, T0));
@@ -108,7 +119,7 @@ describe('EvidenceWriter', () => {
   });
 
   it('never splits a write and never rolls an empty file', async () => {
-    const writer = new EvidenceWriter(temp.path, undefined, { trajectorySoftCapBytes: 100 });
+    const writer = new EvidenceWriter({ dataDir: temp.path, trajectorySoftCapBytes: 100 });
     await writer.trajectory('web:chat-1:main', toolCalls('web:chat-1:main', 1, 5));
     const path = join(temp.path, TRAJECTORY_DIR, trajectoryFileName('web:chat-1:main'));
     expect(readdirSync(join(temp.path, TRAJECTORY_DIR))).toEqual([trajectoryFileName('web:chat-1:main')]);
@@ -124,7 +135,9 @@ describe('EvidenceWriter', () => {
     const batch = toolCalls(sessionKey, 1, 4);
     const batchBytes = Buffer.byteLength(`${batch.map((record) => JSON.stringify(record)).join('\n')}\n`);
     const { logger, warnings } = warningLogger();
-    const writer = new EvidenceWriter(temp.path, logger, {
+    const writer = new EvidenceWriter({
+      dataDir: temp.path,
+      logger: logger,
       rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
       trajectorySoftCapBytes: batchBytes * 2,
       trajectoryHardCapBytes: batchBytes * 5 + 10,
@@ -156,13 +169,13 @@ describe('EvidenceWriter', () => {
       trajectoryHardCapBytes: batchBytes * 4,
       rotation: { maxSizeBytes: 1_000_000, maxFiles: 10 },
     };
-    const first = new EvidenceWriter(temp.path, undefined, options);
+    const first = new EvidenceWriter({ dataDir: temp.path, ...options });
     for (let turn = 1; turn <= 3; turn++) await first.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
     const swept = await sweepEvidence({ dataDir: temp.path, rotation: { maxFiles: 10, maxAgeDays: 0 } });
     expect(swept.compressed).toHaveLength(2);
 
     const { logger, warnings } = warningLogger();
-    const second = new EvidenceWriter(temp.path, logger, options);
+    const second = new EvidenceWriter({ dataDir: temp.path, logger: logger, ...options });
     for (let turn = 4; turn <= 6; turn++) await second.trajectory(sessionKey, toolCalls(sessionKey, turn, 4));
     const lines = streamLines(join(temp.path, TRAJECTORY_DIR, trajectoryFileName(sessionKey)));
     expect(lines).toHaveLength(16);

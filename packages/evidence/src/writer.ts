@@ -17,8 +17,8 @@ import {
   trajectoryFileName,
 } from './records.js';
 
-/** Options of {@link EvidenceWriter}: the roll sizes and part counts of `observability.logRotation`. */
-export const evidenceWriterOptionsSchema = z.object({
+/** The rotation policy part of the options, which `applyRotation` changes in place. */
+const policySchema = z.object({
   /** Rotation policy (`observability.logRotation`); keys other than these two are ignored. */
   rotation: z
     .object({
@@ -34,7 +34,19 @@ export const evidenceWriterOptionsSchema = z.object({
   trajectoryHardCapBytes: z.number().int().positive().default(TRAJECTORY_HARD_CAP_BYTES),
 });
 
-/** Options of {@link EvidenceWriter} as accepted (every key optional). */
+/** Options of {@link EvidenceWriter}: where it writes, its logger and its rotation policy. */
+export const evidenceWriterOptionsSchema = policySchema.extend({
+  /** The daemon's data directory; evidence goes under `obs/` in it. */
+  dataDir: z.string().min(1),
+  /** Where write failures and the hard-cap warning are logged. @default a no-op logger */
+  logger: z
+    .custom<EvidenceLogger>((value) => typeof value === 'object' && value !== null, {
+      message: 'expected a logger',
+    })
+    .optional(),
+});
+
+/** Options of {@link EvidenceWriter} as accepted (every key but `dataDir` optional). */
 export type EvidenceWriterOptions = z.input<typeof evidenceWriterOptionsSchema>;
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
@@ -113,7 +125,7 @@ export const FILE_STATES_KEPT = 4096;
 export class EvidenceWriter {
   readonly #dataDir: string;
   readonly #logger: EvidenceLogger;
-  #options: z.output<typeof evidenceWriterOptionsSchema>;
+  #options: z.output<typeof policySchema>;
   // Only files that rolled (every 10-50 MB) get an entry.
   readonly #rollCounts = new Map<string, number>();
   /** Roll counts of this writer's files (see {@link EvidenceRolls}). */
@@ -123,10 +135,11 @@ export class EvidenceWriter {
   #dirsReady: Promise<void> | undefined;
 
   /** @throws {z.ZodError} when `options` are invalid. */
-  constructor(dataDir: string, logger: EvidenceLogger = noopLogger, options: EvidenceWriterOptions = {}) {
+  constructor(options: EvidenceWriterOptions) {
+    const { dataDir, logger, ...policy } = evidenceWriterOptionsSchema.parse(options);
     this.#dataDir = dataDir;
-    this.#logger = logger;
-    this.#options = evidenceWriterOptionsSchema.parse(options);
+    this.#logger = logger ?? noopLogger;
+    this.#options = policy;
   }
 
   /**
@@ -139,7 +152,7 @@ export class EvidenceWriter {
       maxSizeBytes: rotation.maxSizeBytes ?? this.#options.rotation.maxSizeBytes,
       maxFiles: rotation.maxFiles ?? this.#options.rotation.maxFiles,
     };
-    this.#options = evidenceWriterOptionsSchema.parse({ ...this.#options, rotation: merged });
+    this.#options = policySchema.parse({ ...this.#options, rotation: merged });
   }
 
   /** Appends trajectory records of one session. */

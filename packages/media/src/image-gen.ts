@@ -1,3 +1,4 @@
+import { SlidingWindowLimiter } from '@agentd/auth-scopes';
 import { MediaError } from './errors.js';
 import type { CallScope, MediaContext } from './internal/context.js';
 import { jsonOf, postProvider } from './internal/http-provider.js';
@@ -12,26 +13,30 @@ export interface GeneratedImage {
   model?: string | undefined;
 }
 
-/** Per-agent rolling-hour counter of `imageGen.maxPerHour`. */
+const HOUR_MS = 3_600_000;
+
+/**
+ * Per-agent rolling-hour limit of `imageGen.maxPerHour`: one auth-scopes sliding-window limiter
+ * per agent. A changed limit starts that agent's window afresh; a limit of 0 refuses every call.
+ */
 export function createHourlyLimiter(now: () => number) {
-  const stamps = new Map<string, number[]>();
+  const windows = new Map<string, SlidingWindowLimiter>();
   return {
     /** Takes one slot for `agentId`, or throws `RATE_LIMITED` when the hour is full. */
     take(agentId: string, limit: number): void {
-      const hourAgo = now() - 3_600_000;
-      const recent = (stamps.get(agentId) ?? []).filter((at) => at > hourAgo);
-      if (recent.length >= limit) {
-        stamps.set(agentId, recent);
-        throw new MediaError(
-          'RATE_LIMITED',
-          `image generation limit reached: ${limit} per hour for agent ${agentId}`,
-          {
-            data: { limit, agentId },
-          },
-        );
+      let window = windows.get(agentId);
+      if (limit > 0 && window?.maxEvents !== limit) {
+        window = new SlidingWindowLimiter({ maxEvents: limit, windowMs: HOUR_MS, now });
+        windows.set(agentId, window);
       }
-      recent.push(now());
-      stamps.set(agentId, recent);
+      if (window !== undefined && limit > 0 && window.tryAcquire()) return;
+      throw new MediaError(
+        'RATE_LIMITED',
+        `image generation limit reached: ${limit} per hour for agent ${agentId}`,
+        {
+          data: { limit, agentId, ...(window ? { retryAfterMs: Math.ceil(window.retryAfterMs()) } : {}) },
+        },
+      );
     },
   };
 }

@@ -208,7 +208,7 @@ async function fixture(name: string, build: (dir: EvidenceDir) => void, fleetRow
   await evidence.start();
   await seedDiagnostics(evidence, fleetRows);
   // As in the daemon: the runtime's evidence writer lives in the same process (nothing rolled yet).
-  const evidenceRolls = new EvidenceWriter(dataDir).rolls;
+  const evidenceRolls = new EvidenceWriter({ dataDir: dataDir }).rolls;
   const service = createObsService({ db, dataDir, evidence, evidenceRolls, now: () => NOW });
   return { dataDir, db, evidence, service, files } satisfies Fixture & { files: EvidenceDir };
 }

@@ -37,7 +37,7 @@ describe('createObsService', () => {
   afterEach(() => closeObsEvidence({ db, evidence }));
 
   it('explain reads the turns whose trajectory lines were lost on later days', async () => {
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     const key = 'telegram:chat-7:main';
     await writeTurn(writer, key, 1, T0);
     await writeTurn(writer, 'web:other:main', 1, T0 - DAY_MS);
@@ -59,7 +59,7 @@ describe('createObsService', () => {
       T0 - DAY_MS,
       T0,
     ]);
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     // A line of an earlier session under the same key (deleted, then the key reused): not this session.
     await writer.sessionIndex(indexRecord(key, 1, T0 - 2 * DAY_MS));
     // The first turn's index line remains; its trajectory part was rotated away.
@@ -71,7 +71,7 @@ describe('createObsService', () => {
   });
 
   it('explain reads every day for a session with no trajectory', async () => {
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     await writer.sessionIndex(indexRecord('web:chat-3:main', 1, T0 - 2 * DAY_MS));
     await writer.sessionIndex(indexRecord('web:chat-3:main', 2, T0));
     const report = await service.explain({ sessionKey: 'web:chat-3:main' });
@@ -80,7 +80,7 @@ describe('createObsService', () => {
   });
 
   it('explain by trace id finds a turn on an older day and gives the by-session report', async () => {
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     await writeTurn(writer, 'web:chat-1:main', 1, T0 - DAY_MS);
     await writeTurn(writer, 'web:chat-2:main', 1, T0);
     const byTrace = await service.explain({ traceId: 'trace-web:chat-1:main-1' });
@@ -93,7 +93,7 @@ describe('createObsService', () => {
   });
 
   it('fleet health reads the trajectories of every session with tool calls in the window', async () => {
-    const writer = new EvidenceWriter(temp.path);
+    const writer = new EvidenceWriter({ dataDir: temp.path });
     for (let s = 0; s < 40; s++) await writeTurn(writer, `web:chat-${s}:main`, 1, T0 + 2 * DAY_MS + s, 3);
     const report = await service.fleetHealth({ sinceHours: 24 });
     expect(report.sessions.total).toBe(40);
@@ -135,9 +135,10 @@ describe('readTrajectory and readSessionIndex over rotated files', () => {
   it('gives byte-identical reports whether or not the files rolled and were gzipped', async () => {
     const plainDir = join(temp.path, 'plain');
     const rotatedDir = join(temp.path, 'rotated');
-    await writeCorpus(new EvidenceWriter(plainDir));
+    await writeCorpus(new EvidenceWriter({ dataDir: plainDir }));
     await writeCorpus(
-      new EvidenceWriter(rotatedDir, undefined, {
+      new EvidenceWriter({
+        dataDir: rotatedDir,
         rotation: { maxSizeBytes: 4000, maxFiles: 100 },
         trajectorySoftCapBytes: 3000,
       }),

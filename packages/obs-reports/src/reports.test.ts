@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diag, fleetCorpus, incidentCorpus, PLANTED_OUTPUT, PLANTED_SECRET } from '../test/fixtures.js';
+import { matchGolden } from '../test/golden.js';
 import { buildFleetHealthReport } from './fleet-report.js';
 import {
   buildIncidentReport,
@@ -14,11 +14,7 @@ const GOLDEN = join(import.meta.dirname, '..', 'test', 'golden');
 
 // Regenerate with UPDATE_GOLDEN=1 after an intended change, then review the diff.
 function golden(name: string, value: unknown): void {
-  const path = join(GOLDEN, `${name}.json`);
-  const text = `${JSON.stringify(value, null, 2)}\n`;
-  if (process.env.UPDATE_GOLDEN === '1' || !existsSync(path)) writeFileSync(path, text);
-  // Parsed comparison: the files are formatted by the linter; byte stability is tested separately.
-  expect(JSON.parse(text)).toEqual(JSON.parse(readFileSync(path, 'utf8')));
+  matchGolden(join(GOLDEN, `${name}.json`), value);
 }
 
 const CONTRACT_ORDER = [

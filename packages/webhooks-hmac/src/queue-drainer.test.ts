@@ -203,6 +203,31 @@ describe('createQueueDrainer', () => {
     await drainer.stop();
   });
 
+  it('caps and jitters the retry delay of a job that failed many times', async () => {
+    await enqueue('often');
+    await temp.db.execute('UPDATE webhook_agent_queue SET attempts = 14');
+    const retries: number[] = [];
+    const recording: WebhookStore = {
+      ...store,
+      failJob: (id, reason, retryAt) => {
+        if (retryAt !== undefined) retries.push(retryAt);
+        return store.failJob(id, reason, retryAt);
+      },
+    };
+    const { runner } = fakeRunner(async () => {
+      throw new Error('provider down');
+    });
+    // The drainer's clock an hour ahead: the retry it schedules is not due in the store's time.
+    const at = Date.now() + 3_600_000;
+    const options = { store: recording, runner, maxAttempts: 20, retryDelayMs: 1000, now: () => at };
+    const drainer = createQueueDrainer({ ...options, maxRetryDelayMs: 8000, random: () => 0 });
+    await drainer.start();
+    for (let i = 0; i < 100 && retries.length === 0; i++) await pause(10);
+    await drainer.stop();
+    // Uncapped, the 15th attempt would wait 1000 × 2^14 ms (four and a half hours).
+    expect(retries[0]).toBe(at + 4000);
+  });
+
   it('delivers the answer when asked and keeps it when no deliverer exists', async () => {
     await enqueue('deliver-me', { deliver: true, channel: 'telegram', to: '42' });
     const deliveries: unknown[] = [];

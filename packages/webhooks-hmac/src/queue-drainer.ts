@@ -1,3 +1,4 @@
+import { backoffDelay } from '@agentd/async-control';
 import type { AgentTurnRunner, EventSink, Injected, SpanSink } from '@agentd/contracts';
 import { z } from 'zod';
 import { WebhookError } from './errors.js';
@@ -35,8 +36,16 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
   concurrency?: number;
   /** Attempts before a job is marked failed. @default 3 */
   maxAttempts?: number;
-  /** Delay before a failed attempt is retried, doubled each further attempt. @default 5000 */
+  /**
+   * Ceiling of the delay before a failed attempt is retried, doubled each further attempt up to
+   * `maxRetryDelayMs`; the delay is jittered between half and all of the ceiling.
+   * @default 5000
+   */
   retryDelayMs?: number;
+  /** Largest retry delay, however many attempts failed. @default 300000 (5 minutes) */
+  maxRetryDelayMs?: number;
+  /** Jitter source, answering in [0, 1). @default Math.random */
+  random?: () => number;
   /** Told `webhook:job_finished {outcome: completed|retry|failed, mapping}` after each attempt. */
   events?: EventSink;
   /** Receives each attempt as a `webhook.job` span (trace id: the turn's, else `webhook-job-<id>`). */
@@ -52,6 +61,8 @@ const drainerOptionsSchema = z.object({
   concurrency: z.number().int().min(1).max(64).default(1),
   maxAttempts: z.number().int().min(1).max(100).default(3),
   retryDelayMs: z.number().int().min(0).default(5000),
+  maxRetryDelayMs: z.number().int().min(0).max(MAX_TIMER_MS).default(300_000),
+  random: z.custom<() => number>((value) => typeof value === 'function').default(() => Math.random),
 });
 
 /** Runs queued webhook agent turns through an {@link AgentTurnRunner}. */
@@ -242,7 +253,14 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         return;
       }
       const finalAttempt = job.attempts >= settings.maxAttempts;
-      const retryAt = finalAttempt ? undefined : now() + settings.retryDelayMs * 2 ** (job.attempts - 1);
+      const retryAt = finalAttempt
+        ? undefined
+        : now() +
+          backoffDelay(job.attempts, {
+            initialMs: settings.retryDelayMs,
+            maxMs: settings.maxRetryDelayMs,
+            random: settings.random,
+          });
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown';
       await store.failJob(job.id, reason, retryAt).catch(() => undefined);
       events?.emit('webhook:job_finished', {

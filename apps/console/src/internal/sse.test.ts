@@ -33,6 +33,15 @@ describe('readEvents', () => {
     ]);
   });
 
+  it('ends an event at a CRLF blank line split across chunks, never reading the CR alone as an end', async () => {
+    expect(
+      await collect(['event: delta\r\ndata: {"text":"a"}\r', '\n\r', '\nevent: done\r\ndata: {}\r\n\r\n']),
+    ).toEqual([
+      { event: 'delta', data: { text: 'a' } },
+      { event: 'done', data: {} },
+    ]);
+  });
+
   it('decodes a multi-byte character split between chunks', async () => {
     const bytes = new TextEncoder().encode('data: {"text":"€"}\n\n');
     const stream = new ReadableStream<Uint8Array>({

@@ -1,3 +1,5 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+
 /** One server-sent event: its name and its JSON data. */
 export interface SseEvent {
   event: string;
@@ -5,40 +7,30 @@ export interface SseEvent {
 }
 
 /**
- * Reads a `text/event-stream` body and yields each event with its data parsed as JSON.
- * Blocks are separated by a blank line; `data:` lines of one block are joined with newlines.
+ * Reads a `text/event-stream` body and yields each event with its data parsed as JSON (the raw
+ * text when it is not JSON). The framing (CR, LF or CRLF line ends, a CRLF split across chunks,
+ * multi-line `data:`, comments, `id:` and `retry:`) is `eventsource-parser`'s, which follows the
+ * WHATWG specification.
  */
 export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  let buffer = '';
+  const ready: SseEvent[] = [];
+  const parser = createParser({ onEvent: (message) => ready.push(toEvent(message)) });
   for (;;) {
     const { value, done } = await reader.read();
-    if (value) buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, '\n');
-    let end = buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const parsed = parseBlock(block);
-      if (parsed) yield parsed;
-      end = buffer.indexOf('\n\n');
-    }
+    parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+    // The specification drops an event the stream ends in the middle of; so does the parser.
+    yield* ready.splice(0);
     if (done) return;
   }
 }
 
-function parseBlock(block: string): SseEvent | undefined {
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith('event:')) event = line.slice(6).trim();
-    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-  }
-  if (data.length === 0) return undefined;
-  const text = data.join('\n');
+function toEvent(message: EventSourceMessage): SseEvent {
+  const event = message.event ?? 'message';
   try {
-    return { event, data: JSON.parse(text) };
+    return { event, data: JSON.parse(message.data) };
   } catch {
-    return { event, data: text };
+    return { event, data: message.data };
   }
 }

@@ -1,7 +1,7 @@
 import { type ConfigStore, ConfigStoreError, type ConfigWriteResult } from '@agentd/config-store';
 import { type MethodContext, type ParamIssue, RpcError } from '@agentd/rpc-core';
 import { z } from 'zod';
-import type { ConfigAudit } from '@agentd/evidence';
+import type { ConfigAudit } from '@agentd/evidence/audit';
 import { methodsOf } from './define.js';
 
 const sectionParams = z.object({ section: z.string().min(1).optional() }).strict();

@@ -2,7 +2,7 @@ import { ownEntry } from '@agentd/input-guards';
 import type { RootLogger } from '@agentd/logging';
 import { isModuleName, LEVEL_VALUES, logLevelSchema } from '@agentd/logging';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { auditAdminChange, methodsOf } from './define.js';
 
 /**

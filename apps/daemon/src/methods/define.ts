@@ -1,4 +1,4 @@
-import type { AuditSeverity, SecurityAudit } from '@agentd/evidence';
+import type { AuditSeverity, SecurityAudit } from '@agentd/evidence/audit';
 import { defineMethod, type MethodContext, type MethodDefinition, type MethodScope } from '@agentd/rpc-core';
 import { z } from 'zod';
 

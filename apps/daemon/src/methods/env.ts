@@ -1,5 +1,5 @@
 import { SlidingWindowLimiter } from '@agentd/auth-scopes';
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { RpcError } from '@agentd/rpc-core';
 import {
   SECRET_LIST_DEFAULT,

@@ -1,4 +1,4 @@
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { auditAdminChange, methodsOf } from './define.js';
 
 /** What the gateway methods need from the running daemon. */

@@ -14,7 +14,7 @@ import { contextDagByAgent } from '@agentd/agent-runtime';
 import { type MethodContext, RpcError } from '@agentd/rpc-core';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { auditAdminChange, methodsOf } from './define.js';
 
 /** A report request the service refuses becomes -32602 naming the field; anything else is unchanged. */

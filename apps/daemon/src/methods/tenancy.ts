@@ -1,6 +1,6 @@
 import type { ToolGate } from '@agentd/agent-runtime';
 import { allowsSession, bindingOf } from '@agentd/auth-scopes';
-import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence';
+import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { type AnyMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
 
 /**

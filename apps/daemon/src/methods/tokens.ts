@@ -16,7 +16,7 @@ import {
   type SecurityAudit,
   scopeTokens,
   tokenSeverity,
-} from '@agentd/evidence';
+} from '@agentd/evidence/audit';
 import { methodsOf } from './define.js';
 
 const scopeSchema = z.enum(['rpc', 'admin', '*']);

@@ -1,5 +1,5 @@
 import type { AgentTurnResult, EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
-import type { SecurityAudit } from '@agentd/evidence';
+import type { SecurityAudit } from '@agentd/evidence/audit';
 import type { AutonomySection, SecuritySection } from '../config.js';
 import type { SubagentTurnRequest } from '../gate-types.js';
 import type { LeaseStore } from '../lease-store.js';

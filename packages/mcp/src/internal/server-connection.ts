@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { backoffDelay } from '@agentd/async-control';
 import type { Logger } from '@agentd/contracts';
 import type { McpServerEntry } from '../config.js';
 import { AgentdMcpError } from '../errors.js';
@@ -212,7 +213,7 @@ export class ServerConnection {
 
   #scheduleRetry(): void {
     if (this.#closing || this.#retryTimer) return;
-    const delay = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** Math.max(0, this.#failures - 1));
+    const delay = backoffDelay(this.#failures, this.backoff);
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
       this.connect().catch(() => undefined);

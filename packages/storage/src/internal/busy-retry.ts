@@ -1,3 +1,4 @@
+import { backoffDelay } from '@agentd/async-control';
 import { StorageError } from '../errors.js';
 import type { StorageLogger } from '../logger.js';
 import { isBusyError } from './map-error.js';
@@ -37,9 +38,11 @@ export async function withBusyRetry<T>(operation: () => Promise<T>, context: Bus
       if (!isBusyError(error)) {
         throw error;
       }
-      const ceiling = Math.min(LONGEST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** Math.min(attempt - 1, 16));
-      // "Equal jitter": at least half the ceiling, so retries still back off.
-      const pause = Math.round(ceiling / 2 + (context.random() * ceiling) / 2);
+      const pause = backoffDelay(attempt, {
+        initialMs: FIRST_PAUSE_MS,
+        maxMs: LONGEST_PAUSE_MS,
+        random: context.random,
+      });
       const elapsed = context.now() - started;
       if (elapsed + pause > context.budgetMs) {
         throw new StorageError(

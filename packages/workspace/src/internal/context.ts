@@ -6,7 +6,7 @@ import type { WorkspaceSection } from '../options.js';
 import { type PendingEdit, recordEdit, type WorkspaceActor } from './attribution.js';
 import { writeConfined } from './files.js';
 import { WorkspaceGit } from './git.js';
-import { KeyedMutex } from './mutex.js';
+import { KeyedMutex } from '@agentd/async-control';
 import { confine, fileNotFound, historyPath, workspacePath } from './paths.js';
 import { WORKSPACE_TEMPLATES } from './templates.js';
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EventSink } from '@agentd/contracts';
-import type { EvidenceLogger } from './logger.js';
+import type { EvidenceLogger } from '../logger.js';
 
 /** Receives internal events (the daemon's wrapped sink: evidence store first, then the embedder's). */
 export type AuditEventSink = EventSink;

@@ -6,8 +6,8 @@ import {
   currentActor,
   runAsActor,
   type SecurityAudit,
-} from './audit.js';
-import type { EvidenceLogger } from './logger.js';
+} from './security-audit.js';
+import type { EvidenceLogger } from '../logger.js';
 
 /**
  * What a committed config write reports (the part of @agentd/config-store's `ConfigWriteResult`

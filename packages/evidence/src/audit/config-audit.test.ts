@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { noopSecurityAudit } from './audit.js';
+import { noopSecurityAudit } from './security-audit.js';
 import { CONFIG_AUDIT_FILE, createConfigAudit } from './config-audit.js';
-import { tempDirEachTest } from './testing.js';
+import { tempDirEachTest } from '../testing.js';
 
 const temp = tempDirEachTest('config-audit-', { beforeEach, afterEach });
 

@@ -1,0 +1,3 @@
+import { defineConfig } from 'tsup';
+import { preset } from '../../tooling/tsup.preset.js';
+export default defineConfig(preset());

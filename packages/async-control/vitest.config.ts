@@ -1,0 +1,2 @@
+import { preset } from '../../tooling/vitest.preset.js';
+export default preset('async-control');
