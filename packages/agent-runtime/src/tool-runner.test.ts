@@ -8,6 +8,8 @@ import {
   runAddTurn,
   startRuntime,
 } from '../test/helpers.js';
+import { z } from 'zod';
+import { agentsSectionSchema } from './config.js';
 import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 
@@ -108,5 +110,54 @@ describe('createAgentRuntime', () => {
       degraded: true,
       severity: 'warning',
     });
+  });
+
+  it('matches tool lists by glob: a suffix, a part and one character deny what they name', async () => {
+    const named = (name: string) => ({
+      name,
+      description: name,
+      params: z.object({}),
+      handler: async () => ({ ran: name }),
+    });
+    const offeredTools: string[][] = [];
+    const script: OfflineScript = (request, { call }) => {
+      offeredTools.push(request.tools.map((tool) => tool.name));
+      if (call > 0) return { text: 'done' };
+      return {
+        toolCalls: ['file_delete', 'memory_search', 'file_read'].map((toolName) => ({ toolName, input: {} })),
+      };
+    };
+    const t = await startRuntime({
+      tools: ['file_delete', 'file_read', 'memory_search', 'mem_search', 'browser_login_form'].map(named),
+      offline: { script },
+      agents: {
+        toolDenylist: ['*_delete'],
+        entries: { a: { name: 'A', tools: ['*'], toolDenylist: ['mem?ry_*', '*login*'] } },
+      },
+    });
+    await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'globs' });
+    expect(offeredTools[0]).toEqual(['offload_read', 'file_read', 'mem_search']);
+    const calls = readTrajectory(t.dir, 'globs')
+      .filter((record) => record.type === 'tool_call')
+      .map((record) => (record.type === 'tool_call' ? [record.toolName, record.errorKind ?? 'ok'] : []));
+    expect(calls).toEqual([
+      ['file_delete', 'denied'],
+      ['memory_search', 'denied'],
+      ['file_read', 'ok'],
+    ]);
+  });
+
+  it('refuses a tool pattern outside the glob syntax when the config is read, naming the field', () => {
+    const parsed = agentsSectionSchema.safeParse({
+      toolDenylist: ['shell exec'],
+      entries: { a: { name: 'A', tools: ['memory_*', 'files/read'], toolDenylist: ['[a-z]*'] } },
+    });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'entries.a.toolDenylist.0',
+      'entries.a.tools.1',
+      'toolDenylist.0',
+    ]);
+    expect(parsed.error?.issues[0]?.message).toContain('glob');
   });
 });

@@ -1,4 +1,5 @@
 import type { CallerChannel } from '@agentd/contracts';
+import { matchesAnyToolPattern, TOOL_NAME } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { AgentDefinition } from './config.js';
 import { AgentRuntimeError } from './errors.js';
@@ -74,13 +75,15 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
   const schemas = new Map<string, Record<string, unknown>>();
 
   const allowed: ToolPolicy = (agent, name, narrowed, agentId) => {
-    const matches = (pattern: string) =>
-      pattern === '*' || pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1)));
-    if (ctx.config.agents.toolDenylist.some(matches) || agent.toolDenylist.some(matches)) return false;
-    if (narrowed && !narrowed.some(matches)) return false;
+    if (
+      matchesAnyToolPattern(ctx.config.agents.toolDenylist, name) ||
+      matchesAnyToolPattern(agent.toolDenylist, name)
+    )
+      return false;
+    if (narrowed && !matchesAnyToolPattern(narrowed, name)) return false;
     const only = tools.get(name)?.agents;
     if (only && agentId !== undefined && !only.includes('*') && !only.includes(agentId)) return false;
-    return agent.tools.some(matches);
+    return matchesAnyToolPattern(agent.tools, name);
   };
 
   const gates: ToolGate[] = [
@@ -92,7 +95,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
   ];
 
   function register(tool: AgentTool): void {
-    if (!tool || typeof tool.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(tool.name)) {
+    if (!tool || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
       throw new AgentRuntimeError(
         'INVALID_OPTIONS',
         `registerTools: invalid tool name ${JSON.stringify(tool?.name)}`,

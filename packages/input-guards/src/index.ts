@@ -12,3 +12,11 @@ export {
   nonPublicRange,
   type ResolveHost,
 } from './address.js';
+export {
+  isToolPattern,
+  matchesAnyToolPattern,
+  matchesToolPattern,
+  TOOL_NAME,
+  TOOL_PATTERN,
+  TOOL_PATTERN_RULE,
+} from './tool-patterns.js';
