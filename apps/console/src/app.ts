@@ -1,6 +1,13 @@
 import { css, html, LitElement, nothing } from 'lit';
 import { ClientError } from '@agentd/client';
-import { type Connection, connect, exchangeLoginCode, LoginError, tokenStore } from './connection.js';
+import {
+  type Connection,
+  connect,
+  endSession,
+  exchangeLoginCode,
+  LoginError,
+  tokenStore,
+} from './connection.js';
 import { PAGES, type PageElement, type PageSpec, resolveRoute } from './pages.js';
 import { reactiveState } from './internal/reactive-state.js';
 import { shared } from './styles.js';
@@ -92,7 +99,9 @@ export class AgentdConsole extends LitElement {
   }
 
   private async logout(): Promise<void> {
+    const token = tokenStore.get();
     tokenStore.clear();
+    if (token) await endSession(token);
     await this.conn?.close();
     this.conn = undefined;
     this.elements.clear();

@@ -54,6 +54,17 @@ export const tokenStore = {
 };
 
 /**
+ * Ends the console session of `token` (`POST /console/logout`): the daemon revokes a session
+ * token it minted at login and leaves any other token alone. Never rejects: a token already
+ * gone is the same outcome.
+ */
+export async function endSession(token: string): Promise<void> {
+  await fetch('/console/logout', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(
+    () => undefined,
+  );
+}
+
+/**
  * Exchanges the one-time code of an `agentd console` link (`#login=<code>`) for a token with
  * `POST /console/login`. Rejects with {@link LoginError} when the code is wrong, used or expired.
  */

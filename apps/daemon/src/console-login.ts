@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { TokenStore } from '@agentd/auth-scopes';
+import { extractBearer, type TokenStore } from '@agentd/auth-scopes';
 import type { SecurityAudit } from '@agentd/evidence/audit';
 import { z } from 'zod';
 import { CONSOLE_SECURITY_HEADERS } from './console-files.js';
@@ -11,6 +11,8 @@ import { CONSOLE_SECURITY_HEADERS } from './console-files.js';
 const LOGIN_FILE = 'console-login.json';
 /** How long a login link works. */
 export const CONSOLE_LOGIN_TTL_MS = 10 * 60_000;
+/** How long a console session's token lives without a call (each call renews it). */
+export const CONSOLE_SESSION_TTL_MS = 8 * 3_600_000;
 const MAX_BODY_BYTES = 1024;
 
 const pendingSchema = z
@@ -63,13 +65,19 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
 
 /**
  * `POST /console/login {code}`: exchanges the one-time code of `agentd console` for a new
- * admin (`*`) token with client id `console`, answered once as `{token}`; the console keeps it
- * in the tab's session storage. A wrong, used or expired code answers 401 and is audited as a
- * denied authentication.
+ * admin (`*`) session token with client id `console`, answered once as `{token, id, expiresAt}`;
+ * the console keeps it in the tab's session storage. The token lives in memory only, expires
+ * after {@link CONSOLE_SESSION_TTL_MS} without a call (each call renews it) and is listed by
+ * `tokens.list` with source `session` and its `expiresAt`. A wrong, used or expired code answers
+ * 401 and is audited as a denied authentication.
+ *
+ * `POST /console/logout` with the session's bearer token revokes it (its sockets close) and
+ * answers 204; a token that is not a console session token is left alone (a pasted token is
+ * the user's, not the console's), and a missing or unknown one answers 401.
  */
 export function consoleLoginHandler(deps: {
   dataDir: string;
-  tokens: Pick<TokenStore, 'create'>;
+  tokens: Pick<TokenStore, 'create' | 'authenticate' | 'list' | 'revoke'>;
   audit: SecurityAudit;
   now?: () => number;
 }): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
@@ -82,9 +90,34 @@ export function consoleLoginHandler(deps: {
         'cache-control': 'no-store',
       })
       .end(JSON.stringify(body));
+  const logout = async (req: IncomingMessage, res: ServerResponse) => {
+    const identity = deps.tokens.authenticate(extractBearer(req));
+    if (!identity) {
+      answer(res, 401, { error: 'no valid token' });
+      return;
+    }
+    const entry = deps.tokens.list().find((token) => token.id === identity.tokenId);
+    if (entry?.source === 'session' && entry.clientId === 'console') {
+      await deps.tokens.revoke(entry.id).catch(() => undefined);
+      deps.audit.emit({
+        kind: 'auth',
+        classification: 'allowed',
+        outcome: 'success',
+        severity: 'low',
+        transport: 'console',
+        reason: 'console_logout',
+        caller: entry.id,
+      });
+    }
+    res.writeHead(204, { ...CONSOLE_SECURITY_HEADERS, 'cache-control': 'no-store' }).end();
+  };
   return async (req, res) => {
     if (req.method !== 'POST') {
       answer(res, 405, { error: 'use POST' });
+      return;
+    }
+    if (req.url?.split('?')[0] === '/console/logout') {
+      await logout(req, res);
       return;
     }
     let code: string;
@@ -107,12 +140,13 @@ export function consoleLoginHandler(deps: {
       answer(res, 401, { error: 'this login link is wrong, used or expired: run `agentd console` again' });
       return;
     }
-    let created: { id: string; token: string };
+    let created: { id: string; token: string; expiresAt?: number };
     try {
       created = await deps.tokens.create({
         scopes: ['*'],
         clientId: 'console',
         id: `console-${randomBytes(4).toString('hex')}`,
+        sessionTtlMs: CONSOLE_SESSION_TTL_MS,
       });
     } catch {
       answer(res, 500, { error: 'the token could not be created; see the daemon log' });
@@ -127,6 +161,6 @@ export function consoleLoginHandler(deps: {
       reason: 'console_login',
       caller: created.id,
     });
-    answer(res, 200, { token: created.token, id: created.id });
+    answer(res, 200, { token: created.token, id: created.id, expiresAt: created.expiresAt });
   };
 }

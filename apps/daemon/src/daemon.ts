@@ -41,6 +41,7 @@ import { configSections, type DaemonConfig } from './config-schema.js';
 import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
 import { gatewayMetricsHandler, listenForMetrics } from './metrics-http.js';
 import { consoleLoginHandler } from './console-login.js';
+import { removeDaemonAddress, writeDaemonAddress } from './daemon-address.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
 import { createGatewayPool } from './gateway-pool.js';
 import { createLifecycle, type Lifecycle } from './lifecycle.js';
@@ -523,6 +524,12 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     () => writeFileSync(pidFile, `${process.pid}\n`),
     () => rmSync(pidFile, { force: true }),
   );
+  // `agentd console` reads where this daemon really listens (port 0, --port, a changed config).
+  await lifecycle.start(
+    'address file',
+    () => writeDaemonAddress(dataDir, { host, port }),
+    () => removeDaemonAddress(dataDir),
+  );
 
   readiness.open();
   log.info(
@@ -553,6 +560,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
         await closeServer(server);
         host = wantHost;
         port = await listen(server, host, wantPort);
+        writeDaemonAddress(dataDir, { host, port });
       }
       log.info({ step: 'restart', durationMs: now() - began }, 'gateway restarted');
     })().finally(() => {

@@ -98,6 +98,19 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
   const authenticateStream = authenticateVia('http', true);
   const tenants = tenantGuard(deps.audit);
   const authorizeScope: Authorize = (identity, scope) => {
+    // Each call renews a session token (the console's); one that expired while its socket
+    // stayed open is refused, and dropping it closes that socket.
+    if (!tokens.touch(identity.tokenId)) {
+      audit({
+        kind: 'auth',
+        classification: 'denied',
+        outcome: 'failure',
+        severity: 'low',
+        caller: identity.tokenId,
+        reason: 'expired_token',
+      });
+      return false;
+    }
     const allowed = hasScope(identity.scopes as readonly Scope[], scope);
     if (!allowed) {
       audit({
@@ -273,7 +286,7 @@ export function createDaemonServer(routes: {
   };
   /** The web console's files at `/` and `/assets/` (GET only). */
   console?: ConsoleFiles;
-  /** `POST /console/login`: a one-time code of `agentd console` for a token. */
+  /** `POST /console/login` (a one-time code of `agentd console` for a token) and `POST /console/logout`. */
   consoleLogin?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** `GET /metrics` (an admin token), while `metrics.enabled`. */
   metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -319,7 +332,7 @@ export function createDaemonServer(routes: {
       void hooks.handle(req, res);
       return;
     }
-    if (path === '/console/login' && routes.consoleLogin) {
+    if ((path === '/console/login' || path === '/console/logout') && routes.consoleLogin) {
       void routes.consoleLogin(req, res);
       return;
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConsoleLoginCode } from '../src/console-login.js';
-import { cliNodeArgs, daemonPool, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, cliNodeArgs, daemonPool, rpcClient } from './helpers.js';
 
 const run = promisify(execFile);
 const pool = daemonPool('agentd-console-login-');
@@ -62,6 +62,62 @@ describe('agentd console', () => {
       ]),
     );
     expect(JSON.stringify(audit.rows)).not.toContain(token);
+  });
+
+  it('prints the address the running daemon listens on, not the configured port', async () => {
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir);
+    const { AGENTD_URL: _ignored, ...env } = process.env;
+    const { stdout } = await run(process.execPath, [...cliNodeArgs, 'console', '--data-dir', dataDir], {
+      env,
+    });
+    expect(stdout).toContain(`agentd console: ${daemon.url}/`);
+    expect(stdout).toContain(`${daemon.url}/#login=`);
+  });
+
+  it('signs in with a session token: listed with its expiry, never written to config, revoked at logout', async () => {
+    const dataDir = pool.tempDir();
+    const daemon = await pool.start(dataDir);
+    const before = Date.now();
+    const response = await exchange(daemon.url, { code: createConsoleLoginCode(dataDir) });
+    const { token, id, expiresAt } = (await response.json()) as {
+      token: string;
+      id: string;
+      expiresAt: number;
+    };
+    const admin = rpcClient(daemon.url);
+    const { tokens } = await admin.call<{ tokens: Array<Record<string, unknown>> }>('tokens.list');
+    const listed = tokens.find((entry) => entry.id === id);
+    expect(listed).toMatchObject({ clientId: 'console', scopes: ['*'], source: 'session', expiresAt });
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 8 * 3_600_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 8 * 3_600_000);
+    expect(readFileSync(join(dataDir, 'config.yaml'), 'utf8')).not.toContain(id);
+
+    // A call renews it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await rpcClient(daemon.url, token).call('gateway.status')).toBeTruthy();
+    const renewed = (await admin.call<{ tokens: Array<Record<string, unknown>> }>('tokens.list')).tokens;
+    expect(renewed.find((entry) => entry.id === id)?.expiresAt as number).toBeGreaterThan(expiresAt);
+
+    const logout = (bearer?: string) =>
+      fetch(`${daemon.url}/console/logout`, {
+        method: 'POST',
+        headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
+      });
+    // The logout of a token that is not a console session leaves it alone.
+    expect((await logout(ADMIN_TOKEN)).status).toBe(204);
+    expect(await admin.call('system.ping')).toMatchObject({ pong: true });
+    expect((await logout()).status).toBe(401);
+
+    expect((await logout(token)).status).toBe(204);
+    const after = (await admin.call<{ tokens: Array<{ id: string }> }>('tokens.list')).tokens;
+    expect(after.map((entry) => entry.id)).not.toContain(id);
+    const refused = await fetch(`${daemon.url}/rpc`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'system.ping' }),
+    });
+    expect(refused.status).toBe(401);
   });
 
   it('refuses an expired code', async () => {

@@ -60,7 +60,7 @@ describe('config writes over RPC', () => {
     expect(moved.restartRequired).toEqual(['gateway.port']);
     await admin.call('tokens.create', { scopes: ['rpc'], id: 'app' });
     const diff = await admin.call('config.diff', {});
-    expect(diff.diff).toContain('tokenHash: [REDACTED]');
+    expect(diff.diff).toContain('tokenHash: "[REDACTED]"');
     expect(diff.diff).not.toMatch(/sha256:[0-9a-f]{8}/);
   });
 });

@@ -1,4 +1,4 @@
-import { isUnsafeKey } from '@agentd/input-guards';
+import { isUnsafeKey, TOOL_PATTERN, TOOL_PATTERN_RULE } from '@agentd/input-guards';
 import { z } from 'zod';
 
 /**
@@ -158,6 +158,12 @@ export const toolBreakerSchema = z
 export type ToolBreakerSettings = z.infer<typeof toolBreakerSchema>;
 
 /**
+ * A list of tool names or globs (`@agentd/input-guards`' syntax: `*` any run, `?` one
+ * character), checked when the config is read so a bad pattern names its field.
+ */
+export const toolPatternsSchema = z.array(z.string().regex(TOOL_PATTERN, TOOL_PATTERN_RULE)).max(500);
+
+/**
  * An agent definition (`agents.entries.<id>`). Unknown keys are kept, as the contract
  * allows arbitrary further configuration.
  */
@@ -170,10 +176,13 @@ export const agentDefinitionSchema = z.looseObject({
   model: z.string().min(1).optional(),
   /** System prompt. */
   systemPrompt: z.string().max(200_000).default('You are a helpful assistant.'),
-  /** Tools allowed: exact names or `prefix*`; `*` allows every registered tool. @default [] */
-  tools: z.array(z.string().min(1)).default([]),
-  /** Tools refused to this agent on top of the global denylist. @default [] */
-  toolDenylist: z.array(z.string().min(1)).default([]),
+  /**
+   * Tools allowed: tool names or globs (`*` any run, `?` one character: `memory_*`,
+   * `*_read`); `*` allows every registered tool. @default []
+   */
+  tools: toolPatternsSchema.default([]),
+  /** Tools refused to this agent on top of the global denylist (names or globs). @default [] */
+  toolDenylist: toolPatternsSchema.default([]),
   /** Model calls per turn. @default 8 */
   maxSteps: z.number().int().min(1).max(100).default(8),
   /** Output limit per model call; the model's own when absent. */
@@ -204,8 +213,8 @@ export const agentsSectionSchema = z
   .object({
     /** Agent definitions by id. The built-in `default` agent exists even when absent. */
     entries: z.record(entityIdSchema, agentDefinitionSchema).default({}),
-    /** Tools no agent may call, whatever it allows. Names or `prefix*`. @default [] */
-    toolDenylist: z.array(z.string().min(1)).default([]),
+    /** Tools no agent may call, whatever it allows. Names or globs (`*_delete`). @default [] */
+    toolDenylist: toolPatternsSchema.default([]),
   })
   .strict();
 

@@ -69,11 +69,23 @@ describe('isLocalEndpoint', () => {
       'http://172.20.0.5/v1',
       'http://192.168.1.10:1234/v1',
       'http://gpu-box.local/v1',
+      // Forms a hand-written classifier misses: IPv4-mapped private, carrier-grade NAT, the
+      // whole of fe80::/10, and 0.0.0.0 (the local host on Linux).
+      'http://[::ffff:10.0.0.5]:8000/v1',
+      'http://[::ffff:192.168.1.2]/v1',
+      'http://100.64.1.2:8000/v1',
+      'http://100.127.255.1/v1',
+      'http://[fe90::1]/v1',
+      'http://[febf::1]:8000/v1',
+      'http://0.0.0.0:8000/v1',
     ];
     const hosted = [
       'https://api.openai.com/v1',
       'http://172.32.0.1/v1',
       'http://8.8.8.8/v1',
+      'http://100.128.0.1/v1',
+      'http://[::ffff:8.8.8.8]/v1',
+      'http://[2606:4700::1111]/v1',
       'https://example.com/v1',
       'not a url',
     ];

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isLocalUrl } from '@agentd/input-guards';
 import type { ProviderEntry, ProvidersSection } from './config.js';
 
 /**
@@ -66,27 +66,12 @@ export async function probeServedWindows(
 
 /**
  * Whether a base URL points at this machine or a private network: the local model servers
- * whose served window can differ from the configured one. Hosted APIs are never probed.
+ * whose served window can differ from the configured one. Hosted APIs are never probed. The
+ * address rule is `@agentd/input-guards`' `isLocalUrl` (the same classification the browser
+ * and media guards refuse), so no private form is missed.
  */
 export function isLocalEndpoint(baseUrl: string): boolean {
-  let host: string;
-  try {
-    host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  } catch {
-    return false;
-  }
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local')) return true;
-  const family = isIP(host);
-  if (family === 6) return host === '::1' || /^f[cd][0-9a-f]{2}:/.test(host) || host.startsWith('fe80:');
-  if (family !== 4) return false;
-  const [a = 0, b = 0] = host.split('.').map(Number);
-  return (
-    a === 127 ||
-    a === 10 ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 169 && b === 254)
-  );
+  return isLocalUrl(baseUrl);
 }
 
 /** What {@link checkServedWindows} found. */

@@ -8,6 +8,8 @@ import {
   runAddTurn,
   startRuntime,
 } from '../test/helpers.js';
+import { z } from 'zod';
+import { agentsSectionSchema } from './config.js';
 import type { OfflineScript } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
 
@@ -108,5 +110,115 @@ describe('createAgentRuntime', () => {
       degraded: true,
       severity: 'warning',
     });
+  });
+
+  it('matches tool lists by glob: a suffix, a part and one character deny what they name', async () => {
+    const named = (name: string) => ({
+      name,
+      description: name,
+      params: z.object({}),
+      handler: async () => ({ ran: name }),
+    });
+    const offeredTools: string[][] = [];
+    const script: OfflineScript = (request, { call }) => {
+      offeredTools.push(request.tools.map((tool) => tool.name));
+      if (call > 0) return { text: 'done' };
+      return {
+        toolCalls: ['file_delete', 'memory_search', 'file_read'].map((toolName) => ({ toolName, input: {} })),
+      };
+    };
+    const t = await startRuntime({
+      tools: ['file_delete', 'file_read', 'memory_search', 'mem_search', 'browser_login_form'].map(named),
+      offline: { script },
+      agents: {
+        toolDenylist: ['*_delete'],
+        entries: { a: { name: 'A', tools: ['*'], toolDenylist: ['mem?ry_*', '*login*'] } },
+      },
+    });
+    await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'globs' });
+    expect(offeredTools[0]).toEqual(['offload_read', 'file_read', 'mem_search']);
+    const calls = readTrajectory(t.dir, 'globs')
+      .filter((record) => record.type === 'tool_call')
+      .map((record) => (record.type === 'tool_call' ? [record.toolName, record.errorKind ?? 'ok'] : []));
+    expect(calls).toEqual([
+      ['file_delete', 'denied'],
+      ['memory_search', 'denied'],
+      ['file_read', 'ok'],
+    ]);
+  });
+
+  it('refuses a tool pattern outside the glob syntax when the config is read, naming the field', () => {
+    const parsed = agentsSectionSchema.safeParse({
+      toolDenylist: ['shell exec'],
+      entries: { a: { name: 'A', tools: ['memory_*', 'files/read'], toolDenylist: ['[a-z]*'] } },
+    });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'entries.a.toolDenylist.0',
+      'entries.a.tools.1',
+      'toolDenylist.0',
+    ]);
+    expect(parsed.error?.issues[0]?.message).toContain('glob');
+  });
+
+  it('ends a tool call past timeouts.toolMs as a tool timeout, with the handler told why', async () => {
+    let reason: unknown;
+    const stuck = {
+      name: 'stuck',
+      description: 'Never answers',
+      params: z.object({}),
+      // Ignores its signal: the runner must not wait for it.
+      handler: (_params: unknown, context: { signal: AbortSignal }) =>
+        new Promise<never>(() => {
+          context.signal.addEventListener('abort', () => {
+            reason = context.signal.reason;
+          });
+        }),
+    };
+    const script: OfflineScript = (_request, { call }) =>
+      call === 0 ? { toolCalls: [{ toolName: 'stuck', input: {} }] } : { text: 'done' };
+    const t = await startRuntime({
+      tools: [stuck],
+      offline: { script },
+      agents: { entries: { a: { name: 'A', tools: ['stuck'], timeouts: { toolMs: 50 } } } },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'a', message: 'go', sessionKey: 'slow' });
+    expect(result.endReason).toBe('completed_with_tool_errors');
+    const call = readTrajectory(t.dir, 'slow').find((record) => record.type === 'tool_call');
+    expect(call).toMatchObject({ toolName: 'stuck', ok: false, errorKind: 'timeout' });
+    expect(call?.type === 'tool_call' ? call.errorPreview : '').toBe('Tool stuck exceeded 50 ms');
+    // A timeout, not a cancellation of the turn nor a provider's timeout.
+    expect((reason as Error | undefined)?.name).toBe('TimeoutError');
+    const { messages } = await t.runtime.sessions.history('slow');
+    expect(messages.find((message) => message.role === 'tool')?.content).toBe(
+      JSON.stringify({ error: 'Tool stuck exceeded 50 ms' }),
+    );
+  });
+
+  it('runs a turn of twelve tool calls without piling listeners on the turn signal', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const script: OfflineScript = (_request, { call }) =>
+        call === 0
+          ? {
+              toolCalls: Array.from({ length: 12 }, (_, index) => ({
+                toolName: 'add',
+                input: { a: index, b: 1 },
+              })),
+            }
+          : { text: 'done' };
+      const t = await startRuntime({ ...calcAgentOptions, offline: { script } });
+      const result = await t.runtime.runTurn({ agentId: 'calc', message: 'go', sessionKey: 'many' });
+      expect(result.endReason).toBe('completed');
+      const calls = readTrajectory(t.dir, 'many').filter((record) => record.type === 'tool_call');
+      expect(calls).toHaveLength(12);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.includes('MaxListenersExceeded'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { CallerChannel } from '@agentd/contracts';
+import { matchesAnyToolPattern, TOOL_NAME } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { AgentDefinition } from './config.js';
 import { AgentRuntimeError } from './errors.js';
@@ -74,13 +75,15 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
   const schemas = new Map<string, Record<string, unknown>>();
 
   const allowed: ToolPolicy = (agent, name, narrowed, agentId) => {
-    const matches = (pattern: string) =>
-      pattern === '*' || pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1)));
-    if (ctx.config.agents.toolDenylist.some(matches) || agent.toolDenylist.some(matches)) return false;
-    if (narrowed && !narrowed.some(matches)) return false;
+    if (
+      matchesAnyToolPattern(ctx.config.agents.toolDenylist, name) ||
+      matchesAnyToolPattern(agent.toolDenylist, name)
+    )
+      return false;
+    if (narrowed && !matchesAnyToolPattern(narrowed, name)) return false;
     const only = tools.get(name)?.agents;
     if (only && agentId !== undefined && !only.includes('*') && !only.includes(agentId)) return false;
-    return agent.tools.some(matches);
+    return matchesAnyToolPattern(agent.tools, name);
   };
 
   const gates: ToolGate[] = [
@@ -92,7 +95,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
   ];
 
   function register(tool: AgentTool): void {
-    if (!tool || typeof tool.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(tool.name)) {
+    if (!tool || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
       throw new AgentRuntimeError(
         'INVALID_OPTIONS',
         `registerTools: invalid tool name ${JSON.stringify(tool?.name)}`,
@@ -166,13 +169,25 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
     return outcome(input, result, Math.round((performance.now() - started) * 1000) / 1000);
   }
 
-  /** Runs the handler under the agent's tool timeout and the turn's signal, and serialises its value. */
+  /**
+   * Runs the handler under the agent's tool timeout and the turn's signal, and serialises its
+   * value. The handler's signal aborts with a `TimeoutError` at `timeouts.toolMs` (the call
+   * fails as `timeout`) or with the turn's reason when the turn ends (`cancelled`); either way
+   * the call stops waiting for a handler that ignores its signal. The one listener it adds is on
+   * the call's own signal and is removed when the call settles, so a turn of many calls piles
+   * nothing on the turn's signal.
+   */
   async function invoke(call: ToolGateCall): Promise<ToolGateResult> {
     const { tool, agent } = call;
     if (!tool) return failure(false, 'unknown_tool', `Unknown tool: ${call.toolName}`);
-    const timeout = new AbortController();
-    const signal = AbortSignal.any([call.signal, timeout.signal]);
-    let timer: NodeJS.Timeout | undefined;
+    const deadline = AbortSignal.timeout(agent.timeouts.toolMs);
+    const signal = AbortSignal.any([call.signal, deadline]);
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
     let value: unknown;
     try {
       value = await Promise.race([
@@ -184,28 +199,17 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
           ...(call.memoryTenant !== undefined ? { memoryTenant: call.memoryTenant } : {}),
           ...(call.callerChannel !== undefined ? { callerChannel: call.callerChannel } : {}),
         }),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => {
-            timeout.abort();
-            reject(
-              new AgentRuntimeError(
-                'PROVIDER_TIMEOUT',
-                `Tool ${call.toolName} exceeded ${agent.timeouts.toolMs} ms`,
-              ),
-            );
-          }, agent.timeouts.toolMs);
-          call.signal.addEventListener('abort', () => reject(call.signal.reason), { once: true });
-        }),
+        stopped,
       ]);
     } catch (error) {
       if (call.signal.aborted)
         return failure(true, 'cancelled', `Tool ${call.toolName} stopped: the turn ended`);
-      if (timeout.signal.aborted) {
+      if (deadline.aborted) {
         return failure(true, 'timeout', `Tool ${call.toolName} exceeded ${agent.timeouts.toolMs} ms`);
       }
       return failure(true, 'tool_error', error instanceof Error ? error.message : String(error));
     } finally {
-      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
     }
     let text: string;
     try {

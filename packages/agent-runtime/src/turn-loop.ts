@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentRegistry } from './agent-registry.js';
 import { addUsage } from './billing-service.js';
-import { DEFAULT_AGENT_ID, entityIdSchema } from './config.js';
+import { DEFAULT_AGENT_ID, entityIdSchema, toolPatternsSchema } from './config.js';
 import { planBudget, selectHistory } from './context.js';
 import { AgentRuntimeError } from './errors.js';
 import type { ContextBudget } from '@agentd/evidence';
@@ -34,7 +34,7 @@ const turnRequestSchema = z.object({
   channelType: z.string().min(1).max(64).optional(),
   traceId: z.string().min(1).max(128).optional(),
   synthetic: z.boolean().optional(),
-  allowedTools: z.array(z.string().min(1)).optional(),
+  allowedTools: toolPatternsSchema.optional(),
   turnKey: z.string().min(1).max(200).optional(),
   memoryTenant: z.string().min(1).max(64).optional(),
   callerChannel: z

@@ -1,3 +1,4 @@
+import { matchesToolPattern, TOOL_PATTERN, TOOL_PATTERN_RULE } from '@agentd/input-guards';
 import { z } from 'zod';
 
 /** What a rule (or the default) does with a tool call: run it, ask a human first, or refuse it. */
@@ -6,12 +7,8 @@ export type ApprovalMode = 'auto' | 'require' | 'deny';
 /** The three modes, for schemas and docs. */
 export const APPROVAL_MODES = ['auto', 'require', 'deny'] as const;
 
-// Tool names are `[A-Za-z0-9_.-]{1,64}`; a glob adds `*` and `?` to that alphabet.
-const toolGlobSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9_.*?-]+$/, 'a tool name or glob of letters, digits, _ . - * ?');
+// Tool names and globs: `@agentd/input-guards`' one syntax, as in every tool list of the config.
+const toolGlobSchema = z.string().regex(TOOL_PATTERN, TOOL_PATTERN_RULE);
 
 /** One rule: the first whose `tool` glob matches a call's tool name decides its mode. */
 export const approvalRuleSchema = z
@@ -59,37 +56,20 @@ export type ApprovalsConfigInput = z.input<typeof approvalsSectionSchema>;
 /** One parsed rule. */
 export type ApprovalRule = z.output<typeof approvalRuleSchema>;
 
-/**
- * A glob over tool names as a regular expression. Tool names and globs use only
- * `[A-Za-z0-9_.-]` besides `*` and `?`, so `.` and `-` are the only characters to escape and a
- * glob library (with path separators, braces and classes) would add rules tool names never need.
- */
-export function toolGlob(pattern: string): RegExp {
-  let source = '';
-  for (const char of pattern) {
-    if (char === '*') source += '.*';
-    else if (char === '?') source += '.';
-    else source += char.replace(/[.\\^$+()[\]{}|-]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
-}
-
-/** The rules compiled once per config, so a tool call costs a few regex tests. */
+/** The rules of a config, in order: a tool call costs a few glob matches. */
 export interface CompiledRules {
   /** The mode of a tool call, and the index of the rule that decided it (`-1`: the default). */
   modeOf(toolName: string): { mode: ApprovalMode; rule: number };
 }
 
-/** Compiles `config.rules` in order. */
+/** The rules of `config` in order, the first whose glob matches deciding. */
 export function compileRules(config: Pick<ApprovalsConfig, 'rules' | 'defaultMode'>): CompiledRules {
-  const compiled = config.rules.map((rule) => ({ test: toolGlob(rule.tool), mode: rule.mode }));
+  const rules = [...config.rules];
   return {
     modeOf(toolName) {
-      for (let index = 0; index < compiled.length; index++) {
-        const rule = compiled[index];
-        if (rule?.test.test(toolName)) return { mode: rule.mode, rule: index };
-      }
-      return { mode: config.defaultMode, rule: -1 };
+      const index = rules.findIndex((rule) => matchesToolPattern(rule.tool, toolName));
+      const rule = rules[index];
+      return rule ? { mode: rule.mode, rule: index } : { mode: config.defaultMode, rule: -1 };
     },
   };
 }

@@ -15,7 +15,6 @@ export {
   approvalsSectionSchema,
   type CompiledRules,
   compileRules,
-  toolGlob,
 } from './config.js';
 export {
   type ArgsDigest,

@@ -54,4 +54,10 @@ describe('isLastAdminToken', () => {
     expect(isLastAdminToken(tokens.slice(1), 'app')).toBe(false);
     expect(isLastAdminToken(tokens.slice(1), 'ghost')).toBe(false);
   });
+
+  it('does not count session tokens, which expire, as lasting admin tokens', () => {
+    const withSession = [{ id: 'console-1', scopes: ['*'], expiresAt: 1 }, tokens[1]!];
+    expect(isLastAdminToken(withSession, 'ops')).toBe(true);
+    expect(isLastAdminToken(withSession, 'console-1')).toBe(false);
+  });
 });

@@ -43,19 +43,17 @@ export function scopeError(required: Scope): AuthScopesError {
 }
 
 /**
- * Whether `id` names the only token that can call admin methods (`admin` or `*`) among
- * `tokens`: revoking it would lock every admin out until a restart mints a new one.
- * False when `id` is unknown or not an admin token.
+ * Whether `id` names the only lasting token that can call admin methods (`admin` or `*`)
+ * among `tokens`: revoking it would lock every admin out until a restart mints a new one.
+ * Session tokens (those with an `expiresAt`) do not count as lasting: they expire. False when
+ * `id` is unknown, not an admin token, or a session token.
  */
 export function isLastAdminToken(
-  tokens: ReadonlyArray<{ id: string; scopes: readonly string[] }>,
+  tokens: ReadonlyArray<{ id: string; scopes: readonly string[]; expiresAt?: number }>,
   id: string,
 ): boolean {
-  const isAdmin = (scopes: readonly string[]) => hasScope(scopes as readonly Scope[], 'admin');
+  const lastingAdmin = (token: { scopes: readonly string[]; expiresAt?: number }) =>
+    token.expiresAt === undefined && hasScope(token.scopes as readonly Scope[], 'admin');
   const target = tokens.find((token) => token.id === id);
-  return (
-    target !== undefined &&
-    isAdmin(target.scopes) &&
-    tokens.filter((token) => isAdmin(token.scopes)).length === 1
-  );
+  return target !== undefined && lastingAdmin(target) && tokens.filter(lastingAdmin).length === 1;
 }

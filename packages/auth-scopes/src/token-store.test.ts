@@ -416,3 +416,67 @@ describe('createTokenStore source', () => {
     expect(restarted.list()).toEqual([expect.objectContaining({ id: 'made', source: 'api' })]);
   });
 });
+
+describe('createTokenStore session tokens', () => {
+  const HOUR = 3_600_000;
+
+  it('keeps a session token in memory only, lists it with its expiry and renews it while in use', async () => {
+    let clock = 10_000;
+    const { store, persisted } = persistingStore({ now: () => clock });
+    const created = await store.create({
+      scopes: ['*'],
+      clientId: 'console',
+      id: 'console-1',
+      sessionTtlMs: 8 * HOUR,
+    });
+    expect(created).toMatchObject({ id: 'console-1', expiresAt: 10_000 + 8 * HOUR });
+    expect(persisted).toEqual([]);
+    expect(store.list().find((token) => token.id === 'console-1')).toEqual({
+      id: 'console-1',
+      clientId: 'console',
+      scopes: ['*'],
+      createdAt: 10_000,
+      source: 'session',
+      expiresAt: 10_000 + 8 * HOUR,
+    });
+    // Used within its idle time, it lives on past its first expiry.
+    clock += 7 * HOUR;
+    expect(store.authenticate(created.token)?.tokenId).toBe('console-1');
+    clock += 7 * HOUR;
+    expect(store.touch('console-1')).toBe(true);
+    expect(store.list().find((token) => token.id === 'console-1')?.expiresAt).toBe(clock + 8 * HOUR);
+    // Left alone past its idle time, it is gone, and its sockets are told.
+    const revoked: string[] = [];
+    store.onRevoke((id) => revoked.push(id));
+    clock += 8 * HOUR;
+    expect(store.authenticate(created.token)).toBeNull();
+    expect(revoked).toEqual(['console-1']);
+    expect(store.list().map((token) => token.id)).toEqual(['cli', 'ops']);
+  });
+
+  it('expires on touch and in the list, revokes without persisting, and survives a config reload', async () => {
+    let clock = 0;
+    const { store, persisted } = persistingStore({ now: () => clock });
+    await store.create({ scopes: ['rpc'], id: 's1', sessionTtlMs: HOUR });
+    await store.create({ scopes: ['rpc'], id: 's2', sessionTtlMs: HOUR });
+    const s3 = await store.create({ scopes: ['rpc'], id: 's3', sessionTtlMs: HOUR });
+    store.replace(configured());
+    expect(store.list().map((token) => token.id)).toEqual(['cli', 'ops', 's1', 's2', 's3']);
+    await store.revoke('s3');
+    expect(store.authenticate(s3.token)).toBeNull();
+    expect(persisted).toEqual([]);
+    clock = HOUR;
+    expect(store.touch('s1')).toBe(false);
+    expect(store.touch('cli')).toBe(true);
+    expect(store.list().map((token) => token.id)).toEqual(['cli', 'ops']);
+  });
+
+  it('refuses a session time outside one second to one week', async () => {
+    const store = createTokenStore();
+    for (const sessionTtlMs of [0, 999, 8 * 24 * HOUR, 1.5]) {
+      await expect(store.create({ scopes: ['rpc'], sessionTtlMs })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+  });
+});

@@ -24,8 +24,14 @@ export interface Identity {
   sessionPrefixes?: readonly string[];
 }
 
-/** How the store learned of a token: from configuration (`tokens`/`replace`) or through `create`. */
-export type TokenSource = 'config' | 'api';
+/**
+ * How the store learned of a token: from configuration (`tokens`/`replace`), through `create`,
+ * or through `create` with `sessionTtlMs` (a session token: in memory only, expiring unless used).
+ */
+export type TokenSource = 'config' | 'api' | 'session';
+
+/** Longest idle time a session token may be given: one week. */
+export const MAX_SESSION_TTL_MS = 7 * 24 * 3_600_000;
 
 /** A token as `list()` shows it: never the secret, never its hash. */
 export interface TokenSummary {
@@ -35,6 +41,8 @@ export interface TokenSummary {
   /** Epoch milliseconds, or `null` for a configured token that gave none. */
   createdAt: number | null;
   source: TokenSource;
+  /** Session tokens only: epoch milliseconds at which it expires unless used before. */
+  expiresAt?: number;
   tenant?: string;
   sessionPrefixes?: string[];
 }
@@ -47,6 +55,8 @@ export interface CreatedToken {
   createdAt: number;
   /** The bearer secret. The store keeps only its hash; it cannot be shown again. */
   token: string;
+  /** Session tokens only: epoch milliseconds at which it expires unless used before. */
+  expiresAt?: number;
   tenant?: string;
   sessionPrefixes?: string[];
 }
@@ -77,6 +87,12 @@ export const createTokenRequestSchema = z
      * network-facing schema so remote callers cannot pick secrets.
      */
     secret: z.string().min(1).optional(),
+    /**
+     * Makes a session token: kept in memory only (never persisted, gone at a restart), listed
+     * with source `session` and its `expiresAt`, and expired once this long passes without use
+     * (every authentication and `touch` renews it).
+     */
+    sessionTtlMs: z.number().int().min(1000).max(MAX_SESSION_TTL_MS).optional(),
     ...tenantBindingShape,
   })
   .superRefine((value, context) => {
@@ -134,6 +150,12 @@ export interface TokenStore {
   /** Revokes a token: refused at once, persisted, then `onRevoke` listeners run. */
   revoke(id: string): Promise<{ revoked: true; id: string }>;
   /**
+   * Marks token `id` as in use (a call made with it): a session token's expiry moves to now
+   * plus its idle time. `false` only when `id` is a session token already past its expiry,
+   * which is then dropped like a revoked one (`onRevoke` runs); `true` otherwise.
+   */
+  touch(id: string): boolean;
+  /**
    * Swaps in a new configured token list (config hot-reload). Tokens that
    * disappear, or whose secret, clientId or scopes change, fire `onRevoke`.
    * Unchanged tokens keep their `source` and `createdAt`.
@@ -156,6 +178,8 @@ interface Entry {
   /** Count of in-flight revocations; while above zero the token is refused. */
   revoking: number;
   binding: TenantBinding | undefined;
+  /** Session tokens: idle time, and when it runs out. */
+  session?: { ttlMs: number; expiresAt: number };
 }
 
 const optionsSchema = z.object({
@@ -270,7 +294,8 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
   async function save(next: Entry[]): Promise<void> {
     if (persist === undefined) return;
     try {
-      await persist(next.map(toConfig));
+      // Session tokens live in memory only.
+      await persist(next.filter((entry) => entry.session === undefined).map(toConfig));
     } catch (error) {
       logger.warn(
         {
@@ -288,6 +313,25 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         },
       );
     }
+  }
+
+  /** Drops a session token past its expiry, as a revocation (its sockets close). */
+  function expireIfDue(entry: Entry): boolean {
+    if (entry.session === undefined || now() < entry.session.expiresAt) return false;
+    if (entries.get(entry.id) === entry) {
+      entries.delete(entry.id);
+      logger.info({ tokenId: entry.id, clientId: entry.clientId }, 'gateway session token expired');
+      notifyRevoked(entry);
+    }
+    return true;
+  }
+
+  function sweepExpired(): void {
+    for (const entry of [...entries.values()]) expireIfDue(entry);
+  }
+
+  function renew(entry: Entry): void {
+    if (entry.session) entry.session.expiresAt = now() + entry.session.ttlMs;
   }
 
   function nextId(): string {
@@ -310,7 +354,8 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
       for (const entry of entries.values()) {
         if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry;
       }
-      if (found === undefined || found.revoking > 0) return null;
+      if (found === undefined || found.revoking > 0 || expireIfDue(found)) return null;
+      renew(found);
       return {
         tokenId: found.id,
         clientId: found.clientId,
@@ -320,14 +365,24 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
     },
 
     list() {
+      sweepExpired();
       return [...entries.values()].map((entry) => ({
         id: entry.id,
         clientId: entry.clientId,
         scopes: [...entry.scopes],
         createdAt: entry.createdAt,
         source: entry.source,
+        ...(entry.session ? { expiresAt: entry.session.expiresAt } : {}),
         ...bindingFields(entry.binding),
       }));
+    },
+
+    touch(id) {
+      const entry = entries.get(id);
+      if (entry === undefined) return true;
+      if (expireIfDue(entry)) return false;
+      renew(entry);
+      return true;
     },
 
     create(request) {
@@ -353,19 +408,22 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
             });
           }
         }
+        const createdAt = now();
+        const ttlMs = parsed.sessionTtlMs;
         const entry: Entry = {
           id,
           clientId: parsed.clientId ?? id,
           scopes: normalizeScopes(parsed.scopes),
           hash,
           digest,
-          createdAt: now(),
-          source: 'api',
+          createdAt,
+          source: ttlMs === undefined ? 'api' : 'session',
           revoking: 0,
           binding: bindingOf(parsed),
+          ...(ttlMs === undefined ? {} : { session: { ttlMs, expiresAt: createdAt + ttlMs } }),
         };
         // Persist first, install second: a failed save leaves nothing to undo.
-        await save([...entries.values(), entry]);
+        if (entry.session === undefined) await save([...entries.values(), entry]);
         const existing = entries.get(id);
         if (existing !== undefined && existing.hash === hash) {
           // A config reload triggered by our own save got here first; adopt it.
@@ -388,6 +446,7 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
           scopes: [...entry.scopes],
           createdAt: entry.createdAt as number,
           token: secret,
+          ...(entry.session ? { expiresAt: entry.session.expiresAt } : {}),
           ...bindingFields(entry.binding),
         };
       });
@@ -405,7 +464,8 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         }
         if (early !== entry) entry.revoking += 1;
         try {
-          await save([...entries.values()].filter((other) => other !== entry));
+          if (entry.session === undefined)
+            await save([...entries.values()].filter((other) => other !== entry));
         } catch (error) {
           entry.revoking -= 1;
           throw error;
@@ -438,6 +498,10 @@ export function createTokenStore(options: TokenStoreOptions = {}): TokenStore {
         }
         (current === undefined ? result.added : result.changed).push(config.id);
         next.set(fresh.id, fresh);
+      }
+      // Session tokens are not in config: they stay unless a configured token takes their id.
+      for (const entry of entries.values()) {
+        if (entry.session !== undefined && !next.has(entry.id)) next.set(entry.id, entry);
       }
       const dropped: Entry[] = [];
       for (const entry of entries.values()) {

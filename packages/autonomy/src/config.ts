@@ -1,7 +1,8 @@
+import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '@agentd/input-guards';
 import { z } from 'zod';
 
-/** Tool name patterns: exact names or `prefix*`. */
-const patternsSchema = z.array(z.string().min(1).max(128)).max(256);
+/** Tool name patterns: names or globs (`*` any run, `?` one character), `@agentd/input-guards`' syntax. */
+const patternsSchema = z.array(z.string().regex(TOOL_PATTERN, TOOL_PATTERN_RULE)).max(256);
 
 const budgetSchema = z
   .object({

@@ -1,9 +1,11 @@
-/** Whether `name` matches one of `patterns` (exact names, `prefix*`, or `*`). */
+import { matchesAnyToolPattern } from '@agentd/input-guards';
+
+/**
+ * Whether `name` matches one of `patterns`: tool names or globs (`*` any run, `?` one
+ * character), `@agentd/input-guards`' one tool-name matcher.
+ */
 export function matchesAny(patterns: readonly string[], name: string): boolean {
-  return patterns.some(
-    (pattern) =>
-      pattern === '*' || pattern === name || (pattern.endsWith('*') && name.startsWith(pattern.slice(0, -1))),
-  );
+  return matchesAnyToolPattern(patterns, name);
 }
 
 /**

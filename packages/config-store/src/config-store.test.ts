@@ -547,7 +547,7 @@ describe('ConfigStore.diff', () => {
     expect((await caught(store.diff('--output=/tmp/x'))).code).toBe('NOT_FOUND');
   });
 
-  it('redacts credentials in diffs while keeping secret references and layout', async () => {
+  it('redacts credentials in diffs while keeping secret references', async () => {
     const { store } = await loadedStore();
     const initial = (await store.history()).entries[0]!.sha;
     await store.patch({
@@ -561,11 +561,54 @@ describe('ConfigStore.diff', () => {
       expect(diff).not.toContain('plain-secret-value-0123456789abcdef');
       expect(diff).not.toContain('pw-9f8e');
       expect(diff).not.toContain('jwt-abc.def');
-      expect(diff).toContain('token: [REDACTED]');
+      expect(diff).toContain('token: "[REDACTED]"');
       expect(diff).toContain('${secret:OPENAI_KEY}');
       expect(diff).toContain('authToken=[REDACTED]&mode=rw');
       expect(diff).toContain('id: ops');
     }
+  });
+
+  it('never shows a secret from a block scalar cut by a hunk or from a flow mapping', async () => {
+    const { store, file } = await loadedStore();
+    const initial = (await store.history()).entries[0]!.sha;
+    const keyLines = (changed: string) =>
+      Array.from({ length: 8 }, (_, index) => `        sk-block-${index === 6 ? changed : `line-${index}`}`);
+    const text = (changed: string, flow: string[]) =>
+      [
+        'daemon:',
+        '  logLevel: info',
+        'providers:',
+        '  entries:',
+        '    p:',
+        '      apiKey: |',
+        ...keyLines(changed),
+        '      baseUrl: https://llm.example/v1',
+        ...flow,
+        '',
+      ].join('\n');
+    writeFileSync(file, text('line-6', []));
+    await store.load();
+    const before = (await store.history()).entries[0]!.sha;
+    // A hand edit rotating one line of the key (its `apiKey: |` line is outside the hunk's
+    // three lines of context) and adding a provider written as a flow mapping.
+    writeFileSync(
+      file,
+      text('rotated-6', ['    q: { apiKey: sk-flow-secret-42, baseUrl: "https://q.example" }']),
+    );
+    await store.load();
+    for (const diff of [
+      (await store.diff()).diff,
+      (await store.diff(before)).diff,
+      (await store.diff(initial)).diff,
+    ]) {
+      expect(diff).not.toContain('sk-block');
+      expect(diff).not.toContain('sk-flow-secret-42');
+      expect(diff).toContain('--- a/config.yaml');
+    }
+    const last = (await store.diff()).diff;
+    expect(last).toContain('+    q:');
+    expect(last).toContain('+      apiKey: "[REDACTED]"');
+    expect(last).toContain('+      baseUrl: https://q.example');
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Logger } from '@agentd/contracts';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
@@ -27,7 +28,8 @@ import {
   mergePatch,
   nestAtPath,
 } from './internal/values.js';
-import { redactConfig, redactConfigText } from './redaction.js';
+import { redactConfig } from './redaction.js';
+import { redactedDiff } from './internal/redacted-diff.js';
 
 /** One top-level config section, contributed by a package. */
 export interface ConfigSectionDefinition<Schema extends z.ZodType = z.ZodType> {
@@ -451,10 +453,18 @@ export function createConfigStore<Sections extends Record<string, ConfigSectionD
 
     async diff(sha) {
       const { git: repository } = loaded(ctx);
-      // Diffs are redacted like config.read: git history keeps hashes and hand-written values.
-      if (sha === undefined) return { diff: redactConfigText(await repository.lastChange()) };
+      // Both revisions are redacted as whole trees, like config.read, before lines are compared:
+      // git history keeps hashes and hand-written values.
+      if (sha === undefined) {
+        const headSha = await repository.head();
+        const parent = headSha === undefined ? undefined : await repository.resolveCommit(`${headSha}^`);
+        const before = parent === undefined ? undefined : await repository.showFile(parent);
+        const after = headSha === undefined ? undefined : await repository.showFile(headSha);
+        return { diff: redactedDiff(settings.fileName, before, after) };
+      }
       const resolved = await requireCommit(repository, sha);
-      return { diff: redactConfigText(await repository.diffSince(resolved)) };
+      const current = await readFile(filePath, 'utf8').catch(() => undefined);
+      return { diff: redactedDiff(settings.fileName, await repository.showFile(resolved), current) };
     },
 
     async history(limit = 20) {

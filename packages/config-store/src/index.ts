@@ -32,7 +32,6 @@ export {
   listPlaintextCredentials,
   REDACTED,
   redactConfig,
-  redactConfigText,
   redactUrlCredentials,
 } from './redaction.js';
 export {

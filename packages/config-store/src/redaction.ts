@@ -62,55 +62,6 @@ function redactValue(value: unknown, inHeaderMap = false): unknown {
  */
 export const redactUrlCredentials: (text: string) => string = redactUrls;
 
-// A YAML line that opens a nested map: `key:` with nothing after the colon.
-const yamlMapOpener = /^\s*(["']?)([A-Za-z_][\w-]*)\1\s*:\s*$/;
-
-// A YAML line `key: value` or `- key: value`, optionally prefixed by a diff marker.
-const yamlCredentialLine = /^([+\- ]?\s*(?:-\s+)?)(["']?)([A-Za-z_][\w-]*)\2(\s*:\s+)(.+)$/;
-
-/**
- * Redacts YAML text line by line (used for diffs of config.yaml): the value of
- * every credential-named key that is not a secret reference, and credentials
- * inside URLs anywhere on a line. Comments and layout are kept.
- */
-export function redactConfigText(text: string): string {
-  // Inside a block scalar (`token: |`) of a credential key, every deeper-indented line is the value.
-  let blockIndent: number | undefined;
-  // Inside a header map (`headers:`), every header but the allow-listed ones is a credential.
-  let headersIndent: number | undefined;
-  return text
-    .split('\n')
-    .map((line) => {
-      const body = line.replace(/^[+\- ]/, '');
-      const indent = body.length - body.trimStart().length;
-      if (blockIndent !== undefined) {
-        if (body.trim() !== '' && indent > blockIndent)
-          return `${line.slice(0, line.length - body.length + indent)}${REDACTED}`;
-        blockIndent = undefined;
-      }
-      if (headersIndent !== undefined && body.trim() !== '' && indent <= headersIndent)
-        headersIndent = undefined;
-      const opener = yamlMapOpener.exec(body);
-      if (opener && isHeaderMap(opener[2] as string)) headersIndent = indent;
-      const match = yamlCredentialLine.exec(line);
-      const key = match?.[3] as string | undefined;
-      const inHeaders = headersIndent !== undefined && indent > headersIndent;
-      if (match && key !== undefined && (isCredentialFieldName(key) || (inHeaders && !isPlainHeader(key)))) {
-        const value = (match[5] as string).trim();
-        if (/^[|>][0-9+-]*$/.test(value)) {
-          blockIndent = indent;
-          return line;
-        }
-        const unquoted = value.replace(/^(["'])(.*)\1$/, '$2');
-        if (unquoted !== '' && !isSecretRef(unquoted)) {
-          return `${match[1]}${match[2]}${match[3]}${match[2]}${match[4]}${REDACTED}`;
-        }
-      }
-      return redactUrlCredentials(line);
-    })
-    .join('\n');
-}
-
 function isEmpty(value: unknown): boolean {
   return value === null || value === undefined || value === '';
 }

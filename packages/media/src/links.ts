@@ -1,6 +1,6 @@
 import { extractDocument } from './documents.js';
 import { isMediaError, MediaError, type MediaErrorCode } from './errors.js';
-import type { HostDecision } from './internal/address-policy.js';
+import type { HostDecision } from '@agentd/input-guards';
 import { guardedFetch } from './internal/guarded-fetch.js';
 import { extractArticle, tidy } from './internal/html.js';
 import { decodeText } from './internal/text-decoding.js';

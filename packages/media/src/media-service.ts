@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { type DocumentText, extractDocument } from './documents.js';
 import { MediaError } from './errors.js';
 import { createHourlyLimiter, type GeneratedImage, generateImage } from './image-gen.js';
-import { createAddressPolicy } from './internal/address-policy.js';
+import { createAddressPolicy } from '@agentd/input-guards';
 import type { CallScope, MediaContext } from './internal/context.js';
 import { guardedFetch } from './internal/guarded-fetch.js';
 import { decodeBase64 } from './internal/input.js';

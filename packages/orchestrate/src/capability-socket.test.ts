@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { orchestrateFixture } from '../test/helpers.js';
-import { type CapabilitySocket, matchesPattern, openCapabilitySocket, SOCKET_ERRORS } from './index.js';
+import {
+  type CapabilitySocket,
+  matchesPattern,
+  openCapabilitySocket,
+  orchestrateSectionSchema,
+  SOCKET_ERRORS,
+} from './index.js';
 
 let fixture: Awaited<ReturnType<typeof orchestrateFixture>>;
 let socket: CapabilitySocket | undefined;
@@ -142,5 +148,17 @@ describe('matchesPattern', () => {
     expect(matchesPattern(['*login*'], 'browser_login_form')).toBe(true);
     expect(matchesPattern(['*_secret'], 'read_secret')).toBe(true);
     expect(matchesPattern(['admin*', '*login*'], 'read')).toBe(false);
+  });
+
+  it('takes the same globs as every tool list: one-character and inner wildcards', () => {
+    expect(matchesPattern(['file_?elete'], 'file_delete')).toBe(true);
+    expect(matchesPattern(['browser_*_form'], 'browser_login_form')).toBe(true);
+    expect(matchesPattern(['browser_*_form'], 'browser_login')).toBe(false);
+  });
+
+  it('refuses a denylist pattern outside the glob syntax when the config is read, naming the field', () => {
+    const parsed = orchestrateSectionSchema.safeParse({ toolDenylist: ['admin*', 'rm -rf'] });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['toolDenylist.1']);
   });
 });

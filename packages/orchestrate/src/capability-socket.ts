@@ -1,3 +1,4 @@
+import { matchesAnyToolPattern } from '@agentd/input-guards';
 import { chmod } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -83,18 +84,12 @@ export const SOCKET_ERRORS = {
 } as const;
 
 const MAX_LINE = 1024 * 1024;
-/** Whether `name` matches a denylist pattern (`name`, `prefix*`, `*part*`, `*`). */
+/**
+ * Whether `name` matches a denylist pattern: a tool name or glob (`*` any run, `?` one
+ * character: `admin*`, `*login*`, `*_secret`), `@agentd/input-guards`' one tool-name matcher.
+ */
 export function matchesPattern(patterns: readonly string[], name: string): boolean {
-  return patterns.some((pattern) => {
-    if (pattern === '*' || pattern === name) return true;
-    const starts = pattern.startsWith('*');
-    const ends = pattern.endsWith('*');
-    const core = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
-    if (starts && ends) return name.includes(core);
-    if (ends) return name.startsWith(core);
-    if (starts) return name.endsWith(core);
-    return false;
-  });
+  return matchesAnyToolPattern(patterns, name);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '@agentd/input-guards';
 import { z } from 'zod';
 
 /**
@@ -68,9 +69,9 @@ export const orchestrateSectionSchema = z.strictObject({
   bwrapPath: z.string().min(1).max(4096).default('bwrap'),
   /** The Node binary run inside the jail. @default the daemon's own (`process.execPath`) */
   nodePath: z.string().min(1).max(4096).optional(),
-  /** Tool name patterns (`name` or `prefix*`, `*suffix*`) the socket never routes to. */
+  /** Tool names or globs (`*` any run, `?` one character: `admin*`, `*login*`) the socket never routes to. */
   toolDenylist: z
-    .array(z.string().min(1).max(128))
+    .array(z.string().regex(TOOL_PATTERN, TOOL_PATTERN_RULE))
     .max(200)
     .default([...DEFAULT_TOOL_DENYLIST]),
   /** Largest script accepted, in characters. */

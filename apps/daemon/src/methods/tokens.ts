@@ -55,7 +55,8 @@ export function tokenMethods(deps: {
   const { adminMethod } = methodsOf('tokens');
   return [
     adminMethod('list', {
-      description: 'Configured and created tokens: ids, clientId, scopes, createdAt; never the secret.',
+      description:
+        'Configured and created tokens: ids, clientId, scopes, createdAt, source (and expiresAt of a session token); never the secret.',
       handler: () => ({ tokens: deps.tokens.list() }),
     }),
     adminMethod('create', {

@@ -115,24 +115,6 @@ export class ConfigGit {
     return status.trim() !== '';
   }
 
-  async diffSince(sha: string): Promise<string> {
-    return this.run(['diff', '--no-color', '--no-ext-diff', '--no-textconv', sha, '--', this.fileName]);
-  }
-
-  async lastChange(): Promise<string> {
-    return this.run([
-      'show',
-      '--no-color',
-      '--no-ext-diff',
-      '--no-textconv',
-      '--format=',
-      '--patch',
-      'HEAD',
-      '--',
-      this.fileName,
-    ]);
-  }
-
   async log(limit: number): Promise<LogEntry[]> {
     const output = await this.run([
       'log',

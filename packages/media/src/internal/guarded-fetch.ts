@@ -3,7 +3,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import zlib from 'node:zlib';
 import { MediaError } from '../errors.js';
-import type { HostDecision } from './address-policy.js';
+import type { HostDecision } from '@agentd/input-guards';
 
 /** A fetched page: the final URL after redirects, its status, type and body. */
 export interface FetchedPage {

@@ -1,3 +1,4 @@
+import { TOOL_NAME } from '@agentd/input-guards';
 import { z } from 'zod';
 import {
   type CapabilitySocketOptions,
@@ -13,7 +14,7 @@ const IDENTITY_KEYS = ['agentId', 'sessionKey', 'runId', 'rootRunId', 'leaseId',
 /** The params of `tool.invoke`. */
 export const invokeParams = z.strictObject({
   lease: z.string().min(1).max(512),
-  tool: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/),
+  tool: z.string().regex(TOOL_NAME),
   args: z.record(z.string(), z.unknown()).optional(),
 });
 
