@@ -167,5 +167,7 @@ describe('media namespaces over JSON-RPC', () => {
     expect(video).toMatchObject({ ok: false, code: 'NOT_CONFIGURED' });
     const describe = await rpc.fail('media.describe_video', { data: Buffer.from('x').toString('base64') });
     expect(describe.message).toMatch(/no video-capable vision provider is configured/);
+    // Typed as a capability that is not configured, not an internal error.
+    expect(describe).toMatchObject({ code: -32000, data: { code: 'NOT_CONFIGURED' } });
   });
 });

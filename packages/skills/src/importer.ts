@@ -32,14 +32,14 @@ export async function fetchArchive(
 ): Promise<Buffer> {
   const base = registry.base.endsWith('/') ? registry.base : `${registry.base}/`;
   const url = new URL(`${encodeURIComponent(name)}/${encodeURIComponent(version)}.tar.gz`, base);
+  // One deadline for the headers and the body alike: a registry that stalls mid-body is as late
+  // as one that never answers.
+  const signal = AbortSignal.timeout(settings.timeoutMs);
   let response: Response;
   try {
-    response = await fetchImpl(url, { redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
+    response = await fetchImpl(url, { redirect: 'manual', signal });
   } catch (error) {
-    throw new SkillsError('FETCH_FAILED', `Registry ${registry.id} could not be reached`, {
-      cause: error,
-      data: { registry: registry.id },
-    });
+    throw unreachable(registry, settings.timeoutMs, signal, error);
   }
   if (response.status !== 200 || !response.body) {
     await response.body?.cancel();
@@ -48,7 +48,9 @@ export async function fetchArchive(
       data: { registry: registry.id, status: response.status },
     });
   }
-  const read = await readBoundedStream(response.body, settings.maxArchiveBytes);
+  const read = await readBoundedStream(response.body, settings.maxArchiveBytes).catch((error: unknown) => {
+    throw unreachable(registry, settings.timeoutMs, signal, error);
+  });
   if (!read.ok) {
     throw new SkillsError(
       'FETCH_FAILED',
@@ -59,6 +61,27 @@ export async function fetchArchive(
     );
   }
   return read.bytes;
+}
+
+/**
+ * `FETCH_FAILED` for a request or body read that failed: past the deadline it says so
+ * (`data.errorKind: 'timeout'`), otherwise the registry could not be reached (`network`).
+ */
+function unreachable(
+  registry: RegistryConfig,
+  timeoutMs: number,
+  signal: AbortSignal,
+  error: unknown,
+): SkillsError {
+  if (signal.aborted)
+    return new SkillsError('FETCH_FAILED', `Registry ${registry.id} did not answer within ${timeoutMs} ms`, {
+      cause: error,
+      data: { registry: registry.id, errorKind: 'timeout', timeoutMs },
+    });
+  return new SkillsError('FETCH_FAILED', `Registry ${registry.id} could not be reached`, {
+    cause: error,
+    data: { registry: registry.id, errorKind: 'network' },
+  });
 }
 
 /**

@@ -203,6 +203,33 @@ describe('skills.import', () => {
     expect((await refusal(service().import({ registry: 'hub', name: 'missing' }))).code).toBe('FETCH_FAILED');
   });
 
+  it('answers a registry that stalls after its headers with the typed timeout', async () => {
+    // Headers and the first bytes of a gzip body, then nothing: the body read must meet the
+    // same deadline as the request.
+    const stalled = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': '4096' });
+      res.write(Buffer.from([0x1f, 0x8b, 0x08, 0x00]));
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}/reg`;
+    try {
+      const skills = service({
+        section: {
+          import: { timeoutMs: 300, registries: [{ id: 'slow', base, kind: 'tarball', trust: 'community' }] },
+        },
+      });
+      const error = await refusal(skills.import({ registry: 'slow', name: 'weather' }));
+      expect(error).toMatchObject({
+        code: 'FETCH_FAILED',
+        message: 'Registry slow did not answer within 300 ms',
+        data: { registry: 'slow', errorKind: 'timeout', timeoutMs: 300 },
+      });
+    } finally {
+      stalled.closeAllConnections();
+      stalled.close();
+    }
+  });
+
   it('counts imported skills whose registry left the allowlist, and audits removal', async () => {
     archives.set('weather/latest.tar.gz', await pack({ 'SKILL.md': skillMd('weather') }));
     const skills = service();

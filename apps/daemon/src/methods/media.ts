@@ -4,9 +4,10 @@ import { channelsRpcError } from './channels.js';
 import type { z } from 'zod';
 import { methodsOf } from './define.js';
 
-// What the caller sent wrong is -32602 naming the field; an hourly image limit is -32000;
-// everything else the media package refused (not configured, engine missing, provider
-// failed, denied by a scope rule) is -32603 with its readable message and `data.code`.
+// What the caller sent wrong is -32602 naming the field; an hourly image limit and a capability
+// that is not configured are -32000 (as a disabled memory or web search are), `data.code`
+// saying which; everything else the media package refused (engine missing, provider failed,
+// denied by a scope rule) is -32603 with its readable message and `data.code`.
 function toRpcError(error: unknown): unknown {
   // A generated image sent to its chat can fail in the channels (unconfigured, dead-lettered).
   if (!isMediaError(error)) return channelsRpcError(error);
@@ -16,7 +17,7 @@ function toRpcError(error: unknown): unknown {
       data: { issues: [{ path: [field], code: 'custom', message: error.message }], code: error.code },
     });
   }
-  if (error.code === 'RATE_LIMITED')
+  if (error.code === 'RATE_LIMITED' || error.code === 'NOT_CONFIGURED')
     return new RpcError(-32000, error.message, { data: { code: error.code } });
   return new RpcError(ErrorCodes.InternalError, error.message, { data: { code: error.code }, cause: error });
 }
