@@ -265,13 +265,10 @@ async function main(argv: string[]): Promise<number> {
       const url = values.url ?? process.env.AGENTD_URL ?? `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
       const token = values.token ?? process.env.AGENTD_TOKEN;
       if (!token) throw new UsageError('a token is needed: --token or AGENTD_TOKEN');
-      const client = createHttpClient({ url, token });
-      const { serveMcpStdio } = await import('@agentd/mcp');
-      // stdout carries the protocol: nothing else may be printed there.
-      await serveMcpStdio({
-        call: (method, params) => client.call(method, params),
-        info: { name: 'agentd', version: VERSION },
-      });
+      const { bridgeMcpStdio } = await import('@agentd/mcp');
+      // stdout carries the protocol: nothing else may be printed there. A refused token
+      // rejects here, before any message is read, and is printed on stderr.
+      await bridgeMcpStdio({ url: `${url.replace(/\/+$/, '')}/mcp`, token });
       return -1;
     }
     default:

@@ -31,7 +31,7 @@ import type { ConsoleFiles } from './console-files.js';
 import type { GatewayPool } from './gateway-pool.js';
 import type { DaemonConfig } from './config-schema.js';
 import { chatStreamMethod } from './methods/chat-stream.js';
-import { gatewayCallAs } from './methods/mcp.js';
+import { gatewayCallAs, mcpDefaultSessionKey } from './methods/mcp.js';
 import { openAiBackend } from './methods/openai.js';
 import { tenantGuard } from './methods/tenancy.js';
 import { VERSION } from './version.js';
@@ -149,6 +149,8 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
     return createMcpHttpHandler({
       authenticate: authenticateHttp,
       callFor: (identity) => gatewayCallAs(dispatcher, identity),
+      defaultSessionKey: mcpDefaultSessionKey,
+      allowedOrigins: cfg.mcp.serve.allowedOrigins,
       maxBodyBytes: cfg.mcp.serve.maxBodyBytes,
       maxDepth: cfg.gateway.maxParamsDepth,
       server: { info: { name: 'agentd', version: VERSION } },

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningDaemon } from '../src/index.js';
 import { ADMIN_TOKEN, cliNodeArgs, daemonPool, eventually, rpcClient } from './helpers.js';
@@ -18,10 +19,10 @@ afterEach(async () => {
 
 const TOOLS = ['ask_agent', 'graph_execute', 'memory_search', 'memory_store', 'session_history'];
 
-async function httpClient(token: string): Promise<Client> {
+async function httpClient(token: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'agentd-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${daemon!.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
   });
   await client.connect(transport);
   clients.push(client);
@@ -170,5 +171,187 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     expect(text(refused)).toContain('Insufficient scope');
     const found = await limited.callTool({ name: 'memory_search', arguments: { query: 'stdio fact' } });
     expect((found.structuredContent as { results: unknown[] }).results).toHaveLength(1);
+  });
+
+  it('refuses a browser Origin not in mcp.serve.allowedOrigins (403) and answers an allowed one, preflight first', async () => {
+    daemon = await pool.start(pool.tempDir(), {
+      config: { mcp: { serve: { allowedOrigins: ['http://app.example:5173'] } } },
+    });
+    // A page of another origin (a DNS-rebinding attacker's) is refused, token or not.
+    await expect(httpClient(ADMIN_TOKEN, { origin: 'http://evil.example:5173' })).rejects.toThrow(
+      /Forbidden: this Origin/,
+    );
+    const refused = await fetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        origin: 'http://evil.example:5173',
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    const refusedPreflight = await fetch(`${daemon.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example:5173', 'access-control-request-method': 'POST' },
+    });
+    expect(refusedPreflight.status).toBe(403);
+
+    // The preflight of an allowed origin carries no token and is answered before authentication.
+    const preflight = await fetch(`${daemon.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://app.example:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://app.example:5173');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    for (const header of ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-session-id']) {
+      expect(preflight.headers.get('access-control-allow-headers')).toContain(header);
+    }
+
+    const allowed = await httpClient(ADMIN_TOKEN, { origin: 'http://app.example:5173' });
+    expect((await allowed.listTools()).tools).toHaveLength(TOOLS.length);
+    const answered = await fetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        origin: 'http://app.example:5173',
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get('access-control-allow-origin')).toBe('http://app.example:5173');
+    // No Origin (a CLI or server-side client): not a browser, not refused.
+    expect((await (await httpClient(ADMIN_TOKEN)).listTools()).tools).toHaveLength(TOOLS.length);
+  });
+
+  it('does not advertise list-changed notifications it never sends (no GET event stream)', async () => {
+    daemon = await pool.start(pool.tempDir());
+    const client = await httpClient(ADMIN_TOKEN);
+    const capabilities = client.getServerCapabilities();
+    expect(capabilities?.tools).toBeDefined();
+    expect(capabilities?.tools?.listChanged).not.toBe(true);
+    expect(capabilities?.resources?.listChanged).not.toBe(true);
+    const stream = await fetch(`${daemon.url}/mcp`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(405);
+  });
+
+  it('negotiates the newest protocol revision of the SDK, over HTTP and over stdio', async () => {
+    daemon = await pool.start(pool.tempDir());
+    const initialize = await fetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      }),
+    });
+    expect(
+      ((await initialize.json()) as { result: { protocolVersion: string } }).result.protocolVersion,
+    ).toBe(LATEST_PROTOCOL_VERSION);
+    const listed = await fetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(listed.status).toBe(200);
+    const http = new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+    });
+    const client = new Client({ name: 'agentd-test', version: '1.0.0' });
+    await client.connect(http);
+    clients.push(client);
+    expect(http.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    // The stdio bridge passes the revision on: its requests after initialize carry it.
+    const overStdio = await stdioClient(ADMIN_TOKEN);
+    expect((await overStdio.listTools()).tools).toHaveLength(TOOLS.length);
+  });
+
+  it('agentd mcp with a wrong token fails at start with a clear message, listing nothing', async () => {
+    daemon = await pool.start(pool.tempDir());
+    const child = spawn(process.execPath, [...cliNodeArgs, 'mcp', '--url', daemon.url, '--token', 'WRONG'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // What an MCP client sends first; a bridge that started anyway would answer it.
+    child.stdin.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 't', version: '1' },
+        },
+      })}\n`,
+    );
+    const code = await new Promise<number | null>((done) => child.once('exit', done));
+    expect(code).toBe(1);
+    expect(stderr).toContain('refused the token (401 Unauthorized)');
+    expect(stdout).toBe('');
+    await expect(stdioClient('WRONG')).rejects.toThrow();
+  });
+
+  it('ask_agent without a sessionKey keeps one session per MCP client and agent, apart from /rpc', async () => {
+    daemon = await pool.start(pool.tempDir(), {
+      config: { agents: { entries: { helper: { name: 'Helper' } } } },
+    });
+    // The token's /rpc default session now belongs to helper.
+    const rpc = rpcClient(daemon.url);
+    await rpc.call('agent.execute', { message: 'rpc first', agentId: 'helper' });
+
+    const client = await httpClient(ADMIN_TOKEN);
+    const first = await client.callTool({
+      name: 'ask_agent',
+      arguments: { message: 'to the default agent' },
+    });
+    expect(first.isError).toBeFalsy();
+    const defaultKey = (first.structuredContent as { sessionKey: string }).sessionKey;
+    expect(defaultKey).toMatch(/^default:mcp:/);
+    const helper = await client.callTool({
+      name: 'ask_agent',
+      arguments: { message: 'hi', agentId: 'helper' },
+    });
+    expect(helper.isError).toBeFalsy();
+    const helperKey = (helper.structuredContent as { sessionKey: string }).sessionKey;
+    expect(helperKey).toMatch(/^default:mcp:/);
+    expect(helperKey).not.toBe(defaultKey);
+    // Each default session goes on with its own agent, over stdio too (the same /mcp).
+    const again = await (await stdioClient(ADMIN_TOKEN)).callTool({
+      name: 'ask_agent',
+      arguments: { message: 'again', agentId: 'helper' },
+    });
+    expect((again.structuredContent as { sessionKey: string }).sessionKey).toBe(helperKey);
+    const history = await client.callTool({ name: 'session_history', arguments: { sessionKey: helperKey } });
+    expect(JSON.parse(text(history)).messages).toHaveLength(4);
   });
 });

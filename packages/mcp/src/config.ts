@@ -1,5 +1,6 @@
 import { BODY_LIMIT } from '@agentd/input-guards';
 import { z } from 'zod';
+import { originOf } from './http-handler.js';
 
 /** An MCP server id: its tools are named `<id>__<tool>`, so it is short and has no `__`. */
 export const mcpServerIdSchema = z
@@ -55,6 +56,22 @@ const serveSchema = z
     enabled: z.boolean().default(true),
     /** Largest request body in bytes. @default 1048576 */
     maxBodyBytes: z.number().int().min(BODY_LIMIT.min).max(BODY_LIMIT.max).default(BODY_LIMIT.default),
+    /**
+     * Browser origins (`https://app.example.com`, `http://localhost:5173`) allowed to call
+     * `/mcp`; a request with another `Origin` answers 403. Clients that send no `Origin`
+     * (CLIs, servers) are not affected. @default []
+     */
+    allowedOrigins: z
+      .array(
+        z
+          .string()
+          .max(2048)
+          .refine((value) => originOf(value) === value.replace(/\/$/, '').toLowerCase(), {
+            message: 'an origin: scheme://host[:port], no path',
+          }),
+      )
+      .max(256)
+      .default([]),
   })
   .strict();
 

@@ -7,7 +7,8 @@ export type AgentdMcpErrorCode =
   | 'SERVER_UNAVAILABLE'
   | 'CALL_TIMEOUT'
   | 'CALL_FAILED'
-  | 'NOT_ALLOWED';
+  | 'NOT_ALLOWED'
+  | 'UNAUTHORIZED';
 
 /** The error of `@agentd/mcp`: a stable `code`, `data` with the server id where there is one. */
 export class AgentdMcpError extends AgentdError<AgentdMcpErrorCode> {

@@ -18,6 +18,14 @@ export interface McpHttpHandlerOptions<C> {
   server?: Omit<AgentdMcpServerOptions, 'call'> | undefined;
   /** Logs transport failures. @default a no-op logger */
   logger?: Logger | undefined;
+  /**
+   * Browser origins (`scheme://host[:port]`) allowed to call the endpoint. A request with any
+   * other `Origin` answers 403 (DNS rebinding protection); one without `Origin` (a CLI or
+   * server-side client) is not affected. @default none
+   */
+  allowedOrigins?: readonly string[] | undefined;
+  /** The session of an `ask_agent` that names none, per caller and agent (see {@link AgentdMcpServerOptions}). */
+  defaultSessionKey?: ((caller: C, agentId: string | undefined) => string) | undefined;
 }
 
 /** A `node:http` request listener for the MCP endpoint; never rejects. */
@@ -71,17 +79,68 @@ async function parsedBody(
   return value;
 }
 
+/** What a browser may send and read on the endpoint, answered to a preflight of an allowed origin. */
+const CORS_HEADERS = {
+  'access-control-allow-methods': 'POST, GET, DELETE, OPTIONS',
+  'access-control-allow-headers':
+    'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id',
+  'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate',
+  'access-control-max-age': '600',
+};
+
+/** The origin of a configured entry or a request's `Origin` header, or `undefined` when it is none. */
+export function originOf(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.origin === 'null' ? undefined : url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The request's `Origin` checked against the allowed ones: `none` without the header, else
+ * the allowed origin or `refused`.
+ */
+function checkOrigin(request: IncomingMessage, allowed: ReadonlySet<string>): string | 'none' | 'refused' {
+  const header = request.headers.origin;
+  if (header === undefined) return 'none';
+  const origin = originOf(header);
+  return origin !== undefined && allowed.has(origin) ? origin : 'refused';
+}
+
 /**
  * Serves MCP's Streamable HTTP transport, stateless: each POST gets a fresh server bound to
  * its authenticated caller (no MCP session is kept between requests, so a token revoked
  * between two calls is refused on the next), answered as JSON. GET (a standalone event
  * stream) and DELETE answer 405, as the specification allows for a server without sessions.
+ * A request whose `Origin` is not allowed answers 403 before anything else; a CORS preflight
+ * (OPTIONS) of an allowed origin is answered before authentication.
  */
 export function createMcpHttpHandler<C>(options: McpHttpHandlerOptions<C>): McpHttpHandler {
   const maxBodyBytes = options.maxBodyBytes ?? BODY_LIMIT.default;
   const maxDepth = options.maxDepth ?? 64;
+  const allowed = new Set(
+    (options.allowedOrigins ?? []).map(originOf).filter((origin) => origin !== undefined),
+  );
   return async function handleMcp(request, response) {
     try {
+      const origin = checkOrigin(request, allowed);
+      if (origin === 'refused') {
+        request.resume();
+        fail(response, 403, -32000, 'Forbidden: this Origin is not in mcp.serve.allowedOrigins');
+        return;
+      }
+      if (origin !== 'none') {
+        response.setHeader('access-control-allow-origin', origin);
+        response.setHeader('vary', 'Origin');
+      }
+      if (request.method === 'OPTIONS') {
+        // A CORS preflight carries no credentials: it is answered before authentication.
+        request.resume();
+        response.writeHead(204, origin === 'none' ? {} : CORS_HEADERS).end();
+        return;
+      }
       const caller = await options.authenticate(request);
       if (caller === null || caller === undefined) {
         request.resume();
@@ -91,12 +150,19 @@ export function createMcpHttpHandler<C>(options: McpHttpHandlerOptions<C>): McpH
       }
       if (request.method !== 'POST') {
         request.resume();
-        response.setHeader('allow', 'POST');
+        response.setHeader('allow', 'POST, OPTIONS');
         fail(response, 405, -32000, 'Method not allowed: this MCP endpoint is stateless; use POST');
         return;
       }
       const body = await parsedBody(request, maxBodyBytes, maxDepth);
-      const server = await createAgentdMcpServer({ ...options.server, call: options.callFor(caller) });
+      const defaultSessionKey = options.defaultSessionKey;
+      const server = await createAgentdMcpServer({
+        ...options.server,
+        call: options.callFor(caller),
+        ...(defaultSessionKey
+          ? { defaultSessionKey: (agentId: string | undefined) => defaultSessionKey(caller, agentId) }
+          : {}),
+      });
       const { StreamableHTTPServerTransport } = await import(
         '@modelcontextprotocol/sdk/server/streamableHttp.js'
       );

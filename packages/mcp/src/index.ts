@@ -2,7 +2,7 @@ export { AgentdMcpError, type AgentdMcpErrorCode, isAgentdMcpError } from './err
 export { callErrorText, type GatewayCall } from './gateway-call.js';
 export { createMcpHttpHandler, type McpHttpHandler, type McpHttpHandlerOptions } from './http-handler.js';
 export { type AgentdMcpServerOptions, createAgentdMcpServer } from './server.js';
-export { serveMcpStdio } from './stdio.js';
+export { bridgeMcpStdio, type McpStdioBridgeOptions } from './stdio.js';
 export {
   type McpSection,
   type McpServerEntry,

@@ -13,6 +13,12 @@ export interface AgentdMcpServerOptions {
   graphWaitMs?: number | undefined;
   /** Interval of the run status polls of a waiting `graph_execute`, in ms. @default 250 */
   graphPollMs?: number | undefined;
+  /**
+   * The session `ask_agent` continues when the client names none: one per MCP client and
+   * agent, never the caller's `/rpc` default session (which may belong to another agent).
+   * Without it the gateway picks its default.
+   */
+  defaultSessionKey?: ((agentId: string | undefined) => string) | undefined;
 }
 
 const id = z.string().min(1).max(128);
@@ -58,6 +64,9 @@ export async function createAgentdMcpServer(options: AgentdMcpServerOptions): Pr
   const server = new McpServer(options.info ?? { name: 'agentd', version: '0.1.0' });
   registerTools(server, options);
   registerResources(server, options.call, ResourceTemplate);
+  // The tools and resources are fixed for the server's life (one request over HTTP), so no
+  // list-changed notification ever comes: the SDK's default `listChanged: true` is withdrawn.
+  server.server.registerCapabilities({ tools: { listChanged: false }, resources: { listChanged: false } });
   return server;
 }
 
@@ -77,12 +86,12 @@ function registerTools(server: McpServer, options: AgentdMcpServerOptions): void
       },
     },
     ({ message, agentId, sessionKey: key }) =>
-      tool(async () => {
-        const result = (await call('agent.execute', defined({ message, agentId, sessionKey: key }))) as {
-          response: string;
-        };
-        return result;
-      }),
+      tool(() =>
+        call(
+          'agent.execute',
+          defined({ message, agentId, sessionKey: key ?? options.defaultSessionKey?.(agentId) }),
+        ),
+      ),
   );
   server.registerTool(
     'memory_search',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_AGENT_ID, formatSessionKey } from '@agentd/agent-runtime';
 import type { Identity } from '@agentd/auth-scopes';
 import type { GatewayCall } from '@agentd/mcp';
 import type { Dispatcher } from '@agentd/rpc-core';
@@ -23,4 +24,17 @@ export function gatewayCallAs(dispatcher: Dispatcher, identity: Identity, signal
     if ('error' in answer) throw answer.error;
     return answer.result;
   };
+}
+
+/**
+ * The session an MCP `ask_agent` naming none continues: `<tenant>:mcp:<clientId>/<agentId>`
+ * (tenant `default` for unbound tokens), one per MCP client and agent, so it never meets the
+ * caller's `/rpc` default session, which may belong to another agent.
+ */
+export function mcpDefaultSessionKey(identity: Identity, agentId: string | undefined): string {
+  return formatSessionKey({
+    tenantId: identity.tenant ?? 'default',
+    channelId: 'mcp',
+    userId: `${identity.clientId}/${agentId ?? DEFAULT_AGENT_ID}`,
+  });
 }
