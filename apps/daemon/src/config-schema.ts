@@ -43,6 +43,12 @@ export const gatewaySectionSchema = gatewayTransportSchema.extend({
   host: z.string().min(1).default(DEFAULT_HOST),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
   tokens: gatewayTokensSchema.default([]),
+  /**
+   * Resident memory, MB, above which new agent turns are refused with an "overloaded, retry
+   * after" error until it falls below 90 % of it; 0 turns the guard off. Set it to about 70 % of
+   * the memory the service may use. @default 0
+   */
+  memoryHighWaterMb: z.number().int().min(0).max(1_048_576).default(0),
 });
 
 /**

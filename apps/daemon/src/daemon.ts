@@ -40,6 +40,8 @@ import {
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
 import { gatewayMetricsHandler, listenForMetrics } from './metrics-http.js';
+import { startMemoryGuard } from './memory-guard.js';
+import { fullCollection } from './idle-heap.js';
 import { consoleLoginHandler } from './console-login.js';
 import { removeDaemonAddress, writeDaemonAddress } from './daemon-address.js';
 import { createDaemonServer, gatewayBuilder, startGate } from './gateway.js';
@@ -336,6 +338,26 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     lifecycle,
   );
   tracing = await startTracing(config.telemetry, services.lookupSecret, lifecycle);
+  const memoryGuard = startMemoryGuard({
+    highWaterMb: config.gateway.memoryHighWaterMb,
+    // Where node was started with --expose-gc, a full collection gives back what can be.
+    dropCaches: () => fullCollection()?.(),
+    onChange: (shedding, rssMb) => {
+      metrics?.memoryPressure(shedding);
+      const fields = { rssMb, highWaterMb: config.gateway.memoryHighWaterMb };
+      if (shedding) {
+        log.warn(
+          {
+            ...fields,
+            errorKind: 'resource',
+            hint: 'new agent turns are refused (OVERLOADED) until memory falls below 90 % of gateway.memoryHighWaterMb; give the service more memory or lower the load',
+          },
+          'memory above the high-water mark: shedding load',
+        );
+      } else log.info(fields, 'memory below the high-water mark again: turns admitted');
+    },
+  });
+  lifecycle.add('memory guard', () => memoryGuard.stop());
   const { tokens, heartbeat, agentRuntime, posture, hooks, configAudit, resolveTokens } = services;
 
   let restarting: Promise<void> | undefined;
@@ -391,6 +413,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     memoryStore: () => services.memory.current?.store,
     metrics,
     tracing: () => tracing,
+    admitTurn: () => memoryGuard.admitTurn(),
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));

@@ -64,7 +64,23 @@ export interface GatewayDeps {
   metrics?: AgentdMetrics | undefined;
   /** Each call becomes a span, while `telemetry.otlp.endpoint` is set. */
   tracing?: (() => AgentdTracing | undefined) | undefined;
+  /** Throws the overloaded error while memory is above its high-water mark (calls that start turns). */
+  admitTurn?: (() => void) | undefined;
 }
+
+/** The methods that start an agent turn: refused first under memory pressure. */
+const TURN_METHODS = new Set([
+  'agent.execute',
+  'agent.stream',
+  'session.send',
+  'session.spawn',
+  'graph.execute',
+  'heartbeat.trigger',
+  'cron.run',
+  // The chat stream and `/v1` chat completions run through the same dispatcher.
+  'http.chatStream',
+  'openai.chatCompletions',
+]);
 
 /**
  * Returns the builder of the daemon's gateway: one dispatcher (scope check with audit, trace
@@ -185,6 +201,7 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       maxMessageBytes: cfg.gateway.wsMaxMessageBytes,
       ...(deps.metrics ? { observe: deps.metrics.rpcCall } : {}),
       wrap: (ctx, run) => {
+        if (deps.admitTurn && TURN_METHODS.has(ctx.method)) deps.admitTurn();
         const tracing = deps.tracing?.();
         return tracing ? tracing.rpc(ctx.traceId, ctx.method, () => inTrace(ctx, run)) : inTrace(ctx, run);
       },

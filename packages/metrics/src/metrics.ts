@@ -35,6 +35,8 @@ export interface AgentdMetrics {
   readonly events: EventSink;
   /** Where the gauges read their values at scrape time. */
   useSources(sources: MetricsSources): void;
+  /** Memory pressure started (`true`, counted) or ended. */
+  memoryPressure(shedding: boolean): void;
 }
 
 const TURN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -107,6 +109,16 @@ export function createMetrics(options: MetricsOptions = {}): AgentdMetrics {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const shedding = new Gauge({
+    name: 'agentd_memory_shedding',
+    help: '1 while new turns are refused because resident memory is above gateway.memoryHighWaterMb',
+    registers: [registry],
+  });
+  const pressure = new Counter({
+    name: 'agentd_memory_pressure_total',
+    help: 'Times resident memory rose above gateway.memoryHighWaterMb',
+    registers: [registry],
+  });
   let sources: MetricsSources = {};
   new Gauge({
     name: 'agentd_websocket_connections',
@@ -172,6 +184,10 @@ export function createMetrics(options: MetricsOptions = {}): AgentdMetrics {
     },
     useSources(next) {
       sources = next;
+    },
+    memoryPressure(on) {
+      shedding.set(on ? 1 : 0);
+      if (on) pressure.inc();
     },
   };
 }
