@@ -137,6 +137,13 @@ export type {
 } from './session-store.js';
 export { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
 export {
+  estimatingCounter,
+  openAiEncodingOf,
+  type TokenCounter,
+  type TokenCounting,
+  tokenCounterFor,
+} from './token-counter.js';
+export {
   type BreakerAdmission,
   type BreakerTransition,
   TOOL_BREAKER_MAX_SESSIONS,

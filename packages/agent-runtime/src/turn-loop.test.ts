@@ -121,6 +121,25 @@ describe('createAgentRuntime', () => {
     expect(readSessionIndex(t.dir)[0]?.outcome.endReason).toBe('context_exhausted');
   });
 
+  it('budgets a Chinese system prompt at about a token per character and says how it counted', async () => {
+    // 12,000 characters: 3,000 tokens at characters/4 would fit the 8,192 window; the real
+    // count (about one per character) does not.
+    const t = await startRuntime({
+      offline: { script: () => ({ text: 'never' }) },
+      agents: {
+        entries: { zh: { name: 'Zh', systemPrompt: '会议讨论了发布计划'.repeat(1_333) + '。'.repeat(3) } },
+      },
+    });
+    const result = await t.runtime.runTurn({ agentId: 'zh', message: '你好', sessionKey: 'zh' });
+    expect(result.endReason).toBe('context_exhausted');
+    const budget = readTrajectory(t.dir, 'zh').find((record) => record.type === 'context_budget');
+    expect(budget?.type === 'context_budget' && budget.budget).toMatchObject({
+      systemTokens: 12_000,
+      verdict: 'exhausted',
+      tokenCounting: 'estimate',
+    });
+  });
+
   it('reports a reply cut at the output limit as output_starved', async () => {
     const t = await startRuntime({
       offline: { script: () => ({ text: 'word '.repeat(500) }) },

@@ -258,7 +258,7 @@ function takeInjections(state: TurnState): void {
     addToTail(state, {
       role: 'user',
       content,
-      tokens: estimateMessageTokens({ role: 'user', content }),
+      tokens: estimateMessageTokens({ role: 'user', content }, state.tokens.count),
     });
   }
 }
@@ -295,6 +295,7 @@ async function runSteps(
       assembledInputTokens: state.systemTokens + state.tailTokens + state.historyTokens,
       outputHeadroom: plan.outputHeadroom,
       verdict: plan.verdict,
+      tokenCounting: state.tokens.counting,
       ...(state.recallEvidence ? { recallTokens: state.recallEvidence.injectedTokens } : {}),
     };
     state.trajectory.push({ ...state.base, ts: ctx.now(), type: 'context_budget', step, budget });
@@ -312,7 +313,7 @@ async function runSteps(
       ...(calls.length > 0 ? { toolCalls: calls } : {}),
       tokens: 0,
     };
-    assistant.tokens = estimateMessageTokens(toModelMessage(assistant));
+    assistant.tokens = estimateMessageTokens(toModelMessage(assistant), state.tokens.count);
     addToTail(state, assistant);
 
     if (calls.length > 0) {

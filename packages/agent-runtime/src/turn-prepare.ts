@@ -5,7 +5,8 @@ import { emptyUsage } from './provider.js';
 import type { RuntimeContext } from './runtime-context.js';
 import type { TurnRecall } from './runtime-options.js';
 import type { NewMessage } from './session-store.js';
-import { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
+import { tokenCounterFor } from './token-counter.js';
+import { estimateMessageTokens, estimateToolTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { collectHistory } from './turn-history.js';
 import { fitRecallBlock, recallBeforeTurn } from './turn-recall.js';
@@ -30,10 +31,14 @@ export async function prepareTurn(
   const summary = await summaryFor(ctx, session, window.windowTokens);
   if (summary) system += `\n\nSummary of the earlier conversation:\n${summary}`;
   system += await skillsBlock(ctx, setup.agentId, offered);
+  // The budget counts with the model's own tokenizer where its family is known (OpenAI's
+  // o200k/cl100k), else with the CJK-aware estimate; `tokens.counting` says which, and every
+  // context_budget record carries it as `tokenCounting`.
+  const tokens = await tokenCounterFor(resolved.model);
   const userMessage: NewMessage = {
     role: 'user',
     content: input.message,
-    tokens: estimateMessageTokens({ role: 'user', content: input.message }),
+    tokens: estimateMessageTokens({ role: 'user', content: input.message }, tokens.count),
   };
   const base = {
     v: EVIDENCE_SCHEMA_VERSION,
@@ -57,7 +62,8 @@ export async function prepareTurn(
     window,
     offered,
     system,
-    systemTokens: estimateTokens(system) + estimateToolTokens(offered),
+    tokens,
+    systemTokens: tokens.count(system) + estimateToolTokens(offered, tokens.count),
     maxOutputTokens: Math.min(agent.maxOutputTokens ?? resolved.maxOutputTokens, resolved.maxOutputTokens),
     turnMessages: [userMessage],
     tail: [{ role: 'user', content: input.message }],
@@ -159,10 +165,10 @@ async function addRecall(
     maxOutputTokens: state.maxOutputTokens,
     minOutputTokens: agent.contextBudget.minOutputTokens,
   }).historyBudget;
-  const block = fitRecallBlock(recalled.context, room);
+  const block = fitRecallBlock(recalled.context, room, state.tokens.count);
   if (!block) return;
   state.system += `\n\n${block}`;
-  const withBlock = estimateTokens(state.system) + estimateToolTokens(state.offered);
+  const withBlock = state.tokens.count(state.system) + estimateToolTokens(state.offered, state.tokens.count);
   recalled.evidence.injectedTokens = withBlock - state.systemTokens;
   state.systemTokens = withBlock;
 }

@@ -109,13 +109,17 @@ export async function recallBeforeTurn(
  * The recall block cut to `maxTokens`: whole memory lines from the most relevant down, under
  * the block's heading line; `undefined` when not even one memory fits.
  */
-export function fitRecallBlock(block: string, maxTokens: number): string | undefined {
+export function fitRecallBlock(
+  block: string,
+  maxTokens: number,
+  count: (text: string) => number = estimateTokens,
+): string | undefined {
   // Two characters for the blank line that separates the block from the rest of the system prompt.
-  if (estimateTokens(`\n\n${block}`) <= maxTokens) return block;
+  if (count(`\n\n${block}`) <= maxTokens) return block;
   const [heading = '', ...lines] = block.split('\n');
   const kept: string[] = [];
   for (const line of lines) {
-    if (estimateTokens(`\n\n${[heading, ...kept, line].join('\n')}`) > maxTokens) break;
+    if (count(`\n\n${[heading, ...kept, line].join('\n')}`) > maxTokens) break;
     kept.push(line);
   }
   return kept.length > 0 ? [heading, ...kept].join('\n') : undefined;

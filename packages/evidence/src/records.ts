@@ -79,6 +79,11 @@ export const contextBudgetRecordSchema = z.object({
   verdict: z.enum(['fits', 'downshifted', 'exhausted']),
   /** Tokens of the recalled-memories block, part of `systemTokens` (only when the turn recalled). */
   recallTokens: z.number().int().optional(),
+  /**
+   * How the turn's new text was counted: the model family's tokenizer (`o200k_base`,
+   * `cl100k_base`) or the CJK-aware characters/4 `estimate` for models whose tokenizer is unknown.
+   */
+  tokenCounting: z.enum(['o200k_base', 'cl100k_base', 'estimate']).optional(),
 });
 
 /** A context budget record. */

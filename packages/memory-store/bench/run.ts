@@ -4,9 +4,13 @@
  * 1. The ANN choice (see ann.ts): libsql's native vector index variants,
  *    usearch HNSW, quantized and float exact search, on clustered 384-d vectors.
  * 2. The store at 10k and 100k entries with the built-in 384-d embedder:
- *    insert throughput through storeMany, hybrid search p50/p95, ANN recall@10
- *    of the index against exact search in libsql on the same stored vectors,
- *    index rebuild time at start, database bytes per entry.
+ *    insert throughput through storeMany, hybrid search p50/p95, recall@10 of
+ *    the index against exact float search in libsql on the same stored vectors,
+ *    index rebuild time at start, database bytes per entry. The ANN recall aim
+ *    (> 0.95) is judged on the approximate index (HNSW, the graph that answers
+ *    in sub-millisecond time once a store is too large to scan), built over the
+ *    whole store at each size; the default `quantized` index is an exact scan of
+ *    int8 vectors, so its recall only measures what quantization loses.
  * 3. Retrieval quality on the shipped question set (qa-set.ts) among
  *    distractors: recall@5 and MRR of full-text only, vector only and hybrid
  *    (reciprocal rank fusion and convex fusion).
@@ -106,7 +110,7 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
       return [...picked, zipfWord(random)].join(' ');
     });
     const latencies: number[] = [];
-    // The recall before issue #20 (RRF of both lanes, plain bm25 lane), interleaved with
+    // The earlier recall (RRF of both lanes, plain bm25 lane), interleaved with
     // the shipped one so machine load weighs on both alike: the cost of the newer lane.
     const previousLatencies: number[] = [];
     const previous = {
@@ -177,16 +181,19 @@ async function measureStore(size: number, kind: 'quantized' | 'hnsw'): Promise<v
     }
     recall /= probes.length;
 
-    // The aims are the default index's (quantized); HNSW is an opt-in whose figures the README
-    // records as missing them on text-like vectors, so its rows are printed for comparison only.
+    // The speed and size aims are the default index's (quantized). The ANN recall aim is the
+    // approximate index's (HNSW): the quantized index scans every vector, so its recall is not an
+    // ANN figure and is printed without the aim.
     const aim = <T>(value: T): T | undefined => (kind === 'quantized' ? value : undefined);
     console.log(`\nstore at ${size} entries, index ${kind} (384-d, built-in embedder, batches of 1000)`);
     printFigure('insert throughput', (size * 1000) / insertMs, 'entries/s', aim({ above: 5000 }));
     printFigure('hybrid search p50', percentile(latencies, 50), 'ms', aim({ below: 20 }));
     printFigure('hybrid search p95', percentile(latencies, 95), 'ms');
-    printFigure('hybrid search p50, recall before issue #20', percentile(previousLatencies, 50), 'ms');
+    printFigure('hybrid p50, earlier recall (RRF, bm25)', percentile(previousLatencies, 50), 'ms');
     printFigure('exact vector scan in libsql p50 (fallback)', percentile(exactLatencies, 50), 'ms');
-    printFigure('ANN recall@10 vs exact', recall, '', aim({ above: 0.95 }));
+    // In percent: the harness prints one decimal, which as a fraction hid 0.94 behind "0.9".
+    if (kind === 'hnsw') printFigure('ANN (HNSW) recall@10 vs exact', recall * 100, '%', { above: 95 });
+    else printFigure('int8 scan (exact) recall@10 vs float exact', recall * 100, '%');
     printFigure('vector index query p50', percentile(indexLatencies, 50), 'ms');
     printFigure('index rebuild from libsql at start', rebuildMs, 'ms');
     printFigure('database bytes per entry', bytes / size, 'B');

@@ -6,6 +6,7 @@ import type { ResolvedModel } from '../model-resolver.js';
 import type { ModelMessage, ModelProvider, ModelToolSpec, ModelUsage } from '../provider.js';
 import type { NewMessage, SessionMessage, SessionRecord } from '../session-store.js';
 import type { EndReason, FinishReason, TurnOrigin, TurnRequest } from '../types.js';
+import type { TokenCounter } from '../token-counter.js';
 import type { CachedSession } from './session-cache.js';
 
 /** A turn request after validation. */
@@ -49,6 +50,12 @@ export interface TurnState extends TurnSetup {
   /** Tools offered to the model. */
   offered: ModelToolSpec[];
   system: string;
+  /**
+   * Counts this turn's new text (system prompt, tool schemas, recalled memories, messages): the
+   * model family's tokenizer when known, else the CJK-aware estimate. Stored history keeps the
+   * count it was recorded with.
+   */
+  tokens: TokenCounter;
   /** System prompt, tool schemas and recalled memories. */
   systemTokens: number;
   maxOutputTokens: number;
