@@ -155,6 +155,20 @@ describe('PDF decompression bombs', () => {
     expect(await refusal(encrypted)).toMatchObject({ code: 'UNSUPPORTED_TYPE' });
   });
 
+  it('stays linear on hostile syntax: comment runs after `>>`, thousands of streams that never end', async () => {
+    // A comment that could end anywhere made the stream search backtrack exponentially.
+    const comments = pagePdf('', Buffer.from(`BT (x) Tj ET ${'>>'}${'%'.repeat(64)} x`));
+    expect(await extractDocument(comments, { maxChars: 10 })).toMatchObject({ pages: 1 });
+    // No `endstream` anywhere: every ASCII85 stream would be read to the end of the file.
+    const endless = Buffer.from(
+      `%PDF-1.7\n${Array.from({ length: 20_000 }, (_, i) => `${i + 1} 0 obj << /Filter /A85 >> stream\n`).join('')}`,
+    );
+    expect(await refusal(endless)).toMatchObject({
+      code: 'TOO_LARGE',
+      message: 'data is a PDF whose streams do not end (their data was read past twice the file)',
+    });
+  }, 30_000);
+
   it('still reads text through every filter it checks', async () => {
     const text = showText('Hello chain');
     for (const [dict, data] of [

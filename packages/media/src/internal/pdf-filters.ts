@@ -71,6 +71,8 @@ export function decodeChainSync(
   onOutput: (chunk: Buffer) => void,
 ): ChainOutcome | 'slow' {
   let input: Buffer = file.subarray(start, firstEnd);
+  // Counted whole: a file whose streams never end must not be read to its end once per stream.
+  budget.feed(input.length);
   let made = 0;
   for (const [index, stage] of stages.entries()) {
     if (stage.filter === 'flate') {

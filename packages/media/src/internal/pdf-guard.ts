@@ -22,7 +22,9 @@ import {
 export const MAX_PDF_INFLATED_BYTES = 128 * 1024 * 1024;
 
 /** A `stream` keyword after a dictionary's `>>` (blanks and comments between), as pdf.js reads one. */
-const STREAM = />>(?:[\0\t\n\f\r ]|%[^\r\n]*)*stream(?![^\0\t\n\f\r ()<>[\]{}/%])/g;
+// A comment runs to its line end: each character belongs to one alternative only, so the
+// search stays linear (a comment that may end anywhere backtracks exponentially on `>>%%%…`).
+const STREAM = />>(?:[\0\t\n\f\r ]|%[^\r\n]*[\r\n])*stream(?![^\0\t\n\f\r ()<>[\]{}/%])/g;
 
 const FILTERS: Record<string, FilterName> = {
   FlateDecode: 'flate',
@@ -70,6 +72,15 @@ export async function checkPdf(bytes: Uint8Array, field: string): Promise<Uint8A
     return index;
   };
   let floor = 0;
+  // The first `endstream` at or after a position; reused while positions grow (linear overall).
+  let nextEnd = -1;
+  const endstreamAfter = (start: number) => {
+    if (nextEnd !== file.length && nextEnd < start) {
+      const found = text.indexOf('endstream', start);
+      nextEnd = found < 0 ? file.length : found;
+    }
+    return nextEnd;
+  };
   try {
     for (const match of text.matchAll(STREAM)) {
       const keyword = (match.index ?? 0) + match[0].length - 6;
@@ -78,8 +89,11 @@ export async function checkPdf(bytes: Uint8Array, field: string): Promise<Uint8A
       if (!found) throw new Refusal('a stream whose dictionary could not be read');
       const plan = planFor(found.dict, text, refs);
       if (plan.kind === 'none') continue;
-      if (plan.kind === 'decode' && (await decodesCleanly(file, text, keyword, plan.chains, budget)))
-        continue;
+      if (plan.kind === 'decode') {
+        const start = dataStart(text, keyword + 6);
+        const range = { start, firstEnd: endstreamAfter(start) };
+        if (await decodesCleanly(file, range, plan.chains, budget)) continue;
+      }
       neutralize(file, found);
     }
   } catch (error) {
@@ -106,14 +120,10 @@ function tooLarge(field: string, error: BudgetExceeded): MediaError {
 /** Decodes each chain (fast in memory when small, streamed otherwise); false when one is unclean. */
 async function decodesCleanly(
   file: Buffer,
-  text: string,
-  keyword: number,
+  { start, firstEnd }: { start: number; firstEnd: number },
   chains: Stage[][],
   budget: DecodeBudget,
 ): Promise<boolean> {
-  const start = dataStart(text, keyword + 6);
-  const endstream = text.indexOf('endstream', start);
-  const firstEnd = endstream < 0 ? file.length : endstream;
   for (const chain of chains) {
     const scan = nestedStreamScanner();
     let outcome: ChainOutcome | 'slow' = decodeChainSync(file, start, firstEnd, chain, budget, scan);
