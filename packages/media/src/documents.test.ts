@@ -1,9 +1,10 @@
 import { Document, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { deflateRawSync, deflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
+import { DOCX_CONTENT_TYPES as CONTENT_TYPES, zipOf as makeZip } from './internal/bomb-files.js';
 
 async function makePdf(pages: string[]): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
@@ -18,50 +19,6 @@ async function makeDocx(paragraphs: string[]): Promise<Buffer> {
   });
   return Packer.toBuffer(doc);
 }
-
-/** A ZIP of deflated entries whose headers declare `declared(name, real size)` bytes each. */
-function makeZip(entries: Array<{ name: string; data: Buffer; declared?: number }>): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const name = Buffer.from(entry.name);
-    const packed = deflateRawSync(entry.data);
-    const size = entry.declared ?? entry.data.length;
-    // Local and central headers share these fields; the central one has "version made by"
-    // before them, so they start 2 bytes later (`at` is where "version needed" stands).
-    const header = (length: number, signature: number, at: number) => {
-      const buffer = Buffer.alloc(length);
-      buffer.writeUInt32LE(signature, 0);
-      buffer.writeUInt16LE(20, at);
-      buffer.writeUInt16LE(8, at + 4);
-      buffer.writeUInt32LE(packed.length, at + 14);
-      buffer.writeUInt32LE(size, at + 18);
-      buffer.writeUInt16LE(name.length, at + 22);
-      return buffer;
-    };
-    const local = header(30, 0x04034b50, 4);
-    const central = header(46, 0x02014b50, 6);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, packed);
-    centrals.push(central, name);
-    offset += local.length + name.length + packed.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
-const CONTENT_TYPES = Buffer.from(
-  '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-);
 
 /** A one-page PDF whose content stream says "Hello bomb" and then holds `padding` spaces, deflated. */
 function bombPdf(padding: number): Buffer {

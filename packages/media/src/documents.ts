@@ -61,13 +61,13 @@ export async function extractDocument(
 }
 
 async function pdfText(bytes: Uint8Array, field: string): Promise<{ text: string; pages: number }> {
-  // Before pdf.js: it would inflate a stream bomb in full (see checkPdf).
-  checkPdf(bytes, field);
+  // Before pdf.js: it would inflate a stream bomb in full. checkPdf answers the copy pdf.js
+  // may take ownership of (detach), with the streams it did not vouch for left undecoded.
+  const checked = await checkPdf(bytes, field);
   try {
     // pdf.js (inside unpdf) is large: imported on the first PDF, not with the package.
     const { extractText } = await import('unpdf');
-    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
-    const { totalPages, text } = await extractText(new Uint8Array(bytes), { mergePages: false });
+    const { totalPages, text } = await extractText(checked, { mergePages: false });
     return { text: tidy(text.join('\n\n')), pages: totalPages };
   } catch (error) {
     throw new MediaError('CORRUPT_INPUT', `${field} is a PDF that could not be read: ${short(error)}`, {

@@ -65,6 +65,14 @@ export const orchestrateSectionSchema = z.strictObject({
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(4 * 1024 * 1024),
+  /**
+   * Tasks (processes and threads) one run may hold at once: a pids cgroup per run when the
+   * daemon is root and one is writable, else RLIMIT_NPROC inside the jail. The jailed Node
+   * alone uses about a dozen.
+   */
+  maxProcesses: z.number().int().min(16).max(4096).default(64),
+  /** Memory of one run in MiB: the run's memory cgroup when there is one, and each process's RLIMIT_DATA. */
+  maxMemoryMb: z.number().int().min(64).max(65_536).default(1024),
   /** The bubblewrap binary. */
   bwrapPath: z.string().min(1).max(4096).default('bwrap'),
   /** The Node binary run inside the jail. @default the daemon's own (`process.execPath`) */

@@ -16,7 +16,8 @@ const LOCAL = 0x04034b50;
  * inflates each entry in full and only then compares the size with the header, so a 25 MiB
  * file of zeros deflated 1000:1 would take gigabytes. Here every entry is inflated with zlib's
  * output cap set to the size its header declares (never more than {@link MAX_UNPACKED_BYTES}
- * in all), at the offsets JSZip reads; a lying header or an oversize archive is refused.
+ * in all), at the offsets JSZip reads, every central header JSZip reads (it ignores the
+ * end record's count); a lying header or an oversize archive is refused.
  */
 export function checkZip(bytes: Uint8Array, field: string): void {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -39,16 +40,27 @@ export function checkZip(bytes: Uint8Array, field: string): void {
     }
   }
   if (end < 0) corrupt('no ZIP end record');
-  const entries = buffer.readUInt16LE(end + 10);
-  if (entries > MAX_ENTRIES) corrupt(`more than ${MAX_ENTRIES} entries`);
-  let at = buffer.readUInt32LE(end + 16);
+  // JSZip's reading: the directory starts where the end record says, shifted by any bytes
+  // between its declared end and the end record (data prepended to the archive), and every
+  // consecutive central header is an entry, whatever count the end record gives.
+  // Any field at its maximum makes JSZip read a ZIP64 record instead: never a DOCX's size.
+  const sixteen = [4, 6, 8, 10].some((at) => buffer.readUInt16LE(end + at) === 0xffff);
+  if (sixteen || [12, 16].some((at) => buffer.readUInt32LE(end + at) === 0xffffffff))
+    corrupt('ZIP64 archives are not read');
+  const size = buffer.readUInt32LE(end + 12);
+  const declaredStart = buffer.readUInt32LE(end + 16);
+  const shift = end - (declaredStart + size);
+  if (shift < 0) corrupt('the central directory runs past its end record');
+  let at = declaredStart + shift;
   let total = 0;
-  for (let index = 0; index < entries; index += 1) {
-    if (at + 46 > buffer.length || buffer.readUInt32LE(at) !== CENTRAL) corrupt('bad central directory');
+  let entries = 0;
+  while (at + 46 <= buffer.length && buffer.readUInt32LE(at) === CENTRAL) {
+    entries += 1;
+    if (entries > MAX_ENTRIES) corrupt(`more than ${MAX_ENTRIES} entries`);
     const method = buffer.readUInt16LE(at + 10);
     const compressed = buffer.readUInt32LE(at + 20);
     const declared = buffer.readUInt32LE(at + 24);
-    const local = buffer.readUInt32LE(at + 42);
+    const local = buffer.readUInt32LE(at + 42) + shift;
     at += 46 + buffer.readUInt16LE(at + 28) + buffer.readUInt16LE(at + 30) + buffer.readUInt16LE(at + 32);
     // ZIP64 sizes (0xFFFFFFFF) are over the cap anyway.
     total += declared;
@@ -60,11 +72,12 @@ export function checkZip(bytes: Uint8Array, field: string): void {
     if (method === 0) {
       if (compressed !== declared) corrupt('stored entry size mismatch');
     } else if (method === 8) {
-      const size = inflatedSize(data, declared);
-      if (size === undefined) corrupt('an entry inflates past its declared size or is not deflate data');
-      if (size !== declared) corrupt('an entry inflates to another size than declared');
+      const inflated = inflatedSize(data, declared);
+      if (inflated === undefined) corrupt('an entry inflates past its declared size or is not deflate data');
+      if (inflated !== declared) corrupt('an entry inflates to another size than declared');
     } else corrupt(`compression method ${method} is not supported`);
   }
+  if (entries === 0) corrupt('bad central directory');
 }
 
 /** The inflated size of raw deflate `data`, or undefined when it passes `declared` or is not deflate. */

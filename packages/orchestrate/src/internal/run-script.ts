@@ -109,6 +109,10 @@ export async function runScript(
         }),
         timeoutMs: Math.min(settings.timeoutMs, request.timeoutMs ?? settings.timeoutMs),
         stdoutCapBytes: settings.stdoutCapBytes,
+        limits: {
+          runId,
+          limits: { maxProcesses: settings.maxProcesses, maxMemoryBytes: settings.maxMemoryMb * 1024 * 1024 },
+        },
         signal,
         // The jail leads its own process group: killing the run kills everything in it.
         onStart: (child) => {

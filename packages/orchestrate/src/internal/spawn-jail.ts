@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { type JailLimits, type LimitedCommand, limitedCommand } from './run-limits.js';
 
 /** Why a script run failed (the contract's `failureClass`). */
 export type FailureClass = 'timeout' | 'stdout_cap' | 'nonzero_exit' | 'spawn_fail' | 'lease_absent';
@@ -24,6 +25,8 @@ export interface RunJailedOptions {
   signal: AbortSignal;
   /** Called with the child once it started (process tracking: it leads its own process group). */
   onStart: (child: ChildProcess) => void;
+  /** Processes and memory the run may hold (see run-limits.ts); unset: none beyond the host's. */
+  limits?: { limits: JailLimits; runId: string } | undefined;
 }
 
 const STDERR_KEEP = 8 * 1024;
@@ -44,11 +47,22 @@ function killGroup(child: ChildProcess): void {
  * bwrap that cannot start, or that reports it could not build the jail, is `spawn_fail`: the
  * script never ran, and nothing ever runs outside the jail.
  */
-export function runJailed(options: RunJailedOptions): Promise<JailExit> {
+export async function runJailed(options: RunJailedOptions): Promise<JailExit> {
+  const limited: LimitedCommand = options.limits
+    ? await limitedCommand(options.bwrapPath, options.args, options.limits.limits, options.limits.runId)
+    : { command: options.bwrapPath, args: options.args, mechanism: 'rlimit', release: async () => {} };
+  try {
+    return await spawnJail(options, limited);
+  } finally {
+    await limited.release();
+  }
+}
+
+function spawnJail(options: RunJailedOptions, limited: LimitedCommand): Promise<JailExit> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn(options.bwrapPath, options.args, {
+      child = spawn(limited.command, limited.args, {
         env: options.env,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
@@ -94,8 +108,14 @@ export function runJailed(options: RunJailedOptions): Promise<JailExit> {
       if (!started) return;
       const exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 9) : 9);
       const text = Buffer.concat(stdout).toString('utf8');
-      // bwrap's own messages start with "bwrap:"; with exit 1 and nothing else, the jail never formed.
-      if (failureClass === undefined && exitCode !== 0 && /^bwrap: /m.test(stderr) && text === '') {
+      // bwrap's own messages start with "bwrap:" (the cgroup wrapper's with "agentd-jail:", as
+      // when it cannot execute bwrap); with nothing else, the jail never formed.
+      if (
+        failureClass === undefined &&
+        exitCode !== 0 &&
+        /^(bwrap|agentd-jail): /m.test(stderr) &&
+        text === ''
+      ) {
         finish({
           ...spawnFail(options.bwrapPath, stderr.trim().split('\n').pop() ?? 'bwrap failed'),
           stderr,

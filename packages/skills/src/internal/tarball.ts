@@ -1,4 +1,4 @@
-import { createGunzip } from 'node:zlib';
+import { createGunzip, type Gunzip } from 'node:zlib';
 import type { ReadEntry } from 'tar';
 import { SkillsError } from '../errors.js';
 import type { SkillFile } from '../scan.js';
@@ -60,7 +60,9 @@ export async function readTarball(bytes: Buffer, maxUnpackedBytes: number): Prom
       else parser.end(bytes);
       return;
     }
-    streamGunzip(bytes, maxUnpackedBytes, parser, reject);
+    const gunzip = streamGunzip(bytes, maxUnpackedBytes, parser, reject);
+    // A parser that gave up (not a tarball) needs nothing more inflated.
+    parser.on('error', () => gunzip.destroy());
   }).catch((error: unknown) => {
     if (error instanceof SkillsError) throw error;
     throw new SkillsError('INVALID_ARCHIVE', 'The registry answered something that is not a tarball', {
@@ -74,13 +76,14 @@ export async function readTarball(bytes: Buffer, maxUnpackedBytes: number): Prom
 /**
  * Inflates `bytes` chunk by chunk into `parser`, counting what comes out: past `budget` the
  * inflater is destroyed (nothing more is inflated) and `fail` gets `INVALID_ARCHIVE`.
+ * Answers the inflater, for the caller to stop it early.
  */
 function streamGunzip(
   bytes: Buffer,
   budget: number,
   parser: { write(chunk: Buffer): unknown; end(): unknown },
   fail: (error: unknown) => void,
-): void {
+): Gunzip {
   const gunzip = createGunzip({ chunkSize: 64 * 1024 });
   let unpacked = 0;
   gunzip.on('data', (chunk: Buffer) => {
@@ -100,6 +103,7 @@ function streamGunzip(
   gunzip.on('end', () => parser.end());
   gunzip.on('error', fail);
   gunzip.end(bytes);
+  return gunzip;
 }
 
 const tooLarge = (budget: number) =>
