@@ -3,6 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpServerEntry, McpSection } from './config.js';
 import { AgentdMcpError } from './errors.js';
+import type { McpClientHooks } from './internal/client-requests.js';
 import { type Backoff, type McpServerState, ServerConnection } from './internal/server-connection.js';
 
 /** Where the host puts the tools: the agent runtime's tool runner. */
@@ -27,6 +28,8 @@ export interface McpToolHostOptions {
   logger?: Logger | undefined;
   /** @default Date.now */
   now?: (() => number) | undefined;
+  /** What servers may ask of agentd: roots, sampling, elicitation (see {@link McpClientHooks}). @default none */
+  client?: McpClientHooks | undefined;
 }
 
 /** One server as `gateway.status` shows it. */
@@ -121,7 +124,8 @@ function agentToolsOf(
             data: { serverId: id },
           });
         }
-        return resultOf(await connection.call(tool.name, params, context.signal), name);
+        const caller = { agentId: context.agentId, sessionKey: context.sessionKey, signal: context.signal };
+        return resultOf(await connection.call(tool.name, params, caller), name);
       },
     });
   }
@@ -181,6 +185,7 @@ export function createMcpToolHost(options: McpToolHostOptions): McpToolHost {
       logger,
       backoff,
       now,
+      options.client,
     );
     server.connection = connection;
     try {
