@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFixtureServer } from './fixtures/mcp-fixture-server.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { CHART_PNG, createFixtureServer } from './fixtures/mcp-fixture-server.js';
 import type { RunningDaemon } from '../src/index.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { daemonPool, eventually, rpcClient } from './helpers.js';
+import { daemonPool, eventually, openAiProviders, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-mcp-tools-');
 /** The test's daemon, which the helpers below call. */
@@ -349,5 +350,42 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
       reason: 'not now',
     });
     expect(await declined).toContain('{\\"action\\":\\"decline\\"}');
+  });
+
+  it('gives a vision model an MCP tool image as an image part, not as base64 text', async () => {
+    const model = await startFakeOpenAi({
+      apiKey: 'sk-model',
+      respond: (_body, index) =>
+        index === 0
+          ? { toolCalls: [{ id: 'c1', name: 'fixture__chart', input: {} }], finishReason: 'tool_calls' }
+          : { text: 'A flat chart.' },
+    });
+    pool.closeAfter(model);
+    daemon = await pool.start(pool.tempDir(), {
+      config: {
+        providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-vision']),
+        agents: { entries: { viewer: { name: 'viewer', provider: 'oai', tools: ['fixture__*'] } } },
+        mcp: { servers: { fixture: stdioServer({ env: {} }) } },
+      },
+      env: { MODEL_KEY: 'sk-model' },
+    });
+    await connectedWith('fixture', 'fixture__chart');
+    const answer = await rpcClient(daemon.url).call<{ response: string }>('agent.execute', {
+      agentId: 'viewer',
+      message: 'describe the chart',
+    });
+    expect(answer.response).toBe('A flat chart.');
+    const second = model.requests.filter((request) => request.path === '/v1/chat/completions')[1];
+    const messages = (second!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const tool = messages.find((message) => message.role === 'tool');
+    expect(tool?.content).toBe('"the chart:\\n[image/png image, attached]"');
+    const images = messages.at(-1);
+    expect(images).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Images from fixture__chart:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${CHART_PNG}` } },
+      ],
+    });
   });
 });

@@ -8,6 +8,7 @@ export type {
   ObservedTurn,
   TokensUsed,
   ToolContext,
+  ToolImage,
   TurnOrigin,
   WakeTarget,
 } from './agent.js';

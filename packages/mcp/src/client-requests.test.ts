@@ -92,7 +92,33 @@ const schema = {
   required: ['confirm'],
 };
 
+/** A 1x1 PNG. */
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
 describe('MCP servers asking agentd (roots, sampling, elicitation, tasks)', () => {
+  it('attaches image results to the call for the model instead of giving it base64 text', async () => {
+    const url = await serveStateful((mcp) => {
+      mcp.registerTool('chart', {}, () => ({
+        content: [
+          { type: 'text', text: 'the chart:' },
+          { type: 'image', data: PNG, mimeType: 'image/png' },
+        ],
+      }));
+    });
+    const tools = await hostOf(url, {});
+    const attached: unknown[] = [];
+    const result = await tools.tools
+      .get('srv__chart')!
+      .handler({}, { ...context(), attachImages: (images) => void attached.push(...images) });
+    expect(attached).toEqual([{ data: PNG, mediaType: 'image/png' }]);
+    expect(result).toBe('the chart:\n[image/png image, attached]');
+    // A runtime that takes no images gets a note, still never the bytes.
+    expect(await tools.tools.get('srv__chart')!.handler({}, context())).toBe(
+      'the chart:\n[image/png image, not shown]',
+    );
+  });
+
   it('declares roots and answers roots/list with the workspace of the agent whose call is in flight', async () => {
     const url = await serveStateful((mcp) => {
       mcp.registerTool('roots', {}, async (extra) => {

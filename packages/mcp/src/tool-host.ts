@@ -82,13 +82,34 @@ function paramsOf(tool: Tool): z.ZodType {
   }
 }
 
-/** What a tool call gives the model: structured content, else the text parts, else the parts. */
-function resultOf(result: CallToolResult, name: string): unknown {
+/** A content part other than text, as the model reads it: an image is attached, media noted, links kept. */
+function partOf(part: CallToolResult['content'][number], context: ToolContext): string {
+  if (part.type === 'text') return part.text;
+  if (part.type === 'image') {
+    if (context.attachImages) {
+      context.attachImages([{ data: part.data, mediaType: part.mimeType }]);
+      return `[${part.mimeType} image, attached]`;
+    }
+    return `[${part.mimeType} image, not shown]`;
+  }
+  if (part.type === 'audio') return `[${part.mimeType} audio, not shown]`;
+  if (part.type === 'resource_link') return JSON.stringify(part);
+  const { resource } = part;
+  return 'text' in resource
+    ? resource.text
+    : `[${resource.mimeType ?? 'binary'} resource ${resource.uri}, not shown]`;
+}
+
+/**
+ * What a tool call gives the model: structured content, else its parts as text. Images are
+ * attached to the call (the model sees them as images), never put in the text as base64.
+ */
+function resultOf(result: CallToolResult, name: string, context: ToolContext): unknown {
   const texts = result.content.filter((part) => part.type === 'text').map((part) => part.text);
   if (result.isError) throw new Error(texts.join('\n').slice(0, 2000) || `${name} reported an error`);
+  const parts = result.content.map((part) => partOf(part, context));
   if (result.structuredContent !== undefined) return result.structuredContent;
-  if (texts.length === result.content.length) return texts.join('\n');
-  return result.content;
+  return parts.join('\n');
 }
 
 /**
@@ -125,7 +146,7 @@ function agentToolsOf(
           });
         }
         const caller = { agentId: context.agentId, sessionKey: context.sessionKey, signal: context.signal };
-        return resultOf(await connection.call(tool.name, params, caller), name);
+        return resultOf(await connection.call(tool.name, params, caller), name, context);
       },
     });
   }
