@@ -218,6 +218,7 @@ describe('MCP servers asking agentd (roots, sampling, elicitation, tasks)', () =
       { allow: false as const, via: 'denied', reason: 'not today' },
       { allow: false as const, via: 'denied', reason: 'timeout' },
       { allow: true as const, via: 'off' },
+      { allow: true as const, via: 'auto' },
     ];
     const checks: Array<{ toolName: string; input: unknown }> = [];
     const tools = await hostOf(url, {
@@ -228,10 +229,11 @@ describe('MCP servers asking agentd (roots, sampling, elicitation, tasks)', () =
     });
     const deploy = tools.tools.get('srv__deploy')!;
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(JSON.parse(String(await deploy.handler({}, context()))));
+    for (let i = 0; i < 5; i++) answers.push(JSON.parse(String(await deploy.handler({}, context()))));
     expect(answers).toEqual([
       { action: 'accept', content: { confirm: true } },
       { action: 'decline' },
+      { action: 'cancel' },
       { action: 'cancel' },
       { action: 'cancel' },
     ]);

@@ -194,11 +194,12 @@ export async function sample(
 const NO_CHOICE = new Set(['timeout', 'cancelled', 'shutdown', 'restart', 'unavailable']);
 
 /**
- * `elicitation/create` (form mode) as an approval request to the operator (`mcp.<id>.elicitation`,
- * the message and requested schema shown digested): approved answers `accept` with the
- * schema's defaults as content; denied (by the operator or a rule) `decline`; nobody
- * deciding (approvals off, timeout, the turn ending) `cancel`. A form whose required fields
- * have no default cannot be filled in through an approval, so it is declined.
+ * `elicitation/create` (form mode) as an approval request to the operator
+ * (`mcp.<id>.elicitation`, the message and requested schema shown digested): a person's
+ * approval answers `accept` with the schema's defaults as content; a denial (the operator's
+ * or a rule's) `decline`; nobody deciding (approvals off, an `auto` rule, timeout, the turn
+ * ending) `cancel`. A form whose required fields have no default cannot be filled in through
+ * an approval, so it is declined.
  */
 export async function elicit(
   scope: RequestScope,
@@ -216,7 +217,8 @@ export async function elicit(
     signal: bothSignals(asker, signal),
   });
   if (!verdict.allow) return { action: NO_CHOICE.has(verdict.reason) ? 'cancel' : 'decline' };
-  if (verdict.via === 'off') return { action: 'cancel' };
+  // Only a person's yes accepts: approvals off or an `auto` rule asked nobody.
+  if (verdict.via !== 'approved' && verdict.via !== 'approval_cache') return { action: 'cancel' };
   const content: Record<string, string | number | boolean | string[]> = {};
   for (const [name, property] of Object.entries(params.requestedSchema.properties)) {
     const fallback = (property as { default?: unknown }).default;
