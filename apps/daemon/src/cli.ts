@@ -38,7 +38,7 @@ Usage:
       Approve or deny one waiting tool call (an admin token is needed).
   agentd mcp [--url URL] [--token TOKEN]
       Serve agentd as an MCP server over stdin/stdout (for MCP clients that spawn their
-      servers); every tool is a call to the daemon at URL with TOKEN, as for \`call\`.
+      servers): a bridge to the daemon's /mcp at URL with TOKEN; a refused token exits 1.
   agentd --help | --version
 
 Environment: AGENTD_DATA_DIR, AGENTD_ADMIN_TOKEN, AGENTD_URL, AGENTD_TOKEN, AGENTD_MASTER_KEY.
