@@ -37,7 +37,7 @@ Usage:
       Approve or deny one waiting tool call (an admin token is needed).
   agentd mcp [--url URL] [--token TOKEN]
       Serve agentd as an MCP server over stdin/stdout (for MCP clients that spawn their
-      servers); every tool is a call to the daemon at URL with TOKEN, as for \`call\`.
+      servers): a bridge to the daemon's /mcp at URL with TOKEN; a refused token exits 1.
   agentd doctor [--data-dir DIR] [--url URL] [--token TOKEN] [--json]
       Check a data dir and the daemon running on it: config, file modes, master key, each
       provider, chat platform and MCP server, the programs features run, disk space, clock

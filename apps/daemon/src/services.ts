@@ -590,7 +590,7 @@ async function startAgents(
   });
   followMemory(memory, agentRuntime, () => learningRef);
 
-  const mcpTools = await startMcpTools(context, lifecycle, agentRuntime, lookupSecret);
+  const mcpTools = await startMcpTools(context, lifecycle, agentRuntime, approvals, lookupSecret);
   // capabilities.introspect shows the servers' state and tools beside the caller's runs.
   autonomy.useToolServers(() => mcpTools.status());
 
@@ -755,9 +755,10 @@ function startMcpTools(
   context: ServiceContext,
   lifecycle: Lifecycle,
   agentRuntime: AgentRuntime,
+  approvals: ApprovalService,
   lookupSecret: Stores['lookupSecret'],
 ): Promise<McpToolHost> {
-  const { config, logger, now } = context;
+  const { config, logger, now, dataDir } = context;
   return lifecycle.start(
     'mcp servers',
     () => {
@@ -768,6 +769,14 @@ function startMcpTools(
           unregister: (names) => agentRuntime.unregisterTools(names),
         },
         resolveSecrets: (entry) => resolveSecretRefs(entry, lookupSecret),
+        // Servers see the agents' workspaces as roots, sample with the asking agent's model
+        // and elicit through the operator, both under the approval rules.
+        client: {
+          workspaceOf: (agentId) => workspacePath(dataDir, agentId),
+          agentIds: () => agentRuntime.agents.list(),
+          approve: (check) => approvals.check(check),
+          complete: (request) => agentRuntime.complete(request),
+        },
         logger: logger.module('mcp'),
         now,
       });

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFixtureServer } from './fixtures/mcp-fixture-server.js';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
+import { CHART_PNG, createFixtureServer } from './fixtures/mcp-fixture-server.js';
 import type { RunningDaemon } from '../src/index.js';
 import { listenLocal } from '../../../packages/channels/test/fake-server.js';
-import { daemonPool, eventually, rpcClient } from './helpers.js';
+import { daemonPool, eventually, openAiProviders, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-mcp-tools-');
 /** The test's daemon, which the helpers below call. */
@@ -287,5 +289,103 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     expect(answers).not.toContain('http-secret');
     expect(answers).not.toContain('planted-team-credential');
     expect(answers).toContain('"x-team-key":"[REDACTED]"');
+  });
+
+  it('answers a server roots, sampling (the agent model) and elicitation (the operator), under the approval rules', async () => {
+    const dataDir = pool.tempDir();
+    daemon = await pool.start(dataDir, {
+      config: {
+        agents,
+        mcp: { servers: { fixture: stdioServer({ env: {} }) } },
+        approvals: {
+          enabled: true,
+          defaultMode: 'auto',
+          rules: [
+            { tool: 'mcp.fixture.*', mode: 'require' },
+            { tool: 'fixture__*', mode: 'auto' },
+          ],
+        },
+      },
+    });
+    await connectedWith('fixture', 'fixture__confirm');
+    const admin = rpcClient(daemon.url);
+    const pending = (tool: string) =>
+      eventually(async () =>
+        (
+          await admin.call<{ requests: Array<{ id: string; toolName: string; agentId: string }> }>(
+            'admin.approval.pending',
+          )
+        ).requests.find((request) => request.toolName === tool),
+      );
+
+    // roots/list during helper's call: helper's workspace, as a file:// URI.
+    const roots = await toolTurn('helper', 'fixture__roots');
+    const uri = pathToFileURL(join(dataDir, 'workspaces', 'helper')).href;
+    expect(roots).toContain(
+      JSON.stringify(JSON.stringify({ roots: [{ uri, name: 'workspace of agent helper' }] })),
+    );
+
+    // sampling/createMessage: waits for the operator, then the calling agent's own model answers.
+    const sampling = toolTurn('helper', 'fixture__summarise', { text: 'what is MCP' });
+    const sampleRequest = await pending('mcp.fixture.sampling');
+    expect(sampleRequest.agentId).toBe('helper');
+    await admin.call('admin.approval.resolve', { id: sampleRequest.id, approved: true });
+    expect(await sampling).toMatch(/\\"model\\":\\"offline\//);
+    const refusedSampling = toolTurn('helper', 'fixture__summarise', { text: 'again' });
+    const second = await pending('mcp.fixture.sampling');
+    await admin.call('admin.approval.resolve', { id: second.id, approved: false, reason: 'no' });
+    expect(await refusedSampling).toMatch(/Tool fixture__summarise failed: .*not approved/);
+
+    // elicitation/create: the operator's approval accepts (with the form's defaults), a denial declines.
+    const confirmed = toolTurn('helper', 'fixture__confirm');
+    await admin.call('admin.approval.resolve', {
+      id: (await pending('mcp.fixture.elicitation')).id,
+      approved: true,
+    });
+    expect(await confirmed).toContain('{\\"action\\":\\"accept\\",\\"content\\":{\\"go\\":true}}');
+    const declined = toolTurn('outsider', 'fixture__confirm');
+    await admin.call('admin.approval.resolve', {
+      id: (await pending('mcp.fixture.elicitation')).id,
+      approved: false,
+      reason: 'not now',
+    });
+    expect(await declined).toContain('{\\"action\\":\\"decline\\"}');
+  });
+
+  it('gives a vision model an MCP tool image as an image part, not as base64 text', async () => {
+    const model = await startFakeOpenAi({
+      apiKey: 'sk-model',
+      respond: (_body, index) =>
+        index === 0
+          ? { toolCalls: [{ id: 'c1', name: 'fixture__chart', input: {} }], finishReason: 'tool_calls' }
+          : { text: 'A flat chart.' },
+    });
+    pool.closeAfter(model);
+    daemon = await pool.start(pool.tempDir(), {
+      config: {
+        providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-vision']),
+        agents: { entries: { viewer: { name: 'viewer', provider: 'oai', tools: ['fixture__*'] } } },
+        mcp: { servers: { fixture: stdioServer({ env: {} }) } },
+      },
+      env: { MODEL_KEY: 'sk-model' },
+    });
+    await connectedWith('fixture', 'fixture__chart');
+    const answer = await rpcClient(daemon.url).call<{ response: string }>('agent.execute', {
+      agentId: 'viewer',
+      message: 'describe the chart',
+    });
+    expect(answer.response).toBe('A flat chart.');
+    const second = model.requests.filter((request) => request.path === '/v1/chat/completions')[1];
+    const messages = (second!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const tool = messages.find((message) => message.role === 'tool');
+    expect(tool?.content).toBe('"the chart:\\n[image/png image, attached]"');
+    const images = messages.at(-1);
+    expect(images).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Images from fixture__chart:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${CHART_PNG}` } },
+      ],
+    });
   });
 });

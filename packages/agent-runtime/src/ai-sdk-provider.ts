@@ -6,6 +6,7 @@ import { AgentRuntimeError } from './errors.js';
 import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import { parseOptions } from './internal/options.js';
 import { type AiSdk, isApiCallError, loadAiSdk } from './internal/ai-sdk.js';
+import type { ToolImage } from '@agentd/contracts';
 import type {
   ModelFinishReason,
   ModelMessage,
@@ -245,9 +246,34 @@ function createSdkProvider(
   return { id: options.id, type, offline: false, stream, probe };
 }
 
+/**
+ * The messages in the AI SDK's shape. Images a tool attached follow its results as a user
+ * message of image parts: OpenAI-compatible tool messages carry text only (the SDK would send
+ * the parts as JSON text), and every vision model reads images in a user message.
+ */
 function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
   const out: SdkMessage[] = [];
+  let images: Array<{ toolName: string; image: ToolImage }> = [];
+  const flushImages = () => {
+    if (images.length === 0) return;
+    out.push({
+      role: 'user',
+      content: [
+        {
+          type: 'text',
+          text: `Images from ${[...new Set(images.map((entry) => entry.toolName))].join(', ')}:`,
+        },
+        ...images.map(({ image }) => ({
+          type: 'image' as const,
+          image: image.data,
+          mediaType: image.mediaType,
+        })),
+      ],
+    });
+    images = [];
+  };
   for (const message of messages) {
+    if (message.role !== 'tool') flushImages();
     if (message.role === 'user') {
       out.push({ role: 'user', content: message.content });
     } else if (message.role === 'assistant') {
@@ -268,6 +294,7 @@ function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
         ],
       });
     } else {
+      for (const image of message.images ?? []) images.push({ toolName: message.toolName, image });
       out.push({
         role: 'tool',
         content: [
@@ -283,6 +310,7 @@ function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
       });
     }
   }
+  flushImages();
   return out;
 }
 

@@ -165,3 +165,4 @@ export {
   type TurnResult,
   type TurnStreamEvent,
 } from './types.js';
+export type { CompletionRequest, CompletionResult } from './model-complete.js';

@@ -1,3 +1,4 @@
+import type { ToolImage } from '@agentd/contracts';
 /** A tool call the model asked for. */
 export interface ModelToolCall {
   toolCallId: string;
@@ -10,7 +11,15 @@ export interface ModelToolCall {
 export type ModelMessage =
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
-  | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      toolName: string;
+      content: string;
+      isError?: boolean;
+      /** Images the tool attached (base64), sent to the model as images after the results. */
+      images?: ToolImage[];
+    };
 
 /** A tool offered to the model. */
 export interface ModelToolSpec {

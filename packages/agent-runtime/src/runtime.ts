@@ -6,6 +6,7 @@ import { agentsSectionSchema, contextEngineSectionSchema, providersSectionSchema
 import type { EvidenceRolls } from '@agentd/evidence';
 import { parseOptions } from './internal/options.js';
 import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { type CompletionRequest, type CompletionResult, completeWithAgentModel } from './model-complete.js';
 import { createModelResolver, type ModelView, type ProviderView } from './model-resolver.js';
 import { createRuntimeContext } from './runtime-context.js';
 import {
@@ -44,6 +45,8 @@ export interface AgentRuntime {
   start(): Promise<void>;
   /** Runs one turn (serialised per session, parallel across sessions). */
   runTurn(request: TurnRequest): Promise<TurnResult>;
+  /** One call of an agent's model outside any turn: no tools, session or memory (MCP sampling). */
+  complete(request: CompletionRequest): Promise<CompletionResult>;
   /** Adds tools; a name already registered throws `INVALID_OPTIONS`. */
   registerTools(tools: AgentTool[]): void;
   /** Removes tools by name (unknown names are ignored): tools whose source went away (an MCP server's). */
@@ -115,6 +118,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       await ctx.db.migrate(MIGRATION_PACKAGE, agentRuntimeMigrations);
     },
     runTurn: turns.runTurn,
+    complete: (request) => completeWithAgentModel(agents, models, request),
     registerTools(list) {
       for (const tool of list) tools.register(tool);
     },

@@ -1,4 +1,4 @@
-import type { CallerChannel } from '@agentd/contracts';
+import type { CallerChannel, ToolImage } from '@agentd/contracts';
 import { matchesAnyToolPattern, TOOL_NAME } from '@agentd/input-guards';
 import { z } from 'zod';
 import type { AgentDefinition } from './config.js';
@@ -46,6 +46,8 @@ export interface ToolOutcome {
   message: NewMessage;
   record: TrajectoryRecord;
   ok: boolean;
+  /** Images the tool attached for the model's next step (never stored with the message). */
+  images?: ToolImage[];
 }
 
 /** The registered tools and the single path every tool call takes. */
@@ -164,9 +166,10 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
         break;
       }
     }
-    result ??= await invoke(gateCall);
+    const images: ToolImage[] = [];
+    result ??= await invoke(gateCall, images);
     for (const gate of gates) if (gate.after) result = await gate.after(gateCall, result);
-    return outcome(input, result, Math.round((performance.now() - started) * 1000) / 1000);
+    return outcome(input, result, Math.round((performance.now() - started) * 1000) / 1000, images);
   }
 
   /**
@@ -177,7 +180,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
    * the call's own signal and is removed when the call settles, so a turn of many calls piles
    * nothing on the turn's signal.
    */
-  async function invoke(call: ToolGateCall): Promise<ToolGateResult> {
+  async function invoke(call: ToolGateCall, images: ToolImage[]): Promise<ToolGateResult> {
     const { tool, agent } = call;
     if (!tool) return failure(false, 'unknown_tool', `Unknown tool: ${call.toolName}`);
     const deadline = AbortSignal.timeout(agent.timeouts.toolMs);
@@ -198,6 +201,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
           traceId: call.traceId,
           ...(call.memoryTenant !== undefined ? { memoryTenant: call.memoryTenant } : {}),
           ...(call.callerChannel !== undefined ? { callerChannel: call.callerChannel } : {}),
+          attachImages: (list) => void images.push(...list),
         }),
         stopped,
       ]);
@@ -224,7 +228,12 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
     return { ran: true, text, content: text };
   }
 
-  function outcome(input: ToolRun, result: ToolGateResult, durationMs: number): ToolOutcome {
+  function outcome(
+    input: ToolRun,
+    result: ToolGateResult,
+    durationMs: number,
+    images: ToolImage[],
+  ): ToolOutcome {
     const { call } = input;
     const ok = result.errorKind === undefined;
     const message: NewMessage = {
@@ -255,7 +264,7 @@ export function createToolRunner(ctx: RuntimeContext, extraGates: readonly ToolG
       resultBytes: Buffer.byteLength(result.text),
       resultDigest: digest(result.text),
     };
-    return { message, record, ok };
+    return { message, record, ok, ...(ok && images.length > 0 ? { images } : {}) };
   }
 
   for (const tool of [createOffloadReadTool(ctx.dataDir) as AgentTool, ...ctx.settings.tools]) register(tool);

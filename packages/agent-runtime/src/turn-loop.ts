@@ -420,6 +420,8 @@ async function runCalls(
     else state.toolFailed++;
     state.trajectory.push(outcome.record);
     addToTail(state, outcome.message);
+    const sent = state.tail.at(-1);
+    if (outcome.images && sent?.role === 'tool') sent.images = outcome.images;
     state.request.onEvent?.({
       type: 'tool-result',
       toolName: call.toolName,

@@ -83,6 +83,17 @@ export interface ToolContext {
   memoryTenant?: string | undefined;
   /** The chat the turn answers (see `AgentTurnRequest.callerChannel`), when it answers one. */
   callerChannel?: CallerChannel | undefined;
+  /**
+   * Hands images to the model with this call's result (an MCP tool's `image` content): the
+   * model's next step sees them as images, not text. They are not stored with the session.
+   */
+  attachImages?: ((images: ToolImage[]) => void) | undefined;
+}
+
+/** An image a tool gives the model: base64 `data` of a `mediaType` (`image/png`). */
+export interface ToolImage {
+  data: string;
+  mediaType: string;
 }
 
 /**

@@ -10,6 +10,7 @@ export type {
   SpanSink,
   TokensUsed,
   ToolContext,
+  ToolImage,
   TurnOrigin,
   WakeTarget,
 } from './agent.js';

@@ -20,3 +20,9 @@ export {
   type McpToolRegistry,
 } from './tool-host.js';
 export type { Backoff, McpServerState } from './internal/server-connection.js';
+export type {
+  McpApprovalVerdict,
+  McpClientHooks,
+  McpCompletion,
+  McpCompletionRequest,
+} from './internal/client-requests.js';

@@ -3,6 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpServerEntry, McpSection } from './config.js';
 import { AgentdMcpError } from './errors.js';
+import type { McpClientHooks } from './internal/client-requests.js';
 import { type Backoff, type McpServerState, ServerConnection } from './internal/server-connection.js';
 
 /** Where the host puts the tools: the agent runtime's tool runner. */
@@ -27,6 +28,8 @@ export interface McpToolHostOptions {
   logger?: Logger | undefined;
   /** @default Date.now */
   now?: (() => number) | undefined;
+  /** What servers may ask of agentd: roots, sampling, elicitation (see {@link McpClientHooks}). @default none */
+  client?: McpClientHooks | undefined;
 }
 
 /** One server as `gateway.status` shows it. */
@@ -79,13 +82,34 @@ function paramsOf(tool: Tool): z.ZodType {
   }
 }
 
-/** What a tool call gives the model: structured content, else the text parts, else the parts. */
-function resultOf(result: CallToolResult, name: string): unknown {
+/** A content part other than text, as the model reads it: an image is attached, media noted, links kept. */
+function partOf(part: CallToolResult['content'][number], context: ToolContext): string {
+  if (part.type === 'text') return part.text;
+  if (part.type === 'image') {
+    if (context.attachImages) {
+      context.attachImages([{ data: part.data, mediaType: part.mimeType }]);
+      return `[${part.mimeType} image, attached]`;
+    }
+    return `[${part.mimeType} image, not shown]`;
+  }
+  if (part.type === 'audio') return `[${part.mimeType} audio, not shown]`;
+  if (part.type === 'resource_link') return JSON.stringify(part);
+  const { resource } = part;
+  return 'text' in resource
+    ? resource.text
+    : `[${resource.mimeType ?? 'binary'} resource ${resource.uri}, not shown]`;
+}
+
+/**
+ * What a tool call gives the model: structured content, else its parts as text. Images are
+ * attached to the call (the model sees them as images), never put in the text as base64.
+ */
+function resultOf(result: CallToolResult, name: string, context: ToolContext): unknown {
   const texts = result.content.filter((part) => part.type === 'text').map((part) => part.text);
   if (result.isError) throw new Error(texts.join('\n').slice(0, 2000) || `${name} reported an error`);
+  const parts = result.content.map((part) => partOf(part, context));
   if (result.structuredContent !== undefined) return result.structuredContent;
-  if (texts.length === result.content.length) return texts.join('\n');
-  return result.content;
+  return parts.join('\n');
 }
 
 /**
@@ -121,7 +145,8 @@ function agentToolsOf(
             data: { serverId: id },
           });
         }
-        return resultOf(await connection.call(tool.name, params, context.signal), name);
+        const caller = { agentId: context.agentId, sessionKey: context.sessionKey, signal: context.signal };
+        return resultOf(await connection.call(tool.name, params, caller), name, context);
       },
     });
   }
@@ -181,6 +206,7 @@ export function createMcpToolHost(options: McpToolHostOptions): McpToolHost {
       logger,
       backoff,
       now,
+      options.client,
     );
     server.connection = connection;
     try {

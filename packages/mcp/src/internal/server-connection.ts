@@ -5,6 +5,12 @@ import { backoffDelay } from '@agentd/async-control';
 import type { Logger } from '@agentd/contracts';
 import type { McpServerEntry } from '../config.js';
 import { AgentdMcpError } from '../errors.js';
+import {
+  type Asker,
+  clientCapabilities,
+  handleClientRequests,
+  type McpClientHooks,
+} from './client-requests.js';
 
 /** The SDK's `ErrorCode.ConnectionClosed` and `ErrorCode.RequestTimeout` (its enum is not loaded up front). */
 const CONNECTION_CLOSED = -32000;
@@ -43,6 +49,10 @@ export class ServerConnection {
   #retryTimer: NodeJS.Timeout | undefined;
   #failures = 0;
   #closing = false;
+  /** The turns whose calls of this server's tools are in flight. */
+  readonly #callers = new Set<Required<Asker>>();
+  /** Tools the server runs only as tasks (`execution.taskSupport: 'required'`), as last listed. */
+  #taskTools = new Set<string>();
 
   constructor(
     readonly id: string,
@@ -51,7 +61,15 @@ export class ServerConnection {
     private readonly logger: Logger,
     private readonly backoff: Backoff,
     private readonly now: () => number,
+    private readonly hooks: McpClientHooks = {},
   ) {}
+
+  /** The latest caller, when every call in flight is one agent's (whom a server's request is for). */
+  asker(): Asker | undefined {
+    const callers = [...this.#callers];
+    const agents = new Set(callers.map((caller) => caller.agentId));
+    return agents.size === 1 ? callers.at(-1) : undefined;
+  }
 
   /** `stdio` or `http`. */
   get transport(): 'stdio' | 'http' {
@@ -68,15 +86,19 @@ export class ServerConnection {
     return this.#connecting;
   }
 
-  /** Calls a tool; a loss of the server during the call, a timeout or a tool error reject. */
-  async call(tool: string, input: unknown, signal: AbortSignal): Promise<CallToolResult> {
+  /**
+   * Calls a tool for a turn (a tool that requires task augmentation as a task, polled to its
+   * end); a loss of the server during the call, a timeout or a tool error reject.
+   */
+  async call(tool: string, input: unknown, caller: Required<Asker>): Promise<CallToolResult> {
+    const { signal } = caller;
     const client = await this.connect();
+    const params = { name: tool, arguments: (input ?? {}) as Record<string, unknown> };
+    const options = { timeout: this.entry.callTimeoutMs, signal };
+    this.#callers.add(caller);
     try {
-      return (await client.callTool(
-        { name: tool, arguments: (input ?? {}) as Record<string, unknown> },
-        undefined,
-        { timeout: this.entry.callTimeoutMs, signal },
-      )) as CallToolResult;
+      if (this.#taskTools.has(tool)) return await callAsTask(client, params, options);
+      return (await client.callTool(params, undefined, options)) as CallToolResult;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (signal.aborted) throw error;
@@ -92,6 +114,8 @@ export class ServerConnection {
         throw this.#error('SERVER_UNAVAILABLE', `went away during ${tool}; it is being restarted`);
       }
       throw this.#error('CALL_FAILED', `failed ${tool}: ${message.slice(0, 300)}`);
+    } finally {
+      this.#callers.delete(caller);
     }
   }
 
@@ -123,7 +147,16 @@ export class ServerConnection {
       import('@modelcontextprotocol/sdk/client/index.js'),
       this.#transport(),
     ]);
-    const client = new Client({ name: 'agentd', version: '0.1.0' });
+    const client = new Client(
+      { name: 'agentd', version: '0.1.0' },
+      { capabilities: clientCapabilities(this.hooks) },
+    );
+    await handleClientRequests(client, {
+      id: this.id,
+      entry: this.entry,
+      hooks: this.hooks,
+      asker: () => this.asker(),
+    });
     const timer = setTimeout(
       () => void transport.close().catch(() => undefined),
       this.entry.connectTimeoutMs,
@@ -150,7 +183,7 @@ export class ServerConnection {
       this.state = 'connected';
       this.connectedAt = this.now();
       this.lastError = undefined;
-      this.events.onTools(tools);
+      this.#listed(tools);
       this.logger.info({ serverId: this.id, tools: tools.length }, 'mcp server connected');
       return client;
     } catch (error) {
@@ -224,10 +257,17 @@ export class ServerConnection {
   async #refresh(client: Client): Promise<void> {
     try {
       const tools = await listAll(client, this.entry.connectTimeoutMs);
-      if (this.#client === client) this.events.onTools(tools);
+      if (this.#client === client) this.#listed(tools);
     } catch (error) {
       this.lastError = `tool list refresh failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`;
     }
+  }
+
+  #listed(tools: Tool[]): void {
+    this.#taskTools = new Set(
+      tools.filter((tool) => tool.execution?.taskSupport === 'required').map((tool) => tool.name),
+    );
+    this.events.onTools(tools);
   }
 
   #error(code: 'SERVER_UNAVAILABLE' | 'CALL_TIMEOUT' | 'CALL_FAILED', text: string): AgentdMcpError {
@@ -246,4 +286,21 @@ async function listAll(client: Client, timeout: number): Promise<Tool[]> {
     if (cursor === undefined) break;
   }
   return tools;
+}
+
+/**
+ * Calls a tool that requires task augmentation: the server answers a task at once, which the
+ * SDK polls (`tasks/get`) until it ends and then fetches its result (`tasks/result`). The
+ * timeout bounds each request, the signal the whole wait.
+ */
+async function callAsTask(
+  client: Client,
+  params: { name: string; arguments: Record<string, unknown> },
+  options: { timeout: number; signal: AbortSignal },
+): Promise<CallToolResult> {
+  for await (const message of client.experimental.tasks.callToolStream(params, undefined, options)) {
+    if (message.type === 'result') return message.result as CallToolResult;
+    if (message.type === 'error') throw message.error;
+  }
+  throw new Error(`the task of ${params.name} ended without a result`);
 }
