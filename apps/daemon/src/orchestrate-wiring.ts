@@ -15,7 +15,7 @@ export interface OrchestrateWiring {
 /**
  * Creates the orchestrate service over the running parts: autonomy's leases and process
  * tracking, the agent's workspace, the runtime's tool runner for routed calls (so a script's
- * call takes the same gate chain as a model's) and media's guarded link reader for
+ * call takes the same gate chain as a model's, in the same memory tenant) and media's guarded link reader for
  * `web_fetch`; registers the `orchestrate` tool while the section enables it.
  */
 export function wireOrchestrate(parts: {
@@ -37,6 +37,7 @@ export function wireOrchestrate(parts: {
         agentId: call.agentId,
         sessionKey: call.sessionKey,
         traceId: call.traceId,
+        memoryTenant: call.memoryTenant,
         toolName: call.tool,
         input: call.args,
         signal: call.signal,

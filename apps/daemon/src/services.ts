@@ -70,7 +70,6 @@ import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
 import { resolveGraphExecutor } from './graph-runner.js';
 import type { Lifecycle } from './lifecycle.js';
-import { sharedToolsGate } from './methods/tenancy.js';
 import { startToolServices } from './tool-services.js';
 import { type OrchestrateWiring, wireOrchestrate } from './orchestrate-wiring.js';
 import { hookDeliverer, lateImageDeliverer, startChannels } from './channel-services.js';
@@ -428,9 +427,9 @@ async function startAgents(
       logger: logger.module('agent'),
       now,
       events,
-      // The tenant gate, then skills' permission manifests, then leases and capabilities, then a
-      // human's yes: a call refused anyway never waits for an approval.
-      toolGates: [sharedToolsGate(), skills.gate, autonomy.gate(), createApprovalGate(approvals)],
+      // After the runtime's own tenant gate: skills' permission manifests, then leases and
+      // capabilities, then a human's yes: a call refused anyway never waits for an approval.
+      toolGates: [skills.gate, autonomy.gate(), createApprovalGate(approvals)],
       approvals,
     }),
   );

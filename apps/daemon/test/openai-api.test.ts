@@ -182,7 +182,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect(limited.headers?.get('retry-after')).toBe('60');
   });
 
-  it('keeps a tenant-bound token in its tenant: its own user session, 403 for another tenant session', async () => {
+  it("keeps a tenant-bound token in its tenant: its own user session, another tenant's session not found", async () => {
     daemon = await pool.start(pool.tempDir(), { config: { openaiApi: { enabled: true } } });
     const admin = rpcClient(daemon.url);
     const bound = await admin.call<{ token: string }>('tokens.create', {
@@ -205,8 +205,8 @@ describe('OpenAI-compatible API (/v1)', () => {
         { headers: { 'x-agentd-session': 'globex:chat:bob' } },
       ),
     );
-    expect(refused.status).toBe(403);
-    expect(refused.type).toBe('permission_error');
+    expect(refused.status).toBe(404);
+    expect(refused.type).toBe('not_found_error');
   });
 
   it('answers the Responses API, streamed and not, continuing the session through previous_response_id', async () => {

@@ -1,4 +1,4 @@
-import { createHttpClient, RpcCallError } from '@agentd/client';
+import { createHttpClient, RpcCallError, type TenantMemoryInfo } from '@agentd/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningDaemon } from '../src/index.js';
 import { daemonPool, rpcClient } from './helpers.js';
@@ -37,13 +37,13 @@ async function tokenClient(params: Record<string, unknown>): Promise<Caller> {
 }
 
 describe('tenant-bound tokens (issue #23)', () => {
-  it('reach only their tenant and prefixes, are refused elsewhere with -32603 audited, and unbound tokens keep their reach', async () => {
+  it("reach only their tenant and prefixes, find another tenant's sessions and memory absent (-32004, audited), and unbound tokens keep their reach", async () => {
     daemon = await pool.start(pool.tempDir());
     const admin = rpcClient(daemon.url);
-    const acme = await tokenClient({ id: 'acme-app', tenant: 'acme' });
+    const acme = await tokenClient({ id: 'acme-app', tenantId: 'acme' });
     const bob = await tokenClient({
       id: 'globex-bob',
-      tenant: 'globex',
+      tenantId: 'globex',
       sessionPrefixes: ['globex:chat:bob'],
     });
     const plain = await tokenClient({ id: 'plain' });
@@ -66,22 +66,32 @@ describe('tenant-bound tokens (issue #23)', () => {
       [acme, 'session.send', { key: 'acmex:chat:eve', message: 'x' }],
       [acme, 'session.status', { key: 'default:chat:zed' }],
       [bob, 'session.send', { key: 'globex:chat:carol', message: 'x' }],
+      // Prefixes match whole key segments.
+      [bob, 'session.send', { key: 'globex:chat:bobby', message: 'x' }],
       [acme, 'memory.search', { query: 'hello', tenant: 'globex' }],
-      [acme, 'memory.inspect', {}],
     ];
     for (const [caller, method, params] of refusals) {
-      expect(await refusedCode(caller.call(method, params)), `${method} ${JSON.stringify(params)}`).toBe(
-        -32603,
+      const error = await caller.call(method, params).then(
+        () => undefined,
+        (caught: unknown) => caught,
       );
+      const label = `${method} ${JSON.stringify(params)}`;
+      expect(error, label).toBeInstanceOf(RpcCallError);
+      expect((error as RpcCallError).code, label).toBe(-32004);
+      // As if absent: the answer of a missing session, naming what the caller named.
+      expect((error as RpcCallError).message, label).toMatch(/^(Session|Memory tenant) not found: /);
     }
+    expect(await bob.call('session.send', { key: 'globex:chat:bob:thread', message: 'x' })).toMatchObject({
+      sessionKey: 'globex:chat:bob:thread',
+    });
 
     const keys = (listed: unknown) =>
       (listed as { sessions: Array<{ sessionKey: string }> }).sessions
         .map((session) => session.sessionKey)
         .sort();
     expect(keys(await acme.call('session.list', {}))).toEqual(['acme:chat:alice', 'acme:rpc:acme-app']);
-    expect(keys(await bob.call('session.list', {}))).toEqual(['globex:chat:bob']);
-    expect(keys(await plain.call('session.list', {}))).toHaveLength(4);
+    expect(keys(await bob.call('session.list', {}))).toEqual(['globex:chat:bob', 'globex:chat:bob:thread']);
+    expect(keys(await plain.call('session.list', {}))).toHaveLength(5);
     const hits = (await acme.call('session.search', { query: 'hello' })) as Array<{ sessionKey: string }>;
     expect(hits.map((hit) => hit.sessionKey).sort()).toEqual(['acme:chat:alice', 'acme:rpc:acme-app']);
     expect(await plain.call('session.history', { key: 'globex:chat:bob' })).toMatchObject({
@@ -133,13 +143,15 @@ describe('tenant-bound tokens (issue #23)', () => {
     ] as const) {
       expect(await refusedCode(acme.call(method, params)), method).toBe(-32004);
     }
+    // An operator-made job under the tenant's prefix is not the tenant's: absent too.
     for (const [method, params] of [
       ['cron.status', { name: 'planted' }],
       ['cron.remove', { name: 'planted' }],
-      ['cron.run', { mode: 'due' }],
     ] as const) {
-      expect(await refusedCode(acme.call(method, params)), method).toBe(-32603);
+      expect(await refusedCode(acme.call(method, params)), method).toBe(-32004);
     }
+    // Running every due job spans every tenant: a scope refusal.
+    expect(await refusedCode(acme.call('cron.run', { mode: 'due' }))).toBe(-32603);
     expect(await acme.call('cron.status', { name: 'digest' })).toMatchObject({ name: 'digest' });
     expect(await acme.call('cron.run', { name: 'digest' })).toMatchObject({ jobName: 'digest' });
     // The job's turn runs in the tenant's own session space.
@@ -205,7 +217,7 @@ describe('tenant-bound tokens (issue #23)', () => {
       'graph.runDetail',
       'graph.deleteRun',
     ]) {
-      expect(await refusedCode(call(globex, method, { runId })), method).toBe(-32603);
+      expect(await refusedCode(call(globex, method, { runId })), method).toBe(-32004);
     }
     expect((await call<{ runs: unknown[] }>(globex, 'graph.runs')).runs).toEqual([]);
     expect(
@@ -213,7 +225,7 @@ describe('tenant-bound tokens (issue #23)', () => {
     ).toEqual([runId]);
     // An operator-made saved graph under the tenant's prefix is not the tenant's.
     await admin.call('graph.save', { graphId, name: 'acme/planted' });
-    expect(await refusedCode(call(acme, 'graph.load', { name: 'planted' }))).toBe(-32603);
+    expect(await refusedCode(call(acme, 'graph.load', { name: 'planted' }))).toBe(-32004);
     expect(await call(acme, 'graph.delete', { name: 'pipe' })).toMatchObject({ deleted: true, name: 'pipe' });
     expect(await call(acme, 'graph.deleteRun', { runId })).toMatchObject({ deleted: true });
   });
@@ -232,6 +244,57 @@ describe('tenant-bound tokens (issue #23)', () => {
       expect(await refusedCode(callAny(acme, method, params)), method).toBe(-32603);
       expect(await refusedCode(callAny(unbound, method, params)), `${method} unbound`).toBeUndefined();
     }
+  });
+
+  it('takes the pinned tenantId (tenant stays an alias), lists it as tenantId, and inspects only the tenant memory', async () => {
+    daemon = await pool.start(pool.tempDir());
+    const admin = rpcClient(daemon.url);
+    const created = await admin.call<Record<string, unknown>>('tokens.create', {
+      scopes: ['rpc'],
+      id: 'acme-app',
+      tenantId: 'acme',
+    });
+    expect(created).toMatchObject({ id: 'acme-app', tenantId: 'acme' });
+    expect(created).not.toHaveProperty('tenant');
+    await admin.call('tokens.create', { scopes: ['rpc'], id: 'old-style', tenant: 'acme' });
+    const listed = (await admin.call<{ tokens: Array<Record<string, unknown>> }>('tokens.list')).tokens;
+    for (const id of ['acme-app', 'old-style']) {
+      const token = listed.find((entry) => entry.id === id);
+      expect(token, id).toMatchObject({ tenantId: 'acme' });
+      expect(token, id).not.toHaveProperty('tenant');
+    }
+    const conflict = await admin.fail('tokens.create', {
+      scopes: ['rpc'],
+      tenantId: 'acme',
+      tenant: 'globex',
+    });
+    expect(conflict.code).toBe(-32602);
+    expect(conflict.message).toContain('tenant');
+
+    const acme = createHttpClient({ url: daemon.url, token: String(created.token) });
+    const own = await admin.call<{ id: string }>('memory.store', {
+      content: 'acme keeps kiwis',
+      tenant: 'acme',
+    });
+    const theirs = await admin.call<{ id: string }>('memory.store', {
+      content: 'globex keeps owls',
+      tenant: 'globex',
+    });
+    const fallback = await admin.call<{ id: string }>('memory.store', { content: 'default keeps cats' });
+    const summary = (await acme.call('memory.inspect', {})) as TenantMemoryInfo;
+    expect(summary).toMatchObject({ tenant: 'acme', entries: 1, memories: 1, observations: 0 });
+    expect(summary.latest.map((entry) => entry.id)).toEqual([own.id]);
+    expect(await acme.call('memory.inspect', { id: own.id })).toMatchObject({ id: own.id, tenant: 'acme' });
+    for (const id of [theirs.id, fallback.id]) {
+      const error = await acme.call('memory.inspect', { id }).then(
+        () => undefined,
+        (caught: unknown) => caught as RpcCallError,
+      );
+      expect(error?.code).toBe(-32004);
+      expect(error?.message).toBe(`Memory entry not found: ${id}`);
+    }
+    // The operator's statistics still span every tenant.
+    expect(await admin.call('memory.inspect', {})).toMatchObject({ entries: 3 });
   });
 
   it('refuses a binding with admin reach or prefixes outside the tenant', async () => {

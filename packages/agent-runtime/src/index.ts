@@ -106,6 +106,7 @@ export {
   type ToolGateResult,
   type ToolGateVerdict,
 } from './tool-gates.js';
+export { TENANT_GATE, tenantGate } from './tenant-gate.js';
 export { DEFAULT_SESSION_KEY } from './turn-loop.js';
 export { agentCapabilityClass, type CapabilityClassSource } from './capability-class.js';
 export { type AgentContextDag, contextDagByAgent } from './session-stats.js';

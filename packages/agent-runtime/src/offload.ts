@@ -33,6 +33,8 @@ export function createOffloadReadTool(dataDir: string): AgentTool<z.output<typeo
       'Read part of a large tool result that was cut short: pass the path the truncated result named, ' +
       'and an offset to continue from (nextOffset of the previous read).',
     params: offloadReadParams as unknown as z.ZodType<z.output<typeof offloadReadParams>>,
+    // It reads the calling session's own offloads only.
+    tenantScoped: true,
     async handler({ path, offset, length }, context) {
       const own = `${OFFLOAD_DIR}/${offloadSessionDir(context.sessionKey)}/`;
       const name = path.startsWith(own) ? path.slice(own.length) : '';

@@ -19,6 +19,7 @@ import {
   type TurnSkills,
 } from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
+import { tenantGate } from './tenant-gate.js';
 import { createToolRunner } from './tool-runner.js';
 import { createTurnLoop } from './turn-loop.js';
 import { type ContextDagApi, createContextDagApi } from './context-dag.js';
@@ -32,6 +33,11 @@ export interface ToolInvocation {
   toolName: string;
   input: unknown;
   signal: AbortSignal;
+  /**
+   * The memory tenant of the turn the call comes from (a jailed script's turn): the tools
+   * get it, and the tenant gate narrows the call as it narrows that turn's own calls.
+   */
+  memoryTenant?: string | undefined;
 }
 
 /** What {@link AgentRuntime.invokeTool} answers. */
@@ -80,7 +86,8 @@ export interface AgentRuntime {
   toolsDenied(agentId: string, names: readonly string[]): string[];
   /**
    * Runs one tool call outside a model step (a capability-socket call of a jailed script): the
-   * same gate chain and handler a model's call takes, in `sessionKey` as `agentId`. Never
+   * same gate chain and handler a model's call takes, in `sessionKey` as `agentId` and in the
+   * turn's `memoryTenant`. Never
    * throws for a tool failure; answers the tool's value or why it failed.
    */
   invokeTool(call: ToolInvocation): Promise<ToolInvocationResult>;
@@ -110,7 +117,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const ctx = createRuntimeContext(resolveRuntimeOptions(options));
   const models = createModelResolver(ctx);
   const agents = createAgentRegistry(ctx, models);
-  const tools = createToolRunner(ctx, ctx.settings.toolGates);
+  // The tenant gate is the runtime's own, ahead of the embedder's gates: no wiring can leave a
+  // tenant's turn without it, on any path a call takes.
+  const tools = createToolRunner(ctx, [tenantGate(), ...ctx.settings.toolGates]);
   const turns = createTurnLoop(ctx, agents, models, tools);
   let memoryTools: string[] = [];
   return {
@@ -181,6 +190,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         agentId: call.agentId,
         allowedTools: undefined,
         sessionKey: call.sessionKey,
+        memoryTenant: call.memoryTenant,
         traceId: call.traceId ?? randomUUID(),
         call: { toolCallId: `invoke_${randomUUID()}`, toolName: call.toolName, input: call.input },
         step: 0,

@@ -27,7 +27,8 @@ describe('createAgentRuntime recall', () => {
     const probe = contextProbe('note', 'records its context', (context) => context.memoryTenant);
     const t = await startRuntime({
       agents: recallAgents({ autoRecall: true }, { tools: ['note'] }),
-      tools: [probe.tool],
+      // A tool that keeps within the turn's tenant: the tenant gate lets it run in acme's turn.
+      tools: [{ ...probe.tool, tenantScoped: true }],
       offline: probe.offline,
       recall: {
         recall: async (request) => {

@@ -15,6 +15,18 @@ describe('allowsSession', () => {
     expect(allowsSession(alice, 'acme:chat:alice')).toBe(true);
     expect(allowsSession(alice, 'acme:chat:bob')).toBe(false);
   });
+
+  it('matches session prefixes by whole key segments', () => {
+    const bob = { tenant: 'globex', sessionPrefixes: ['globex:chat:bob'] };
+    expect(allowsSession(bob, 'globex:chat:bob')).toBe(true);
+    expect(allowsSession(bob, 'globex:chat:bob:thread-1')).toBe(true);
+    expect(allowsSession(bob, 'globex:chat:bobby')).toBe(false);
+    expect(allowsSession(bob, 'globex:chat:bo')).toBe(false);
+    // A prefix ending in ':' ends on a segment boundary already.
+    const chats = { tenant: 'globex', sessionPrefixes: ['globex:chat:'] };
+    expect(allowsSession(chats, 'globex:chat:anyone')).toBe(true);
+    expect(allowsSession(chats, 'globex:chatter:x')).toBe(false);
+  });
 });
 
 describe('tenant-bound tokens', () => {

@@ -52,14 +52,27 @@ export function bindingIssues(value: {
   return issues;
 }
 
-/** Whether a caller with this binding (none: unbound, full reach) may use session `sessionKey`. */
+/**
+ * Whether a caller with this binding (none: unbound, full reach) may use session `sessionKey`:
+ * one of its tenant, and under one of its prefixes (whole key segments), when it has some.
+ */
 export function allowsSession(binding: TenantBinding | undefined, sessionKey: string): boolean {
   if (binding === undefined) return true;
   if (!sessionKey.startsWith(`${binding.tenant}:`)) return false;
   return (
     binding.sessionPrefixes === undefined ||
-    binding.sessionPrefixes.some((prefix) => sessionKey.startsWith(prefix))
+    binding.sessionPrefixes.some((prefix) => withinPrefix(sessionKey, prefix))
   );
+}
+
+/**
+ * Whether `sessionKey` lies under `prefix` by whole `:`-separated segments: `globex:chat:bob`
+ * admits itself and `globex:chat:bob:…`, never `globex:chat:bobby`. A prefix ending in `:`
+ * already ends on a segment boundary.
+ */
+function withinPrefix(sessionKey: string, prefix: string): boolean {
+  if (prefix.endsWith(':')) return sessionKey.startsWith(prefix);
+  return sessionKey === prefix || sessionKey.startsWith(`${prefix}:`);
 }
 
 /** The binding an identity carries, if any (identities of unbound tokens carry none). */

@@ -45,7 +45,10 @@ export function createAutonomyTools(service: AutonomyService): AgentTool[] {
   /** Waits for the runs as long as the call allows, until the turn is cancelled. */
   const waitFor = (runIds: string[], timeoutMs: number | undefined, context: ToolContext) =>
     service.wait(runIds, { timeoutMs: timeoutMs ?? MAX_WAIT_MS, signal: context.signal });
-  return [
+  // Each keeps to the calling session's own runs; a child inherits the turn's memory tenant.
+  const tenantScoped = (tools: AgentTool[]): AgentTool[] =>
+    tools.map((each) => ({ ...each, tenantScoped: true }));
+  return tenantScoped([
     tool(
       'subagent_spawn',
       'Start a sub-agent on a task in its own session. Answers its runId at once, or its final answer with wait: true.',
@@ -95,7 +98,7 @@ export function createAutonomyTools(service: AutonomyService): AgentTool[] {
       z.object({}).strict(),
       (_params, context) => service.introspect({ sessionKey: context.sessionKey, agentId: context.agentId }),
     ),
-  ];
+  ]);
 }
 
 /** A run as `subagent_list` shows it: task and answer cut short, absent fields left out. */

@@ -27,6 +27,7 @@ export type {
   MemoryRecordInfo,
   MemorySearchEntry,
   MemoryStatsInfo,
+  TenantMemoryInfo,
   MethodName,
   MethodParams,
   MethodResult,

@@ -123,7 +123,10 @@ export interface AgentdMethods {
     params: { query: string; limit?: number } & MemoryFilterParams;
     result: { results: MemorySearchEntry[] };
   };
-  'memory.inspect': { params: { id?: string }; result: MemoryRecordInfo | MemoryStatsInfo };
+  'memory.inspect': {
+    params: { id?: string };
+    result: MemoryRecordInfo | MemoryStatsInfo | TenantMemoryInfo;
+  };
   'memory.browse': {
     params: { offset?: number; limit?: number } & MemoryFilterParams;
     result: { entries: MemoryRecordInfo[]; total: number; offset: number; limit: number };
@@ -190,6 +193,16 @@ export interface MemoryRecordInfo {
 
 /** `memory.stats` (and `memory.inspect` without an id): `MemoryStats` from `@agentd/contracts`, as the store reports it. */
 export type MemoryStatsInfo = MemoryStats;
+
+/** `memory.inspect` without an id for a tenant-bound token: its tenant's counts and newest entries. */
+export interface TenantMemoryInfo {
+  tenant: string;
+  entries: number;
+  memories: number;
+  observations: number;
+  /** At most 20, newest first. */
+  latest: MemoryRecordInfo[];
+}
 
 /** Names of the methods in {@link AgentdMethods}. */
 export type AgentdMethodName = keyof AgentdMethods;

@@ -114,6 +114,14 @@ export interface AgentTool<P = unknown> {
    * denylist still apply on top. @default every agent
    */
   agents?: readonly string[] | undefined;
+  /**
+   * Whether the tool keeps within the turn's tenant: it reads and writes only what the turn's
+   * memory tenant or session owns (memory, the session's own sub-agents and offloads, graphs
+   * authored as the tenant) or nothing stored at all. A tool that does not say so may act on
+   * state every tenant shares (an agent's workspace, the browser, a terminal drive, the jail,
+   * an MCP server) and the runtime refuses it in the turns of a tenant. @default false
+   */
+  tenantScoped?: boolean | undefined;
   /** Runs the tool; the result must be JSON-serialisable. A throw becomes an error result for the model. */
   handler(params: P, context: ToolContext): Promise<unknown>;
 }

@@ -61,6 +61,8 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
 
   const defineTool: GraphAgentTool<z.output<ReturnType<typeof graphDefinitionSchema>> | RawInput> = {
     name: 'graph_define',
+    // Authors as the turn's tenant (`authorOf`): a tenant's turn defines and runs its own graphs.
+    tenantScoped: true,
     description:
       'Define a pipeline: a directed acyclic graph of agent steps. Each node has an id, a prompt ' +
       '(which may use {{inputs.<name>}} and {{nodes.<id>.output}} of nodes it depends on) and ' +
@@ -81,6 +83,7 @@ export function createGraphTools(options: GraphToolsOptions): GraphAgentTool[] {
 
   const executeTool: GraphAgentTool<z.output<typeof executeSchema> | RawInput> = {
     name: 'graph_execute',
+    tenantScoped: true,
     description:
       'Run a pipeline defined with graph_define. inputs fill {{inputs.<name>}}; waitMs (optional) ' +
       'waits up to that long and returns the status and node outputs, otherwise the runId returns at once.',

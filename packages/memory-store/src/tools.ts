@@ -53,6 +53,8 @@ export function createMemoryTools(
   return [
     {
       name: 'memory_search',
+      // Bound to the turn's memory tenant (`tenantOf`).
+      tenantScoped: true,
       description:
         'Search your long-term memory. Returns the most relevant stored memories with a relevance score.' +
         (lexical ? ' Matching is by words, so use the words the memory would contain.' : ''),
@@ -71,6 +73,7 @@ export function createMemoryTools(
     },
     {
       name: 'memory_store',
+      tenantScoped: true,
       description: 'Store a fact in your long-term memory so that later conversations can recall it.',
       params: storeParams,
       async handler(params, context) {

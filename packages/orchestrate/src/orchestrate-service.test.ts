@@ -56,6 +56,24 @@ describe('orchestrate: happy path', () => {
   });
 });
 
+describe('orchestrate: the calling turn', () => {
+  it("routes a script's tool calls in the memory tenant of the turn that called the tool", async () => {
+    fixture = await orchestrateFixture();
+    const script = `
+      import { invoke } from '/agentd/orch.mjs';
+      await invoke('echo', { x: 1, memoryTenant: 'default', tenant: 'default' });
+    `;
+    const context = { agentId: 'default', sessionKey: fixture.run.sessionKey, signal: signal() };
+    const tool = fixture.service.tool();
+    const tenantRun = await tool.handler({ script, language: 'js' }, { ...context, memoryTenant: 'acme' });
+    expect(tenantRun).toMatchObject({ exitCode: 0 });
+    await tool.handler({ script, language: 'js' }, context);
+    // The tenant is the turn's, whatever the script names; the operator's turn carries none.
+    expect(fixture.routed.map((call) => call.memoryTenant)).toEqual(['acme', undefined]);
+    expect(fixture.routed[0]?.args).toEqual({ x: 1 });
+  });
+});
+
 describe('orchestrate: the jail', () => {
   it('refuses the data directory, the network, /etc/shadow, writes outside the workspace and denylisted tools', async () => {
     fixture = await orchestrateFixture();

@@ -24,7 +24,12 @@ export interface OrchestrateServiceOptions {
   workspaceOf: (agentId: string) => Promise<string>;
   /** Runs a registered tool through the tool runner's gate chain in the run's session. */
   invokeTool: (
-    call: RoutedCall & { sessionKey: string; traceId: string | undefined },
+    call: RoutedCall & {
+      sessionKey: string;
+      traceId: string | undefined;
+      /** The memory tenant of the turn that ran the script, when it has one. */
+      memoryTenant: string | undefined;
+    },
   ) => Promise<RoutedResult>;
   /** Whether an agent may call a tool (its allow-list and the denylists): deny-by-origin. */
   mayCall: (agentId: string, tool: string) => boolean;
@@ -46,6 +51,8 @@ export interface ScriptRequest {
   agentId: string;
   sessionKey: string;
   traceId?: string | undefined;
+  /** The memory tenant of the calling turn: the script's tool calls are made in it. */
+  memoryTenant?: string | undefined;
   /** Shorter than `orchestrate.timeoutMs` when given. */
   timeoutMs?: number | undefined;
   signal: AbortSignal;
@@ -139,6 +146,7 @@ export function createOrchestrateService(options: OrchestrateServiceOptions): Or
             agentId: context.agentId,
             sessionKey: context.sessionKey,
             traceId: context.traceId,
+            memoryTenant: context.memoryTenant,
             signal: context.signal,
           });
         },

@@ -39,7 +39,7 @@ export async function orchestrateFixture(overrides: Partial<OrchestrateServiceOp
   const autonomy = await fixture.service(db, { runner: () => heldRunner });
   const workspace = mkdtempSync(join(tmpdir(), 'agentd-orch-ws-'));
   mkdirSync(workspace, { recursive: true });
-  const routed: Array<RoutedCall & { sessionKey: string }> = [];
+  const routed: Array<RoutedCall & { sessionKey: string; memoryTenant: string | undefined }> = [];
   const events: Array<{ event: string; payload: Record<string, unknown> }> = [];
   // Every renewal the service asks for, and whether the lease store took it.
   const renewals: Array<{ at: number; ok: boolean }> = [];

@@ -371,6 +371,8 @@ function skillReadTool(
 ): AgentTool<{ name: string }> {
   return {
     name: SKILL_READ_TOOL,
+    // Reads the configured skills' instructions, which hold nothing of any tenant.
+    tenantScoped: true,
     description:
       'Loads the instructions of one of your skills by name (the names are listed in your prompt).',
     params: z.object({ name: skillNameSchema }).strict(),

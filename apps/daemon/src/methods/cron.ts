@@ -54,13 +54,13 @@ export function cronMethods(deps: { cron: CronService; tenants?: TenantGuard }) 
   /**
    * Resolves a caller's job name: a tenant's jobs live under `<tenant>/`, so two tenants may
    * use the same name and neither learns the other's names from a "job exists" refusal; an
-   * unbound caller (the operator) uses and sees the qualified name. A bound caller is refused
-   * a job of another owner (an operator-made name under its prefix).
+   * unbound caller (the operator) uses and sees the qualified name. A job of another owner (an
+   * operator-made name under its prefix) is not found for a bound caller.
    */
   const mine = (context: MethodContext, name: string): string => {
     if (context.identity.tenant === undefined) return name;
     const qualified = tenantNames(context).qualify(name);
-    tenants.owned(context, cron.get(qualified).tenant, { job: name });
+    tenants.owned(context, cron.get(qualified).tenant, 'job', name);
     return qualified;
   };
   const shown = (context: MethodContext, name: string): string => tenantNames(context).show(name);

@@ -71,11 +71,13 @@ export function graphMethods(deps: {
     const tenant = context.identity.tenant;
     return tenant === undefined ? { origin: 'rpc' as const } : { origin: 'rpc' as const, tenant };
   };
-  /** Refuses a tenant-bound caller a run or saved graph of another owner (a missing one stays not found). */
+  /** A run or saved graph of another owner is not found for a tenant-bound caller, as a missing one. */
   const mine = async (context: MethodContext, ref: { runId: string } | { name: string }): Promise<void> => {
     if (context.identity.tenant === undefined) return;
     const owner = await graph.ownerOf(ref);
-    if (owner !== undefined) tenants.owned(context, owner.tenant, ref);
+    if (owner === undefined) return;
+    if ('runId' in ref) tenants.owned(context, owner.tenant, 'run', ref.runId);
+    else tenants.owned(context, owner.tenant, 'graph', tenantNames(context).show(ref.name));
   };
   /** Runs a call on one run after the owner check. */
   const onRun =

@@ -23,9 +23,25 @@ function memoryRpcError(error: unknown): unknown {
   return error;
 }
 
+/** Entries a tenant-bound caller's `memory.inspect` shows at most, newest first. */
+const TENANT_INSPECT_LATEST = 20;
+
+/** `memory.inspect` without an id for a tenant-bound caller: its tenant's counts and newest entries. */
+async function tenantSummary(store: MemoryStore, tenant: string) {
+  const all = await store.browse({ tenant, limit: TENANT_INSPECT_LATEST });
+  const observations = await store.browse({ tenant, kind: 'observation', limit: 1 });
+  return {
+    tenant,
+    entries: all.total,
+    memories: all.total - observations.total,
+    observations: observations.total,
+    latest: all.entries,
+  };
+}
+
 /**
- * memory.*: search and inspect [rpc]; browse, delete, embeddingCache, export,
- * flush, stats and store [admin]. While `memory.enabled` is false (read at each
+ * memory.*: search and inspect [rpc] (a tenant-bound token's narrowed to its tenant); browse,
+ * delete, embeddingCache, export, flush, stats and store [admin]. While `memory.enabled` is false (read at each
  * call, so a config change applies at once) every method answers -32000 saying so.
  */
 export function memoryMethods(deps: { store: () => MemoryStore | undefined; tenants?: TenantGuard }) {
@@ -60,13 +76,14 @@ export function memoryMethods(deps: { store: () => MemoryStore | undefined; tena
       description: 'One entry with its observation links, or overall statistics when no id is given.',
       params: z.object({ id: idSchema.optional() }).strict(),
       handler: async ({ id }, context) => {
-        // Statistics span every tenant: a tenant-bound token gets its own entries only.
+        const tenant = context.identity.tenant;
         if (id === undefined) {
-          tenants.unboundOnly(context);
-          return store().stats();
+          // The statistics span every tenant: a tenant-bound token gets its tenant's own.
+          return tenant === undefined ? store().stats() : tenantSummary(store(), tenant);
         }
         const entry = await store().inspect(id);
-        tenants.memoryTenant(context, entry.tenant);
+        // Another tenant's entry is not found, as an unknown id is.
+        tenants.owned(context, entry.tenant, 'Memory entry', id);
         return entry;
       },
     }),

@@ -1,31 +1,35 @@
-import type { ToolGate } from '@agentd/agent-runtime';
 import { allowsSession, bindingOf } from '@agentd/auth-scopes';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { type AnyMethod, type MethodContext, RpcError } from '@agentd/rpc-core';
 
 /**
- * The reach of tenant-bound tokens over sessions (`tokens.create {tenant}`): such a caller
- * uses and lists only sessions of its tenant (and session-key prefixes, when bound to them);
- * unbound tokens reach every session. A refusal is `-32603` like a missing scope, audited.
+ * The reach of tenant-bound tokens (`tokens.create {tenantId}`): such a caller uses and lists
+ * only sessions of its tenant (and session-key prefixes, when bound to them); unbound tokens
+ * reach every session. Another tenant's session, memory, cron job or graph run is answered
+ * `-32004 <Kind> not found: <id>`, as if it did not exist; a namespace every tenant shares is
+ * refused `-32603` like a missing scope. Each refusal is audited.
  */
 export interface TenantGuard {
-  /** `sessionKey` when the caller may use it; throws (audited) otherwise. */
+  /** `sessionKey` when the caller may use it; `-32004` (audited) otherwise. */
   session(context: MethodContext, sessionKey: string): string;
   /** The key prefix a listing is narrowed to (`<tenant>:`); `undefined` for an unbound caller. */
   prefix(context: MethodContext): string | undefined;
   /** Whether a listed session may be shown to the caller. */
   shows(context: MethodContext, sessionKey: string): boolean;
-  /** The memory tenant a bound caller is limited to; refuses another one it names. */
+  /** The memory tenant a bound caller is limited to; another one it names is not found. */
   memoryTenant(context: MethodContext, named: string | undefined): string | undefined;
-  /** Refuses a tenant-bound caller an answer that spans every tenant. */
+  /** Refuses a tenant-bound caller an answer that spans every tenant (`-32603`). */
   unboundOnly(context: MethodContext): void;
-  /** Refuses a tenant-bound caller a thing (a cron job) owned by another tenant or by none. */
-  owned(context: MethodContext, owner: string | undefined, refs: Record<string, unknown>): void;
+  /**
+   * Answers a tenant-bound caller `-32004 <kind> not found: <id>` for a thing (a memory entry,
+   * a cron job, a graph run) owned by another tenant or by none.
+   */
+  owned(context: MethodContext, owner: string | undefined, kind: string, id: string): void;
 }
 
-/** Creates the guard; refusals become `audit:event` rows of kind `scope`. */
+/** Creates the guard; refusals become `audit:event` rows of kind `scope`, reason `tenant`. */
 export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGuard {
-  const refuse = (context: MethodContext, tenant: string, refs: Record<string, unknown>): never => {
+  const audited = (context: MethodContext, refs: Record<string, unknown>): void =>
     audit.emit({
       kind: 'scope',
       classification: 'denied',
@@ -36,12 +40,16 @@ export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGua
       reason: 'tenant',
       ...refs,
     });
-    throw new RpcError(-32603, `Insufficient scope: this token is bound to tenant '${tenant}'`);
+  /** Another tenant's thing: answered as if absent. */
+  const absent = (context: MethodContext, kind: string, id: string, refs: Record<string, unknown>): never => {
+    audited(context, refs);
+    throw RpcError.notFound(kind, id);
   };
   return {
     session(context, sessionKey) {
-      const binding = bindingOf(context.identity);
-      if (!allowsSession(binding, sessionKey)) refuse(context, binding?.tenant ?? '', { sessionKey });
+      if (!allowsSession(bindingOf(context.identity), sessionKey)) {
+        absent(context, 'Session', sessionKey, { sessionKey });
+      }
       return sessionKey;
     },
     prefix: (context) => (context.identity.tenant === undefined ? undefined : `${context.identity.tenant}:`),
@@ -49,16 +57,21 @@ export function tenantGuard(audit: SecurityAudit = noopSecurityAudit): TenantGua
     memoryTenant(context, named) {
       const tenant = context.identity.tenant;
       if (tenant === undefined) return named;
-      if (named !== undefined && named !== tenant) refuse(context, tenant, { memoryTenant: named });
+      if (named !== undefined && named !== tenant) {
+        absent(context, 'Memory tenant', named, { memoryTenant: named });
+      }
       return tenant;
     },
     unboundOnly(context) {
       const tenant = context.identity.tenant;
-      if (tenant !== undefined) refuse(context, tenant, {});
+      if (tenant === undefined) return;
+      audited(context, {});
+      throw new RpcError(-32603, `Insufficient scope: this token is bound to tenant '${tenant}'`);
     },
-    owned(context, owner, refs) {
+    owned(context, owner, kind, id) {
       const tenant = context.identity.tenant;
-      if (tenant !== undefined && owner !== tenant) refuse(context, tenant, refs);
+      if (tenant !== undefined && owner !== tenant)
+        absent(context, kind, id, { resource: kind, resourceId: id });
     },
   };
 }
@@ -76,30 +89,6 @@ export function unboundOnly(guard: TenantGuard, methods: AnyMethod[]): AnyMethod
       return method.handler(params, context);
     },
   }));
-}
-
-/**
-/**
- * The agent tools whose state every tenant shares (the one browser, an agent's workspace and
- * terminal drives), refused in the turns of a tenant-bound caller or a tenant's cron job: a turn
- * with a memory tenant. (The graph tools author as the turn's tenant, so they stay within it.)
- */
-export function sharedToolsGate(
-  prefixes: readonly string[] = ['browser_', 'workspace_', 'terminal_'],
-): ToolGate {
-  return {
-    name: 'tenant-shared-tools',
-    before(call) {
-      if (call.memoryTenant === undefined || !prefixes.some((prefix) => call.toolName.startsWith(prefix))) {
-        return { allow: true };
-      }
-      return {
-        allow: false,
-        errorKind: 'denied',
-        message: `${call.toolName} acts on state every tenant shares; a turn of tenant '${call.memoryTenant}' may not use it`,
-      };
-    },
-  };
 }
 
 /**

@@ -32,6 +32,14 @@ function invalidId(message: string): RpcError {
   ]);
 }
 
+/** A token as the wire shows it: the store's `tenant` is the contract's `tenantId`. */
+function withTenantId<T extends { tenant?: string | undefined }>(
+  token: T,
+): Omit<T, 'tenant'> & { tenantId?: string } {
+  const { tenant, ...rest } = token;
+  return tenant === undefined ? rest : { ...rest, tenantId: tenant };
+}
+
 /**
  * tokens.*: list (never secrets), create (secret shown once), revoke (at once, closes its sockets).
  * Creations and revocations are `audit:event`s of kind `auth` naming the token id (`subject`),
@@ -56,8 +64,8 @@ export function tokenMethods(deps: {
   return [
     adminMethod('list', {
       description:
-        'Configured and created tokens: ids, clientId, scopes, createdAt, source (and expiresAt of a session token); never the secret.',
-      handler: () => ({ tokens: deps.tokens.list() }),
+        'Configured and created tokens: ids, clientId, scopes, createdAt, source, tenantId and sessionPrefixes (and expiresAt of a session token); never the secret.',
+      handler: () => ({ tokens: deps.tokens.list().map(withTenantId) }),
     }),
     adminMethod('create', {
       description: 'Create a token; the secret is returned once and only its hash is stored.',
@@ -67,12 +75,28 @@ export function tokenMethods(deps: {
           clientId: idSchema.optional(),
           id: idSchema.optional(),
           // Binds the token to one tenant's sessions (the multi-user setup; README).
+          tenantId: tenantSchema.optional(),
+          // The name the binding first shipped under, kept as an alias of `tenantId`.
           tenant: tenantSchema.optional(),
           sessionPrefixes: z.array(sessionKeySchema).min(1).max(32).optional(),
         })
         .strict()
         .superRefine((value, issues) => {
-          for (const issue of bindingIssues(value)) issues.addIssue({ code: 'custom', ...issue });
+          if (value.tenant !== undefined && value.tenantId !== undefined && value.tenant !== value.tenantId) {
+            issues.addIssue({
+              code: 'custom',
+              path: ['tenant'],
+              message: 'tenant is an alias of tenantId; give one, or the same value',
+            });
+          }
+          const { tenantId, tenant, ...rest } = value;
+          const bound = tenantId ?? tenant;
+          const binding = bound === undefined ? rest : { ...rest, tenant: bound };
+          for (const issue of bindingIssues(binding)) {
+            // The binding's own name for the field is the pinned one.
+            const path = issue.path[0] === 'tenant' ? ['tenantId', ...issue.path.slice(1)] : issue.path;
+            issues.addIssue({ code: 'custom', ...issue, path });
+          }
         }),
       handler: async (params, context) => {
         const refs = {
@@ -81,13 +105,15 @@ export function tokenMethods(deps: {
           scopes: scopeTokens(params.scopes),
         };
         try {
-          const created = await deps.tokens.create(params);
+          const { tenantId, tenant, ...rest } = params;
+          const bound = tenantId ?? tenant;
+          const created = await deps.tokens.create(bound === undefined ? rest : { ...rest, tenant: bound });
           auditAuth('allowed', 'success', tokenSeverity(created.scopes), {
             ...refs,
             subject: created.id,
             client: created.clientId,
           });
-          return created;
+          return withTenantId(created);
         } catch (error) {
           const exists = error instanceof AuthScopesError && error.code === 'TOKEN_EXISTS';
           storeFailed({

@@ -177,7 +177,12 @@ async function prepareJail(
     mayCall: options.mayCall,
     hasTool: options.hasTool,
     invokeTool: (call) =>
-      options.invokeTool({ ...call, sessionKey: request.sessionKey, traceId: request.traceId }),
+      options.invokeTool({
+        ...call,
+        sessionKey: request.sessionKey,
+        traceId: request.traceId,
+        memoryTenant: request.memoryTenant,
+      }),
     workspace,
     bwrapPath: settings.bwrapPath,
     webFetch: options.webFetch,

@@ -9,7 +9,16 @@ import {
 import { BuiltinRefusal, isBuiltin, runBuiltin } from './builtins.js';
 
 /** Identity fields a script might pass: stripped, the lease's identity is what a call runs as. */
-const IDENTITY_KEYS = ['agentId', 'sessionKey', 'runId', 'rootRunId', 'leaseId', 'clientId', 'tenant'];
+const IDENTITY_KEYS = [
+  'agentId',
+  'sessionKey',
+  'runId',
+  'rootRunId',
+  'leaseId',
+  'clientId',
+  'tenant',
+  'memoryTenant',
+];
 
 /** The params of `tool.invoke`. */
 export const invokeParams = z.strictObject({
