@@ -19,8 +19,14 @@ import {
   PLATFORMS,
   type Platform,
 } from './config.js';
-import { type AttemptOutcome, createDeliveryQueue, type StageCounts } from './delivery-queue.js';
+import {
+  type AttemptOutcome,
+  createDeliveryQueue,
+  type EnqueueRequest,
+  type StageCounts,
+} from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
+import { formatFor } from './internal/format.js';
 import { routeInbound, isAllowed } from './internal/inbound.js';
 import {
   type ChannelsDatabase,
@@ -30,6 +36,7 @@ import {
   WEBCHAT_SENT,
 } from './internal/queue-store.js';
 import { scrubbedMessage } from './internal/redact.js';
+import { messageLimit, splitMessage } from './internal/split.js';
 import { type ChannelsLogger, noopLogger } from './logger.js';
 
 /** Builds the adapter of a configured platform (tests and embedders may replace one). */
@@ -130,6 +137,8 @@ export interface DeliveryAnswer {
   deliveryId: string;
   status: DeliveryStage;
   error?: string;
+  /** A text longer than the platform takes went as these messages, in order (the first is the answer's own). */
+  parts?: Array<Omit<DeliveryAnswer, 'parts'>>;
 }
 
 /** The channels of a daemon: adapters per configured platform, webchat, the queue. */
@@ -204,6 +213,31 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     logger,
   });
 
+  /**
+   * What is queued for an operation: a `send` (and an `edit`) in the platform's markup
+   * (`formatFor`); a `send` longer than the platform takes as ordered parts, each its own
+   * delivery keyed `<key>#<index>`. Short plain text is handed on as it came (one length check).
+   */
+  const prepare = (request: EnqueueRequest): EnqueueRequest | EnqueueRequest[] => {
+    const { operation } = request;
+    if (operation.op !== 'send' && operation.op !== 'edit') return request;
+    const text = formatFor(request.channelType, operation.text);
+    const parts = operation.op === 'send' ? splitMessage(text, messageLimit(request.channelType)) : [text];
+    if (parts.length === 1)
+      return text === operation.text ? request : { ...request, operation: { ...operation, text } };
+    const key = request.idempotencyKey;
+    return parts.map((part, index) => ({
+      ...request,
+      idempotencyKey: key === undefined ? undefined : `${key}#${index}`,
+      operation: { ...operation, text: part },
+    }));
+  };
+  /** Queues what {@link prepare} makes of a request (the inbound replies go this way too). */
+  const enqueue = (request: EnqueueRequest) => {
+    const prepared = prepare(request);
+    return Array.isArray(prepared) ? queue.enqueueAll(prepared) : queue.enqueue(prepared);
+  };
+
   const onInbound = (platform: Platform) => (message: InboundMessage) => {
     const platformSection = section[platform];
     if (!isAllowed(platformSection.allowFrom, message.userId)) {
@@ -215,17 +249,16 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     options.onInbound?.(message);
     const agentId = platformSection.agentId;
     if (!agentId || !options.runner) return;
-    void routeInbound({ message, agentId, runner: options.runner, enqueue: queue.enqueue, logger }).catch(
-      (err: unknown) =>
-        logger.error(
-          {
-            err: scrubbedMessage(err, (text) => text),
-            channelType: platform,
-            errorKind: 'internal',
-            hint: 'see the agent turn error',
-          },
-          'inbound message not answered',
-        ),
+    void routeInbound({ message, agentId, runner: options.runner, enqueue, logger }).catch((err: unknown) =>
+      logger.error(
+        {
+          err: scrubbedMessage(err, (text) => text),
+          channelType: platform,
+          errorKind: 'internal',
+          hint: 'see the agent turn error',
+        },
+        'inbound message not answered',
+      ),
     );
   };
 
@@ -259,6 +292,12 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     ...(entry.stage === 'deadLetter' && entry.lastError ? { error: entry.lastError } : {}),
   });
 
+  /** The entry's answer once it is `sent` or `deadLetter` (or its stage at the time-out). */
+  const settle = async (entry: DeliveryEntry): Promise<DeliveryAnswer> =>
+    entry.stage === 'sent' || entry.stage === 'deadLetter'
+      ? answer(entry)
+      : answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+
   const service: ChannelsService = {
     async start() {
       await reconcileAdapters();
@@ -282,9 +321,15 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
         throw new ChannelsError('UNSUPPORTED', `${channelType} cannot ${operation.op} messages`, {
           data: { channelType },
         });
-      const { entry } = await queue.enqueue({ channelType, operation, ...request });
-      if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
-      return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+      const prepared = prepare({ channelType, operation, ...request });
+      if (!Array.isArray(prepared)) {
+        // The common case, kept to the two awaits it always had.
+        const { entry } = await queue.enqueue(prepared);
+        if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
+        return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+      }
+      const parts = await Promise.all((await queue.enqueueAll(prepared)).map(({ entry }) => settle(entry)));
+      return { ...(parts[0] as DeliveryAnswer), parts };
     },
     async fetch(channelType, channelId, limit) {
       return adapterOf(channelType).fetch(channelId, limit);
