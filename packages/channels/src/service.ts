@@ -14,10 +14,12 @@ import {
   type ChannelsSection,
   channelsSectionSchema,
   hasCredentials,
+  inboundAgent,
   isConfigured,
   type NotificationsSection,
   PLATFORMS,
   type Platform,
+  takesInbound,
 } from './config.js';
 import {
   type AttemptOutcome,
@@ -47,14 +49,14 @@ export type AdapterFactory = (
 
 /**
  * What the SDK-backed adapters take alike from their platform's section and the service: the
- * API root, whether inbound runs (only when the section names an agent to hand messages to)
- * and the clock.
+ * API root, whether inbound runs (when the section names an agent or `allowFrom` admits
+ * someone) and the clock.
  */
 function common(
-  platform: { apiBaseUrl?: string | undefined; agentId?: string | undefined },
+  platform: { apiBaseUrl?: string | undefined; agentId?: string | undefined; allowFrom: string[] },
   context: { now: () => number },
 ) {
-  return { apiBaseUrl: platform.apiBaseUrl, inbound: platform.agentId !== undefined, now: context.now };
+  return { apiBaseUrl: platform.apiBaseUrl, inbound: takesInbound(platform), now: context.now };
 }
 
 /**
@@ -106,6 +108,8 @@ export interface ChannelsServiceOptions {
   notifications?: NotificationsSection;
   /** Runs the agent turns of inbound messages; without one inbound messages are only logged. */
   runner?: AgentTurnRunner;
+  /** Where inbound goes on a platform that names no `agentId`. @default 'default' */
+  defaultAgentId?: string;
   /** Where a refused inbound sender is reported (audit). */
   onRefused?(message: Pick<InboundMessage, 'channelType' | 'channelId' | 'userId'>): void;
   /** Every delivery attempt (traces, channel activity). */
@@ -173,6 +177,7 @@ export interface ChannelsService {
 export function createChannelsService(options: ChannelsServiceOptions): ChannelsService {
   const logger = options.logger ?? noopLogger;
   const now = options.now ?? Date.now;
+  const defaultAgentId = options.defaultAgentId ?? 'default';
   const factories = { ...defaultAdapterFactories, ...options.factories };
   let section = channelsSectionSchema.parse(options.section);
   let notifications = options.notifications ?? {};
@@ -247,7 +252,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       return;
     }
     options.onInbound?.(message);
-    const agentId = platformSection.agentId;
+    const agentId = inboundAgent(platformSection, defaultAgentId);
     if (!agentId || !options.runner) return;
     void routeInbound({ message, agentId, runner: options.runner, enqueue, logger }).catch((err: unknown) =>
       logger.error(
@@ -266,6 +271,22 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     if (isAllowed(section[platform].allowFrom, reaction.userId)) options.onReaction?.(reaction);
   };
 
+  /** Starts an adapter, saying where its inbound goes (an operator must not have to guess). */
+  const startAdapter = async (platform: Platform, adapter: ChannelAdapter): Promise<void> => {
+    const agentId = inboundAgent(section[platform], defaultAgentId);
+    if (agentId === undefined)
+      logger.info(
+        { channelType: platform },
+        `${platform} inbound off: allowFrom admits nobody (sending only)`,
+      );
+    else
+      logger.info(
+        { channelType: platform, agentId, allowFrom: section[platform].allowFrom.length },
+        `${platform} inbound reaches agent ${agentId}${section[platform].agentId ? '' : ' (the default agent: no agentId set)'}`,
+      );
+    await adapter.start(onInbound(platform), onReaction(platform));
+  };
+
   /** Stops adapters whose section changed or went away and starts the new ones. */
   const reconcileAdapters = async (): Promise<void> => {
     for (const platform of PLATFORMS) {
@@ -280,7 +301,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       if (wanted && (!current || current.key !== key)) {
         const adapter = await factory(section, { logger, now });
         adapters.set(platform, { adapter, key });
-        if (started) await adapter.start(onInbound(platform), onReaction(platform));
+        if (started) await startAdapter(platform, adapter);
       }
     }
   };
@@ -302,8 +323,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     async start() {
       await reconcileAdapters();
       started = true;
-      for (const [platform, { adapter }] of adapters)
-        await adapter.start(onInbound(platform as Platform), onReaction(platform as Platform));
+      for (const [platform, { adapter }] of adapters) await startAdapter(platform as Platform, adapter);
       await queue.start();
     },
     async apply(next, nextNotifications) {
@@ -357,7 +377,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
           : !section[platform].enabled && hasCredentials(platform, section)
             ? 'disabled'
             : 'unconfigured';
-        listing.push({ type: platform, status, inbound: Boolean(found && section[platform].agentId) });
+        listing.push({ type: platform, status, inbound: Boolean(found && takesInbound(section[platform])) });
       }
       return listing;
     },
