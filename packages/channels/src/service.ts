@@ -29,7 +29,9 @@ import {
 } from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
 import { formatFor } from './internal/format.js';
-import { routeInbound, isAllowed } from './internal/inbound.js';
+import { isAllowed } from './internal/inbound.js';
+import { createInboundStore } from './internal/inbound-store.js';
+import { createInboundTurns } from './internal/inbound-turns.js';
 import {
   type ChannelsDatabase,
   type DeliveryEntry,
@@ -37,7 +39,6 @@ import {
   QUEUE_TABLE,
   WEBCHAT_SENT,
 } from './internal/queue-store.js';
-import { scrubbedMessage } from './internal/redact.js';
 import { messageLimit, splitMessage } from './internal/split.js';
 import { type ChannelsLogger, noopLogger } from './logger.js';
 
@@ -108,6 +109,11 @@ export interface ChannelsServiceOptions {
   notifications?: NotificationsSection;
   /** Runs the agent turns of inbound messages; without one inbound messages are only logged. */
   runner?: AgentTurnRunner;
+  /**
+   * How long `close` waits for inbound turns still running to end and queue their answers; a
+   * turn cut off runs again at the next start. @default 10000
+   */
+  shutdownGraceMs?: number;
   /** Where inbound goes on a platform that names no `agentId`. @default 'default' */
   defaultAgentId?: string;
   /** Where a refused inbound sender is reported (audit). */
@@ -243,6 +249,13 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     return Array.isArray(prepared) ? queue.enqueueAll(prepared) : queue.enqueue(prepared);
   };
 
+  const turns = createInboundTurns({
+    store: createInboundStore(options.db, now),
+    runner: () => options.runner,
+    enqueue,
+    logger,
+  });
+
   const onInbound = (platform: Platform) => (message: InboundMessage) => {
     const platformSection = section[platform];
     if (!isAllowed(platformSection.allowFrom, message.userId)) {
@@ -254,17 +267,8 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     options.onInbound?.(message);
     const agentId = inboundAgent(platformSection, defaultAgentId);
     if (!agentId || !options.runner) return;
-    void routeInbound({ message, agentId, runner: options.runner, enqueue, logger }).catch((err: unknown) =>
-      logger.error(
-        {
-          err: scrubbedMessage(err, (text) => text),
-          channelType: platform,
-          errorKind: 'internal',
-          hint: 'see the agent turn error',
-        },
-        'inbound message not answered',
-      ),
-    );
+    // Resolves once the message is journalled: only then is the platform told it arrived.
+    return turns.admit(message, agentId);
   };
 
   const onReaction = (platform: Platform) => (reaction: InboundReaction) => {
@@ -325,6 +329,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       started = true;
       for (const [platform, { adapter }] of adapters) await startAdapter(platform as Platform, adapter);
       await queue.start();
+      if (options.runner) await turns.resume();
     },
     async apply(next, nextNotifications) {
       section = channelsSectionSchema.parse(next);
@@ -411,9 +416,12 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     },
     refusedCount: (channelType) => refused.get(channelType) ?? 0,
     async close() {
-      await queue.close();
+      // Inbound stops first (what was taken is journalled), then the turns running get their
+      // grace to queue their answers, then the queue closes.
       for (const { adapter } of adapters.values()) await adapter.stop();
       adapters.clear();
+      await turns.drain(options.shutdownGraceMs ?? 10_000);
+      await queue.close();
       await webchat.stop();
     },
   };

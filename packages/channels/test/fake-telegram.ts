@@ -22,6 +22,8 @@ export interface FakeTelegram extends FakeApi<TelegramCall, string> {
   ): void;
   /** Calls for which `match` answers true are received and recorded but never answered. */
   hold(match: (call: TelegramCall) => boolean): void;
+  /** Updates `getUpdates` would still serve (not confirmed by a higher offset). */
+  pending(): number;
   /** Queues an update for `getUpdates`. */
   pushUpdate(update: Record<string, unknown>): void;
   /** The `allowed_updates` the last `getUpdates` that gave one asked for (the Bot API remembers it). */
@@ -146,6 +148,11 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   // (held to one second here so a stopping bot is not kept waiting).
   const poll = (res: ServerResponse, params: Record<string, unknown>) => {
     const offset = Number(params.offset ?? 0);
+    // As the Bot API does: an update is served again by every getUpdates until one with a
+    // higher offset confirms it, and a confirmed update is forgotten for good.
+    if (offset > 0)
+      for (let at = updates.length - 1; at >= 0; at--)
+        if (Number(updates[at]?.update_id) < offset) updates.splice(at, 1);
     // As the Bot API does: `allowed_updates` is remembered from the last call that gave it, and
     // without it `message_reaction` updates are not sent.
     if (Array.isArray(params.allowed_updates)) allowedUpdates = params.allowed_updates.map(String);
@@ -191,6 +198,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       holdMatch = match;
     },
     allowedUpdates: () => allowedUpdates,
+    pending: () => updates.length,
     pushUpdate(update) {
       updates.push({ update_id: nextUpdateId++, ...update });
       for (const wake of pollers.splice(0)) wake();
