@@ -7,6 +7,7 @@ import {
   resolvePlatformSecrets,
 } from '@agentd/channels';
 import { resolveSecretRefs } from '@agentd/config-store';
+import { DEFAULT_AGENT_ID } from '@agentd/agent-runtime';
 import type { AgentTurnRunner } from '@agentd/contracts';
 import type { SecurityAudit } from '@agentd/evidence/audit';
 import type { AgentdLogger } from '@agentd/logging';
@@ -138,6 +139,8 @@ export async function startChannels(
         section: await resolveChannelSecrets(config.channels, deps.lookupSecret, logger.module('channels')),
         notifications: config.notifications,
         runner: deps.reactions ? deps.reactions.runner(deps.runner) : deps.runner,
+        // A platform with allowFrom but no agentId hands its inbound to the default agent.
+        defaultAgentId: DEFAULT_AGENT_ID,
         ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });

@@ -89,10 +89,12 @@ export interface ChannelAdapter {
   readonly type: string;
   /**
    * Connects inbound (polling, gateway); sends work before and without it. Platforms that report
-   * reactions hand them to `onReaction`.
+   * reactions hand them to `onReaction`. `onInbound` resolves once the message is recorded: only
+   * then may the platform be told it arrived (the next `getUpdates` offset, a webhook's 200, an
+   * ack); when it rejects, the platform is left to deliver the message again.
    */
   start(
-    onInbound: (message: InboundMessage) => void,
+    onInbound: (message: InboundMessage) => void | Promise<void>,
     onReaction?: (reaction: InboundReaction) => void,
   ): Promise<void>;
   /** Stops inbound and any timers. Idempotent. */

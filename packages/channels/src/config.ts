@@ -23,13 +23,32 @@ const telegramSecret = z
     'Telegram secret_token characters (A-Z a-z 0-9 _ -)',
   );
 
+/**
+ * Whether a platform takes inbound messages: it names an agent, or `allowFrom` admits someone
+ * (their turns then go to the default agent). A bot token alone only sends.
+ */
+export function takesInbound(section: {
+  agentId?: string | undefined;
+  allowFrom: readonly string[];
+}): boolean {
+  return section.agentId !== undefined || section.allowFrom.length > 0;
+}
+
+/** The agent a platform's inbound turns go to (`undefined`: it takes no inbound). */
+export function inboundAgent(
+  section: { agentId?: string | undefined; allowFrom: readonly string[] },
+  defaultAgentId: string,
+): string | undefined {
+  return section.agentId ?? (section.allowFrom.length > 0 ? defaultAgentId : undefined);
+}
+
 /** `channels.telegram`. */
 export const telegramSectionSchema = z
   .object({
     enabled: z.boolean().default(false),
     botToken: credential.optional(),
     apiBaseUrl: baseUrl.optional(),
-    /** The agent inbound messages go to; without one the bot only sends. */
+    /** The agent inbound messages go to; the default agent when `allowFrom` admits anyone. */
     agentId: agentId.optional(),
     allowFrom,
     /** How inbound updates arrive: `getUpdates` long polling, or Telegram posting to `webhookUrl`. */
@@ -43,7 +62,7 @@ export const telegramSectionSchema = z
     webhookSecret: telegramSecret.optional(),
   })
   .strict()
-  .refine((section) => section.mode !== 'webhook' || !section.agentId || section.webhookUrl, {
+  .refine((section) => section.mode !== 'webhook' || !takesInbound(section) || section.webhookUrl, {
     message: 'webhook mode needs the public URL Telegram posts to',
     path: ['webhookUrl'],
   });
@@ -78,7 +97,7 @@ export const slackSectionSchema = z
     appToken: credential.optional(),
   })
   .strict()
-  .refine((section) => !section.socketMode || !section.agentId || section.appToken, {
+  .refine((section) => !section.socketMode || !takesInbound(section) || section.appToken, {
     message: 'socket mode needs the app-level token (xapp-…)',
     path: ['appToken'],
   });

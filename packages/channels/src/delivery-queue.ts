@@ -101,6 +101,13 @@ export interface DeliveryQueue {
    * hands it to its chat's lane; `existing` when the key was known.
    */
   enqueue(request: EnqueueRequest): Promise<{ entry: DeliveryEntry; existing: boolean }>;
+  /**
+   * Enqueues the parts of one message, in order, all in the same commit: each part is attempted
+   * only after the one before it has left the queue (sent or dead-lettered), retries included.
+   */
+  enqueueAll(
+    requests: readonly EnqueueRequest[],
+  ): Promise<Array<{ entry: DeliveryEntry; existing: boolean }>>;
   /** Resolves when the entry is `sent` or `deadLetter`, or after `timeoutMs` with its stage then. */
   settled(deliveryId: string, timeoutMs: number): Promise<DeliveryEntry>;
   get(deliveryId: string): Promise<DeliveryEntry | undefined>;
@@ -151,15 +158,65 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       );
     },
   });
-  const hold = (entry: DeliveryEntry, written: Promise<boolean>, claimed: boolean): void => {
-    const item: HeldEntry = { entry, written, claimed, dueAt: () => item.entry.nextAttemptAt };
-    held.add(item);
-    lanes.add(chatOf(entry), item);
-  };
   let starting: Promise<void> | undefined;
   let started = false;
   let closed = false;
+  const hold = (
+    entry: DeliveryEntry,
+    written: Promise<boolean>,
+    claimed: boolean,
+    after?: HeldEntry,
+  ): HeldEntry => {
+    const item: HeldEntry = { entry, written, claimed, dueAt: () => item.entry.nextAttemptAt, after };
+    held.add(item);
+    lanes.add(chatOf(entry), item);
+    return item;
+  };
 
+  /**
+   * Builds the entry, hands it to the group commit and, once the queue runs, to its chat's lane
+   * (after `after`, the previous part of the same message); answers without waiting for the commit.
+   */
+  const write = (request: EnqueueRequest, after?: HeldEntry) => {
+    const at = now();
+    const deliveryId = deliveryIdAt(at);
+    const live = started && !closed;
+    // A chat with nothing ahead and a free lane is attempted at once, so its row is written
+    // already claimed: one commit before the platform call instead of two.
+    const claimed = live && lanes.startsAt(chatOf(request));
+    const entry: DeliveryEntry = {
+      deliveryId,
+      idempotencyKey: request.idempotencyKey ?? deliveryId,
+      channelType: request.channelType,
+      operation: request.operation,
+      stage: claimed ? 'sending' : 'queued',
+      attempts: claimed ? 1 : 0,
+      nextAttemptAt: at,
+      createdAt: at,
+      updatedAt: at,
+      rootRunId: request.rootRunId,
+      messageId: undefined,
+      lastError: undefined,
+    };
+    const written = commits.insert(entry);
+    const item = live
+      ? hold(
+          entry,
+          written.catch(() => false),
+          claimed,
+          after,
+        )
+      : undefined;
+    return { entry, written, item };
+  };
+  /** The caller's answer once the write committed: the new entry, or the one holding its key. */
+  const answerWrite = async (write: { entry: DeliveryEntry; written: Promise<boolean> }) => {
+    const { entry } = write;
+    if (await write.written) return { entry, existing: false };
+    const [row] = (await db.execute(sql.byKey, [entry.idempotencyKey])).rows;
+    if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${entry.idempotencyKey}`);
+    return { entry: toEntry(row), existing: true };
+  };
   return {
     async start() {
       if (started) return;
@@ -179,37 +236,18 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       if (closed) throw new ChannelsError('CLOSED', 'the delivery queue is closed');
       // An entry written while the start reads the stored ones would be held twice.
       if (starting) await starting;
-      const at = now();
-      const deliveryId = deliveryIdAt(at);
-      const live = started && !closed;
-      // A chat with nothing ahead and a free lane is attempted at once, so its row is written
-      // already claimed: one commit before the platform call instead of two.
-      const claimed = live && lanes.startsAt(chatOf(request));
-      const entry: DeliveryEntry = {
-        deliveryId,
-        idempotencyKey: request.idempotencyKey ?? deliveryId,
-        channelType: request.channelType,
-        operation: request.operation,
-        stage: claimed ? 'sending' : 'queued',
-        attempts: claimed ? 1 : 0,
-        nextAttemptAt: at,
-        createdAt: at,
-        updatedAt: at,
-        rootRunId: request.rootRunId,
-        messageId: undefined,
-        lastError: undefined,
-      };
-      const written = commits.insert(entry);
-      if (live)
-        hold(
-          entry,
-          written.catch(() => false),
-          claimed,
-        );
-      if (await written) return { entry, existing: false };
-      const [row] = (await db.execute(sql.byKey, [entry.idempotencyKey])).rows;
-      if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${entry.idempotencyKey}`);
-      return { entry: toEntry(row), existing: true };
+      return answerWrite(write(request));
+    },
+    async enqueueAll(requests) {
+      if (closed) throw new ChannelsError('CLOSED', 'the delivery queue is closed');
+      if (starting) await starting;
+      let previous: HeldEntry | undefined;
+      const writes = requests.map((request) => {
+        const written = write(request, previous);
+        previous = written.item;
+        return written;
+      });
+      return Promise.all(writes.map(answerWrite));
     },
     settled: (deliveryId, timeoutMs) => held.settled(deliveryId, timeoutMs),
     get,

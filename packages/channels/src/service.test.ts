@@ -6,6 +6,7 @@ import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
 import { createDeliveryQueue } from './delivery-queue.js';
 import { isChannelsError } from './errors.js';
+import { noopLogger } from './logger.js';
 import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const TOKEN = '123456:fake-telegram-token-abcdefghijklmnop';
@@ -230,6 +231,37 @@ describe('inbound messages', () => {
       text: 'echo: hi bot',
       reply_parameters: { message_id: 6 },
     });
+  });
+
+  it('sends the turns of a platform with allowFrom but no agentId to the default agent, and says so at start', async () => {
+    const turns: AgentTurnRequest[] = [];
+    const said: string[] = [];
+    const logger = {
+      ...noopLogger,
+      info: (_fields: unknown, message?: string) => void said.push(String(message)),
+    };
+    const service = await open({
+      section: section({ allowFrom: ['100'] }),
+      runner: recordingRunner(turns),
+      defaultAgentId: 'main',
+      logger,
+    });
+    expect(said).toContain('telegram inbound reaches agent main (the default agent: no agentId set)');
+    expect(service.list().find((row) => row.type === 'telegram')?.inbound).toBe(true);
+    fake.pushUpdate(groupMessage(8, -201, 100, 'anyone there?'));
+    await expect.poll(() => fake.of('sendMessage').length, { timeout: 10_000 }).toBe(1);
+    expect(turns).toMatchObject([{ agentId: 'main', message: 'anyone there?' }]);
+  });
+
+  it('says at start that a platform without allowFrom takes no inbound', async () => {
+    const said: string[] = [];
+    const logger = {
+      ...noopLogger,
+      info: (_fields: unknown, message?: string) => void said.push(String(message)),
+    };
+    const service = await open({ logger });
+    expect(said).toContain('telegram inbound off: allowFrom admits nobody (sending only)');
+    expect(service.list().find((row) => row.type === 'telegram')?.inbound).toBe(false);
   });
 
   it('asks Telegram for reactions and hands each emoji an admitted user adds to onReaction', async () => {

@@ -14,14 +14,24 @@ import {
   type ChannelsSection,
   channelsSectionSchema,
   hasCredentials,
+  inboundAgent,
   isConfigured,
   type NotificationsSection,
   PLATFORMS,
   type Platform,
+  takesInbound,
 } from './config.js';
-import { type AttemptOutcome, createDeliveryQueue, type StageCounts } from './delivery-queue.js';
+import {
+  type AttemptOutcome,
+  createDeliveryQueue,
+  type EnqueueRequest,
+  type StageCounts,
+} from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
-import { routeInbound, isAllowed } from './internal/inbound.js';
+import { formatFor } from './internal/format.js';
+import { isAllowed } from './internal/inbound.js';
+import { createInboundStore } from './internal/inbound-store.js';
+import { createInboundTurns } from './internal/inbound-turns.js';
 import {
   type ChannelsDatabase,
   type DeliveryEntry,
@@ -29,7 +39,7 @@ import {
   QUEUE_TABLE,
   WEBCHAT_SENT,
 } from './internal/queue-store.js';
-import { scrubbedMessage } from './internal/redact.js';
+import { messageLimit, splitMessage } from './internal/split.js';
 import { type ChannelsLogger, noopLogger } from './logger.js';
 
 /** Builds the adapter of a configured platform (tests and embedders may replace one). */
@@ -40,14 +50,14 @@ export type AdapterFactory = (
 
 /**
  * What the SDK-backed adapters take alike from their platform's section and the service: the
- * API root, whether inbound runs (only when the section names an agent to hand messages to)
- * and the clock.
+ * API root, whether inbound runs (when the section names an agent or `allowFrom` admits
+ * someone) and the clock.
  */
 function common(
-  platform: { apiBaseUrl?: string | undefined; agentId?: string | undefined },
+  platform: { apiBaseUrl?: string | undefined; agentId?: string | undefined; allowFrom: string[] },
   context: { now: () => number },
 ) {
-  return { apiBaseUrl: platform.apiBaseUrl, inbound: platform.agentId !== undefined, now: context.now };
+  return { apiBaseUrl: platform.apiBaseUrl, inbound: takesInbound(platform), now: context.now };
 }
 
 /**
@@ -99,6 +109,13 @@ export interface ChannelsServiceOptions {
   notifications?: NotificationsSection;
   /** Runs the agent turns of inbound messages; without one inbound messages are only logged. */
   runner?: AgentTurnRunner;
+  /**
+   * How long `close` waits for inbound turns still running to end and queue their answers; a
+   * turn cut off runs again at the next start. @default 10000
+   */
+  shutdownGraceMs?: number;
+  /** Where inbound goes on a platform that names no `agentId`. @default 'default' */
+  defaultAgentId?: string;
   /** Where a refused inbound sender is reported (audit). */
   onRefused?(message: Pick<InboundMessage, 'channelType' | 'channelId' | 'userId'>): void;
   /** Every delivery attempt (traces, channel activity). */
@@ -130,6 +147,8 @@ export interface DeliveryAnswer {
   deliveryId: string;
   status: DeliveryStage;
   error?: string;
+  /** A text longer than the platform takes went as these messages, in order (the first is the answer's own). */
+  parts?: Array<Omit<DeliveryAnswer, 'parts'>>;
 }
 
 /** The channels of a daemon: adapters per configured platform, webchat, the queue. */
@@ -164,6 +183,7 @@ export interface ChannelsService {
 export function createChannelsService(options: ChannelsServiceOptions): ChannelsService {
   const logger = options.logger ?? noopLogger;
   const now = options.now ?? Date.now;
+  const defaultAgentId = options.defaultAgentId ?? 'default';
   const factories = { ...defaultAdapterFactories, ...options.factories };
   let section = channelsSectionSchema.parse(options.section);
   let notifications = options.notifications ?? {};
@@ -204,6 +224,38 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     logger,
   });
 
+  /**
+   * What is queued for an operation: a `send` (and an `edit`) in the platform's markup
+   * (`formatFor`); a `send` longer than the platform takes as ordered parts, each its own
+   * delivery keyed `<key>#<index>`. Short plain text is handed on as it came (one length check).
+   */
+  const prepare = (request: EnqueueRequest): EnqueueRequest | EnqueueRequest[] => {
+    const { operation } = request;
+    if (operation.op !== 'send' && operation.op !== 'edit') return request;
+    const text = formatFor(request.channelType, operation.text);
+    const parts = operation.op === 'send' ? splitMessage(text, messageLimit(request.channelType)) : [text];
+    if (parts.length === 1)
+      return text === operation.text ? request : { ...request, operation: { ...operation, text } };
+    const key = request.idempotencyKey;
+    return parts.map((part, index) => ({
+      ...request,
+      idempotencyKey: key === undefined ? undefined : `${key}#${index}`,
+      operation: { ...operation, text: part },
+    }));
+  };
+  /** Queues what {@link prepare} makes of a request (the inbound replies go this way too). */
+  const enqueue = (request: EnqueueRequest) => {
+    const prepared = prepare(request);
+    return Array.isArray(prepared) ? queue.enqueueAll(prepared) : queue.enqueue(prepared);
+  };
+
+  const turns = createInboundTurns({
+    store: createInboundStore(options.db, now),
+    runner: () => options.runner,
+    enqueue,
+    logger,
+  });
+
   const onInbound = (platform: Platform) => (message: InboundMessage) => {
     const platformSection = section[platform];
     if (!isAllowed(platformSection.allowFrom, message.userId)) {
@@ -213,24 +265,30 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       return;
     }
     options.onInbound?.(message);
-    const agentId = platformSection.agentId;
+    const agentId = inboundAgent(platformSection, defaultAgentId);
     if (!agentId || !options.runner) return;
-    void routeInbound({ message, agentId, runner: options.runner, enqueue: queue.enqueue, logger }).catch(
-      (err: unknown) =>
-        logger.error(
-          {
-            err: scrubbedMessage(err, (text) => text),
-            channelType: platform,
-            errorKind: 'internal',
-            hint: 'see the agent turn error',
-          },
-          'inbound message not answered',
-        ),
-    );
+    // Resolves once the message is journalled: only then is the platform told it arrived.
+    return turns.admit(message, agentId);
   };
 
   const onReaction = (platform: Platform) => (reaction: InboundReaction) => {
     if (isAllowed(section[platform].allowFrom, reaction.userId)) options.onReaction?.(reaction);
+  };
+
+  /** Starts an adapter, saying where its inbound goes (an operator must not have to guess). */
+  const startAdapter = async (platform: Platform, adapter: ChannelAdapter): Promise<void> => {
+    const agentId = inboundAgent(section[platform], defaultAgentId);
+    if (agentId === undefined)
+      logger.info(
+        { channelType: platform },
+        `${platform} inbound off: allowFrom admits nobody (sending only)`,
+      );
+    else
+      logger.info(
+        { channelType: platform, agentId, allowFrom: section[platform].allowFrom.length },
+        `${platform} inbound reaches agent ${agentId}${section[platform].agentId ? '' : ' (the default agent: no agentId set)'}`,
+      );
+    await adapter.start(onInbound(platform), onReaction(platform));
   };
 
   /** Stops adapters whose section changed or went away and starts the new ones. */
@@ -247,7 +305,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       if (wanted && (!current || current.key !== key)) {
         const adapter = await factory(section, { logger, now });
         adapters.set(platform, { adapter, key });
-        if (started) await adapter.start(onInbound(platform), onReaction(platform));
+        if (started) await startAdapter(platform, adapter);
       }
     }
   };
@@ -259,13 +317,19 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     ...(entry.stage === 'deadLetter' && entry.lastError ? { error: entry.lastError } : {}),
   });
 
+  /** The entry's answer once it is `sent` or `deadLetter` (or its stage at the time-out). */
+  const settle = async (entry: DeliveryEntry): Promise<DeliveryAnswer> =>
+    entry.stage === 'sent' || entry.stage === 'deadLetter'
+      ? answer(entry)
+      : answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+
   const service: ChannelsService = {
     async start() {
       await reconcileAdapters();
       started = true;
-      for (const [platform, { adapter }] of adapters)
-        await adapter.start(onInbound(platform as Platform), onReaction(platform as Platform));
+      for (const [platform, { adapter }] of adapters) await startAdapter(platform as Platform, adapter);
       await queue.start();
+      if (options.runner) await turns.resume();
     },
     async apply(next, nextNotifications) {
       section = channelsSectionSchema.parse(next);
@@ -282,9 +346,15 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
         throw new ChannelsError('UNSUPPORTED', `${channelType} cannot ${operation.op} messages`, {
           data: { channelType },
         });
-      const { entry } = await queue.enqueue({ channelType, operation, ...request });
-      if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
-      return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+      const prepared = prepare({ channelType, operation, ...request });
+      if (!Array.isArray(prepared)) {
+        // The common case, kept to the two awaits it always had.
+        const { entry } = await queue.enqueue(prepared);
+        if (entry.stage === 'sent' || entry.stage === 'deadLetter') return answer(entry);
+        return answer(await queue.settled(entry.deliveryId, options.settleTimeoutMs ?? 10_000));
+      }
+      const parts = await Promise.all((await queue.enqueueAll(prepared)).map(({ entry }) => settle(entry)));
+      return { ...(parts[0] as DeliveryAnswer), parts };
     },
     async fetch(channelType, channelId, limit) {
       return adapterOf(channelType).fetch(channelId, limit);
@@ -312,7 +382,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
           : !section[platform].enabled && hasCredentials(platform, section)
             ? 'disabled'
             : 'unconfigured';
-        listing.push({ type: platform, status, inbound: Boolean(found && section[platform].agentId) });
+        listing.push({ type: platform, status, inbound: Boolean(found && takesInbound(section[platform])) });
       }
       return listing;
     },
@@ -346,9 +416,12 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     },
     refusedCount: (channelType) => refused.get(channelType) ?? 0,
     async close() {
-      await queue.close();
+      // Inbound stops first (what was taken is journalled), then the turns running get their
+      // grace to queue their answers, then the queue closes.
       for (const { adapter } of adapters.values()) await adapter.stop();
       adapters.clear();
+      await turns.drain(options.shutdownGraceMs ?? 10_000);
+      await queue.close();
       await webchat.stop();
     },
   };

@@ -69,6 +69,8 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   };
 
   const route = (method: string, path: string, body: Record<string, unknown>): [number, unknown] => {
+    const tooLong = contentRefusal(method, path, body);
+    if (tooLong) return [400, tooLong];
     let m = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (m?.[1] && method === 'POST') {
       const nonce = body.nonce === undefined ? undefined : `${m[1]}:${String(body.nonce)}`;
@@ -219,6 +221,24 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
       for (const socket of wss.clients) socket.terminate();
       await new Promise((resolve) => wss.close(resolve));
       await server.close();
+    },
+  };
+}
+
+/**
+ * Discord's refusal of a message `content` over 2,000 characters (Create Message, Edit Message:
+ * "up to 2000 characters"), as its REST API answers it: 400, code 50035 "Invalid Form Body",
+ * the field's `BASE_TYPE_MAX_LENGTH` error. Characters are Unicode code points.
+ */
+function contentRefusal(method: string, path: string, body: Record<string, unknown>) {
+  if (!/^\/channels\/\d+\/messages(?:\/\d+)?$/.test(path) || (method !== 'POST' && method !== 'PATCH'))
+    return undefined;
+  if (typeof body.content !== 'string' || [...body.content].length <= 2000) return undefined;
+  return {
+    message: 'Invalid Form Body',
+    code: 50035,
+    errors: {
+      content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] },
     },
   };
 }

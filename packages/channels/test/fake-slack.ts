@@ -111,6 +111,13 @@ export async function startFakeSlack(options: { token: string; appToken?: string
         );
       return answer(res, 200, { ok: false, error: failure.error });
     }
+    // chat.postMessage and chat.update: Slack truncates text past 40,000 characters and names
+    // the error `msg_too_long`; the fake refuses it rather than truncating.
+    if (
+      (method === 'chat.postMessage' || method === 'chat.update') &&
+      String(params.text ?? '').length > 40_000
+    )
+      return answer(res, 200, { ok: false, error: 'msg_too_long' });
     const result = results[method];
     if (!result) return answer(res, 200, { ok: false, error: 'unknown_method' });
     const answered = { ok: true, ...result(params) };

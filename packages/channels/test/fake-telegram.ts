@@ -22,6 +22,8 @@ export interface FakeTelegram extends FakeApi<TelegramCall, string> {
   ): void;
   /** Calls for which `match` answers true are received and recorded but never answered. */
   hold(match: (call: TelegramCall) => boolean): void;
+  /** Updates `getUpdates` would still serve (not confirmed by a higher offset). */
+  pending(): number;
   /** Queues an update for `getUpdates`. */
   pushUpdate(update: Record<string, unknown>): void;
   /** The `allowed_updates` the last `getUpdates` that gave one asked for (the Bot API remembers it). */
@@ -133,6 +135,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       failure.times -= 1;
       return answer(res, failure.status, failure.body);
     }
+    const refused = textRefusal(method, params);
+    if (refused)
+      return answer(res, 400, { ok: false, error_code: 400, description: `Bad Request: ${refused}` });
     const result = results[method];
     if (!result)
       return answer(res, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
@@ -143,6 +148,11 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   // (held to one second here so a stopping bot is not kept waiting).
   const poll = (res: ServerResponse, params: Record<string, unknown>) => {
     const offset = Number(params.offset ?? 0);
+    // As the Bot API does: an update is served again by every getUpdates until one with a
+    // higher offset confirms it, and a confirmed update is forgotten for good.
+    if (offset > 0)
+      for (let at = updates.length - 1; at >= 0; at--)
+        if (Number(updates[at]?.update_id) < offset) updates.splice(at, 1);
     // As the Bot API does: `allowed_updates` is remembered from the last call that gave it, and
     // without it `message_reaction` updates are not sent.
     if (Array.isArray(params.allowed_updates)) allowedUpdates = params.allowed_updates.map(String);
@@ -188,6 +198,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       holdMatch = match;
     },
     allowedUpdates: () => allowedUpdates,
+    pending: () => updates.length,
     pushUpdate(update) {
       updates.push({ update_id: nextUpdateId++, ...update });
       for (const wake of pollers.splice(0)) wake();
@@ -212,4 +223,77 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       await server.close();
     },
   };
+}
+
+/**
+ * What the Bot API refuses in a message's text (https://core.telegram.org/bots/api#sendmessage,
+ * #formatting-options): 1-4096 characters after entity parsing, counted in UTF-16 code units;
+ * with `parse_mode: MarkdownV2`, malformed markup is "can't parse entities".
+ */
+function textRefusal(method: string, params: Record<string, unknown>): string | undefined {
+  if (method !== 'sendMessage' && method !== 'editMessageText') return undefined;
+  const text = String(params.text ?? '');
+  let visible = text;
+  if (params.parse_mode === 'MarkdownV2') {
+    const parsed = parseMarkdownV2(text);
+    if (typeof parsed !== 'string') return `can't parse entities: ${parsed.error}`;
+    visible = parsed;
+  }
+  if (visible.trim().length === 0) return 'message text is empty';
+  if (visible.length > 4096) return 'message is too long';
+  return undefined;
+}
+
+/** Characters MarkdownV2 reserves outside entities: each must be escaped with a preceding `\`. */
+const RESERVED = new Set([...'_*[]()~`>#+-=|{}.!']);
+
+/**
+ * A MarkdownV2 reader as the formatting options describe it: `\` escapes any ASCII character;
+ * `*bold*`, `_italic_`, `__underline__`, `~strike~`, `||spoiler||` must close; `` `code` `` and
+ * fenced pre blocks run to their closing backticks; `[text](url)` links; `>` opens a quote at a
+ * line start; any other reserved character unescaped is refused. Answers the visible text.
+ */
+function parseMarkdownV2(text: string): string | { error: string } {
+  const open: string[] = [];
+  let out = '';
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at] as string;
+    if (char === '\\') {
+      const next = text.charCodeAt(at + 1);
+      if (!(next >= 1 && next <= 126))
+        return { error: `Character '\\' is reserved and must be escaped with the preceding '\\'` };
+      out += text[at + 1];
+      at++;
+      continue;
+    }
+    if (char === '`') {
+      const fence = text.startsWith('```', at) ? '```' : '`';
+      const end = text.indexOf(fence, at + fence.length);
+      if (end < 0) return { error: `Can't find end of the entity starting at byte offset ${at}` };
+      out += text.slice(at + fence.length, end);
+      at = end + fence.length - 1;
+      continue;
+    }
+    const marker = text.startsWith('__', at) ? '__' : text.startsWith('||', at) ? '||' : char;
+    if (marker === '__' || marker === '||' || marker === '*' || marker === '_' || marker === '~') {
+      if (open.at(-1) === marker) open.pop();
+      else open.push(marker);
+      at += marker.length - 1;
+      continue;
+    }
+    if (char === '[') {
+      const close = text.indexOf('](', at);
+      const end = close < 0 ? -1 : text.indexOf(')', close);
+      if (end < 0) return { error: `Can't find end of the entity starting at byte offset ${at}` };
+      out += text.slice(at + 1, close);
+      at = end;
+      continue;
+    }
+    if (char === '>' && (at === 0 || text[at - 1] === '\n')) continue;
+    if (RESERVED.has(char))
+      return { error: `Character '${char}' is reserved and must be escaped with the preceding '\\'` };
+    out += char;
+  }
+  if (open.length > 0) return { error: "Can't find end of the entity starting at byte offset 0" };
+  return out;
 }

@@ -42,6 +42,21 @@ export async function startFakeWhatsApp(options: {
       return answer(res, 404, { error: { message: 'Unknown path', code: 803 } });
     calls.push({ path: `/${match[2]}`, body });
     if (match[2] === 'media') return answer(res, 200, { id: `media-${next++}` });
+    // The Cloud API's text message: `text.body` holds at most 4,096 characters; longer is
+    // refused as an invalid parameter (Graph error code 100).
+    const textBody = (body.text as { body?: unknown } | undefined)?.body;
+    if (body.type === 'text' && typeof textBody === 'string' && [...textBody].length > 4096)
+      return answer(res, 400, {
+        error: {
+          message: '(#100) Invalid parameter',
+          type: 'OAuthException',
+          code: 100,
+          error_data: {
+            messaging_product: 'whatsapp',
+            details: "Param text['body'] must be at most 4096 characters long.",
+          },
+        },
+      });
     const failure = failures.find((item) => item.times > 0);
     if (failure) {
       failure.times -= 1;

@@ -187,7 +187,7 @@ function connectGateway(
   options: DiscordAdapterOptions,
   health: ChannelHealth,
   handlers: {
-    onInbound: (message: InboundMessage) => void;
+    onInbound: (message: InboundMessage) => void | Promise<void>;
     onReaction?: ((reaction: InboundReaction) => void) | undefined;
   },
   scrub: (text: string) => string,
@@ -239,14 +239,17 @@ function connectGateway(
       name: item.filename,
       mimeType: item.content_type,
     }));
-    onInbound({
-      channelType: 'discord',
-      channelId: data.channel_id,
-      userId: data.author.id,
-      messageId: data.id,
-      text: data.content ?? '',
-      ...(attachments.length > 0 ? { attachments } : {}),
-    });
+    // The Gateway has no acknowledgement to hold back; a message not recorded is logged.
+    void Promise.resolve(
+      onInbound({
+        channelType: 'discord',
+        channelId: data.channel_id,
+        userId: data.author.id,
+        messageId: data.id,
+        text: data.content ?? '',
+        ...(attachments.length > 0 ? { attachments } : {}),
+      }),
+    ).catch(() => undefined);
   });
   return manager;
 }

@@ -14,8 +14,11 @@ export interface SocketModeConnection {
   scrub: (text: string) => string;
   logger: ChannelsLogger;
   now: () => number;
-  /** Each Events API payload (`{type: 'event_callback', event, …}`), after its envelope was acknowledged. */
-  onEventCallback: (payload: Record<string, unknown>) => void;
+  /**
+   * Each Events API payload (`{type: 'event_callback', event, …}`); its envelope is acknowledged
+   * once this resolves (the message recorded), and left for Slack to redeliver when it rejects.
+   */
+  onEventCallback: (payload: Record<string, unknown>) => Promise<void>;
 }
 
 /** A running Socket Mode connection. */
@@ -64,7 +67,7 @@ export function connectSocketMode(options: SocketModeConnection): SocketModeHand
   };
 }
 
-/** Health follows the client's state events; each envelope is acknowledged, then handled. */
+/** Health follows the client's state events; each envelope is handled (recorded), then acknowledged. */
 function wire(client: SocketModeClient, options: SocketModeConnection): void {
   const { health, scrub, logger } = options;
   client.on('connected', () => {
@@ -81,17 +84,25 @@ function wire(client: SocketModeClient, options: SocketModeConnection): void {
     'slack_event',
     async (args: { ack: () => Promise<void>; type: string; body?: Record<string, unknown> }) => {
       try {
-        // The acknowledgement comes first: the agent turn may take longer than Slack waits.
+        // The message is recorded, then acknowledged; its agent turn runs after (it may take
+        // longer than the 3 s Slack waits for the ack).
+        if (args.type === 'events_api' && args.body?.type === 'event_callback')
+          await options.onEventCallback(args.body);
+      } catch (err) {
+        logger.warn(
+          { err: scrubbedMessage(err, scrub), errorKind: 'resource', hint: 'Slack redelivers the envelope' },
+          'slack event not recorded; left unacknowledged',
+        );
+        return;
+      }
+      try {
         await args.ack();
       } catch (err) {
         logger.warn(
           { err: scrubbedMessage(err, scrub), errorKind: 'network', hint: 'Slack redelivers the envelope' },
           'slack socket mode ack failed',
         );
-        return;
       }
-      if (args.type === 'events_api' && args.body?.type === 'event_callback')
-        options.onEventCallback(args.body);
     },
   );
 }

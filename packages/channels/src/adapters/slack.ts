@@ -204,7 +204,7 @@ function eventsApi(
   signingSecret: string | undefined,
   now: () => number,
   inbound: InboundSink,
-): WebhookResponse {
+): Promise<WebhookResponse> | WebhookResponse {
   if (request.method !== 'POST') return text(405, 'method not allowed');
   if (!signingSecret) return text(403, 'slack.signingSecret is not configured');
   const timestamp = header(request, 'x-slack-request-timestamp') ?? '';
@@ -221,8 +221,12 @@ function eventsApi(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ challenge: payload.challenge }),
     };
-  if (payload) routeEvent(payload, inbound);
-  return text(200, 'ok');
+  // The 200 only once the message is recorded: on a failure Slack retries the callback.
+  if (!payload) return text(200, 'ok');
+  return routeEvent(payload, inbound).then(
+    () => text(200, 'ok'),
+    () => text(503, 'not recorded; retry'),
+  );
 }
 
 /** Where a Slack event happened: the chat, the message and who acted. */
@@ -254,7 +258,7 @@ const eventCallback = z.object({
 });
 
 /** Hands the message or reaction an `event_callback` payload carries (if any) to `inbound`. */
-function routeEvent(payload: Record<string, unknown>, inbound: InboundSink): void {
+async function routeEvent(payload: Record<string, unknown>, inbound: InboundSink): Promise<void> {
   const parsed = eventCallback.safeParse(payload);
   if (!parsed.success) return;
   const { event } = parsed.data;
@@ -262,7 +266,7 @@ function routeEvent(payload: Record<string, unknown>, inbound: InboundSink): voi
   const origin = { channelType: 'slack', channelId: channel, userId: event.user, messageId: ts };
   if (event.type === 'reaction_added') inbound.reaction({ ...origin, emoji: event.reaction });
   else
-    inbound.message({
+    await inbound.message({
       ...origin,
       text: event.text,
       ...(event.thread_ts !== undefined ? { threadId: event.thread_ts } : {}),

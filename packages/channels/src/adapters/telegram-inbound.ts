@@ -41,7 +41,7 @@ export interface TelegramInboundOptions {
 /** Telegram's inbound side: long polling, or a registered webhook and its route. */
 export interface TelegramInbound {
   start(
-    onInbound: (message: InboundMessage) => void,
+    onInbound: (message: InboundMessage) => void | Promise<void>,
     onReaction?: (reaction: InboundReaction) => void,
   ): Promise<void>;
   stop(): Promise<void>;
@@ -62,6 +62,8 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
   let bot: Bot | undefined;
   let webhookReady = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** Messages being recorded: a stop waits for them before grammy confirms the last offset. */
+  const recording = new Set<Promise<unknown>>();
   /** The connection to the Bot API failed: the health says so and the log says what to check. */
   const down = (err: unknown, hint: string, message: string): void =>
     logger.error({ err: markDown(health, scrub, err), errorKind: 'network', hint }, message);
@@ -107,8 +109,16 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
       if (!options.enabled || bot) return;
       const running = new Bot(options.botToken, { client: options.client });
       bot = running;
-      running.on('message', (ctx) => {
-        onInbound(toInbound(ctx.message));
+      // grammy asks for the next updates (confirming these by the offset) only once this resolves:
+      // the message is recorded first. A failure to record throws, so the webhook answers 503.
+      running.on('message', async (ctx) => {
+        const recorded = Promise.resolve(onInbound(toInbound(ctx.message)));
+        recording.add(recorded);
+        try {
+          await recorded;
+        } finally {
+          recording.delete(recorded);
+        }
       });
       running.on('message_reaction', (ctx) => {
         for (const reaction of addedReactions(ctx.messageReaction)) onReaction?.(reaction);
@@ -129,6 +139,8 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
       webhookReady = false;
       if (retryTimer) clearTimeout(retryTimer);
       retryTimer = undefined;
+      // grammy's stop confirms the last update it began; that one is recorded first.
+      await Promise.allSettled([...recording]);
       // A webhook stays registered: Telegram keeps undelivered updates and retries them after a restart.
       if (running?.isRunning()) await running.stop().catch(() => undefined);
       health.state = 'stopped';
@@ -148,11 +160,13 @@ export function createTelegramInbound(options: TelegramInboundOptions): Telegram
       try {
         await running.handleUpdate(update as unknown as Parameters<Bot['handleUpdate']>[0]);
       } catch (err) {
-        // A failing handler must not make Telegram redeliver forever; the failure is logged.
+        // The handler only records the message (its turn runs after): a failure is the store's,
+        // and Telegram delivers the update again after a 503.
         logger.error(
-          { err: scrubbedMessage(err, scrub), errorKind: 'internal', hint: 'see the inbound handler error' },
-          'telegram update handling failed',
+          { err: scrubbedMessage(err, scrub), errorKind: 'resource', hint: 'Telegram retries the update' },
+          'telegram update not recorded',
         );
+        return text(503, 'not recorded; retry');
       }
       return text(200, 'ok');
     },

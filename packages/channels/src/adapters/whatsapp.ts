@@ -234,7 +234,13 @@ async function webhook(
           continue;
         }
         const parsed = toInbound(message);
-        if (parsed) inbound.message(parsed);
+        // The 200 only once every message is recorded: on a failure the Cloud API retries.
+        if (parsed)
+          try {
+            await inbound.message(parsed);
+          } catch {
+            return text(503, 'not recorded; retry');
+          }
       }
     }
   }

@@ -2,24 +2,28 @@ import type { AgentTurnRunner, Logger } from '@agentd/contracts';
 import type { InboundMessage, InboundReaction } from '../adapter.js';
 import type { EnqueueRequest } from '../delivery-queue.js';
 
-/** Where a webhook or socket adapter hands the messages and reactions it parsed. */
+/**
+ * Where a webhook or socket adapter hands the messages and reactions it parsed. `message`
+ * resolves once the message is recorded; the platform may be told it arrived only then.
+ */
 export interface InboundSink {
-  message(message: InboundMessage): void;
+  message(message: InboundMessage): Promise<void>;
   reaction(reaction: InboundReaction): void;
 }
 
 /**
- * The listeners an adapter's `start` was given, as one sink: `attach` at start, `detach` at stop;
- * what arrives while none is attached (a callback racing a stop) is dropped.
+ * The listeners an adapter's `start` was given, as one sink: `attach` at start, `detach` at stop.
+ * A message arriving while none is attached (a callback racing a stop) is refused, so the
+ * platform delivers it again; a reaction then is dropped.
  */
 export function inboundSlots(): InboundSink & {
   attach(
-    onInbound: (message: InboundMessage) => void,
+    onInbound: (message: InboundMessage) => void | Promise<void>,
     onReaction?: (reaction: InboundReaction) => void,
   ): void;
   detach(): void;
 } {
-  let onInbound: ((message: InboundMessage) => void) | undefined;
+  let onInbound: ((message: InboundMessage) => void | Promise<void>) | undefined;
   let onReaction: ((reaction: InboundReaction) => void) | undefined;
   return {
     attach(inbound, reaction) {
@@ -30,7 +34,10 @@ export function inboundSlots(): InboundSink & {
       onInbound = undefined;
       onReaction = undefined;
     },
-    message: (message) => onInbound?.(message),
+    async message(message) {
+      if (!onInbound) throw new Error('inbound is stopped');
+      await onInbound(message);
+    },
     reaction: (reaction) => onReaction?.(reaction),
   };
 }

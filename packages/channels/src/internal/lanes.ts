@@ -2,6 +2,11 @@
 export interface LaneItem {
   /** Epoch ms; an item is due when this is not in the future. */
   dueAt(): number;
+  /**
+   * An item that must leave the lane (sent or given up) before this one is attempted: the
+   * previous part of a message split in parts, so a retry never lets a later part overtake it.
+   */
+  after?: LaneItem | undefined;
 }
 
 interface Lane<T> {
@@ -26,7 +31,7 @@ export interface LanesOptions<T> {
 /**
  * Per-chat lanes held in memory: the items of one chat are attempted one at a time in order,
  * chats run in parallel up to `concurrency`, and an item that is not due yet (a retry waiting
- * for its backoff) does not hold back the due items behind it. A lane with nothing due sleeps
+ * for its backoff) does not hold back the due items behind it, unless they name it as `after`. A lane with nothing due sleeps
  * on a timer until its first item comes due.
  */
 export interface Lanes<T extends LaneItem> {
@@ -48,7 +53,9 @@ export function createLanes<T extends LaneItem>(options: LanesOptions<T>): Lanes
 
   const firstDue = (lane: Lane<T>): T | undefined => {
     const at = options.now();
-    return lane.items.find((item) => item.dueAt() <= at);
+    return lane.items.find(
+      (item) => item.dueAt() <= at && (item.after === undefined || !lane.items.includes(item.after as T)),
+    );
   };
 
   const wake = (chat: string): void => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboundOperation } from '../adapter.js';
+import { inboundMigration } from './inbound-store.js';
 
 /** A value bound to a statement parameter. */
 export type ChannelsSqlValue = string | number | null;
@@ -63,7 +64,7 @@ export const QUEUE_TABLE = 'channel_deliveries';
  */
 export const WEBCHAT_SENT = `channel_type = 'webchat' AND stage = 'sent'`;
 
-/** The queue's schema; run it with `db.migrate('@agentd/channels', channelsMigrations)`. */
+/** The queue's schema and the inbound journal's; run it with `db.migrate('@agentd/channels', channelsMigrations)`. */
 export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
   {
     version: 1,
@@ -104,6 +105,7 @@ export const channelsMigrations: readonly ChannelsMigration[] = Object.freeze([
       `CREATE INDEX ${QUEUE_TABLE}_webchat ON ${QUEUE_TABLE} (channel_id, updated_at) WHERE ${WEBCHAT_SENT}`,
     ],
   },
+  inboundMigration,
 ]);
 
 const str = (value: unknown): string | undefined =>

@@ -1,0 +1,113 @@
+import type { AgentTurnRunner, Logger } from '@agentd/contracts';
+import type { InboundMessage } from '../adapter.js';
+import type { EnqueueRequest } from '../delivery-queue.js';
+import { routeInbound } from './inbound.js';
+import { type InboundStore, inboundKey } from './inbound-store.js';
+import { scrubbedMessage } from './redact.js';
+
+/** The agent turns of admitted inbound messages, journalled so a stop loses none. */
+export interface InboundTurns {
+  /**
+   * Journals the message, then starts its turn without waiting for it: resolves once the
+   * message is durable (the platform may be told it arrived), rejects when it could not be
+   * written. A message journalled before is not run again here.
+   */
+  admit(message: InboundMessage, agentId: string): Promise<void>;
+  /** Runs again, once, the turns an earlier process left unfinished. */
+  resume(): Promise<void>;
+  /**
+   * Stops taking messages and waits up to `graceMs` for the turns running to end and queue
+   * their answers; those still running stay `pending` and run again at the next start.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** Creates the inbound turns over the journal `store`. */
+export function createInboundTurns(context: {
+  store: InboundStore;
+  runner: () => AgentTurnRunner | undefined;
+  enqueue(request: EnqueueRequest): Promise<unknown>;
+  logger: Logger;
+}): InboundTurns {
+  const { store, logger } = context;
+  const running = new Set<Promise<void>>();
+  let draining = false;
+
+  const run = (message: InboundMessage, agentId: string): void => {
+    const runner = context.runner();
+    if (!runner) return;
+    const key = inboundKey(message);
+    const turn = routeInbound({ message, agentId, runner, enqueue: context.enqueue, logger })
+      .then(
+        () => store.done(key),
+        async (err: unknown) => {
+          // Cut off by the stop: left pending, it runs again at the next start.
+          if (draining) return;
+          logger.error(
+            {
+              err: scrubbedMessage(err, (text) => text),
+              channelType: message.channelType,
+              errorKind: 'internal',
+              hint: 'see the agent turn error',
+            },
+            'inbound message not answered',
+          );
+          await store.done(key);
+        },
+      )
+      .catch((err: unknown) =>
+        logger.error(
+          { err, errorKind: 'resource', hint: 'the message runs again at the next start' },
+          'inbound turn end not recorded',
+        ),
+      )
+      .finally(() => running.delete(turn));
+    running.add(turn);
+  };
+
+  return {
+    async admit(message, agentId) {
+      if (draining) throw new Error('inbound is stopping');
+      if (await store.record(message, agentId)) run(message, agentId);
+    },
+    async resume() {
+      const { resumed, abandoned } = await store.resume();
+      for (const record of abandoned)
+        logger.warn(
+          {
+            channelType: record.message.channelType,
+            channelId: record.message.channelId,
+            errorKind: 'internal',
+            hint: 'its turn was cut off twice; ask the sender to repeat it',
+          },
+          'inbound message abandoned',
+        );
+      for (const record of resumed) {
+        logger.info(
+          { channelType: record.message.channelType, channelId: record.message.channelId },
+          'inbound message cut off by a stop runs again',
+        );
+        run(record.message, record.agentId);
+      }
+    },
+    async drain(graceMs) {
+      draining = true;
+      if (running.size === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), graceMs);
+      });
+      const ended = await Promise.race([Promise.allSettled([...running]).then(() => 'ended' as const), late]);
+      clearTimeout(timer);
+      if (ended === 'late')
+        logger.warn(
+          {
+            turns: running.size,
+            errorKind: 'timeout',
+            hint: 'they run again at the next start; raise gateway.shutdownGraceMs for longer turns',
+          },
+          'inbound turns still running at the end of the shutdown grace',
+        );
+    },
+  };
+}
