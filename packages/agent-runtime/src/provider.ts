@@ -6,9 +6,14 @@ export interface ModelToolCall {
   input: unknown;
 }
 
-/** A message sent to a model. */
+/** An image in a user message: an `https:`/`http:` URL or a `data:` URL. */
+export interface ModelImage {
+  url: string;
+}
+
+/** A message sent to a model. Images are sent with the turn that carries them, never stored. */
 export type ModelMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: ModelImage[] }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
   | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
@@ -18,6 +23,34 @@ export interface ModelToolSpec {
   description: string;
   /** JSON Schema of the input. */
   inputSchema: Record<string, unknown>;
+}
+
+/** Which tool the model must call: any or none at its choice, some tool, or the named one. */
+export type ModelToolChoice = 'auto' | 'none' | 'required' | { toolName: string };
+
+/** The shape the answer must take: free text, any JSON object, or JSON matching `schema`. */
+export type ModelResponseFormat =
+  | { type: 'text' }
+  | { type: 'json'; schema?: Record<string, unknown>; name?: string; description?: string };
+
+/** Sampling and output settings a caller asks for one model call; absent fields are the provider's defaults. */
+export interface ModelCallOptions {
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+  seed?: number;
+  responseFormat?: ModelResponseFormat;
+  toolChoice?: ModelToolChoice;
+}
+
+/** What a provider can honour beyond text in, text and tool calls out. */
+export interface ProviderCapabilities {
+  /** Image parts in user messages. */
+  images: boolean;
+  /** `responseFormat` JSON (object or schema). */
+  json: boolean;
+  /** `toolChoice` `required` or a named tool. */
+  forcedToolChoice: boolean;
 }
 
 /** What the call is for; the offline provider answers each honestly. */
@@ -32,6 +65,8 @@ export interface ModelRequest {
   maxOutputTokens: number;
   signal: AbortSignal;
   purpose: ModelPurpose;
+  /** The caller's sampling and format settings, when it gave any. */
+  options?: ModelCallOptions | undefined;
 }
 
 /** Token usage of one model call. `inputTokens` includes cached input. */
@@ -63,6 +98,8 @@ export interface ModelProvider {
   readonly type: ProviderType;
   /** True for the offline provider (no network, no key). */
   readonly offline: boolean;
+  /** What it honours of {@link ModelCallOptions} and images; absent means everything. */
+  readonly capabilities?: ProviderCapabilities;
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
   /** Checks reachability and the credential (agents.update dryRun); throws `PROVIDER_*` on failure. */
   probe(signal: AbortSignal): Promise<void>;

@@ -8,7 +8,11 @@ import type { NewMessage } from './session-store.js';
 import { estimateMessageTokens, estimateTokens, estimateToolTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { collectHistory } from './turn-history.js';
+import { checkClientTurn, settleClientCalls } from './turn-client.js';
 import { fitRecallBlock, recallBeforeTurn } from './turn-recall.js';
+
+/** What one image is counted as in the context budget (a typical vision model's tile cost). */
+const IMAGE_TOKENS = 800;
 
 /** Builds the turn's state: window, offered tools, system prompt, recalled memories, history. */
 export async function prepareTurn(
@@ -25,16 +29,22 @@ export async function prepareTurn(
     effectiveContextCapNano: ctx.config.contextEngine.budget.effectiveContextCapNano,
     agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
   });
-  const offered = tools.offered(agent, input.allowedTools, setup.agentId);
+  const own = tools.offered(agent, input.allowedTools, setup.agentId);
+  checkClientTurn(setup.request, setup.provider, own);
+  const offered = [...own, ...(setup.request.clientTools ?? [])];
   let system = agent.systemPrompt;
   const summary = await summaryFor(ctx, session, window.windowTokens);
   if (summary) system += `\n\nSummary of the earlier conversation:\n${summary}`;
   system += await skillsBlock(ctx, setup.agentId, offered);
+  // The stored message keeps text only; images go to the model with this turn.
+  const images = setup.request.images ?? [];
+  const stored = input.message || (images.length > 0 ? `[${images.length} image(s)]` : '');
   const userMessage: NewMessage = {
     role: 'user',
-    content: input.message,
-    tokens: estimateMessageTokens({ role: 'user', content: input.message }),
+    content: stored,
+    tokens: estimateMessageTokens({ role: 'user', content: stored }) + images.length * IMAGE_TOKENS,
   };
+  const asked = stored === '' ? [] : [userMessage];
   const base = {
     v: EVIDENCE_SCHEMA_VERSION,
     sessionKey: setup.sessionKey,
@@ -59,9 +69,9 @@ export async function prepareTurn(
     system,
     systemTokens: estimateTokens(system) + estimateToolTokens(offered),
     maxOutputTokens: Math.min(agent.maxOutputTokens ?? resolved.maxOutputTokens, resolved.maxOutputTokens),
-    turnMessages: [userMessage],
-    tail: [{ role: 'user', content: input.message }],
-    tailTokens: userMessage.tokens,
+    turnMessages: asked,
+    tail: asked.map(() => ({ role: 'user', content: stored, ...(images.length > 0 ? { images } : {}) })),
+    tailTokens: asked.length > 0 ? userMessage.tokens : 0,
     recallEvidence: undefined,
     history: [],
     historyTokens: 0,
@@ -77,10 +87,12 @@ export async function prepareTurn(
     failure: undefined,
     lastText: '',
     streaming: '',
+    clientCalls: [],
   };
   const { recall } = ctx.settings;
-  if (recall && agent.memory.autoRecall) await addRecall(ctx, state, recall, signal);
+  if (recall && agent.memory.autoRecall && input.message !== '') await addRecall(ctx, state, recall, signal);
   await addHistory(ctx, state);
+  settleClientCalls(state);
   return state;
 }
 

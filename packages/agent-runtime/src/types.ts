@@ -1,4 +1,5 @@
 import type { AgentTurnRequest, AgentTurnResult, EventSink } from '@agentd/contracts';
+import type { ModelCallOptions, ModelImage, ModelToolCall, ModelToolSpec } from './provider.js';
 
 export type {
   AgentTool,
@@ -73,6 +74,29 @@ export interface TurnRequest extends AgentTurnRequest {
    * answers (a queue drains itself); what arrives after the last model call is not taken.
    */
   injections?: () => readonly string[];
+  /**
+   * Tools the caller runs itself (an OpenAI client's `tools`), offered beside the agent's own.
+   * When the model calls one, the turn ends with `finishReason: 'tool_calls'` and the calls in
+   * `clientToolCalls`; the caller's next turn on the session brings their `toolResults`.
+   */
+  clientTools?: ModelToolSpec[];
+  /** Results of the client tool calls the session's last turn ended with; `message` may then be empty. */
+  toolResults?: ClientToolResult[];
+  /** Images sent with the message (to a provider that takes images); `message` may then be empty. */
+  images?: ModelImage[];
+  /**
+   * The caller's sampling and format settings for every model call of the turn (`toolChoice`
+   * binds the first call; `none` binds all). `maxOutputTokens` caps the agent's own limit.
+   */
+  callOptions?: ModelCallOptions & { maxOutputTokens?: number };
+}
+
+/** The result of one client tool call, brought back by the caller. */
+export interface ClientToolResult {
+  toolCallId: string;
+  toolName: string;
+  content: string;
+  isError?: boolean;
 }
 
 /** What a turn returns: the shared `AgentTurnResult` with a typed finish reason, plus the end reason. */
@@ -84,6 +108,8 @@ export interface TurnResult extends AgentTurnResult {
   steps: number;
   /** Trace id the evidence records carry. */
   traceId: string;
+  /** The client tool calls the turn ended on (`finishReason: 'tool_calls'`), for the caller to run. */
+  clientToolCalls?: ModelToolCall[];
 }
 
 /** An event sink that drops everything; the default. */
