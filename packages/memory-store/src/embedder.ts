@@ -82,7 +82,10 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     const add = (feature: string, weight: number) => {
       features.set(feature, (features.get(feature) ?? 0) + weight);
     };
-    const tokens = words(text).filter((word) => !STOPWORDS.has(word));
+    const all = words(text);
+    const topical = all.filter((word) => !STOPWORDS.has(word));
+    // A text of function words only ("it is") keeps them, so it still has a direction.
+    const tokens = topical.length > 0 ? topical : all;
     for (let index = 0; index < tokens.length; index++) {
       const word = tokens[index]!;
       add(`w:${word}`, 1);
@@ -97,6 +100,8 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
         }
       }
     }
+    // A text without words (punctuation, emoji) is its own one feature rather than the zero vector.
+    if (features.size === 0) add(`t:${text.trim()}`, 1);
     const vector = new Float32Array(dimensions);
     for (const [feature, count] of features) {
       const hash = fnv1a(feature, 0);
