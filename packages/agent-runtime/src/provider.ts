@@ -1,3 +1,5 @@
+import type { TurnCallOptions, TurnImage, TurnResponseFormat, TurnToolChoice } from '@agentd/contracts';
+
 /** A tool call the model asked for. */
 export interface ModelToolCall {
   toolCallId: string;
@@ -6,10 +8,8 @@ export interface ModelToolCall {
   input: unknown;
 }
 
-/** An image in a user message: an `https:`/`http:` URL or a `data:` URL. */
-export interface ModelImage {
-  url: string;
-}
+/** An image in a user message (see `TurnImage` of `@agentd/contracts`). */
+export type ModelImage = TurnImage;
 
 /** A message sent to a model. Images are sent with the turn that carries them, never stored. */
 export type ModelMessage =
@@ -25,23 +25,14 @@ export interface ModelToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
-/** Which tool the model must call: any or none at its choice, some tool, or the named one. */
-export type ModelToolChoice = 'auto' | 'none' | 'required' | { toolName: string };
+/** Which tool the model must call (see `TurnToolChoice` of `@agentd/contracts`). */
+export type ModelToolChoice = TurnToolChoice;
 
-/** The shape the answer must take: free text, any JSON object, or JSON matching `schema`. */
-export type ModelResponseFormat =
-  | { type: 'text' }
-  | { type: 'json'; schema?: Record<string, unknown>; name?: string; description?: string };
+/** The shape the answer must take (see `TurnResponseFormat` of `@agentd/contracts`). */
+export type ModelResponseFormat = TurnResponseFormat;
 
-/** Sampling and output settings a caller asks for one model call; absent fields are the provider's defaults. */
-export interface ModelCallOptions {
-  temperature?: number;
-  topP?: number;
-  stopSequences?: string[];
-  seed?: number;
-  responseFormat?: ModelResponseFormat;
-  toolChoice?: ModelToolChoice;
-}
+/** Sampling and output settings a caller asks for one model call (see `TurnCallOptions`). */
+export type ModelCallOptions = TurnCallOptions;
 
 /** What a provider can honour beyond text in, text and tool calls out. */
 export interface ProviderCapabilities {

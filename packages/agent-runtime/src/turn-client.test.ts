@@ -41,7 +41,7 @@ describe('client tools and call options', () => {
       message: '',
       sessionKey: 'default:openai:c1',
       clientTools: [weather],
-      toolResults: [{ toolCallId: 'call_1', toolName: 'get_weather', content: 'sunny' }],
+      toolResults: [{ toolCallId: 'call_1', content: 'sunny' }],
     });
     expect(second.finishReason).toBe('stop');
     expect(second.response).toBe('It is sunny.');
@@ -73,7 +73,7 @@ describe('client tools and call options', () => {
       t.runtime.runTurn({
         message: '',
         sessionKey: 'default:openai:c2',
-        toolResults: [{ toolCallId: 'other', toolName: 'get_weather', content: 'x' }],
+        toolResults: [{ toolCallId: 'other', content: 'x' }],
       }),
     ).rejects.toSatisfy(
       (error) =>
@@ -132,8 +132,11 @@ describe('client tools and call options', () => {
     });
     expect(seen[0]?.messages.at(-1)).toEqual({
       role: 'user',
-      content: '[1 image(s)]',
+      content: '',
       images: [{ url: 'https://example.test/cat.png' }],
     });
+    // The session keeps a note of the image, not the image.
+    const { messages } = await t.runtime.sessions.history('default:openai:c4');
+    expect(messages[0]).toMatchObject({ role: 'user', content: '[1 image(s)]' });
   });
 });

@@ -29,7 +29,6 @@ export const clientTurnFields = {
       z
         .object({
           toolCallId: z.string().min(1).max(256),
-          toolName,
           content: z.string().max(1_000_000),
           isError: z.boolean().optional(),
         })

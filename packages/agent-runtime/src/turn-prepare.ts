@@ -70,7 +70,11 @@ export async function prepareTurn(
     systemTokens: estimateTokens(system) + estimateToolTokens(offered),
     maxOutputTokens: Math.min(agent.maxOutputTokens ?? resolved.maxOutputTokens, resolved.maxOutputTokens),
     turnMessages: asked,
-    tail: asked.map(() => ({ role: 'user', content: stored, ...(images.length > 0 ? { images } : {}) })),
+    tail: asked.map(() => ({
+      role: 'user',
+      content: input.message,
+      ...(images.length > 0 ? { images } : {}),
+    })),
     tailTokens: asked.length > 0 ? userMessage.tokens : 0,
     recallEvidence: undefined,
     history: [],

@@ -1,8 +1,9 @@
-import type { AgentTurnRequest, AgentTurnResult, EventSink } from '@agentd/contracts';
+import type { AgentTurnRequest, AgentTurnResult, ClientToolResult, EventSink } from '@agentd/contracts';
 import type { ModelCallOptions, ModelImage, ModelToolCall, ModelToolSpec } from './provider.js';
 
 export type {
   AgentTool,
+  ClientToolResult,
   AgentTurnRunner,
   EventSink,
   TokensUsed,
@@ -89,14 +90,6 @@ export interface TurnRequest extends AgentTurnRequest {
    * binds the first call; `none` binds all). `maxOutputTokens` caps the agent's own limit.
    */
   callOptions?: ModelCallOptions & { maxOutputTokens?: number };
-}
-
-/** The result of one client tool call, brought back by the caller. */
-export interface ClientToolResult {
-  toolCallId: string;
-  toolName: string;
-  content: string;
-  isError?: boolean;
 }
 
 /** What a turn returns: the shared `AgentTurnResult` with a typed finish reason, plus the end reason. */

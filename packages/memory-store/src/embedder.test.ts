@@ -84,6 +84,15 @@ describe('createHashingEmbedder', () => {
     expect(Array.from(vectors[1]!)).not.toEqual(Array.from(vectors[2]!));
     expect(Array.from(vectors[3]!)).not.toEqual(Array.from(vectors[4]!));
   });
+
+  it('makes vectors of another length on request, within the lengths it takes', async () => {
+    const embedder = createHashingEmbedder();
+    const resized = embedder.withDimensions?.(64);
+    expect(resized?.dimensions).toBe(64);
+    expect(resized?.model).toBe('agentd-hashing-v1-64');
+    expect((await resized!.embed(['hello']))[0]).toHaveLength(64);
+    expect(embedder.withDimensions?.(8)).toBeUndefined();
+  });
 });
 
 describe('createOpenAiEmbedder', () => {

@@ -28,6 +28,11 @@ export interface Embedder {
   readonly cacheable?: boolean;
   /** Embeds `texts`; rejects with `EMBEDDER_FAILED` or `DIMENSIONS_MISMATCH`. */
   embed(texts: string[], options?: { signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
+  /**
+   * The same embedder making vectors of another length, or `undefined` when it cannot (a
+   * model's vectors have the length it was trained for). Absent: it cannot.
+   */
+  withDimensions?(dimensions: number): Embedder | undefined;
 }
 
 // Frequent English function words carry no topic and, hashed into few
@@ -114,7 +119,7 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     }
     return normalise(vector);
   };
-  return {
+  const embedder: Embedder = {
     model: `agentd-hashing-v1-${dimensions}`,
     dimensions,
     kind: 'lexical',
@@ -122,7 +127,15 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     // cache kept would hold 4 bytes a dimension for nothing.
     cacheable: false,
     embed: async (texts) => texts.map(embedOne),
+    // Any bucket count hashes as well: in the range the options take, a fresh embedder of that size.
+    withDimensions: (wanted) =>
+      wanted === dimensions
+        ? embedder
+        : hashingEmbedderOptionsSchema.shape.dimensions.safeParse(wanted).success
+          ? createHashingEmbedder({ dimensions: wanted })
+          : undefined,
   };
+  return embedder;
 }
 
 /** @internal Validates {@link OpenAiEmbedderOptions}. */
