@@ -8,7 +8,9 @@ import { parseOptions } from './internal/options.js';
 import { type AiSdk, isApiCallError, loadAiSdk } from './internal/ai-sdk.js';
 import type { ToolImage } from '@agentd/contracts';
 import type {
+  ModelCallOptions,
   ModelFinishReason,
+  ModelResponseFormat,
   ModelMessage,
   ModelProvider,
   ModelRequest,
@@ -70,6 +72,10 @@ export function createOpenAiCompatibleProvider(options: HttpProviderOptions): Mo
       ...(parsed.apiKey ? { apiKey: parsed.apiKey } : {}),
       ...(parsed.headers ? { headers: parsed.headers } : {}),
       includeUsage: true,
+      // json_schema is sent as asked (OpenAI, vLLM, llama.cpp and Ollama take it), and image
+      // URLs are handed to the endpoint rather than downloaded here.
+      supportsStructuredOutputs: true,
+      supportedUrls: () => ({ 'image/*': [/^https?:\/\/.+$/i] }),
     });
     return (model: string) => sdk.chatModel(model);
   };
@@ -139,6 +145,7 @@ function createSdkProvider(
         system: request.system,
         messages: toSdkMessages(request.messages),
         ...(request.tools.length > 0 ? { tools: toSdkTools(ai, request.tools) } : {}),
+        ...callSettings(ai, request.options),
         maxOutputTokens: request.maxOutputTokens,
         // The SDK's own retry: it repeats the request until the answer starts streaming (never
         // after output), on 408/409/429/5xx and connection failures, with exponential backoff
@@ -275,7 +282,17 @@ function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
   for (const message of messages) {
     if (message.role !== 'tool') flushImages();
     if (message.role === 'user') {
-      out.push({ role: 'user', content: message.content });
+      const images = message.images ?? [];
+      out.push({
+        role: 'user',
+        content:
+          images.length === 0
+            ? message.content
+            : [
+                ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+                ...images.map((image) => ({ type: 'image' as const, image: new URL(image.url) })),
+              ],
+      });
     } else if (message.role === 'assistant') {
       if (!message.toolCalls || message.toolCalls.length === 0) {
         out.push({ role: 'assistant', content: message.content });
@@ -312,6 +329,38 @@ function toSdkMessages(messages: readonly ModelMessage[]): SdkMessage[] {
   }
   flushImages();
   return out;
+}
+
+/** The SDK's call settings of the caller's options: sampling, stop, seed, tool choice, output shape. */
+function callSettings(ai: AiSdk, options: ModelCallOptions | undefined) {
+  if (!options) return {};
+  const { responseFormat, toolChoice } = options;
+  return {
+    ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+    ...(options.topP !== undefined ? { topP: options.topP } : {}),
+    ...(options.stopSequences !== undefined ? { stopSequences: options.stopSequences } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(toolChoice === undefined
+      ? {}
+      : {
+          toolChoice:
+            typeof toolChoice === 'string'
+              ? toolChoice
+              : { type: 'tool' as const, toolName: toolChoice.toolName },
+        }),
+    ...(responseFormat?.type === 'json' ? { output: jsonOutput(ai, responseFormat) } : {}),
+  };
+}
+
+/** The SDK's JSON output: held to the schema when one is given, else any JSON object. */
+function jsonOutput(ai: AiSdk, format: Extract<ModelResponseFormat, { type: 'json' }>) {
+  const named = {
+    ...(format.name ? { name: format.name } : {}),
+    ...(format.description ? { description: format.description } : {}),
+  };
+  if (!format.schema) return ai.Output.json(named);
+  const schema = ai.jsonSchema(format.schema as Parameters<AiSdk['jsonSchema']>[0]);
+  return ai.Output.object({ schema, ...named });
 }
 
 function toSdkTools(ai: AiSdk, tools: ModelRequest['tools']): ToolSet {

@@ -48,8 +48,13 @@ export {
 } from './offline-provider.js';
 export { createOffloadReadTool, OFFLOAD_READ_MAX_CHARS, OFFLOAD_READ_TOOL } from './offload.js';
 export type {
+  ModelCallOptions,
   ModelFinishReason,
+  ModelImage,
   ModelMessage,
+  ModelResponseFormat,
+  ModelToolChoice,
+  ProviderCapabilities,
   ModelProvider,
   ModelPurpose,
   ModelRequest,
@@ -155,6 +160,7 @@ export {
 export {
   type AgentTool,
   type AgentTurnRunner,
+  type ClientToolResult,
   type EndReason,
   type EventSink,
   type FinishReason,

@@ -72,6 +72,7 @@ export function createOfflineProvider(options: OfflineProviderOptions = {}): Mod
 
     let text = reply.text ?? '';
     let finishReason: ModelFinishReason | undefined = reply.finishReason;
+    text = cutAtStop(text, request.options?.stopSequences);
     const limitChars = request.maxOutputTokens * 4;
     if (text.length > limitChars) {
       text = text.slice(0, limitChars);
@@ -110,9 +111,21 @@ export function createOfflineProvider(options: OfflineProviderOptions = {}): Mod
     id: parsed.id,
     type: 'offline',
     offline: true,
+    // It writes no images' descriptions and no JSON, and calls tools only when told in the message.
+    capabilities: { images: false, json: false, forcedToolChoice: false },
     stream,
     probe: async () => {},
   };
+}
+
+/** The text up to the first stop sequence, which is not included (as model APIs stop). */
+function cutAtStop(text: string, stops: readonly string[] | undefined): string {
+  let end = text.length;
+  for (const stop of stops ?? []) {
+    const at = text.indexOf(stop);
+    if (at >= 0 && at < end) end = at;
+  }
+  return text.slice(0, end);
 }
 
 function throwIfAborted(signal: AbortSignal): void {

@@ -1,4 +1,10 @@
-import type { ToolImage } from '@agentd/contracts';
+import type {
+  ToolImage,
+  TurnCallOptions,
+  TurnImage,
+  TurnResponseFormat,
+  TurnToolChoice,
+} from '@agentd/contracts';
 /** A tool call the model asked for. */
 export interface ModelToolCall {
   toolCallId: string;
@@ -7,9 +13,12 @@ export interface ModelToolCall {
   input: unknown;
 }
 
-/** A message sent to a model. */
+/** An image in a user message (see `TurnImage` of `@agentd/contracts`). */
+export type ModelImage = TurnImage;
+
+/** A message sent to a model. Images are sent with the turn that carries them, never stored. */
 export type ModelMessage =
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: ModelImage[] }
   | { role: 'assistant'; content: string; toolCalls?: ModelToolCall[] }
   | {
       role: 'tool';
@@ -29,6 +38,25 @@ export interface ModelToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
+/** Which tool the model must call (see `TurnToolChoice` of `@agentd/contracts`). */
+export type ModelToolChoice = TurnToolChoice;
+
+/** The shape the answer must take (see `TurnResponseFormat` of `@agentd/contracts`). */
+export type ModelResponseFormat = TurnResponseFormat;
+
+/** Sampling and output settings a caller asks for one model call (see `TurnCallOptions`). */
+export type ModelCallOptions = TurnCallOptions;
+
+/** What a provider can honour beyond text in, text and tool calls out. */
+export interface ProviderCapabilities {
+  /** Image parts in user messages. */
+  images: boolean;
+  /** `responseFormat` JSON (object or schema). */
+  json: boolean;
+  /** `toolChoice` `required` or a named tool. */
+  forcedToolChoice: boolean;
+}
+
 /** What the call is for; the offline provider answers each honestly. */
 export type ModelPurpose = 'chat' | 'compaction' | 'probe';
 
@@ -41,6 +69,8 @@ export interface ModelRequest {
   maxOutputTokens: number;
   signal: AbortSignal;
   purpose: ModelPurpose;
+  /** The caller's sampling and format settings, when it gave any. */
+  options?: ModelCallOptions | undefined;
 }
 
 /** Token usage of one model call. `inputTokens` includes cached input. */
@@ -72,6 +102,8 @@ export interface ModelProvider {
   readonly type: ProviderType;
   /** True for the offline provider (no network, no key). */
   readonly offline: boolean;
+  /** What it honours of {@link ModelCallOptions} and images; absent means everything. */
+  readonly capabilities?: ProviderCapabilities;
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
   /** Checks reachability and the credential (agents.update dryRun); throws `PROVIDER_*` on failure. */
   probe(signal: AbortSignal): Promise<void>;

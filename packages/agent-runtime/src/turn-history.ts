@@ -2,6 +2,7 @@ import type { AgentDefinition } from './config.js';
 import { selectHistory } from './context.js';
 import { toModelMessage } from './internal/messages.js';
 import type { CachedSession } from './internal/session-cache.js';
+import type { ModelToolCall } from './provider.js';
 import type { RuntimeContext } from './runtime-context.js';
 import type { NewMessage, SessionMessage, SessionRecord } from './session-store.js';
 import { estimateMessageTokens } from './tokens.js';
@@ -86,10 +87,15 @@ export function rememberTail(
  * A cancelled turn can stop between a tool call and its result; a stored call without a
  * result would make every later request invalid, so such calls are dropped from the message.
  */
-export function dropDanglingToolCalls(messages: NewMessage[]): void {
+export function dropDanglingToolCalls(
+  messages: NewMessage[],
+  clientCalls: readonly ModelToolCall[] = [],
+): void {
   const answered = new Set(
     messages.filter((message) => message.role === 'tool').map((message) => message.toolCallId),
   );
+  // Client tool calls are answered by the caller's next turn.
+  for (const call of clientCalls) answered.add(call.toolCallId);
   for (const message of messages) {
     if (message.role !== 'assistant' || !message.toolCalls) continue;
     const kept = message.toolCalls.filter((call) => answered.has(call.toolCallId));

@@ -6,7 +6,7 @@ import { planBudget, selectHistory } from './context.js';
 import { AgentRuntimeError } from './errors.js';
 import type { ContextBudget } from '@agentd/evidence';
 import { toModelMessage } from './internal/messages.js';
-import { parseOptions } from './internal/options.js';
+import { invalidOptions, parseOptions } from './internal/options.js';
 import type { TurnInput, TurnSetup, TurnState } from './internal/turn-state.js';
 import { TurnTimers } from './internal/turn-timers.js';
 import type { ModelResolver } from './model-resolver.js';
@@ -17,6 +17,7 @@ import type { NewMessage } from './session-store.js';
 import { estimateMessageTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { compactSession } from './session-compaction.js';
+import { clientTurnFields, hasTurnContent, splitClientCalls, stepOptions } from './turn-client.js';
 import { prepareTurn } from './turn-prepare.js';
 import { recordTurn, toolCallsOf } from './turn-record.js';
 import type { TurnOrigin, TurnRequest, TurnResult } from './types.js';
@@ -26,7 +27,8 @@ export const DEFAULT_SESSION_KEY = 'default:webchat:anonymous';
 
 const turnRequestSchema = z.object({
   agentId: entityIdSchema.optional(),
-  message: z.string().min(1).max(1_000_000),
+  // Empty only when images or tool results carry the turn (checked below).
+  message: z.string().max(1_000_000),
   sessionKey: sessionKeySchema.optional(),
   model: z.string().min(1).max(200).optional(),
   timeoutMs: z.number().int().positive().optional(),
@@ -41,6 +43,7 @@ const turnRequestSchema = z.object({
     .object({ channelType: z.string().min(1).max(64), channelId: z.string().min(1).max(256) })
     .strict()
     .optional(),
+  ...clientTurnFields,
 });
 
 /** The turn loop: runs turns, serialised per session, and knows which are in flight. */
@@ -70,6 +73,11 @@ export function createTurnLoop(
   async function runTurn(request: TurnRequest): Promise<TurnResult> {
     if (closed) throw new AgentRuntimeError('CLOSED', 'The agent runtime is closed');
     const input: TurnInput = parseOptions(turnRequestSchema, request, 'runTurn');
+    if (!hasTurnContent(input)) {
+      throw invalidOptions('runTurn', [
+        { path: ['message'], code: 'too_small', message: 'the message is empty' },
+      ]);
+    }
     const sessionKey = input.sessionKey ?? DEFAULT_SESSION_KEY;
     // Refuse early when the named agent is unknown or suspended, before queueing behind other turns.
     if (input.agentId) {
@@ -316,6 +324,16 @@ async function runSteps(
     assistant.tokens = estimateMessageTokens(toModelMessage(assistant), state.tokens.count);
     addToTail(state, assistant);
 
+    const { own, client } = splitClientCalls(state, calls);
+    if (client.length > 0) {
+      // The client runs its tools: the agent's own calls of the step run, then the turn ends on the client's.
+      await runCalls(tools, state, own, step, timers.signal);
+      if (timers.stopCause) return;
+      state.clientCalls = client;
+      state.finishReason = 'tool_calls';
+      state.response = text;
+      return;
+    }
     if (calls.length > 0) {
       // Every call gets its result, even at the step limit, so the stored history stays valid.
       await runCalls(tools, state, calls, step, timers.signal);
@@ -359,14 +377,18 @@ async function streamStep(
   const calls: ModelToolCall[] = [];
   let finish: ModelFinishReason = 'other';
   timers.armStall();
+  const options = stepOptions(request, step);
+  const cap = request.callOptions?.maxOutputTokens;
   for await (const event of state.provider.stream({
     model: resolved.model,
     system: state.system,
     messages: [...state.history.map(toModelMessage), ...state.tail],
-    tools: state.offered,
-    maxOutputTokens: outputHeadroom,
+    // A caller's `toolChoice: none` offers no tools, which every provider honours.
+    tools: options?.toolChoice === 'none' ? [] : state.offered,
+    maxOutputTokens: cap === undefined ? outputHeadroom : Math.min(cap, outputHeadroom),
     signal: timers.signal,
     purpose: 'chat',
+    ...(options ? { options } : {}),
   })) {
     timers.armStall();
     if (event.type === 'text-delta') {

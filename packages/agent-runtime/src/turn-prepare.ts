@@ -9,7 +9,11 @@ import { tokenCounterFor } from './token-counter.js';
 import { estimateMessageTokens, estimateToolTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { collectHistory } from './turn-history.js';
+import { checkClientTurn, settleClientCalls } from './turn-client.js';
 import { fitRecallBlock, recallBeforeTurn } from './turn-recall.js';
+
+/** What one image is counted as in the context budget (a typical vision model's tile cost). */
+const IMAGE_TOKENS = 800;
 
 /** Builds the turn's state: window, offered tools, system prompt, recalled memories, history. */
 export async function prepareTurn(
@@ -26,7 +30,9 @@ export async function prepareTurn(
     effectiveContextCapNano: ctx.config.contextEngine.budget.effectiveContextCapNano,
     agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
   });
-  const offered = tools.offered(agent, input.allowedTools, setup.agentId);
+  const own = tools.offered(agent, input.allowedTools, setup.agentId);
+  checkClientTurn(setup.request, setup.provider, own);
+  const offered = [...own, ...(setup.request.clientTools ?? [])];
   let system = agent.systemPrompt;
   const summary = await summaryFor(ctx, session, window.windowTokens);
   if (summary) system += `\n\nSummary of the earlier conversation:\n${summary}`;
@@ -35,11 +41,16 @@ export async function prepareTurn(
   // o200k/cl100k), else with the CJK-aware estimate; `tokens.counting` says which, and every
   // context_budget record carries it as `tokenCounting`.
   const tokens = await tokenCounterFor(resolved.model);
+  // The stored message keeps text only; images go to the model with this turn.
+  const images = setup.request.images ?? [];
+  const stored = input.message || (images.length > 0 ? `[${images.length} image(s)]` : '');
   const userMessage: NewMessage = {
     role: 'user',
-    content: input.message,
-    tokens: estimateMessageTokens({ role: 'user', content: input.message }, tokens.count),
+    content: stored,
+    tokens:
+      estimateMessageTokens({ role: 'user', content: stored }, tokens.count) + images.length * IMAGE_TOKENS,
   };
+  const asked = stored === '' ? [] : [userMessage];
   const base = {
     v: EVIDENCE_SCHEMA_VERSION,
     sessionKey: setup.sessionKey,
@@ -65,9 +76,13 @@ export async function prepareTurn(
     tokens,
     systemTokens: tokens.count(system) + estimateToolTokens(offered, tokens.count),
     maxOutputTokens: Math.min(agent.maxOutputTokens ?? resolved.maxOutputTokens, resolved.maxOutputTokens),
-    turnMessages: [userMessage],
-    tail: [{ role: 'user', content: input.message }],
-    tailTokens: userMessage.tokens,
+    turnMessages: asked,
+    tail: asked.map(() => ({
+      role: 'user',
+      content: input.message,
+      ...(images.length > 0 ? { images } : {}),
+    })),
+    tailTokens: asked.length > 0 ? userMessage.tokens : 0,
     recallEvidence: undefined,
     history: [],
     historyTokens: 0,
@@ -84,10 +99,12 @@ export async function prepareTurn(
     failure: undefined,
     lastText: '',
     streaming: '',
+    clientCalls: [],
   };
   const { recall } = ctx.settings;
-  if (recall && agent.memory.autoRecall) await addRecall(ctx, state, recall, signal);
+  if (recall && agent.memory.autoRecall && input.message !== '') await addRecall(ctx, state, recall, signal);
   await addHistory(ctx, state);
+  settleClientCalls(state);
   return state;
 }
 

@@ -190,6 +190,7 @@ export async function recordTurn(
     endReason,
     steps,
     traceId,
+    ...(state.clientCalls.length > 0 ? { clientToolCalls: state.clientCalls } : {}),
   };
 }
 
@@ -212,7 +213,7 @@ function settleEnd(state: TurnState, stopCause: StopCause | undefined): void {
     state.finishReason = 'error';
   }
   if (state.endReason === 'completed' && state.toolFailed > 0) state.endReason = 'completed_with_tool_errors';
-  dropDanglingToolCalls(state.turnMessages);
+  dropDanglingToolCalls(state.turnMessages, state.clientCalls);
 }
 
 function logTurn(

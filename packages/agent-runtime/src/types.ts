@@ -1,7 +1,9 @@
-import type { AgentTurnRequest, AgentTurnResult, EventSink } from '@agentd/contracts';
+import type { AgentTurnRequest, AgentTurnResult, ClientToolResult, EventSink } from '@agentd/contracts';
+import type { ModelCallOptions, ModelImage, ModelToolCall, ModelToolSpec } from './provider.js';
 
 export type {
   AgentTool,
+  ClientToolResult,
   AgentTurnRunner,
   EventSink,
   TokensUsed,
@@ -73,6 +75,21 @@ export interface TurnRequest extends AgentTurnRequest {
    * answers (a queue drains itself); what arrives after the last model call is not taken.
    */
   injections?: () => readonly string[];
+  /**
+   * Tools the caller runs itself (an OpenAI client's `tools`), offered beside the agent's own.
+   * When the model calls one, the turn ends with `finishReason: 'tool_calls'` and the calls in
+   * `clientToolCalls`; the caller's next turn on the session brings their `toolResults`.
+   */
+  clientTools?: ModelToolSpec[];
+  /** Results of the client tool calls the session's last turn ended with; `message` may then be empty. */
+  toolResults?: ClientToolResult[];
+  /** Images sent with the message (to a provider that takes images); `message` may then be empty. */
+  images?: ModelImage[];
+  /**
+   * The caller's sampling and format settings for every model call of the turn (`toolChoice`
+   * binds the first call; `none` binds all). `maxOutputTokens` caps the agent's own limit.
+   */
+  callOptions?: ModelCallOptions & { maxOutputTokens?: number };
 }
 
 /** What a turn returns: the shared `AgentTurnResult` with a typed finish reason, plus the end reason. */
@@ -84,6 +101,8 @@ export interface TurnResult extends AgentTurnResult {
   steps: number;
   /** Trace id the evidence records carry. */
   traceId: string;
+  /** The client tool calls the turn ended on (`finishReason: 'tool_calls'`), for the caller to run. */
+  clientToolCalls?: ModelToolCall[];
 }
 
 /** An event sink that drops everything; the default. */

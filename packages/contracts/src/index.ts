@@ -14,6 +14,15 @@ export type {
   TurnOrigin,
   WakeTarget,
 } from './agent.js';
+export type {
+  ClientToolCall,
+  ClientToolResult,
+  ClientToolSpec,
+  TurnCallOptions,
+  TurnImage,
+  TurnResponseFormat,
+  TurnToolChoice,
+} from './client-turn.js';
 export type { AutonomyBlock, AutonomyRunSummary, ToolServerStatus } from './autonomy.js';
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';

@@ -71,6 +71,28 @@ describe('createHashingEmbedder', () => {
       x.reduce((sum, value, index) => sum + value * y[index]!, 0);
     expect(dot(query!, related!)).toBeGreaterThan(dot(query!, unrelated!) + 0.2);
   });
+
+  it('gives every short text a unit vector: greetings, function words only, no words at all', async () => {
+    const embedder = createHashingEmbedder();
+    const texts = ['hi', 'it is', 'a', '?!', '🙂'];
+    const vectors = await embedder.embed(texts);
+    for (const vector of vectors) {
+      const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
+      expect(norm).toBeCloseTo(1, 5);
+    }
+    // Still told apart: different texts, different vectors.
+    expect(Array.from(vectors[1]!)).not.toEqual(Array.from(vectors[2]!));
+    expect(Array.from(vectors[3]!)).not.toEqual(Array.from(vectors[4]!));
+  });
+
+  it('makes vectors of another length on request, within the lengths it takes', async () => {
+    const embedder = createHashingEmbedder();
+    const resized = embedder.withDimensions?.(64);
+    expect(resized?.dimensions).toBe(64);
+    expect(resized?.model).toBe('agentd-hashing-v1-64');
+    expect((await resized!.embed(['hello']))[0]).toHaveLength(64);
+    expect(embedder.withDimensions?.(8)).toBeUndefined();
+  });
 });
 
 describe('createOpenAiEmbedder', () => {

@@ -28,6 +28,11 @@ export interface Embedder {
   readonly cacheable?: boolean;
   /** Embeds `texts`; rejects with `EMBEDDER_FAILED` or `DIMENSIONS_MISMATCH`. */
   embed(texts: string[], options?: { signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
+  /**
+   * The same embedder making vectors of another length, or `undefined` when it cannot (a
+   * model's vectors have the length it was trained for). Absent: it cannot.
+   */
+  withDimensions?(dimensions: number): Embedder | undefined;
 }
 
 // Frequent English function words carry no topic and, hashed into few
@@ -82,7 +87,10 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     const add = (feature: string, weight: number) => {
       features.set(feature, (features.get(feature) ?? 0) + weight);
     };
-    const tokens = words(text).filter((word) => !STOPWORDS.has(word));
+    const all = words(text);
+    const topical = all.filter((word) => !STOPWORDS.has(word));
+    // A text of function words only ("it is") keeps them, so it still has a direction.
+    const tokens = topical.length > 0 ? topical : all;
     for (let index = 0; index < tokens.length; index++) {
       const word = tokens[index]!;
       add(`w:${word}`, 1);
@@ -97,6 +105,8 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
         }
       }
     }
+    // A text without words (punctuation, emoji) is its own one feature rather than the zero vector.
+    if (features.size === 0) add(`t:${text.trim()}`, 1);
     const vector = new Float32Array(dimensions);
     for (const [feature, count] of features) {
       const hash = fnv1a(feature, 0);
@@ -109,7 +119,7 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     }
     return normalise(vector);
   };
-  return {
+  const embedder: Embedder = {
     model: `agentd-hashing-v1-${dimensions}`,
     dimensions,
     kind: 'lexical',
@@ -117,7 +127,15 @@ export function createHashingEmbedder(options: HashingEmbedderOptions = {}): Emb
     // cache kept would hold 4 bytes a dimension for nothing.
     cacheable: false,
     embed: async (texts) => texts.map(embedOne),
+    // Any bucket count hashes as well: in the range the options take, a fresh embedder of that size.
+    withDimensions: (wanted) =>
+      wanted === dimensions
+        ? embedder
+        : hashingEmbedderOptionsSchema.shape.dimensions.safeParse(wanted).success
+          ? createHashingEmbedder({ dimensions: wanted })
+          : undefined,
   };
+  return embedder;
 }
 
 /** @internal Validates {@link OpenAiEmbedderOptions}. */

@@ -1,31 +1,7 @@
-import { z } from 'zod';
-import { invalidRequest } from './errors.js';
+import type { ClientToolCall } from '@agentd/contracts';
 import type { ChatTurnResult } from './types.js';
 
-/** A content part; only text parts carry a turn (images and audio are not taken). */
-const contentPart = z.looseObject({ type: z.string().max(64), text: z.string().optional() });
-
-const message = z.looseObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
-  content: z.union([z.string(), z.array(contentPart).max(1024), z.null()]).optional(),
-  name: z.string().max(256).optional(),
-});
-
-/**
- * The fields of `POST /v1/chat/completions` that are read. Other OpenAI fields (temperature,
- * tools, ...) are accepted and ignored: the agent's own configuration decides them.
- */
-export const chatRequestSchema = z.looseObject({
-  model: z.string().min(1).max(256),
-  messages: z.array(message).min(1).max(10_000),
-  stream: z.boolean().nullish(),
-  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
-  user: z.string().min(1).max(256).nullish(),
-  n: z.number().int().min(1).max(1).nullish(),
-});
-
-/** A parsed chat completion request. */
-export type ChatRequest = z.output<typeof chatRequestSchema>;
+export { type ChatRequest, chatRequestSchema, chatTurnParts } from './chat-input.js';
 
 /** The prefix of the model ids the agents are listed under. */
 export const MODEL_PREFIX = 'agentd/';
@@ -33,35 +9,6 @@ export const MODEL_PREFIX = 'agentd/';
 /** The agent a model id names: `agentd/<agentId>`, or a bare agent id. */
 export function agentOfModel(model: string): string {
   return model.startsWith(MODEL_PREFIX) ? model.slice(MODEL_PREFIX.length) : model;
-}
-
-/**
- * The turn of a request: the text of its last message, which must be the user's. Earlier
- * messages are not replayed; the agent's session holds the conversation.
- */
-export function turnMessage(request: ChatRequest): string {
-  const last = request.messages[request.messages.length - 1];
-  if (last?.role !== 'user') {
-    throw invalidRequest(
-      'The last message must have role "user": it is the turn the agent answers',
-      'messages',
-    );
-  }
-  const content = last.content;
-  const text =
-    typeof content === 'string'
-      ? content
-      : (content ?? [])
-          .filter((part) => part.type === 'text' && typeof part.text === 'string')
-          .map((part) => part.text)
-          .join('\n');
-  if (text.trim() === '') {
-    throw invalidRequest(
-      'The last user message has no text',
-      `messages[${request.messages.length - 1}].content`,
-    );
-  }
-  return text;
 }
 
 /**
@@ -111,7 +58,14 @@ export function completionBody(ids: CompletionIds, result: ChatTurnResult) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: result.response, refusal: null },
+        message: {
+          role: 'assistant',
+          content: result.toolCalls && result.response === '' ? null : result.response,
+          refusal: null,
+          ...(result.toolCalls
+            ? { tool_calls: toolCallsOf(result.toolCalls).map(({ index: _, ...call }) => call) }
+            : {}),
+        },
         logprobs: null,
         finish_reason: mapFinishReason(result.finishReason),
       },
@@ -142,4 +96,14 @@ export function chunkBody(
     ...(usage.include ? { usage: usage.value ?? null } : {}),
     ...(result ? { agentd: extension(result) } : {}),
   };
+}
+
+/** OpenAI's `tool_calls` of the client calls a turn ended on; `index` is for streamed deltas. */
+export function toolCallsOf(calls: readonly ClientToolCall[]) {
+  return calls.map((call, index) => ({
+    index,
+    id: call.toolCallId,
+    type: 'function' as const,
+    function: { name: call.toolName, arguments: JSON.stringify(call.input ?? {}) },
+  }));
 }

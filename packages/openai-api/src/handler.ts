@@ -4,7 +4,7 @@ import type { Logger } from '@agentd/contracts';
 import { BODY_LIMIT, hasMethods } from '@agentd/input-guards';
 import { z } from 'zod';
 import { agentOfModel, MODEL_PREFIX } from './chat.js';
-import { embeddingsBody, embeddingsRequestSchema } from './embeddings.js';
+import { embeddingsBody, embeddingsRequestSchema, refuseTokenInput } from './embeddings.js';
 import { OpenAiApiError } from './errors.js';
 import type { ApiContext } from './internal/context.js';
 import { toApiError } from './internal/failure.js';
@@ -128,9 +128,11 @@ export function createOpenAiApiHandler<C>(options: OpenAiApiHandlerOptions<C>): 
   };
 
   const embeddings = async (response: ServerResponse, caller: C, body: unknown, signal: AbortSignal) => {
+    refuseTokenInput(body);
     const asked = parseBody(embeddingsRequestSchema, body);
     const input = typeof asked.input === 'string' ? [asked.input] : asked.input;
-    const result = await backend.embed(caller, input, signal);
+    const dimensions = asked.dimensions ?? undefined;
+    const result = await backend.embed(caller, input, signal, dimensions === undefined ? {} : { dimensions });
     sendJson(response, 200, embeddingsBody(asked, input, result));
   };
 

@@ -1,19 +1,50 @@
+import type { ClientToolCall, ClientToolResult, TurnImage } from '@agentd/contracts';
 import { z } from 'zod';
+import { functionName, imageUrlOf, jsonSchemaObject, samplingFields } from './chat-input.js';
 import { invalidRequest } from './errors.js';
-import type { ChatTurnResult } from './types.js';
+import type { ChatTurnResult, TurnParts } from './types.js';
 
-const inputPart = z.looseObject({ type: z.string().max(64), text: z.string().optional() });
+const inputPart = z.looseObject({
+  type: z.string().max(64),
+  text: z.string().optional(),
+  image_url: z.string().max(20_000_000).optional(),
+});
 
 const inputItem = z.looseObject({
   type: z.string().max(64).optional(),
   role: z.enum(['system', 'developer', 'user', 'assistant']).optional(),
   content: z.union([z.string(), z.array(inputPart).max(1024)]).optional(),
+  call_id: z.string().min(1).max(256).optional(),
+  name: z.string().max(64).optional(),
+  output: z.union([z.string().max(1_000_000), z.array(inputPart).max(1024)]).optional(),
 });
 
+const functionTool = z.looseObject({
+  type: z.literal('function', { message: 'only function tools are taken' }),
+  name: functionName,
+  description: z.string().max(100_000).nullish(),
+  parameters: jsonSchemaObject.nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const textFormat = z.union([
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    name: z.string().min(1).max(64),
+    description: z.string().max(10_000).optional(),
+    schema: jsonSchemaObject,
+    strict: z.boolean().nullish(),
+  }),
+]);
+
 /**
- * The fields of `POST /v1/responses` that are read: `model`, `input` (text, or message items
- * whose last is the user's), `stream`, `previous_response_id` and `user`. Others
- * (`instructions`, `tools`, `temperature`, `store`, ...) are accepted and ignored.
+ * The fields of `POST /v1/responses` that are read: `model`, `input` (text, or items: messages
+ * whose last is the user's, or `function_call_output` items continuing a turn that called the
+ * client's tools), `stream`, `previous_response_id`, `user`, function `tools`, `tool_choice`,
+ * `text.format`, `temperature`, `top_p`, `max_output_tokens`. Others (`instructions`, `store`,
+ * ...) are accepted and ignored.
  */
 export const responsesRequestSchema = z.looseObject({
   model: z.string().min(1).max(256),
@@ -21,35 +52,119 @@ export const responsesRequestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   previous_response_id: z.string().min(1).max(2048).nullish(),
   user: z.string().min(1).max(256).nullish(),
+  tools: z.array(functionTool).max(128).nullish(),
+  tool_choice: z
+    .union([
+      z.enum(['auto', 'none', 'required']),
+      z.looseObject({ type: z.literal('function'), name: functionName }),
+    ])
+    .nullish(),
+  text: z.looseObject({ format: textFormat.nullish() }).nullish(),
+  max_output_tokens: z.number().int().min(1).nullish(),
+  ...samplingFields,
 });
 
 /** A parsed Responses request. */
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 
-/** The turn of a Responses request: the input text, or the text of its last item, which must be the user's. */
-export function responseTurnMessage(request: ResponsesRequest): string {
-  if (typeof request.input === 'string') return request.input;
-  const index = request.input.length - 1;
-  const last = request.input[index];
+/** What a Responses request asks of its turn: the input, the client's tools and its settings. */
+export function responseTurnParts(request: ResponsesRequest): TurnParts {
+  const choice = request.tool_choice;
+  const format = request.text?.format;
+  const tools = (request.tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description ?? '',
+    inputSchema: tool.parameters ?? { type: 'object', properties: {} },
+  }));
+  return {
+    ...responseInput(request),
+    ...(tools.length > 0 ? { tools } : {}),
+    options: {
+      ...(request.temperature != null ? { temperature: request.temperature } : {}),
+      ...(request.top_p != null ? { topP: request.top_p } : {}),
+      ...(request.max_output_tokens != null ? { maxOutputTokens: request.max_output_tokens } : {}),
+      ...(choice == null
+        ? {}
+        : { toolChoice: typeof choice === 'string' ? choice : { toolName: choice.name } }),
+      ...(format == null || format.type === 'text'
+        ? {}
+        : {
+            responseFormat:
+              format.type === 'json_object'
+                ? { type: 'json' as const }
+                : {
+                    type: 'json' as const,
+                    name: format.name,
+                    schema: format.schema,
+                    ...(format.description ? { description: format.description } : {}),
+                  },
+          }),
+    },
+  };
+}
+
+/** The turn of the input: its text, the last user message, or the trailing function call outputs. */
+function responseInput(request: ResponsesRequest): Pick<TurnParts, 'message' | 'images' | 'toolResults'> {
+  if (typeof request.input === 'string') return { message: request.input };
+  const items = request.input;
+  const index = items.length - 1;
+  const last = items[index];
+  if (last?.type === 'function_call_output') return { message: '', toolResults: trailingOutputs(items) };
   if (last?.role !== 'user' || (last.type !== undefined && last.type !== 'message')) {
     throw invalidRequest(
-      'The last input item must be a message with role "user": it is the turn the agent answers',
+      'The last input item must be a message with role "user" (the turn the agent answers) or function_call_output items',
       'input',
     );
   }
   const content = last.content ?? '';
-  const text =
-    typeof content === 'string'
-      ? content
-      : content
-          .filter(
-            (part) => (part.type === 'input_text' || part.type === 'text') && typeof part.text === 'string',
-          )
-          .map((part) => part.text)
-          .join('\n');
-  if (text.trim() === '')
-    throw invalidRequest('The last user message has no text', `input[${index}].content`);
-  return text;
+  if (typeof content === 'string') {
+    if (content.trim() === '')
+      throw invalidRequest('The last user message has no text', `input[${index}].content`);
+    return { message: content };
+  }
+  const texts: string[] = [];
+  const images: TurnImage[] = [];
+  content.forEach((part, at) => {
+    const where = `input[${index}].content[${at}]`;
+    if ((part.type === 'input_text' || part.type === 'text') && typeof part.text === 'string')
+      texts.push(part.text);
+    else if (part.type === 'input_image' && part.image_url !== undefined) {
+      images.push({ url: imageUrlOf(part.image_url, `${where}.image_url`) });
+    } else {
+      throw invalidRequest(
+        `Content parts of type ${part.type} are not taken: send input_text or input_image`,
+        `${where}.type`,
+      );
+    }
+  });
+  const message = texts.join('\n');
+  if (message.trim() === '' && images.length === 0) {
+    throw invalidRequest('The last user message has neither text nor an image', `input[${index}].content`);
+  }
+  return { message, ...(images.length > 0 ? { images } : {}) };
+}
+
+/** The `function_call_output` items ending the input: results of the last response's function calls. */
+function trailingOutputs(items: z.output<typeof inputItem>[]): ClientToolResult[] {
+  let first = items.length;
+  while (first > 0 && items[first - 1]?.type === 'function_call_output') first--;
+  return items.slice(first).map((item, offset) => {
+    if (item.call_id === undefined) {
+      throw invalidRequest(
+        'A function_call_output item needs its call_id',
+        `input[${first + offset}].call_id`,
+      );
+    }
+    const output = item.output ?? '';
+    const content =
+      typeof output === 'string'
+        ? output
+        : output
+            .filter((part) => typeof part.text === 'string')
+            .map((part) => part.text)
+            .join('\n');
+    return { toolCallId: item.call_id, content };
+  });
 }
 
 /**
@@ -79,7 +194,8 @@ export interface ResponseIds {
   model: string;
 }
 
-function outputMessage(ids: ResponseIds, text: string, status: 'in_progress' | 'completed') {
+/** The `message` output item. */
+export function outputMessage(ids: ResponseIds, text: string, status: 'in_progress' | 'completed') {
   return {
     type: 'message',
     id: ids.messageId,
@@ -92,6 +208,32 @@ function outputMessage(ids: ResponseIds, text: string, status: 'in_progress' | '
 /** An `output_text` content part. */
 export function outputText(text: string) {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
+}
+
+/** A `function_call` output item: a call to a client tool, for the caller to run. */
+export function functionCallItem(ids: ResponseIds, call: ClientToolCall, args: string) {
+  const id = `fc_${ids.messageId.slice('msg_'.length)}_${call.toolCallId.replace(/[^A-Za-z0-9_-]/g, '')}`;
+  return {
+    type: 'function_call',
+    id,
+    call_id: call.toolCallId,
+    name: call.toolName,
+    arguments: args,
+    status: 'completed',
+  };
+}
+
+/** Whether a finished turn's output has a message item: when it has text, or nothing else. */
+export function hasMessage(result: ChatTurnResult): boolean {
+  return result.response !== '' || !result.toolCalls || result.toolCalls.length === 0;
+}
+
+/** The output items of a finished turn: its message, then its client function calls. */
+function outputItems(ids: ResponseIds, result: ChatTurnResult) {
+  return [
+    ...(hasMessage(result) ? [outputMessage(ids, result.response, 'completed')] : []),
+    ...(result.toolCalls ?? []).map((call) => functionCallItem(ids, call, JSON.stringify(call.input ?? {}))),
+  ];
 }
 
 /**
@@ -109,7 +251,7 @@ export function responseBody(ids: ResponseIds, result: ChatTurnResult | undefine
     incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
     instructions: null,
     model: ids.model,
-    output: result === undefined ? [] : [outputMessage(ids, result.response, 'completed')],
+    output: result === undefined ? [] : outputItems(ids, result),
     parallel_tool_calls: false,
     tool_choice: 'auto',
     tools: [],
@@ -127,31 +269,4 @@ export function responseBody(ids: ResponseIds, result: ChatTurnResult | undefine
       ? {}
       : { agentd: { sessionKey: result.sessionKey, finishReason: result.finishReason, ...result.details } }),
   };
-}
-
-/** The opening events of a streamed response, before the first text delta. */
-export function openingEvents(ids: ResponseIds): Array<Record<string, unknown>> {
-  const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
-  return [
-    { type: 'response.created', response: responseBody(ids, undefined) },
-    { type: 'response.in_progress', response: responseBody(ids, undefined) },
-    { type: 'response.output_item.added', output_index: 0, item: outputMessage(ids, '', 'in_progress') },
-    { type: 'response.content_part.added', ...item, part: outputText('') },
-  ];
-}
-
-/** The closing events of a streamed response, once the turn is done. */
-export function closingEvents(ids: ResponseIds, result: ChatTurnResult): Array<Record<string, unknown>> {
-  const item = { item_id: ids.messageId, output_index: 0, content_index: 0 };
-  const done = responseBody(ids, result);
-  return [
-    { type: 'response.output_text.done', ...item, text: result.response, logprobs: [] },
-    { type: 'response.content_part.done', ...item, part: outputText(result.response) },
-    {
-      type: 'response.output_item.done',
-      output_index: 0,
-      item: outputMessage(ids, result.response, 'completed'),
-    },
-    { type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done },
-  ];
 }

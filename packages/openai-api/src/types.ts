@@ -1,4 +1,11 @@
-import type { TokensUsed } from '@agentd/contracts';
+import type {
+  ClientToolCall,
+  ClientToolResult,
+  ClientToolSpec,
+  TokensUsed,
+  TurnCallOptions,
+  TurnImage,
+} from '@agentd/contracts';
 
 /** An agent offered as a model by `GET /v1/models`. */
 export interface OpenAiModel {
@@ -16,11 +23,23 @@ export interface SessionChoice {
   user?: string | undefined;
 }
 
-/** One agent turn a chat completion asks for. */
-export interface ChatTurn {
-  agentId: string;
-  /** The last user message of the request. */
+/** What a request asks of its turn besides the agent and session. */
+export interface TurnParts {
+  /** The last user message's text; empty when images or tool results carry the turn. */
   message: string;
+  /** Images of the last user message. */
+  images?: TurnImage[] | undefined;
+  /** The client's tools, offered beside the agent's. */
+  tools?: ClientToolSpec[] | undefined;
+  /** Results of the client tool calls the session's last answer ended with. */
+  toolResults?: ClientToolResult[] | undefined;
+  /** Sampling and format settings; `maxOutputTokens` caps the answer. */
+  options?: (TurnCallOptions & { maxOutputTokens?: number }) | undefined;
+}
+
+/** One agent turn a chat completion or response asks for. */
+export interface ChatTurn extends TurnParts {
+  agentId: string;
   /** The session key {@link OpenAiBackend.session} chose. */
   sessionKey: string;
   /** Aborted when the client goes away. */
@@ -36,6 +55,8 @@ export interface ChatTurnResult {
   /** The agent's finish reason (`stop`, `length`, `tool_calls`, `content_filter`, `timeout`, `cancelled`, `error`). */
   finishReason: string;
   sessionKey: string;
+  /** The client tool calls the turn ended on (`finishReason: 'tool_calls'`). */
+  toolCalls?: ClientToolCall[] | undefined;
   /** Extra fields echoed under `agentd` in the answer (end reason, trace id). */
   details?: Record<string, unknown> | undefined;
 }
@@ -58,8 +79,16 @@ export interface OpenAiBackend<C> {
   session(caller: C, choice: SessionChoice): Promise<string> | string;
   /** Runs one agent turn. */
   chat(caller: C, turn: ChatTurn): Promise<ChatTurnResult>;
-  /** Embeds texts with the memory embedder. */
-  embed(caller: C, input: string[], signal: AbortSignal): Promise<EmbedResult>;
+  /**
+   * Embeds texts with the memory embedder; `dimensions`, when asked, is the vector length the
+   * answer must have (throw a 400 naming `dimensions` when the embedder cannot make it).
+   */
+  embed(
+    caller: C,
+    input: string[],
+    signal: AbortSignal,
+    options: { dimensions?: number },
+  ): Promise<EmbedResult>;
 }
 
 /** A request counter of one caller: true while it is under its rate. */

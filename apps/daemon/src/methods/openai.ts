@@ -27,15 +27,41 @@ export interface OpenAiBackendDeps {
   tenants: TenantGuard;
 }
 
+// The turn's own fields (tools, results, images, options) are validated by the runtime.
 const chatParams = z
   .object({
     agentId: entityIdSchema,
-    message: z.string().min(1).max(1_000_000),
+    message: z.string().max(1_000_000),
     sessionKey: sessionKeySchema,
+    images: z.array(z.object({ url: z.string() })).optional(),
+    clientTools: z.array(z.record(z.string(), z.unknown())).optional(),
+    toolResults: z.array(z.record(z.string(), z.unknown())).optional(),
+    callOptions: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 
-const embedParams = z.object({ input: z.array(z.string().min(1)).min(1).max(2048) }).strict();
+const embedParams = z
+  .object({
+    input: z.array(z.string().min(1)).min(1).max(2048),
+    dimensions: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** The turn field (of `@agentd/openai-api`'s `TurnParts`) a runtime refusal names, by its first path segments. */
+const TURN_FIELDS: Record<string, string> = {
+  message: 'message',
+  images: 'images',
+  clientTools: 'tools',
+  toolResults: 'toolResults',
+  'callOptions.responseFormat': 'options.responseFormat',
+  'callOptions.toolChoice': 'options.toolChoice',
+  'callOptions.temperature': 'options.temperature',
+  'callOptions.topP': 'options.topP',
+  'callOptions.seed': 'options.seed',
+  'callOptions.stopSequences': 'options.stopSequences',
+  'callOptions.maxOutputTokens': 'options.maxOutputTokens',
+  dimensions: 'dimensions',
+};
 
 /**
  * The `/v1` API's backend over the daemon: each request runs as a method of scope `rpc` through
@@ -53,11 +79,19 @@ export function openAiBackend(deps: OpenAiBackendDeps): OpenAiBackend<Identity> 
   const embed = rpcMethod('embeddings', {
     description: 'Vectors of the memory embedder.',
     params: embedParams,
-    handler: async ({ input }, context) => {
+    handler: async ({ input, dimensions }, context) => {
       const store = deps.memoryStore();
       if (!store) throw new RpcError(-32000, 'Memory is disabled (memory.enabled is false in config.yaml)');
-      const vectors = await store.embedder.embed(input, { signal: context.signal });
-      return { model: store.embedder.model, vectors };
+      const embedder =
+        dimensions === undefined ? store.embedder : store.embedder.withDimensions?.(dimensions);
+      if (!embedder) {
+        const message = `the embedder ${store.embedder.model} makes ${store.embedder.dimensions}-dimension vectors and cannot make ${dimensions}`;
+        throw RpcError.invalidParams(`Invalid params: dimensions: ${message}`, [
+          { path: ['dimensions'], code: 'custom', message },
+        ]);
+      }
+      const vectors = await embedder.embed(input, { signal: context.signal });
+      return { model: embedder.model, vectors };
     },
   });
   const chat = (turn: ChatTurn) =>
@@ -69,6 +103,7 @@ export function openAiBackend(deps: OpenAiBackendDeps): OpenAiBackend<Identity> 
         const onDelta = turn.onDelta;
         return runtime.runTurn({
           ...rpcTurn(context, { message, sessionKey: key, agentId }),
+          ...clientParts(turn),
           channelType: 'openai',
           ...(onDelta ? { onEvent: (event) => event.type === 'delta' && onDelta(event.text) } : {}),
         });
@@ -102,8 +137,9 @@ export function openAiBackend(deps: OpenAiBackendDeps): OpenAiBackend<Identity> 
     },
     async chat(identity, turn) {
       const { agentId, message, sessionKey, signal } = turn;
+      const params = { agentId, message, sessionKey, ...clientParts(turn) };
       const result = await call<Awaited<ReturnType<AgentRuntime['runTurn']>>>(
-        () => dispatcher.invoke(chat(turn), { agentId, message, sessionKey }, connection(identity, signal)),
+        () => dispatcher.invoke(chat(turn), params, connection(identity, signal)),
         `agentd/${agentId}`,
       );
       return {
@@ -111,12 +147,37 @@ export function openAiBackend(deps: OpenAiBackendDeps): OpenAiBackend<Identity> 
         tokensUsed: result.tokensUsed,
         finishReason: result.finishReason,
         sessionKey: result.sessionKey,
+        ...(result.clientToolCalls ? { toolCalls: result.clientToolCalls } : {}),
         details: { endReason: result.endReason, traceId: result.traceId },
       };
     },
-    embed: (identity, input, signal) =>
-      call(() => dispatcher.invoke(embed, { input }, connection(identity, signal))),
+    embed: (identity, input, signal, { dimensions }) =>
+      call(() =>
+        dispatcher.invoke(
+          embed,
+          { input, ...(dimensions === undefined ? {} : { dimensions }) },
+          connection(identity, signal),
+        ),
+      ),
   };
+}
+
+/** The runtime's turn fields of what a request brought beside its message. */
+function clientParts(turn: ChatTurn) {
+  return {
+    ...(turn.images ? { images: turn.images } : {}),
+    ...(turn.tools ? { clientTools: turn.tools } : {}),
+    ...(turn.toolResults ? { toolResults: turn.toolResults } : {}),
+    ...(turn.options && Object.keys(turn.options).length > 0 ? { callOptions: turn.options } : {}),
+  };
+}
+
+/** The turn field a `-32602` names (its first issue's path), when it is one a request carries. */
+function paramOf(error: RpcError): string | undefined {
+  const issues = (error.data as { issues?: Array<{ path?: Array<string | number> }> } | undefined)?.issues;
+  const path = issues?.[0]?.path ?? [];
+  const [head, next] = path;
+  return TURN_FIELDS[`${String(head)}.${String(next)}`] ?? TURN_FIELDS[String(head)];
 }
 
 /** The OpenAI answer of a wire error of the gateway. */
@@ -124,7 +185,7 @@ function toOpenAiError(error: unknown, model: string | undefined): OpenAiApiErro
   if (!(error instanceof RpcError)) return error;
   switch (error.code) {
     case ErrorCodes.InvalidParams:
-      return invalidRequest(error.message);
+      return invalidRequest(error.message, paramOf(error));
     case ErrorCodes.NotFound:
       return model !== undefined && error.message.startsWith('Agent not found')
         ? modelNotFound(model)

@@ -3,7 +3,14 @@ import type { AgentDefinition } from '../config.js';
 import type { ContextWindow } from '../context.js';
 import type { EVIDENCE_SCHEMA_VERSION, TrajectoryRecord, TurnRecallRecord } from '@agentd/evidence';
 import type { ResolvedModel } from '../model-resolver.js';
-import type { ModelMessage, ModelProvider, ModelToolSpec, ModelUsage } from '../provider.js';
+import type {
+  ModelImage,
+  ModelMessage,
+  ModelProvider,
+  ModelToolCall,
+  ModelToolSpec,
+  ModelUsage,
+} from '../provider.js';
 import type { NewMessage, SessionMessage, SessionRecord } from '../session-store.js';
 import type { EndReason, FinishReason, TurnOrigin, TurnRequest } from '../types.js';
 import type { TokenCounter } from '../token-counter.js';
@@ -24,6 +31,8 @@ export interface TurnInput {
   turnKey?: string | undefined;
   memoryTenant?: string | undefined;
   callerChannel?: CallerChannel | undefined;
+  images?: ModelImage[] | undefined;
+  toolResults?: unknown[] | undefined;
 }
 
 /** Who and what a turn runs for, fixed before it starts. */
@@ -86,4 +95,6 @@ export interface TurnState extends TurnSetup {
   lastText: string;
   /** Text of the step being streamed, kept so a timeout or cancel can keep it. */
   streaming: string;
+  /** Client tool calls the turn ended on, for the caller to run. */
+  clientCalls: ModelToolCall[];
 }

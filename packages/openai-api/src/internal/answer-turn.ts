@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { agentOfModel } from '../chat.js';
-import type { OpenAiApiError } from '../errors.js';
-import type { ChatTurn, ChatTurnResult } from '../types.js';
+import { isOpenAiApiError, OpenAiApiError } from '../errors.js';
+import type { ChatTurn, ChatTurnResult, TurnParts } from '../types.js';
 import { type ChunkStream, createChunkStream } from './chunk-stream.js';
 import type { ApiContext } from './context.js';
 import { toApiError } from './failure.js';
@@ -22,24 +22,26 @@ export interface StreamWording {
 /** How an endpoint answers one turn: its whole JSON body, and its wording when the request asked for a stream. */
 export interface TurnAnswer {
   whole(result: ChatTurnResult): unknown;
+  /** The endpoint's name of each turn field a backend's 400 may name (`images` is `messages` in chat). */
+  params: Readonly<Record<string, string>>;
   /** Set for a streamed request: the wording over the stream of this response. */
   streamed?: ((stream: ChunkStream) => StreamWording) | undefined;
 }
 
 /**
- * The turn a request asks for: the agent its model names, its message, and the session the
+ * The turn a request asks for: the agent its model names, its parts, and the session the
  * backend picks for the named session (`header`) or the request's `user`, else a fresh one.
  */
 export async function turnOf<C>(
   ctx: ApiContext<C>,
   caller: C,
   asked: { model: string; user?: string | null | undefined },
-  message: string,
+  parts: TurnParts,
   header: string | undefined,
   signal: AbortSignal,
 ): Promise<ChatTurn> {
   const sessionKey = await ctx.backend.session(caller, { header, user: asked.user ?? undefined });
-  return { agentId: agentOfModel(asked.model), message, sessionKey, signal };
+  return { ...parts, agentId: agentOfModel(asked.model), sessionKey, signal };
 }
 
 /**
@@ -50,6 +52,37 @@ export async function turnOf<C>(
  * more than `maxBufferedBytes` wait for it is cut off and its turn cancelled.
  */
 export async function answerTurn<C>(
+  ctx: ApiContext<C>,
+  response: ServerResponse,
+  caller: C,
+  turn: ChatTurn,
+  answer: TurnAnswer,
+): Promise<void> {
+  try {
+    await runAnswer(ctx, response, caller, turn, answer);
+  } catch (error) {
+    throw renameParam(error, answer.params);
+  }
+}
+
+/** A backend's 400 naming a turn field, reworded with the endpoint's name of the field. */
+function renameParam(error: unknown, params: Readonly<Record<string, string>>): unknown {
+  if (!isOpenAiApiError(error)) return error;
+  const { param } = error.toBody().error;
+  const renamed = param === null ? undefined : params[param];
+  if (renamed === undefined) return error;
+  return new OpenAiApiError(
+    error.status,
+    'invalid_request_error',
+    error.code,
+    `${renamed}: ${error.message}`,
+    {
+      param: renamed,
+    },
+  );
+}
+
+async function runAnswer<C>(
   ctx: ApiContext<C>,
   response: ServerResponse,
   caller: C,
