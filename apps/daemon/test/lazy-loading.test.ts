@@ -59,6 +59,8 @@ describe('agentd start', () => {
       // No cron job exists and no text needed its encoding guessed.
       'croner',
       'chardet',
+      // Storage is a libsql file: the PostgreSQL driver stays out.
+      'pg',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }
