@@ -32,6 +32,7 @@ export {
 } from './private-modes.js';
 export {
   type BusMessage,
+  type CasDueSpec,
   type Claimed,
   type ClusterBus,
   type CoordinationOptions,

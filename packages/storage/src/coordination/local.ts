@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../database.js';
 import type { Transaction } from '../types.js';
-import { createOwnedRows } from './owned-rows.js';
+import { casDue, createOwnedRows } from './owned-rows.js';
 import type {
   BusMessage,
+  CasDueSpec,
   ClusterBus,
   CoordinationOptions,
   Coordinator,
@@ -103,6 +104,10 @@ export class LocalCoordinator implements Coordinator {
         held = undefined;
       },
     };
+  }
+
+  casDue(spec: CasDueSpec): Promise<number | undefined> {
+    return casDue(this.#db, spec);
   }
 
   advisoryXact<T>(_key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {

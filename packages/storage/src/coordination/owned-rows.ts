@@ -1,7 +1,7 @@
 import type { Database } from '../database.js';
 import type { Queryable, SqlRow, SqlValue } from '../types.js';
 import { identifier, nowMs } from './sql.js';
-import type { Claimed, FencedWrite, OwnedRows, OwnedRowsSpec } from './types.js';
+import type { CasDueSpec, Claimed, FencedWrite, OwnedRows, OwnedRowsSpec } from './types.js';
 
 /** How the owned-row helpers reach the database; `sweepLock` serialises sweepers across instances. */
 export interface OwnedRowsHost {
@@ -85,4 +85,21 @@ export function createOwnedRows(host: OwnedRowsHost, spec: OwnedRowsSpec): Owned
       });
     },
   };
+}
+
+/**
+ * The due-time compare-and-set, the same statement in both dialects: the UPDATE's WHERE is
+ * re-checked on the newest row version after a concurrent writer commits (PostgreSQL's READ
+ * COMMITTED) or runs alone (SQLite), so one caller per due time wins.
+ */
+export async function casDue(db: Database, spec: CasDueSpec): Promise<number | undefined> {
+  const table = identifier(spec.table, 'table');
+  const id = identifier(spec.idColumn ?? 'id', 'id column');
+  const due = identifier(spec.dueColumn, 'due column');
+  const guard = spec.where === undefined || spec.where.trim() === '' ? '' : ` AND (${spec.where})`;
+  const row = await db.get<{ fence: number }>(
+    `UPDATE ${table} SET ${due} = ?, fence = fence + 1 WHERE ${id} = ? AND ${due} = ?${guard} RETURNING fence`,
+    [spec.next, spec.id, spec.due, ...(spec.args ?? [])],
+  );
+  return row === undefined ? undefined : Number(row.fence);
 }

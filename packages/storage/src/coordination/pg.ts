@@ -4,10 +4,11 @@ import { StorageError } from '../errors.js';
 import { noopLogger, type StorageLogger } from '../logger.js';
 import type { PgDatabase } from '../pg/pg-database.js';
 import type { Queryable, SqlValue, Transaction } from '../types.js';
-import { createOwnedRows } from './owned-rows.js';
+import { casDue, createOwnedRows } from './owned-rows.js';
 import { coordinationPgMigrations, nowMs } from './sql.js';
 import type {
   BusMessage,
+  CasDueSpec,
   ClusterBus,
   CoordinationOptions,
   Coordinator,
@@ -158,6 +159,10 @@ export class PgCoordinator implements Coordinator {
         );
       },
     };
+  }
+
+  casDue(spec: CasDueSpec): Promise<number | undefined> {
+    return casDue(this.#db, spec);
   }
 
   advisoryXact<T>(key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {

@@ -80,6 +80,23 @@ export interface OwnedRows {
   sweep(): Promise<SqlValue[]>;
 }
 
+/** A compare-and-set on a due time: see {@link Coordinator.casDue}. */
+export interface CasDueSpec {
+  table: string;
+  /** @default 'id' */
+  idColumn?: string | undefined;
+  /** The epoch-ms column holding the next due time. */
+  dueColumn: string;
+  id: SqlValue;
+  /** The due time the caller saw; the write happens only while the row still holds it. */
+  due: number;
+  /** The due time after this fire. */
+  next: number;
+  /** An extra guard, e.g. `enabled = 1`. */
+  where?: string | undefined;
+  args?: SqlValue[] | undefined;
+}
+
 /** One named singleton: at most one live owner, with a fence that grows at each change of owner. */
 export interface Singleton {
   readonly name: string;
@@ -127,6 +144,12 @@ export interface Coordinator {
   instances(): Promise<InstanceInfo[]>;
   ownedRows(spec: OwnedRowsSpec): OwnedRows;
   singleton(name: string): Singleton;
+  /**
+   * Moves a row's due time from `due` to `next` and bumps its `fence`, only if it still holds
+   * `due`: of every instance that saw the same due time, exactly one gets the new fence back;
+   * the others get `undefined`. No leader is needed.
+   */
+  casDue(spec: CasDueSpec): Promise<number | undefined>;
   /** Runs `callback` in a write transaction holding the advisory lock named `key`. */
   advisoryXact<T>(key: string, callback: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Leaves the cluster and stops timers and the listener. Idempotent. */
