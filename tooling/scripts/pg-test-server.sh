@@ -11,7 +11,8 @@
 #   pg-test-server.sh stop [DIR]  stops the server started from DIR (default: the directory the
 #                             last start recorded in $PG_TEST_STATE) and removes DIR.
 #
-# initdb refuses to run as root, so under root the server runs as the `postgres` user (through
+# The server runs with fsync=off: it is thrown away after the run, and the tests measure
+# behaviour, not durability. initdb refuses to run as root, so under root the server runs as the `postgres` user (through
 # runuser or su); otherwise it runs as the calling user. pg_ctlcluster is not used: it needs the
 # root-owned /etc/postgresql.
 set -uo pipefail
