@@ -236,7 +236,10 @@ class LibsqlDatabase implements Database {
     if (mode === 'write') {
       return this.#writeLock.run(() => this.#retry(() => run(this.client)));
     }
-    return this.#lockFor(mode).run(() => this.#read(run));
+    // A memory database's reads already queue on the write lock inside #read: taking it here too
+    // would wait on itself.
+    if (this.#readsShareWriteLock) return this.#read(run);
+    return this.#readLock.run(() => this.#read(run));
   }
 
   async transaction<T>(
