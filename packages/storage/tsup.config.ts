@@ -1,3 +1,4 @@
 import { defineConfig } from 'tsup';
 import { preset } from '../../tooling/tsup.preset.js';
-export default defineConfig(preset());
+// `testing` is the `@agentd/storage/testing` entry (the PostgreSQL test-server helpers).
+export default defineConfig(preset({ entry: ['src/index.ts', 'src/testing.ts'] }));

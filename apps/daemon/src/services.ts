@@ -211,9 +211,11 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   await checkSecretRefs(config, secrets);
 
   const storageConfig = await resolveSecretRefs(config.storage, lookupSecret);
+  // AGENTD_STORAGE_URL wins over storage.url (a postgres:// URL there selects cluster mode).
+  const storageUrl = env.AGENTD_STORAGE_URL || storageConfig.url;
   const db = await lifecycle.start(
     'storage',
-    () => openDatabase({ dataDir, ...storageConfig, logger: logger.module('storage') }),
+    () => openDatabase({ dataDir, ...storageConfig, url: storageUrl, logger: logger.module('storage') }),
     (database) => database.close(),
   );
   const obsEvidence = await lifecycle.service('evidence', () =>

@@ -62,6 +62,8 @@ describe('agentd start', () => {
       // No telemetry.otlp.endpoint: no OpenTelemetry SDK (prom-client loads only the small API package).
       '@opentelemetry/sdk-trace-base',
       '@opentelemetry/exporter-trace-otlp-http',
+      // Storage is a libsql file: the PostgreSQL driver stays out.
+      'pg',
     ]) {
       expect(hasLoaded(trace(), heavy), heavy).toBe(false);
     }

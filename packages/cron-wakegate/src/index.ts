@@ -42,7 +42,12 @@ export {
   MAX_WAKE_TEXT,
 } from './heartbeat.js';
 export { type CronLogger, type ErrorKind, noopLogger, type ProblemFields } from './logger.js';
-export { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  cronWakegateMigrationSet,
+  cronWakegateMigrations,
+  cronWakegatePgMigrations,
+  MIGRATION_PACKAGE,
+} from './migrations.js';
 export {
   hostTimeZone,
   isValidTimeZone,

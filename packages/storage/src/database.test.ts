@@ -289,6 +289,16 @@ describe('Database', () => {
   });
 
   describe('batch', () => {
+    it('runs a read batch on an in-memory database (its reads share the one connection)', async () => {
+      const db = await openDatabase({ url: ':memory:' });
+      try {
+        const results = await db.batch(['SELECT 1 AS one', 'SELECT 2 AS two'], 'read');
+        expect(results.map((result) => result.rows[0])).toEqual([{ one: 1 }, { two: 2 }]);
+      } finally {
+        await db.close();
+      }
+    });
+
     it('applies all statements or none', async () => {
       const db = await openWithTables('CREATE TABLE t (id INTEGER PRIMARY KEY)');
       const results = await db.batch([

@@ -7,7 +7,7 @@ import { withBusyRetry } from './internal/busy-retry.js';
 import { DirectWriter } from './internal/direct-writer.js';
 import { credentialsIn, fileUrlFor, type Location, parseLocation } from './internal/location.js';
 import { createRedactor, type Redact, toStorageError } from './internal/map-error.js';
-import { applyMigrations, listMigrations } from './internal/migrate.js';
+import { applyMigrations, listMigrations, migrationsFor } from './internal/migrate.js';
 import {
   createErrorMapper,
   type ErrorMapper,
@@ -21,7 +21,7 @@ import { isReadOnlySql, mustRunAlone } from './internal/sql-kind.js';
 import { acquireFileWriteLock } from './internal/write-locks.js';
 import { Batcher } from './internal/write-batcher.js';
 import { noopLogger, type StorageLogger } from './logger.js';
-import type { AppliedMigration, Migration, MigrationResult } from './migrations.js';
+import type { AppliedMigration, Dialect, MigrationResult, MigrationSet } from './migrations.js';
 import { type OpenDatabaseOptions, openDatabaseOptionsSchema } from './options.js';
 import type {
   ExecuteResult,
@@ -34,8 +34,8 @@ import type {
 } from './types.js';
 import { type WriteBatcher, type WriteBatcherOptions, writeBatcherOptionsSchema } from './write-batcher.js';
 
-/** Where the database lives: a local file, a remote sqld/Turso server, or memory. */
-export type DatabaseKind = 'file' | 'remote' | 'memory';
+/** Where the database lives: a local file, a remote sqld/Turso server, memory, or a PostgreSQL server. */
+export type DatabaseKind = 'file' | 'remote' | 'memory' | 'postgres';
 
 /** Options for {@link Database.transaction}. */
 export interface TransactionOptions {
@@ -44,6 +44,13 @@ export interface TransactionOptions {
    * @default 'write'
    */
   mode?: TransactionMode | undefined;
+  /**
+   * PostgreSQL only: the isolation of a write transaction. `serializable` suits a multi-row
+   * read-modify-write; its serialization failures are retried like BUSY. libsql transactions
+   * are always serializable (one writer), so libsql ignores this.
+   * @default 'read committed'
+   */
+  isolation?: 'read committed' | 'serializable' | undefined;
 }
 
 /**
@@ -53,10 +60,13 @@ export interface TransactionOptions {
 export interface Database extends Queryable {
   /** Where the database lives. */
   readonly kind: DatabaseKind;
+  /** The SQL dialect: `libsql` (SQLite) for file, memory and remote, `pg` for PostgreSQL. */
+  readonly dialect: Dialect;
   /** The database URL without credentials, safe to log. */
   readonly url: string;
   /**
-   * The libsql client that carries writes, for what this API does not cover.
+   * The libsql client that carries writes, for what this API does not cover. On PostgreSQL
+   * there is none: reading it throws `INVALID_OPTIONS`.
    * Writes through it bypass the write lock; a write transaction opened here
    * holds the only writer connection of a local file until it settles, and
    * makes a write batch (which runs on a connection of its own) wait in
@@ -81,7 +91,7 @@ export interface Database extends Queryable {
    * Applies the package's pending migrations, each in its own transaction with its record.
    * Throws `MIGRATION_INVALID`, `SCHEMA_TOO_NEW` or `MIGRATION_FAILED`.
    */
-  migrate(packageName: string, migrations: Migration[]): Promise<MigrationResult>;
+  migrate(packageName: string, migrations: MigrationSet): Promise<MigrationResult>;
   /** Lists applied migrations, of one package or of all, oldest first. */
   migrations(packageName?: string): Promise<AppliedMigration[]>;
   /** Flushes batchers, waits for queued writes, closes connections. Idempotent. */
@@ -132,6 +142,7 @@ const cleanBusy = new WeakSet<object>();
 
 class LibsqlDatabase implements Database {
   readonly kind: DatabaseKind;
+  readonly dialect = 'libsql' as const;
   readonly url: string;
   readonly client: Client;
   readonly #readers: ReaderClients | undefined;
@@ -225,7 +236,10 @@ class LibsqlDatabase implements Database {
     if (mode === 'write') {
       return this.#writeLock.run(() => this.#retry(() => run(this.client)));
     }
-    return this.#lockFor(mode).run(() => this.#read(run));
+    // A memory database's reads already queue on the write lock inside #read: taking it here too
+    // would wait on itself.
+    if (this.#readsShareWriteLock) return this.#read(run);
+    return this.#readLock.run(() => this.#read(run));
   }
 
   async transaction<T>(
@@ -256,9 +270,10 @@ class LibsqlDatabase implements Database {
     return batcher;
   }
 
-  async migrate(packageName: string, migrations: Migration[]): Promise<MigrationResult> {
+  async migrate(packageName: string, migrations: MigrationSet): Promise<MigrationResult> {
     this.#checkUsable();
-    return applyMigrations(this, packageName, migrations, this.#settings.now, this.#settings.logger);
+    const list = migrationsFor(packageName, migrations, 'libsql');
+    return applyMigrations(this, packageName, list, this.#settings.now, this.#settings.logger);
   }
 
   async migrations(packageName?: string): Promise<AppliedMigration[]> {
@@ -461,6 +476,11 @@ class LibsqlDatabase implements Database {
   }
 }
 
+/** True for a `postgres://` or `postgresql://` URL, which selects the PostgreSQL adapter. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(url);
+}
+
 function invalidOptions(message: string, cause?: unknown): StorageError {
   return new StorageError('INVALID_OPTIONS', message, cause === undefined ? {} : { cause });
 }
@@ -543,6 +563,11 @@ async function connect(options: Omit<OpenDatabaseOptions, 'migrations'>): Promis
   }
   const url = settings.url ?? fileUrlFor(settings.dataDir!, settings.fileName);
   const redact = createRedactor([settings.authToken, ...credentialsIn(url)]);
+  if (isPostgresUrl(url)) {
+    // Loaded only here, so an embedded daemon never loads `pg`.
+    const { openPgDatabase } = await import('./pg/pg-database.js');
+    return openPgDatabase(url, { redact, logger, now, random, ...settings });
+  }
   let location: Location;
   try {
     location = parseLocation(url);

@@ -1,4 +1,5 @@
 export { type Database, type DatabaseKind, openDatabase, type TransactionOptions } from './database.js';
+export { isPostgresUrl } from './database.js';
 export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
 export { type ErrorKind, noopLogger, type ProblemFields, type StorageLogger } from './logger.js';
 export { type AppliedMigration, type Migration, type MigrationResult, migration } from './migrations.js';
@@ -29,3 +30,20 @@ export {
   repairPrivateModesOptionsSchema,
   usePrivateUmask,
 } from './private-modes.js';
+export {
+  type BusMessage,
+  type CasDueSpec,
+  type Claimed,
+  type ClusterBus,
+  type CoordinationOptions,
+  type Coordinator,
+  type FencedWrite,
+  type InstanceInfo,
+  nowMs,
+  openCoordination,
+  type OwnedRows,
+  type OwnedRowsSpec,
+  ownedColumns,
+  type Singleton,
+} from './coordination/index.js';
+export type { Dialect, DialectMigrations, MigrationSet } from './migrations.js';

@@ -41,3 +41,19 @@ export interface MigrationResult {
   /** The package's schema version after the call. */
   version: number;
 }
+
+/** Which SQL dialect a database speaks: embedded libsql (SQLite) or PostgreSQL. */
+export type Dialect = 'libsql' | 'pg';
+
+/**
+ * A package's migrations per dialect. PostgreSQL's DDL differs (BIGINT epoch-ms columns,
+ * identity keys, `tsvector`), so a package that runs on PostgreSQL ships a hand-written `pg`
+ * list beside its `libsql` one; the two keep their own version sequences.
+ */
+export interface DialectMigrations {
+  libsql: Migration[];
+  pg?: Migration[] | undefined;
+}
+
+/** What `db.migrate` accepts: one list (libsql only) or a list per dialect. */
+export type MigrationSet = Migration[] | DialectMigrations;

@@ -1,4 +1,4 @@
-import type { Migration } from './migrations.js';
+import type { MigrationSet } from './migrations.js';
 import { z } from 'zod';
 import type { StorageLogger } from './logger.js';
 
@@ -12,7 +12,8 @@ import type { StorageLogger } from './logger.js';
 export const storageSectionSchema = z
   .object({
     /**
-     * `file:<path>`, `libsql://…`, `http(s)://…` or `ws(s)://…`.
+     * `file:<path>`, `libsql://…`, `http(s)://…`, `ws(s)://…`, or `postgres(ql)://…` for
+     * PostgreSQL (cluster mode). The env var `AGENTD_STORAGE_URL` overrides it.
      * @default `file:<dataDir>/agentd.db`
      */
     url: z.string().min(1).optional(),
@@ -34,6 +35,10 @@ export const storageSectionSchema = z
      * @default 'normal'
      */
     synchronous: z.enum(['normal', 'full']).default('normal'),
+    /**
+     * PostgreSQL only: the most connections the pool opens (10 when absent).
+     */
+    poolMax: z.number().int().min(1).max(1000).optional(),
   })
   .strict();
 
@@ -51,6 +56,7 @@ export const openDatabaseOptionsSchema = z
     busyRetryMs: z.number().int().min(0).max(3_600_000).default(30_000),
     synchronous: z.enum(['normal', 'full']).default('normal'),
     readConcurrency: z.number().int().min(1).max(64).default(4),
+    poolMax: z.number().int().min(1).max(1000).default(10),
   })
   .refine((options) => options.url !== undefined || options.dataDir !== undefined, {
     message: 'either url or dataDir is required',
@@ -94,6 +100,11 @@ export interface OpenDatabaseOptions {
    */
   readConcurrency?: number | undefined;
   /**
+   * PostgreSQL only: the most connections the pool opens.
+   * @default 10
+   */
+  poolMax?: number | undefined;
+  /**
    * Receives open, retry, migration and batch-failure events.
    * @default a logger that drops everything
    */
@@ -114,5 +125,5 @@ export interface OpenDatabaseOptions {
    * caller never holds a handle on a schema it cannot use.
    * @default none
    */
-  migrations?: Readonly<Record<string, Migration[]>> | undefined;
+  migrations?: Readonly<Record<string, MigrationSet>> | undefined;
 }

@@ -1,11 +1,12 @@
 import { StorageError } from '../errors.js';
 import type { StorageLogger } from '../logger.js';
-import type { AppliedMigration, Migration, MigrationResult } from '../migrations.js';
+import type { AppliedMigration, Dialect, Migration, MigrationResult, MigrationSet } from '../migrations.js';
 import type { Queryable, Transaction, TransactionMode } from '../types.js';
 import { isBusyError } from './map-error.js';
 
 /** The parts of a database the migration runner uses. */
 export interface MigrationHost extends Queryable {
+  readonly dialect: Dialect;
   transaction<T>(callback: (tx: Transaction) => Promise<T>, options?: { mode?: TransactionMode }): Promise<T>;
 }
 
@@ -102,10 +103,40 @@ function toApplied(row: MigrationRow): AppliedMigration {
   return { package: row.package, version: Number(row.version), name: row.name, appliedAt: row.applied_at };
 }
 
+/**
+ * The list of `set` for a dialect. A plain list is libsql's; on PostgreSQL a package without a
+ * `pg` list is refused by name, since its SQLite DDL would create the wrong types there.
+ */
+export function migrationsFor(packageName: string, set: MigrationSet, dialect: Dialect): unknown {
+  if (Array.isArray(set) || typeof set !== 'object' || set === null) {
+    if (dialect === 'pg' && Array.isArray(set)) {
+      throw invalid(
+        String(packageName),
+        'has no PostgreSQL migrations; this package does not run on PostgreSQL yet',
+        { dialect },
+      );
+    }
+    return set;
+  }
+  const list = set[dialect];
+  if (list === undefined) {
+    throw invalid(String(packageName), `has no ${dialect === 'pg' ? 'PostgreSQL' : 'libsql'} migrations`, {
+      dialect,
+    });
+  }
+  return list;
+}
+
+// One key for every migration run on a PostgreSQL server, taken inside each migration's
+// transaction: instances starting together apply each migration once, in order.
+const PG_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('agentd:migrations'))";
+
 /** Lists applied migrations, of one package or of all, oldest first. */
-export async function listMigrations(host: Queryable, packageName?: string): Promise<AppliedMigration[]> {
+export async function listMigrations(host: MigrationHost, packageName?: string): Promise<AppliedMigration[]> {
   const table = await host.get(
-    `SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = '_migrations'`,
+    host.dialect === 'pg'
+      ? `SELECT 1 AS present WHERE to_regclass('_migrations') IS NOT NULL`
+      : `SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = '_migrations'`,
   );
   if (table === undefined) {
     return [];
@@ -180,6 +211,7 @@ export async function applyMigrations(
   for (const migration of migrations) {
     if (migration.version <= current) continue;
     const record = await host.transaction(async (tx) => {
+      if (host.dialect === 'pg') await tx.execute(PG_MIGRATION_LOCK);
       await tx.execute(CREATE_TABLE);
       const row = await tx.get<{ version: number | null }>(
         'SELECT MAX(version) AS version FROM _migrations WHERE package = ?',

@@ -1,0 +1,375 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { StorageError } from '../errors.js';
+import { noopLogger, type StorageLogger } from '../logger.js';
+import type { PgDatabase } from '../pg/pg-database.js';
+import type { Queryable, SqlValue, Transaction } from '../types.js';
+import { casDue, createOwnedRows } from './owned-rows.js';
+import { coordinationPgMigrations, nowMs } from './sql.js';
+import type {
+  BusMessage,
+  CasDueSpec,
+  ClusterBus,
+  CoordinationOptions,
+  Coordinator,
+  InstanceInfo,
+  OwnedRows,
+  OwnedRowsSpec,
+  Singleton,
+} from './types.js';
+import { Watchers } from './watchers.js';
+
+const CHANNEL = 'agentd';
+// NOTIFY payloads must stay under 8000 bytes; anything larger travels as a cluster_events row.
+const NOTIFY_LIMIT_BYTES = 7900;
+// Large-event rows are read within moments of their notice; older ones are deleted by the sweep.
+const EVENT_RETENTION_MS = 10 * 60_000;
+const NOW = nowMs('pg');
+
+interface InstanceRow {
+  instance_id: string;
+  advertise_url: string;
+  started_at: number;
+  heartbeat_at: number;
+  lease_until: number;
+  config_sections: string;
+  version: string;
+}
+
+function lockKey(key: string): string {
+  return `agentd:${key}`;
+}
+
+/**
+ * The coordinator of a cluster on PostgreSQL. Lease times come from the database's `now()`
+ * only. The listener is one connection taken from the pool for good; when it drops it is
+ * replaced, LISTENs again, and every watcher re-checks its state.
+ */
+export class PgCoordinator implements Coordinator {
+  readonly mode = 'postgres' as const;
+  readonly instanceId: string;
+  readonly bus: ClusterBus;
+  readonly #db: PgDatabase;
+  readonly #options: CoordinationOptions;
+  readonly #leaseMs: number;
+  readonly #heartbeatMs: number;
+  readonly #pollMs: number;
+  readonly #notify: boolean;
+  readonly #logger: StorageLogger;
+  readonly #watchers = new Watchers();
+  readonly #swept = new Set<OwnedRows>();
+  #listener: pg.PoolClient | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #reconnectDelayMs = 100;
+  #closed = false;
+  #started = false;
+
+  constructor(db: PgDatabase, options: CoordinationOptions) {
+    this.#db = db;
+    this.#options = options;
+    this.instanceId = options.instanceId ?? randomUUID();
+    this.#leaseMs = options.leaseMs ?? 10_000;
+    this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.#leaseMs / 5));
+    this.#pollMs = options.pollMs ?? 2000;
+    this.#notify = options.notify ?? true;
+    this.#logger = options.logger ?? noopLogger;
+    this.#watchers.onError = (error, topic) =>
+      this.#logger.warn(
+        { err: error, topic, errorKind: 'internal', hint: 'a bus subscriber threw; see the error' },
+        'cluster bus handler failed',
+      );
+    this.bus = {
+      publish: (topic, payload, tx) => this.#publish(topic, payload, tx),
+      subscribe: (topic, handler) => this.#watchers.subscribe(topic, handler),
+      watch: (topic, check, watchOptions) =>
+        this.#watchers.watch(topic, check, watchOptions?.pollMs ?? this.#pollMs),
+    };
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    await this.#db.migrate('@agentd/storage:coordination', { libsql: [], pg: coordinationPgMigrations });
+    await this.#join();
+    await this.#listen();
+    this.#timer = setInterval(() => void this.#tick(), this.#heartbeatMs);
+    this.#timer.unref();
+    this.#db.onClose(() => this.close());
+  }
+
+  async instances(): Promise<InstanceInfo[]> {
+    const rows = await this.#db.query<InstanceRow>(
+      `SELECT * FROM cluster_instances WHERE lease_until >= ${NOW} ORDER BY started_at, instance_id`,
+    );
+    return rows.map((row) => ({
+      instanceId: row.instance_id,
+      advertiseUrl: row.advertise_url,
+      startedAt: Number(row.started_at),
+      heartbeatAt: Number(row.heartbeat_at),
+      leaseUntil: Number(row.lease_until),
+      version: row.version,
+    }));
+  }
+
+  ownedRows(spec: OwnedRowsSpec): OwnedRows {
+    const rows = createOwnedRows(
+      {
+        db: this.#db,
+        instanceId: this.instanceId,
+        leaseMs: this.#leaseMs,
+        underSweepLock: (table, sweep) => this.#trySweepLock(`sweeper:${table}`, sweep),
+      },
+      spec,
+    );
+    this.#swept.add(rows);
+    return rows;
+  }
+
+  singleton(name: string): Singleton {
+    const db = this.#db;
+    const me = this.instanceId;
+    const leaseMs = this.#leaseMs;
+    let held: number | undefined;
+    return {
+      name,
+      get fence() {
+        return held;
+      },
+      async acquire() {
+        const row = await db.get<{ fence: number }>(
+          `INSERT INTO cluster_singletons (name, owner, fence, lease_until) VALUES (?, ?, 1, ${NOW} + ?)
+           ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until,
+             fence = CASE WHEN cluster_singletons.owner = excluded.owner AND cluster_singletons.lease_until >= ${NOW}
+                          THEN cluster_singletons.fence ELSE cluster_singletons.fence + 1 END
+           WHERE cluster_singletons.owner = excluded.owner OR cluster_singletons.lease_until < ${NOW}
+           RETURNING fence`,
+          [name, me, leaseMs],
+        );
+        held = row === undefined ? undefined : Number(row.fence);
+        return held;
+      },
+      async release() {
+        if (held === undefined) return;
+        const fence = held;
+        held = undefined;
+        await db.execute(
+          'UPDATE cluster_singletons SET lease_until = 0 WHERE name = ? AND owner = ? AND fence = ?',
+          [name, me, fence],
+        );
+      },
+    };
+  }
+
+  casDue(spec: CasDueSpec): Promise<number | undefined> {
+    return casDue(this.#db, spec);
+  }
+
+  advisoryXact<T>(key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.#db.transaction(async (tx) => {
+      await tx.execute('SELECT pg_advisory_xact_lock(hashtext(?))', [lockKey(key)]);
+      return callback(tx);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    if (this.#reconnectTimer !== undefined) clearTimeout(this.#reconnectTimer);
+    this.#watchers.close();
+    const listener = this.#listener;
+    this.#listener = undefined;
+    if (listener !== undefined) {
+      listener.removeAllListeners('notification');
+      listener.removeAllListeners('error');
+      listener.release(true);
+    }
+    if (this.#started && !this.#db.closed) {
+      await this.#db
+        .execute('DELETE FROM cluster_instances WHERE instance_id = ?', [this.instanceId])
+        .catch(() => undefined);
+    }
+  }
+
+  async #join(): Promise<void> {
+    const sections = this.#options.configSections ?? {};
+    await this.advisoryXact('membership', async (tx) => {
+      const live = await tx.query<InstanceRow>(`SELECT * FROM cluster_instances WHERE lease_until >= ${NOW}`);
+      if (live.some((row) => row.instance_id === this.instanceId)) {
+        throw new StorageError(
+          'INVALID_OPTIONS',
+          `Another live instance already uses the instance id ${JSON.stringify(this.instanceId)}`,
+          { data: { instanceId: this.instanceId } },
+        );
+      }
+      for (const peer of live) {
+        const theirs = JSON.parse(peer.config_sections) as Record<string, string>;
+        const differing = [...new Set([...Object.keys(theirs), ...Object.keys(sections)])]
+          .filter((section) => theirs[section] !== sections[section])
+          .sort();
+        if (differing.length > 0) {
+          throw new StorageError(
+            'INVALID_OPTIONS',
+            `The configuration differs from live instance ${peer.instance_id} in: ${differing.join(', ')}`,
+            { data: { instanceId: peer.instance_id, sections: differing } },
+          );
+        }
+      }
+      await tx.execute(
+        `INSERT INTO cluster_instances (instance_id, advertise_url, started_at, heartbeat_at, lease_until, config_sections, version)
+         VALUES (?, ?, ${NOW}, ${NOW}, ${NOW} + ?, ?, ?)
+         ON CONFLICT (instance_id) DO UPDATE SET advertise_url = excluded.advertise_url, started_at = excluded.started_at,
+           heartbeat_at = excluded.heartbeat_at, lease_until = excluded.lease_until,
+           config_sections = excluded.config_sections, version = excluded.version`,
+        [
+          this.instanceId,
+          this.#options.advertiseUrl ?? '',
+          this.#leaseMs,
+          JSON.stringify(sections),
+          this.#options.version ?? '',
+        ],
+      );
+    });
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      const beat = await this.#db.execute(
+        `UPDATE cluster_instances SET heartbeat_at = ${NOW}, lease_until = ${NOW} + ? WHERE instance_id = ?`,
+        [this.#leaseMs, this.instanceId],
+      );
+      if (beat.rowsAffected === 0) {
+        // Swept as dead while paused: rows it owned may have moved on, and their fences say so.
+        this.#logger.warn(
+          {
+            instanceId: this.instanceId,
+            errorKind: 'dependency',
+            hint: 'the instance missed its heartbeats',
+          },
+          'membership lease had expired; joining again',
+        );
+        await this.#join();
+      }
+      await this.#trySweepLock('sweeper:cluster', async (tx) => {
+        await tx.execute(`DELETE FROM cluster_instances WHERE lease_until < ${NOW} - ?`, [this.#leaseMs * 6]);
+        await tx.execute(`DELETE FROM cluster_events WHERE created_at < ${NOW} - ?`, [EVENT_RETENTION_MS]);
+        return [];
+      });
+      for (const rows of this.#swept) await rows.sweep();
+    } catch (error) {
+      if (this.#closed) return;
+      this.#logger.warn(
+        { err: error, errorKind: 'dependency', hint: 'check that the PostgreSQL server is reachable' },
+        'cluster heartbeat or sweep failed',
+      );
+    }
+  }
+
+  async #trySweepLock(key: string, sweep: (tx: Queryable) => Promise<SqlValue[]>): Promise<SqlValue[]> {
+    return this.#db.transaction(async (tx) => {
+      const lock = await tx.get<{ acquired: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtext(?)) AS acquired',
+        [lockKey(key)],
+      );
+      return lock?.acquired === true ? sweep(tx) : [];
+    });
+  }
+
+  async #publish(topic: string, payload: unknown, tx?: Transaction): Promise<void> {
+    const runner: Queryable = tx ?? this.#db;
+    let text = JSON.stringify({ t: topic, p: payload ?? null, f: this.instanceId });
+    if (Buffer.byteLength(text) > NOTIFY_LIMIT_BYTES) {
+      const row = await runner.get<{ id: number }>(
+        `INSERT INTO cluster_events (topic, payload, created_at) VALUES (?, ?, ${NOW}) RETURNING id`,
+        [topic, JSON.stringify(payload ?? null)],
+      );
+      text = JSON.stringify({ t: topic, r: row!.id, f: this.instanceId });
+    }
+    if (!this.#notify) return;
+    await runner.execute('SELECT pg_notify(?, ?)', [CHANNEL, text]);
+  }
+
+  async #onNotification(text: string | undefined): Promise<void> {
+    if (text === undefined) return;
+    let parsed: { t?: unknown; p?: unknown; r?: unknown; f?: unknown };
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      return;
+    }
+    if (typeof parsed.t !== 'string') return;
+    let payload = parsed.p;
+    if (typeof parsed.r === 'number') {
+      const row = await this.#db.get<{ payload: string }>('SELECT payload FROM cluster_events WHERE id = ?', [
+        parsed.r,
+      ]);
+      if (row === undefined) return;
+      payload = JSON.parse(row.payload);
+    }
+    const message: BusMessage = {
+      topic: parsed.t,
+      payload,
+      from: typeof parsed.f === 'string' ? parsed.f : '',
+    };
+    this.#watchers.deliver(message);
+  }
+
+  async #listen(): Promise<void> {
+    const client = await this.#db.pool.connect();
+    if (this.#closed) {
+      client.release(true);
+      return;
+    }
+    client.on('notification', (notice) => {
+      if (notice.channel !== CHANNEL) return;
+      this.#onNotification(notice.payload).catch((error: unknown) =>
+        this.#logger.warn(
+          { err: error, errorKind: 'dependency', hint: 'check that the PostgreSQL server is reachable' },
+          'reading a cluster event failed',
+        ),
+      );
+    });
+    client.on('error', (error) => this.#lost(client, error));
+    try {
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      this.#lost(client, error);
+      return;
+    }
+    this.#listener = client;
+    this.#reconnectDelayMs = 100;
+  }
+
+  #lost(client: pg.PoolClient, error: unknown): void {
+    if (this.#listener !== undefined && this.#listener !== client) return;
+    this.#listener = undefined;
+    client.removeAllListeners('notification');
+    try {
+      client.release(true);
+    } catch {
+      // already released
+    }
+    if (this.#closed) return;
+    this.#logger.warn(
+      {
+        err: this.#db.redact(error instanceof Error ? error.message : String(error)),
+        errorKind: 'dependency',
+        hint: 'check that the PostgreSQL server is reachable',
+      },
+      'cluster bus listener lost its connection; reconnecting',
+    );
+    const delay = this.#reconnectDelayMs;
+    this.#reconnectDelayMs = Math.min(5000, delay * 2);
+    this.#reconnectTimer = setTimeout(() => {
+      this.#listen()
+        .then(() => {
+          // Notices sent while disconnected are gone: every watcher re-reads its state.
+          if (this.#listener !== undefined) this.#watchers.recheckAll();
+        })
+        .catch((retryError: unknown) => this.#lost(client, retryError));
+    }, delay);
+    this.#reconnectTimer.unref();
+  }
+}
