@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
 import {
+  arrayBufferRise,
   DOCX_CONTENT_TYPES,
   lzwLiteral,
   lenientOnlyZlib,
@@ -28,21 +29,6 @@ async function refusal(
   );
   if (!isMediaError(error)) throw error;
   return error as never;
-}
-
-/** Runs `work` and answers how far the process's array-buffer memory rose while it ran. */
-async function arrayBufferRise(work: () => Promise<unknown>): Promise<number> {
-  const before = process.memoryUsage().arrayBuffers;
-  let peak = before;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-  }, 5);
-  try {
-    await work();
-  } finally {
-    clearInterval(timer);
-  }
-  return Math.max(peak, process.memoryUsage().arrayBuffers) - before;
 }
 
 const tooLarge = { code: 'TOO_LARGE', data: { field: 'data', maxBytes: 128 * MiB } };
