@@ -4,6 +4,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  arrayBufferRise,
   DOCX_CONTENT_TYPES,
   lenientOnlyZlib,
   lzwZeros,
@@ -63,17 +64,11 @@ async function call(method: string, params: unknown) {
 
 /** The answer, and how far the process's array-buffer memory rose while it was made. */
 async function measured(method: string, params: unknown) {
-  const before = process.memoryUsage().arrayBuffers;
-  let peak = before;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-  }, 5);
-  try {
-    const answer = await call(method, params);
-    return { answer, rise: Math.max(peak, process.memoryUsage().arrayBuffers) - before };
-  } finally {
-    clearInterval(timer);
-  }
+  let answer: Awaited<ReturnType<typeof call>> | undefined;
+  const rise = await arrayBufferRise(async () => {
+    answer = await call(method, params);
+  });
+  return { answer: answer as Awaited<ReturnType<typeof call>>, rise };
 }
 
 type Body = { result?: unknown; error?: { code: number; message: string; data?: Record<string, unknown> } };

@@ -2,7 +2,9 @@ import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { extractDocument } from './documents.js';
 import { isMediaError } from './errors.js';
+import { checkPdf } from './internal/pdf-guard.js';
 import {
+  arrayBufferRise,
   DOCX_CONTENT_TYPES,
   lzwLiteral,
   lenientOnlyZlib,
@@ -28,21 +30,6 @@ async function refusal(
   );
   if (!isMediaError(error)) throw error;
   return error as never;
-}
-
-/** Runs `work` and answers how far the process's array-buffer memory rose while it ran. */
-async function arrayBufferRise(work: () => Promise<unknown>): Promise<number> {
-  const before = process.memoryUsage().arrayBuffers;
-  let peak = before;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-  }, 5);
-  try {
-    await work();
-  } finally {
-    clearInterval(timer);
-  }
-  return Math.max(peak, process.memoryUsage().arrayBuffers) - before;
 }
 
 const tooLarge = { code: 'TOO_LARGE', data: { field: 'data', maxBytes: 128 * MiB } };
@@ -109,6 +96,20 @@ describe('PDF decompression bombs', () => {
     expect(read).toMatchObject({ pages: 1 });
     expect(rise).toBeLessThan(64 * MiB);
   }, 30_000);
+
+  it('hands over undecoded a stream whose filter is a reference the file does not define at top level', async () => {
+    // Object 8, the filter array, lives only inside object 6, an object stream.
+    const objects = deflateSync(Buffer.from('8 0 [/FlateDecode /FlateDecode]'));
+    const hidden = pagePdf('/Filter 8 0 R', nestedFlate(2048), [
+      {
+        dict: `<< /Type /ObjStm /N 1 /First 4 /Length ${objects.length} /Filter /FlateDecode >>`,
+        data: objects,
+      },
+    ]);
+    const checked = Buffer.from(await checkPdf(hidden, 'data')).toString('latin1');
+    expect(checked).not.toContain('/Filter 8 0 R');
+    expect(checked).toContain('/XXXXXX 8 0 R');
+  });
 
   it('refuses LZW and RunLength bombs, alone and chained', async () => {
     const lzw = lzwZeros(40_000);

@@ -200,3 +200,18 @@ export const DOCX_CONTENT_TYPES = Buffer.from(
   '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
     '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
 );
+
+/** Runs `work` and answers how far the process's array-buffer memory rose while it ran (sampled every 5 ms). */
+export async function arrayBufferRise(work: () => Promise<unknown>): Promise<number> {
+  const before = process.memoryUsage().arrayBuffers;
+  let peak = before;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+  }, 5);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(peak, process.memoryUsage().arrayBuffers) - before;
+}

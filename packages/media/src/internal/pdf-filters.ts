@@ -234,20 +234,37 @@ class Sink {
 const isPdfWhite = (code: number) =>
   code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x0c || code === 0x00;
 
-/** ASCIIHexDecode: hex digits paired, `>` ends, anything else skipped, an odd digit padded with 0. */
-class HexDecoder implements Decoder {
+/** A decoder whose last, partial unit is completed at its end marker or at the end of its input. */
+abstract class UnitDecoder implements Decoder {
   done = false;
   invalid = false;
-  private first = -1;
   push(input: Uint8Array, emit: (out: Buffer) => void): void {
     const sink = new Sink(emit);
+    this.decode(input, sink);
+    if (this.done) this.completeUnit(sink);
+    sink.flush();
+  }
+  finish(emit: (out: Buffer) => void): void {
+    const sink = new Sink(emit);
+    this.completeUnit(sink);
+    sink.flush();
+  }
+  /** Decodes `input`, setting `done` at the end marker (and stopping there). */
+  protected abstract decode(input: Uint8Array, sink: Sink): void;
+  protected abstract completeUnit(sink: Sink): void;
+}
+
+/** ASCIIHexDecode: hex digits paired, `>` ends, anything else skipped, an odd digit padded with 0. */
+class HexDecoder extends UnitDecoder {
+  private first = -1;
+  protected decode(input: Uint8Array, sink: Sink): void {
     for (const code of input) {
       let digit: number;
       if (code >= 0x30 && code <= 0x39) digit = code & 15;
       else if ((code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66)) digit = (code & 15) + 9;
       else if (code === 0x3e) {
         this.done = true;
-        break;
+        return;
       } else continue;
       if (this.first < 0) this.first = digit;
       else {
@@ -255,49 +272,32 @@ class HexDecoder implements Decoder {
         this.first = -1;
       }
     }
-    if (this.done) this.finishDigit(sink);
-    sink.flush();
   }
-  finish(emit: (out: Buffer) => void): void {
-    const sink = new Sink(emit);
-    this.finishDigit(sink);
-    sink.flush();
-  }
-  private finishDigit(sink: Sink): void {
+  protected completeUnit(sink: Sink): void {
     if (this.first >= 0) sink.byte(this.first << 4);
     this.first = -1;
   }
 }
 
 /** ASCII85Decode: groups of five, `z` for four zeros, `~` ends, a short last group padded with `u`. */
-class Base85Decoder implements Decoder {
-  done = false;
-  invalid = false;
+class Base85Decoder extends UnitDecoder {
   private group: number[] = [];
-  push(input: Uint8Array, emit: (out: Buffer) => void): void {
-    const sink = new Sink(emit);
+  protected decode(input: Uint8Array, sink: Sink): void {
     for (const code of input) {
       if (isPdfWhite(code)) continue;
       if (code === 0x7e) {
         this.done = true;
-        break;
+        return;
       }
       if (code === 0x7a && this.group.length === 0) {
         for (let index = 0; index < 4; index += 1) sink.byte(0);
         continue;
       }
       this.group.push(code);
-      if (this.group.length === 5) this.flushGroup(sink);
+      if (this.group.length === 5) this.completeUnit(sink);
     }
-    if (this.done) this.flushGroup(sink);
-    sink.flush();
   }
-  finish(emit: (out: Buffer) => void): void {
-    const sink = new Sink(emit);
-    this.flushGroup(sink);
-    sink.flush();
-  }
-  private flushGroup(sink: Sink): void {
+  protected completeUnit(sink: Sink): void {
     const count = this.group.length;
     if (count === 0) return;
     while (this.group.length < 5) this.group.push(0x75);

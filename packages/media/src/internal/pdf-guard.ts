@@ -188,8 +188,13 @@ function planFor(dict: PdfValue, text: string, refs: () => Map<string, number[]>
   // Text extraction never decodes images: their filters are not worth checking.
   if (valuesOf(dict, 'Subtype').some((value) => value.kind === 'name' && value.name === 'Image'))
     return { kind: 'neutralize' };
-  const resolve = (value: PdfValue): PdfValue[] =>
-    value.kind === 'ref' ? definitionsOf(text, refs(), value.num, value.gen) : [value];
+  // A reference with no top-level definition (one inside an object stream, say) stays a
+  // reference: the guard cannot see what pdf.js will, so the stream is handed over undecoded.
+  const resolve = (value: PdfValue): PdfValue[] => {
+    if (value.kind !== 'ref') return [value];
+    const found = definitionsOf(text, refs(), value.num, value.gen);
+    return found.length > 0 ? found : [value];
+  };
   const chains: Stage[][] = [];
   for (const value of values.flatMap(resolve)) {
     if (value.kind === 'ref') return { kind: 'neutralize' };
