@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import OpenAI from 'openai';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -316,4 +317,14 @@ export async function skillTarball(workDir: string, name: string, skillMd: strin
   for await (const chunk of createTar({ gzip: true, cwd: workDir, portable: true }, [name]))
     chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** The `OpenAI.APIError` a call of the official client fails with (the test fails when it does not fail so). */
+export async function openAiFailure(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const error = await call.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(OpenAI.APIError);
+  return error as InstanceType<typeof OpenAI.APIError>;
 }

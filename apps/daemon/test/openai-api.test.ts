@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openAiFailure, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-openai-api-');
 /** The test's daemon, which the helpers below call. */
@@ -16,19 +16,10 @@ function openai(token = ADMIN_TOKEN): OpenAI {
   return new OpenAI({ apiKey: token, baseURL: `${daemon!.url}/v1`, maxRetries: 0 });
 }
 
-async function failure(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OpenAI.APIError);
-  return error as InstanceType<typeof OpenAI.APIError>;
-}
-
 describe('OpenAI-compatible API (/v1)', () => {
   it('is off by default and turned on live by openaiApi.enabled', async () => {
     daemon = await pool.start(pool.tempDir());
-    const off = await failure(openai().models.list());
+    const off = await openAiFailure(openai().models.list());
     expect(off.status).toBe(404);
     expect(off.code).toBe('api_disabled');
     await rpcClient(daemon.url).call('config.patch', { openaiApi: { enabled: true } });
@@ -137,13 +128,13 @@ describe('OpenAI-compatible API (/v1)', () => {
         openaiApi: { enabled: true, maxBodyBytes: 4096, rateLimit: { maxRequests: 5, windowMs: 60_000 } },
       },
     });
-    const wrong = await failure(openai('not-a-token').models.list());
+    const wrong = await openAiFailure(openai('not-a-token').models.list());
     expect(wrong.status).toBe(401);
     expect(wrong.code).toBe('invalid_api_key');
     expect(wrong.type).toBe('invalid_request_error');
 
     const client = openai();
-    const big = await failure(
+    const big = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [{ role: 'user', content: 'x'.repeat(10_000) }],
@@ -152,14 +143,14 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect(big.status).toBe(413);
     expect(big.code).toBe('request_too_large');
 
-    const unknown = await failure(
+    const unknown = await openAiFailure(
       client.chat.completions.create({ model: 'agentd/nobody', messages: [{ role: 'user', content: 'hi' }] }),
     );
     expect(unknown.status).toBe(404);
     expect(unknown.code).toBe('model_not_found');
     expect(unknown.param).toBe('model');
 
-    const notUser = await failure(
+    const notUser = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [{ role: 'assistant', content: 'hi' }],
@@ -168,7 +159,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect(notUser.status).toBe(400);
     expect(notUser.param).toBe('messages');
 
-    const badType = await failure(
+    const badType = await openAiFailure(
       client.chat.completions.create({ model: 'agentd/default', messages: 'hi' as never }),
     );
     expect(badType.status).toBe(400);
@@ -176,7 +167,7 @@ describe('OpenAI-compatible API (/v1)', () => {
 
     // Five requests per window for this token: the three above (after auth) and one more pass.
     await client.models.list();
-    const limited = await failure(client.models.list());
+    const limited = await openAiFailure(client.models.list());
     expect(limited.status).toBe(429);
     expect(limited.code).toBe('rate_limit_exceeded');
     expect(limited.headers?.get('retry-after')).toBe('60');
@@ -199,7 +190,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     expect((own as unknown as { agentd: { sessionKey: string } }).agentd.sessionKey).toBe(
       'acme:openai:carol',
     );
-    const refused = await failure(
+    const refused = await openAiFailure(
       client.chat.completions.create(
         { model: 'agentd/default', messages: [{ role: 'user', content: 'hi' }] },
         { headers: { 'x-agentd-session': 'globex:chat:bob' } },
@@ -251,7 +242,7 @@ describe('OpenAI-compatible API (/v1)', () => {
     });
     expect(history.messages).toHaveLength(4);
 
-    const forged = await failure(
+    const forged = await openAiFailure(
       client.responses.create({ model: 'agentd/default', input: 'x', previous_response_id: 'resp_nothing' }),
     );
     expect(forged.status).toBe(400);

@@ -8,7 +8,7 @@ import {
   startFakeOpenAi,
 } from '../../../packages/agent-runtime/test/fake-providers.js';
 import type { RunningDaemon } from '../src/index.js';
-import { ADMIN_TOKEN, daemonPool, openAiProviders } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, openAiFailure, openAiProviders } from './helpers.js';
 
 const pool = daemonPool('agentd-openai-clients-');
 afterEach(() => pool.cleanup());
@@ -68,15 +68,6 @@ function upstreamBodies(model: FakeProvider): Body[] {
 
 function messagesOf(body: Body | undefined): WireMessage[] {
   return (body?.messages ?? []) as WireMessage[];
-}
-
-async function failure(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OpenAI.APIError);
-  return error as InstanceType<typeof OpenAI.APIError>;
 }
 
 describe('/v1 with the official openai client', () => {
@@ -235,13 +226,13 @@ describe('/v1 with the official openai client', () => {
       encoding_format: 'float',
     });
     expect(hi.data[0]?.embedding.some((value) => value !== 0)).toBe(true);
-    const refused = await failure(
+    const refused = await openAiFailure(
       client.embeddings.create({ model: 'agentd/memory', input: [[15339, 1917]] }),
     );
     expect(refused.status).toBe(400);
     expect(refused.param).toBe('input[0]');
     expect(refused.message).toContain('Token-id input is not taken');
-    const tooBig = await failure(
+    const tooBig = await openAiFailure(
       client.embeddings.create({ model: 'agentd/memory', input: 'x', dimensions: 5 }),
     );
     expect(tooBig.status).toBe(400);
@@ -302,7 +293,7 @@ describe('/v1 against a model that cannot honour a field', () => {
   it('answers 400 naming the field (offline provider: images, response_format, a forced tool)', async () => {
     const daemon = await pool.start(pool.tempDir(), { config: { openaiApi: { enabled: true } } });
     const client = new OpenAI({ apiKey: ADMIN_TOKEN, baseURL: `${daemon.url}/v1`, maxRetries: 0 });
-    const image = await failure(
+    const image = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [
@@ -311,7 +302,7 @@ describe('/v1 against a model that cannot honour a field', () => {
       }),
     );
     expect([image.status, image.param]).toEqual([400, 'messages']);
-    const format = await failure(
+    const format = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [{ role: 'user', content: 'x' }],
@@ -319,7 +310,7 @@ describe('/v1 against a model that cannot honour a field', () => {
       }),
     );
     expect([format.status, format.param]).toEqual([400, 'response_format']);
-    const forced = await failure(
+    const forced = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [{ role: 'user', content: 'x' }],
@@ -328,7 +319,7 @@ describe('/v1 against a model that cannot honour a field', () => {
       }),
     );
     expect([forced.status, forced.param]).toEqual([400, 'tool_choice']);
-    const responsesFormat = await failure(
+    const responsesFormat = await openAiFailure(
       client.responses.create({
         model: 'agentd/default',
         input: 'x',
@@ -336,7 +327,7 @@ describe('/v1 against a model that cannot honour a field', () => {
       }),
     );
     expect([responsesFormat.status, responsesFormat.param]).toEqual([400, 'text.format']);
-    const audio = await failure(
+    const audio = await openAiFailure(
       client.chat.completions.create({
         model: 'agentd/default',
         messages: [

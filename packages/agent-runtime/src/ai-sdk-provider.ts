@@ -16,6 +16,7 @@ import type {
   ModelRequest,
   ModelStreamEvent,
   ModelUsage,
+  ProviderCapabilities,
 } from './provider.js';
 
 /**
@@ -80,7 +81,8 @@ export function createOpenAiCompatibleProvider(options: HttpProviderOptions): Mo
     return (model: string) => sdk.chatModel(model);
   };
   const baseUrl = baseURL.replace(/\/+$/, '');
-  return createSdkProvider(parsed, 'openai-compatible', languageModels, {
+  const capabilities = { images: true, json: true, jsonObject: true, forcedToolChoice: true };
+  return createSdkProvider(parsed, 'openai-compatible', languageModels, capabilities, {
     url: `${baseUrl}/models`,
     headers: {
       ...(parsed.headers ?? {}),
@@ -103,7 +105,9 @@ export function createAnthropicProvider(options: HttpProviderOptions): ModelProv
     });
     return (model: string) => sdk(model);
   };
-  return createSdkProvider(parsed, 'anthropic', languageModels, {
+  // Anthropic has no JSON mode without a schema (the SDK would only warn): such a request is refused.
+  const capabilities = { images: true, json: true, jsonObject: false, forcedToolChoice: true };
+  return createSdkProvider(parsed, 'anthropic', languageModels, capabilities, {
     url: `${baseUrl}/models`,
     headers: {
       ...(parsed.headers ?? {}),
@@ -119,6 +123,7 @@ function createSdkProvider(
   options: ParsedOptions,
   type: 'openai-compatible' | 'anthropic',
   loadLanguageModels: () => Promise<(model: string) => LanguageModel>,
+  capabilities: ProviderCapabilities,
   probeRequest: { url: string; headers: Record<string, string> },
 ): ModelProvider {
   const logger = options.logger ?? noopLogger;
@@ -250,7 +255,7 @@ function createSdkProvider(
     }
   }
 
-  return { id: options.id, type, offline: false, stream, probe };
+  return { id: options.id, type, offline: false, capabilities, stream, probe };
 }
 
 /**

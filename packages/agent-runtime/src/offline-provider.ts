@@ -112,7 +112,7 @@ export function createOfflineProvider(options: OfflineProviderOptions = {}): Mod
     type: 'offline',
     offline: true,
     // It writes no images' descriptions and no JSON, and calls tools only when told in the message.
-    capabilities: { images: false, json: false, forcedToolChoice: false },
+    capabilities: { images: false, json: false, jsonObject: false, forcedToolChoice: false },
     stream,
     probe: async () => {},
   };

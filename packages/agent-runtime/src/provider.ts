@@ -51,8 +51,10 @@ export type ModelCallOptions = TurnCallOptions;
 export interface ProviderCapabilities {
   /** Image parts in user messages. */
   images: boolean;
-  /** `responseFormat` JSON (object or schema). */
+  /** `responseFormat` JSON held to a schema. */
   json: boolean;
+  /** `responseFormat` JSON without a schema (any JSON object). */
+  jsonObject: boolean;
   /** `toolChoice` `required` or a named tool. */
   forcedToolChoice: boolean;
 }

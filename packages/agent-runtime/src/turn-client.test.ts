@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordingScript, startRuntime } from '../test/helpers.js';
+import { createAnthropicProvider } from './ai-sdk-provider.js';
 import { isAgentRuntimeError } from './errors.js';
 import { createOfflineProvider } from './offline-provider.js';
 import type { ModelRequest } from './provider.js';
@@ -122,7 +123,7 @@ describe('client tools and call options', () => {
     const t = await startRuntime({
       providerFactory: (id) => ({
         ...createOfflineProvider({ id, script: recordingScript(seen, 'a cat') }),
-        capabilities: { images: true, json: true, forcedToolChoice: true },
+        capabilities: { images: true, json: true, jsonObject: true, forcedToolChoice: true },
       }),
     });
     await t.runtime.runTurn({
@@ -138,5 +139,23 @@ describe('client tools and call options', () => {
     // The session keeps a note of the image, not the image.
     const { messages } = await t.runtime.sessions.history('default:openai:c4');
     expect(messages[0]).toMatchObject({ role: 'user', content: '[1 image(s)]' });
+  });
+
+  it('refuses a JSON answer without a schema from Anthropic, which has no such mode', async () => {
+    const t = await startRuntime({
+      providerFactory: (id) =>
+        createAnthropicProvider({ id, apiKey: 'sk-unused', baseUrl: 'http://127.0.0.1:9/v1' }),
+    });
+    await expect(
+      t.runtime.runTurn({
+        message: 'x',
+        sessionKey: 'default:openai:c5',
+        callOptions: { responseFormat: { type: 'json' } },
+      }),
+    ).rejects.toSatisfy(
+      (error) =>
+        isAgentRuntimeError(error, 'INVALID_OPTIONS') &&
+        error.message.includes('a JSON answer without a schema'),
+    );
   });
 });

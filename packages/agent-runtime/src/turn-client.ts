@@ -91,8 +91,10 @@ export function checkClientTurn(request: TurnRequest, provider: ModelProvider, a
     refuse(['images'], `provider ${provider.id} does not take images`);
   }
   const options = request.callOptions;
-  if (caps && !caps.json && options?.responseFormat?.type === 'json') {
-    refuse(['callOptions', 'responseFormat'], `provider ${provider.id} cannot be held to a JSON answer`);
+  const format = options?.responseFormat;
+  if (caps && format?.type === 'json' && !(format.schema ? caps.json : caps.jsonObject)) {
+    const what = format.schema ? 'a JSON schema' : 'a JSON answer without a schema';
+    refuse(['callOptions', 'responseFormat'], `provider ${provider.id} cannot be held to ${what}`);
   }
   const choice = options?.toolChoice;
   if (caps && !caps.forcedToolChoice && (choice === 'required' || typeof choice === 'object')) {

@@ -161,31 +161,49 @@ function lastMessageParts(request: ChatRequest): Pick<TurnParts, 'message' | 'im
       'messages',
     );
   }
-  const content = last.content ?? '';
+  return userContent(last.content ?? '', `messages[${lastIndex}].content`, {
+    text: ['text'],
+    image: 'image_url',
+  });
+}
+
+/** A user message's content part, as either endpoint spells it. */
+interface UserPart {
+  type: string;
+  text?: string | undefined;
+  image_url?: z.output<typeof imageUrl> | undefined;
+}
+
+/**
+ * The text and images of the user message that is the turn; a part of another type (audio,
+ * files) answers 400 naming it, and a message with neither text nor image is refused.
+ */
+export function userContent(
+  content: string | UserPart[],
+  where: string,
+  kinds: { text: string[]; image: string },
+): Pick<TurnParts, 'message' | 'images'> {
   if (typeof content === 'string') {
-    if (content.trim() === '')
-      throw invalidRequest('The last user message is empty', `messages[${lastIndex}].content`);
+    if (content.trim() === '') throw invalidRequest('The last user message is empty', where);
     return { message: content };
   }
   const texts: string[] = [];
   const images: TurnImage[] = [];
   content.forEach((part, index) => {
-    const where = `messages[${lastIndex}].content[${index}]`;
-    if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-    else if (part.type === 'image_url' && part.image_url !== undefined) {
-      images.push({ url: imageUrlOf(part.image_url, `${where}.image_url`) });
-    } else
+    const at = `${where}[${index}]`;
+    if (kinds.text.includes(part.type) && typeof part.text === 'string') texts.push(part.text);
+    else if (part.type === kinds.image && part.image_url !== undefined) {
+      images.push({ url: imageUrlOf(part.image_url, `${at}.image_url`) });
+    } else {
       throw invalidRequest(
-        `Content parts of type ${part.type} are not taken: send text or image_url`,
-        `${where}.type`,
+        `Content parts of type ${part.type} are not taken: send ${kinds.text[0]} or ${kinds.image}`,
+        `${at}.type`,
       );
+    }
   });
   const message = texts.join('\n');
   if (message.trim() === '' && images.length === 0) {
-    throw invalidRequest(
-      'The last user message has neither text nor an image',
-      `messages[${lastIndex}].content`,
-    );
+    throw invalidRequest('The last user message has neither text nor an image', where);
   }
   return { message, ...(images.length > 0 ? { images } : {}) };
 }

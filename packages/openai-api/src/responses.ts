@@ -1,6 +1,6 @@
-import type { ClientToolCall, ClientToolResult, TurnImage } from '@agentd/contracts';
+import type { ClientToolCall, ClientToolResult } from '@agentd/contracts';
 import { z } from 'zod';
-import { functionName, imageUrlOf, jsonSchemaObject, samplingFields } from './chat-input.js';
+import { functionName, jsonSchemaObject, samplingFields, userContent } from './chat-input.js';
 import { invalidRequest } from './errors.js';
 import type { ChatTurnResult, TurnParts } from './types.js';
 
@@ -116,32 +116,10 @@ function responseInput(request: ResponsesRequest): Pick<TurnParts, 'message' | '
       'input',
     );
   }
-  const content = last.content ?? '';
-  if (typeof content === 'string') {
-    if (content.trim() === '')
-      throw invalidRequest('The last user message has no text', `input[${index}].content`);
-    return { message: content };
-  }
-  const texts: string[] = [];
-  const images: TurnImage[] = [];
-  content.forEach((part, at) => {
-    const where = `input[${index}].content[${at}]`;
-    if ((part.type === 'input_text' || part.type === 'text') && typeof part.text === 'string')
-      texts.push(part.text);
-    else if (part.type === 'input_image' && part.image_url !== undefined) {
-      images.push({ url: imageUrlOf(part.image_url, `${where}.image_url`) });
-    } else {
-      throw invalidRequest(
-        `Content parts of type ${part.type} are not taken: send input_text or input_image`,
-        `${where}.type`,
-      );
-    }
+  return userContent(last.content ?? '', `input[${index}].content`, {
+    text: ['input_text', 'text'],
+    image: 'input_image',
   });
-  const message = texts.join('\n');
-  if (message.trim() === '' && images.length === 0) {
-    throw invalidRequest('The last user message has neither text nor an image', `input[${index}].content`);
-  }
-  return { message, ...(images.length > 0 ? { images } : {}) };
 }
 
 /** The `function_call_output` items ending the input: results of the last response's function calls. */
