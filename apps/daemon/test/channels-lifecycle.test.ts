@@ -2,10 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
 import { telegramMessage } from './channel-helpers.js';
-import { daemonPool, eventually, openAiProviders } from './helpers.js';
+import { startFakeDiscord } from '../../../packages/channels/test/fake-discord.js';
+import { daemonPool, eventually, openAiProviders, rpcClient } from './helpers.js';
 
 const TOKEN = '5151:daemon-shutdown-telegram-token-0123';
-const pool = daemonPool('agentd-channels-shutdown-');
+const pool = daemonPool('agentd-channels-lifecycle-');
 afterEach(() => pool.cleanup());
 
 /**
@@ -71,5 +72,33 @@ describe('channel turns across a daemon stop', { timeout: 90_000 }, () => {
       reply_parameters: { message_id: 42 },
     });
     expect(quick.requests).toHaveLength(1);
+  });
+});
+
+describe('a long message.send through a real daemon', { timeout: 60_000 }, () => {
+  it('reaches Discord as ordered parts of at most 2,000 characters and answers parts', async () => {
+    const token = 'daemon.long.discord-token-abcdef';
+    const discord = pool.closeAfter(await startFakeDiscord({ token }));
+    const daemon = await pool.start(pool.tempDir(), {
+      config: { channels: { discord: { enabled: true, botToken: '${secret:DC}', apiBaseUrl: discord.url } } },
+      env: { DC: token },
+    });
+    const words = Array.from({ length: 1000 }, (_, index) => `w${index}`);
+    const answer = await rpcClient(daemon.url).call<{
+      messageId: string;
+      status: string;
+      parts: Array<{ messageId: string; status: string }>;
+    }>('message.send', {
+      channel_type: 'discord',
+      channel_id: '901',
+      text: words.join(' '),
+      idempotencyKey: 'long-1',
+    });
+    const created = discord.created('901').map((message) => String(message.content));
+    expect(answer.parts.map((part) => part.status)).toEqual(created.map(() => 'sent'));
+    expect(answer.messageId).toBe(answer.parts[0]?.messageId);
+    expect(created.length).toBeGreaterThan(2);
+    for (const part of created) expect(part.length).toBeLessThanOrEqual(2000);
+    expect(created.join(' ').split(' ')).toEqual(words);
   });
 });
