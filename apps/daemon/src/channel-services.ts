@@ -141,6 +141,7 @@ export async function startChannels(
         runner: deps.reactions ? deps.reactions.runner(deps.runner) : deps.runner,
         // A platform with allowFrom but no agentId hands its inbound to the default agent.
         defaultAgentId: DEFAULT_AGENT_ID,
+        shutdownGraceMs: config.gateway.shutdownGraceMs,
         ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });

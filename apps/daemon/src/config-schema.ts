@@ -49,6 +49,11 @@ export const gatewaySectionSchema = gatewayTransportSchema.extend({
    * the memory the service may use. @default 0
    */
   memoryHighWaterMb: z.number().int().min(0).max(1_048_576).default(0),
+  /**
+   * At a stop (SIGTERM), how long inbound channel turns still running may take to end and queue
+   * their answers; a turn cut off runs again at the next start.
+   */
+  shutdownGraceMs: z.number().int().min(0).max(600_000).default(10_000),
 });
 
 /**
@@ -83,7 +88,7 @@ export const observabilitySectionSchema = z.object({
  */
 export const configSections = {
   // The listening socket is bound once; gateway.restart re-binds it in process.
-  gateway: section(gatewaySectionSchema, ['host', 'port']),
+  gateway: section(gatewaySectionSchema, ['host', 'port', 'shutdownGraceMs']),
   // Levels, the log file (path, roll size, copies) and the cache trace apply in place.
   daemon: section(daemonLoggingSchema),
   // The open streams take a new rotation at their next write; the age sweep runs at start.

@@ -24,7 +24,12 @@ function heldRunner(wait: boolean) {
   const runner: AgentTurnRunner = {
     async runTurn(request) {
       turns.push(request);
-      if (wait) await new Promise<void>((resolve) => release.push(resolve));
+      // A cancelled turn ends at once, as the agent runtime's does.
+      if (wait)
+        await new Promise<void>((resolve, reject) => {
+          release.push(resolve);
+          request.signal?.addEventListener('abort', () => reject(new Error('cancelled')));
+        });
       return {
         response: `answer to ${request.message}`,
         tokensUsed: { input: 1, output: 1, total: 2 },

@@ -418,10 +418,11 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     async close() {
       // Inbound stops first (what was taken is journalled), then the turns running get their
       // grace to queue their answers, then the queue closes.
+      // The adapters keep sending (their stop ends inbound only) until the queue has closed.
       for (const { adapter } of adapters.values()) await adapter.stop();
-      adapters.clear();
       await turns.drain(options.shutdownGraceMs ?? 10_000);
       await queue.close();
+      adapters.clear();
       await webchat.stop();
     },
   };

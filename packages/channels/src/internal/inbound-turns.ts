@@ -5,6 +5,20 @@ import { routeInbound } from './inbound.js';
 import { type InboundStore, inboundKey } from './inbound-store.js';
 import { scrubbedMessage } from './redact.js';
 
+/** How long a stop waits for cancelled turns to wind down once the grace is over. */
+const CANCEL_WAIT_MS = 2000;
+
+/** Whether `work` all settled within `ms` (`ended`) or not (`late`). */
+async function settledWithin(work: Array<Promise<unknown>>, ms: number): Promise<'ended' | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  const outcome = await Promise.race([Promise.allSettled(work).then(() => 'ended' as const), late]);
+  clearTimeout(timer);
+  return outcome;
+}
+
 /** The agent turns of admitted inbound messages, journalled so a stop loses none. */
 export interface InboundTurns {
   /**
@@ -31,18 +45,39 @@ export function createInboundTurns(context: {
 }): InboundTurns {
   const { store, logger } = context;
   const running = new Set<Promise<void>>();
+  const controllers = new Set<AbortController>();
   let draining = false;
 
   const run = (message: InboundMessage, agentId: string): void => {
     const runner = context.runner();
     if (!runner) return;
     const key = inboundKey(message);
-    const turn = routeInbound({ message, agentId, runner, enqueue: context.enqueue, logger })
+    const controller = new AbortController();
+    controllers.add(controller);
+    const turn = routeInbound({
+      message,
+      agentId,
+      runner,
+      enqueue: context.enqueue,
+      logger,
+      signal: controller.signal,
+    })
       .then(
         () => store.done(key),
         async (err: unknown) => {
           // Cut off by the stop: left pending, it runs again at the next start.
-          if (draining) return;
+          if (draining) {
+            logger.warn(
+              {
+                err: scrubbedMessage(err, (text) => text),
+                channelType: message.channelType,
+                errorKind: 'internal',
+                hint: 'it runs again at the next start',
+              },
+              'inbound turn cut off by the stop',
+            );
+            return;
+          }
           logger.error(
             {
               err: scrubbedMessage(err, (text) => text),
@@ -61,7 +96,10 @@ export function createInboundTurns(context: {
           'inbound turn end not recorded',
         ),
       )
-      .finally(() => running.delete(turn));
+      .finally(() => {
+        running.delete(turn);
+        controllers.delete(controller);
+      });
     running.add(turn);
   };
 
@@ -93,21 +131,18 @@ export function createInboundTurns(context: {
     async drain(graceMs) {
       draining = true;
       if (running.size === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), graceMs);
-      });
-      const ended = await Promise.race([Promise.allSettled([...running]).then(() => 'ended' as const), late]);
-      clearTimeout(timer);
-      if (ended === 'late')
-        logger.warn(
-          {
-            turns: running.size,
-            errorKind: 'timeout',
-            hint: 'they run again at the next start; raise gateway.shutdownGraceMs for longer turns',
-          },
-          'inbound turns still running at the end of the shutdown grace',
-        );
+      if ((await settledWithin([...running], graceMs)) === 'ended') return;
+      logger.warn(
+        {
+          turns: running.size,
+          errorKind: 'timeout',
+          hint: 'they run again at the next start; raise gateway.shutdownGraceMs for longer turns',
+        },
+        'inbound turns still running at the end of the shutdown grace',
+      );
+      // Cancelled, they record no answer and stay pending; their session writes may finish.
+      for (const controller of controllers) controller.abort();
+      await settledWithin([...running], CANCEL_WAIT_MS);
     },
   };
 }

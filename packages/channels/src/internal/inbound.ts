@@ -75,6 +75,8 @@ export async function routeInbound(context: {
   runner: AgentTurnRunner;
   enqueue(request: EnqueueRequest): Promise<unknown>;
   logger: Logger;
+  /** Cancels the turn (a stop past its grace); a cancelled turn's answer is not queued. */
+  signal?: AbortSignal | undefined;
 }): Promise<void> {
   const { message, runner, logger } = context;
   const key = `${message.channelType}:${message.channelId}:${message.messageId}`;
@@ -87,7 +89,10 @@ export async function routeInbound(context: {
     turnKey: `channel:${key}`,
     // Tools that answer with media (a generated image) send it to this chat.
     callerChannel: { channelType: message.channelType, channelId: message.channelId },
+    ...(context.signal ? { signal: context.signal } : {}),
   });
+  // A turn cut off by a stop answers nothing now: it runs again, whole, at the next start.
+  if (context.signal?.aborted) throw new Error('the turn was cut off by the stop');
   if (result.response.length === 0) return;
   await context.enqueue({
     channelType: message.channelType,
