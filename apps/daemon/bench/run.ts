@@ -11,6 +11,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram.js';
+import { SOAK_SVG, soak, soakConfig, TELEGRAM_TOKEN } from './soak.js';
 import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
 import { burstLoad, type LoadTarget, mixedLoad, sessionLoad, warmUp } from './loads.js';
 
@@ -31,6 +33,12 @@ const AIMS = {
   httpVsBare: { above: 0.85 },
   /** RSS of a fresh daemon one second after it listens, MB (no V8 flag switched after start). */
   idleRssMb: { below: 100 },
+  /** Soak: RSS growth after the first 5 minutes, MB per 10 minutes (least squares). */
+  soakRssSlopeMbPer10Min: { below: 5 },
+  /** Soak: the highest sampled event-loop lag p99, ms. */
+  soakLagP99Ms: { below: 20 },
+  /** Soak: failed calls, and channel messages delivered other than once. */
+  soakErrors: { below: 1 },
   /** RSS with 1,000 idle authenticated sockets, MB. */
   socketsRssMb: { below: 120 },
   /** RSS 60 s after a load (20,000 sessions, mixed traffic, bursts) ended, over the RSS before it, MB (issue #23). */
@@ -386,3 +394,42 @@ if (runs('throughput')) await main();
 if (runs('openai')) await openAiOverhead();
 if (runs('memory')) await memory();
 if (runs('load')) await memoryUnderLoad();
+// 30 minutes (`--minutes N`): only when named, never part of a plain run.
+if (PARTS.includes('soak')) await soakRun();
+
+/** The soak on a fresh daemon whose Telegram is a local fake Bot API (`bench/soak.ts`). */
+async function soakRun() {
+  const telegram = await startFakeTelegram({ token: TELEGRAM_TOKEN });
+  const daemon = await startDaemonProcess(soakConfig(telegram.url));
+  const minutes = Number(process.argv[process.argv.indexOf('--minutes') + 1]) || 30;
+  try {
+    const result = await soak(
+      { port: daemon.port, token: TOKEN },
+      {
+        minutes,
+        svgPath: SOAK_SVG,
+        received: (text) => telegram.of('sendMessage').filter((call) => call.params.text === text).length,
+      },
+    );
+    console.log(
+      `soak: ${minutes} min, ${result.calls} calls, ${result.samples.length} samples (chart: ${SOAK_SVG})`,
+    );
+    printFigure(
+      'RSS growth after the first 5 minutes (least squares)',
+      result.rssSlopeMbPer10Min,
+      'MB/10 min',
+      AIMS.soakRssSlopeMbPer10Min,
+    );
+    printFigure('event-loop lag p99, highest sample', result.lagP99Ms, 'ms', AIMS.soakLagP99Ms);
+    printFigure('failed calls', result.errors, '', AIMS.soakErrors);
+    printFigure(
+      'channel messages not delivered exactly once',
+      result.deliveryMismatches,
+      '',
+      AIMS.soakErrors,
+    );
+  } finally {
+    await daemon.stop();
+    await telegram.close();
+  }
+}
