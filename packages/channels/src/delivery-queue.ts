@@ -226,7 +226,15 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
         await recoverInDoubt({ db, options, now, logger });
         const rows = (await db.execute(sql.pending)).rows;
         started = true;
-        for (const row of rows) hold(toEntry(row), Promise.resolve(true), false);
+        // The parts of a split message (keys `<base>#<index>`) keep their order across a restart.
+        const parts = new Map<string, HeldEntry>();
+        for (const row of rows) {
+          const entry = toEntry(row);
+          const part = PART_KEY.exec(entry.idempotencyKey);
+          const after = part && part[2] !== '0' ? parts.get(`${part[1]}#${Number(part[2]) - 1}`) : undefined;
+          const item = hold(entry, Promise.resolve(true), false, after);
+          if (part) parts.set(entry.idempotencyKey, item);
+        }
       })().finally(() => {
         starting = undefined;
       });
@@ -283,6 +291,9 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     },
   };
 }
+
+/** The idempotency key of one part of a split message: `<base>#<index>`. */
+const PART_KEY = /^(.*)#(\d{1,6})$/s;
 
 /** The lane of an entry: its chat (`<type>\0<id>`; a channel type never holds a NUL). */
 function chatOf(entry: { channelType: string; operation: OutboundOperation }): string {

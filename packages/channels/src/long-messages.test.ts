@@ -7,6 +7,8 @@ import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake
 import { type FakeWhatsApp, startFakeWhatsApp } from '../test/fake-whatsapp.js';
 import { recordingRunner, useTestBed } from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
+import { createDeliveryQueue } from './delivery-queue.js';
+import { platformError } from './errors.js';
 import { createChannelsService, type ChannelsService, type ChannelsServiceOptions } from './service.js';
 
 const TG = '123456:fake-telegram-token-long-messages';
@@ -125,6 +127,36 @@ describe('a reply longer than the platform takes', () => {
     expect(texts).toHaveLength(answer.parts!.length + 1);
     expect(texts[1]).toBe(texts[0]);
     expect(contentLines(texts.slice(1).join('\n'))).toEqual(contentLines(longReply()));
+  });
+
+  it('keeps the parts of a message queued before a restart in order, retries included', async () => {
+    const sent: string[] = [];
+    let failFirst = true;
+    const queue = createDeliveryQueue({
+      db: bed.db,
+      baseDelayMs: 20,
+      deliver: async (_type, operation) => {
+        const text = operation.op === 'send' ? operation.text : '';
+        if (text === 'part 0' && failFirst) {
+          failFirst = false;
+          throw platformError('telegram', 'Bad Gateway', { retryable: true, status: 502 });
+        }
+        sent.push(text);
+        return { messageId: String(sent.length) };
+      },
+    });
+    // Written while the queue is not running: as a restart finds them, in creation order.
+    await queue.enqueueAll(
+      [0, 1, 2].map((index) => ({
+        channelType: 'telegram',
+        idempotencyKey: `split:base#${index}`,
+        operation: { op: 'send' as const, channelId: '7', text: `part ${index}` },
+      })),
+    );
+    await queue.start();
+    await expect.poll(() => sent.length, { timeout: 5000 }).toBe(3);
+    expect(sent).toEqual(['part 0', 'part 1', 'part 2']);
+    await queue.close();
   });
 
   it("answers an agent's long reply to an inbound message in parts, each a reply", async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentTurnRunner } from '@agentd/contracts';
 import type {
   ChannelAdapter,
@@ -236,10 +237,12 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     const parts = operation.op === 'send' ? splitMessage(text, messageLimit(request.channelType)) : [text];
     if (parts.length === 1)
       return text === operation.text ? request : { ...request, operation: { ...operation, text } };
-    const key = request.idempotencyKey;
+    // Parts are keyed `<key>#<index>` (a fresh base when the caller gave no key), which also
+    // lets the queue keep their order across a restart.
+    const key = request.idempotencyKey ?? `split:${randomUUID()}`;
     return parts.map((part, index) => ({
       ...request,
-      idempotencyKey: key === undefined ? undefined : `${key}#${index}`,
+      idempotencyKey: `${key}#${index}`,
       operation: { ...operation, text: part },
     }));
   };
