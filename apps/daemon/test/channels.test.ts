@@ -461,7 +461,12 @@ describe('webhook answers delivered to a channel', { timeout: 60_000 }, () => {
     expect(posted.status).toBeLessThan(300);
     await eventually(async () => (fake.of('sendMessage').length === 1 ? true : undefined));
     expect(fake.of('sendMessage')[0]?.params).toMatchObject({ chat_id: '4242', text: expect.any(String) });
-    expect(await rpc.call('delivery.queue.status', { channelType: 'telegram' })).toMatchObject({ sent: 1 });
+    // The platform has the message once the send returns; the queue records it as sent at its next commit.
+    const status = await eventually(async () => {
+      const counts = await rpc.call<{ sent: number }>('delivery.queue.status', { channelType: 'telegram' });
+      return counts.sent === 1 ? counts : undefined;
+    });
+    expect(status).toMatchObject({ sent: 1, queued: 0, sending: 0 });
   });
 });
 
