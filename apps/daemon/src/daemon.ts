@@ -350,7 +350,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
           {
             ...fields,
             errorKind: 'resource',
-            hint: 'new agent turns are refused (OVERLOADED) until memory falls below 90 % of gateway.memoryHighWaterMb; give the service more memory or lower the load',
+            hint: 'new agent turns are refused (OVERLOADED) and rate limits halved until memory falls below 90 % of gateway.memoryHighWaterMb; give the service more memory or lower the load',
           },
           'memory above the high-water mark: shedding load',
         );
@@ -414,6 +414,7 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     metrics,
     tracing: () => tracing,
     admitTurn: () => memoryGuard.admitTurn(),
+    limitShare: () => memoryGuard.limitShare(),
   });
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));

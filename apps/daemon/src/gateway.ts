@@ -66,6 +66,8 @@ export interface GatewayDeps {
   tracing?: (() => AgentdTracing | undefined) | undefined;
   /** Throws the overloaded error while memory is above its high-water mark (calls that start turns). */
   admitTurn?: (() => void) | undefined;
+  /** The share of each rate limit allowed now (tightened under memory pressure). @default 1 */
+  limitShare?: (() => number) | undefined;
 }
 
 /** The methods that start an agent turn: refused first under memory pressure. */
@@ -152,7 +154,10 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       callerKey: (identity) => identity.tokenId,
       maxBodyBytes: section.maxBodyBytes,
       ...(maxRequests > 0
-        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxRequests, windowMs }) }
+        ? {
+            createRateLimiter: () =>
+              new SlidingWindowLimiter({ maxEvents: maxRequests, windowMs, share: deps.limitShare }),
+          }
         : {}),
       retryAfterSeconds: Math.ceil(windowMs / 1000),
       logger: logger.module('openai'),
@@ -217,7 +222,10 @@ export function gatewayBuilder(deps: GatewayDeps): (config: DaemonConfig) => Gat
       logger: gatewayLog,
       // maxMessages 0 turns the limiter off (benchmarks, trusted local clients).
       ...(maxMessages > 0
-        ? { createRateLimiter: () => new SlidingWindowLimiter({ maxEvents: maxMessages, windowMs }) }
+        ? {
+            createRateLimiter: () =>
+              new SlidingWindowLimiter({ maxEvents: maxMessages, windowMs, share: deps.limitShare }),
+          }
         : {}),
     });
     const http = createHttpRpcHandler({

@@ -6,7 +6,8 @@ import { RpcError } from '@agentd/rpc-core';
  *
  * Every `intervalMs` the guard reads the resident set (a counter read). Above the mark it
  * starts shedding: new agent turns are refused with a typed "overloaded, retry after" error
- * (calls that start no turn, and turns already running, go on), the caches are dropped, and the
+ * (calls that start no turn, and turns already running, go on), the per-connection rate limits
+ * allow half their events ({@link SHEDDING_LIMIT_SHARE}), the caches are dropped, and the
  * change is logged and counted. It stops shedding once memory falls below 90 % of the mark (a
  * margin, so it does not flap on the line).
  */
@@ -29,10 +30,15 @@ export interface MemoryGuard {
   readonly shedding: boolean;
   /** Throws the overloaded error while shedding. */
   admitTurn(): void;
+  /** The share of each rate limit allowed now: 1, or {@link SHEDDING_LIMIT_SHARE} while shedding. */
+  limitShare(): number;
   /** Looks once now (the timer calls it; tests call it directly). */
   check(): void;
   stop(): void;
 }
+
+/** The share of each rate limit's events allowed while shedding. */
+export const SHEDDING_LIMIT_SHARE = 0.5;
 
 /** How long a refused caller is told to wait, seconds. */
 export const OVERLOADED_RETRY_AFTER_S = 10;
@@ -58,6 +64,7 @@ export function startMemoryGuard(options: MemoryGuardOptions): MemoryGuard {
     admitTurn() {
       if (shedding) throw overloadedError(options.highWaterMb);
     },
+    limitShare: () => (shedding ? SHEDDING_LIMIT_SHARE : 1),
     check() {
       if (mark <= 0) return;
       const bytes = rss();

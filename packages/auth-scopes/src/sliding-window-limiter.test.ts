@@ -69,6 +69,38 @@ describe('SlidingWindowLimiter', () => {
     expect(limiter.tryAcquire()).toBe(true);
   });
 
+  it('allows only its share of maxEvents while tightened, and the full limit again after', () => {
+    const time = manualClock();
+    let share = 1;
+    const limiter = new SlidingWindowLimiter({
+      maxEvents: 10,
+      windowMs: 1000,
+      now: time.now,
+      share: () => share,
+    });
+    for (let index = 0; index < 4; index += 1) expect(limiter.tryAcquire()).toBe(true);
+    share = 0.5;
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+    // The fifth-newest event (at t=0) leaves the window at t=1000.
+    expect(limiter.retryAfterMs()).toBe(1000);
+    time.set(1000);
+    for (let index = 0; index < 5; index += 1) expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+    share = 1;
+    for (let index = 0; index < 5; index += 1) expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+  });
+
+  it('keeps one event per window however far it is tightened', () => {
+    const time = manualClock();
+    const limiter = new SlidingWindowLimiter({ maxEvents: 3, windowMs: 1000, now: time.now, share: () => 0 });
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.tryAcquire()).toBe(false);
+    time.set(1000);
+    expect(limiter.tryAcquire()).toBe(true);
+  });
+
   it('reports how long until the next event fits', () => {
     const time = manualClock();
     const limiter = new SlidingWindowLimiter({ maxEvents: 2, windowMs: 1000, now: time.now });

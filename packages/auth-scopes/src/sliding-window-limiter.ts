@@ -16,12 +16,22 @@ export interface SlidingWindowLimiterOptions {
    * @default performance.now (monotonic)
    */
   now?: (() => number) | undefined;
+  /**
+   * The share of `maxEvents` allowed right now, in (0, 1]: a daemon under memory pressure
+   * tightens its limits by answering less than 1 here. At least one event per window stays
+   * allowed. Read at every event.
+   * @default () => 1
+   */
+  share?: (() => number) | undefined;
 }
 
 const optionsSchema = z.object({
   maxEvents: z.number().int().min(1).max(SLIDING_WINDOW_MAX_EVENTS),
   windowMs: z.number().positive().finite(),
   now: z
+    .custom<() => number>((value) => typeof value === 'function', { message: 'expected a function' })
+    .optional(),
+  share: z
     .custom<() => number>((value) => typeof value === 'function', { message: 'expected a function' })
     .optional(),
 });
@@ -41,6 +51,7 @@ export class SlidingWindowLimiter {
   readonly maxEvents: number;
   readonly windowMs: number;
   readonly #now: () => number;
+  readonly #share: (() => number) | undefined;
   readonly #stamps: Float64Array;
   /** Index of the oldest stored timestamp once the ring is full; the next slot to write before. */
   #head = 0;
@@ -51,20 +62,21 @@ export class SlidingWindowLimiter {
     this.maxEvents = parsed.maxEvents;
     this.windowMs = parsed.windowMs;
     this.#now = parsed.now ?? monotonicNow;
+    this.#share = parsed.share;
     this.#stamps = new Float64Array(parsed.maxEvents);
   }
 
   /** Records one event and returns true, or returns false (recording nothing) when the window is full. */
   tryAcquire(): boolean {
     const time = this.#now();
+    const limit = this.#limit();
+    // The ring holds the last `count` allowed events, oldest at head: the limit-th newest decides.
+    if (this.#count >= limit && time - this.#stampBack(limit) < this.windowMs) return false;
     if (this.#count < this.maxEvents) {
       this.#stamps[(this.#head + this.#count) % this.maxEvents] = time;
       this.#count += 1;
       return true;
     }
-    // The ring is full: the oldest of the last maxEvents allowed events decides.
-    const oldest = this.#stamps[this.#head] as number;
-    if (time - oldest < this.windowMs) return false;
     this.#stamps[this.#head] = time;
     this.#head = (this.#head + 1) % this.maxEvents;
     return true;
@@ -72,9 +84,22 @@ export class SlidingWindowLimiter {
 
   /** Milliseconds until `tryAcquire` would next succeed; 0 when it would now. */
   retryAfterMs(): number {
-    if (this.#count < this.maxEvents) return 0;
-    const oldest = this.#stamps[this.#head] as number;
-    return Math.max(0, oldest + this.windowMs - this.#now());
+    const limit = this.#limit();
+    if (this.#count < limit) return 0;
+    return Math.max(0, this.#stampBack(limit) + this.windowMs - this.#now());
+  }
+
+  /** Events allowed per window now: `maxEvents` scaled by `share`, at least 1. */
+  #limit(): number {
+    if (this.#share === undefined) return this.maxEvents;
+    const share = this.#share();
+    if (!(share < 1)) return this.maxEvents;
+    return Math.max(1, Math.floor(this.maxEvents * Math.max(0, share)));
+  }
+
+  /** The timestamp of the `back`-th newest recorded event (1 = newest); `back <= count`. */
+  #stampBack(back: number): number {
+    return this.#stamps[(this.#head + this.#count - back) % this.maxEvents] as number;
   }
 
   /** Forgets every recorded event. */
