@@ -15,6 +15,7 @@ import { startFakeTelegram } from '../../../packages/channels/test/fake-telegram
 import { SOAK_SVG, soak, soakConfig, TELEGRAM_TOKEN } from './soak.js';
 import { httpPostLoad, interleave, printComparison, printFigure } from '../../../tooling/bench/harness.js';
 import { burstLoad, type LoadTarget, mixedLoad, sessionLoad, warmUp } from './loads.js';
+import { startTree } from './process-tree.js';
 
 const here = import.meta.dirname;
 const TOKEN = 'bench-admin-token-0123456789abcdef0123456789';
@@ -286,6 +287,29 @@ async function memory() {
     for (const ws of idle) ws.terminate();
   } finally {
     await daemon.stop();
+  }
+  await startCommandTrees();
+}
+
+/**
+ * What the README's start command leaves running, idle, summed over its whole process tree:
+ * `./agentd start` execs node (one process), `npx -y pnpm@10 start` keeps npx, pnpm and a shell.
+ */
+async function startCommandTrees() {
+  console.log('\nIdle process tree of a start command (1 s after it listens)');
+  const root = join(here, '..', '..', '..');
+  const env = { ...daemonEnv(), AGENTD_ADMIN_TOKEN: TOKEN };
+  for (const [command, aim] of [
+    ['./agentd start', AIMS.idleRssMb],
+    ['npx -y pnpm@10 start', undefined],
+  ] as const) {
+    const tree = await startTree(command, root, env, '');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      printFigure(`${command} (${tree.size()} processes)`, tree.rssMb(), 'MB', aim);
+    } finally {
+      await tree.stop();
+    }
   }
 }
 
