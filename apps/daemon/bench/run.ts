@@ -446,9 +446,16 @@ async function soakRun() {
     );
     printFigure('event-loop lag p99, highest sample', result.lagP99Ms, 'ms', AIMS.soakLagP99Ms);
     printFigure('failed calls', result.errors, '', AIMS.soakErrors);
+    for (const failure of result.failures) console.log(`    ${failure}`);
     printFigure(
       'channel messages not delivered exactly once',
       result.deliveryMismatches,
+      '',
+      AIMS.soakErrors,
+    );
+    printFigure(
+      `cron fires missing (${result.cronFires} recorded)`,
+      result.cronFiresMissing,
       '',
       AIMS.soakErrors,
     );

@@ -53,9 +53,14 @@ export interface SoakResult {
   rssSlopeMbPer10Min: number;
   lagP99Ms: number;
   errors: number;
+  /** What the first few failures were (method or path, and the error), so a run says why. */
+  failures: string[];
   calls: number;
   /** Messages sent through message.send that the platform received other than exactly once. */
   deliveryMismatches: number;
+  /** Runs of the 10-second cron job recorded, and how many fewer than its schedule allows. */
+  cronFires: number;
+  cronFiresMissing: number;
 }
 
 /** The value of an unlabelled series in a Prometheus text exposition, or NaN. */
@@ -76,6 +81,12 @@ export async function soak(
   const auth = { authorization: `Bearer ${target.token}` };
   let calls = 0;
   let errors = 0;
+  const failures: string[] = [];
+  const fail = (what: string, error: unknown) => {
+    errors++;
+    const text = error instanceof Error ? error.message : JSON.stringify(error);
+    if (failures.length < 5) failures.push(`${what}: ${String(text).slice(0, 200)}`);
+  };
   const sentTexts: string[] = [];
   const rpc = async (method: string, params: unknown) => {
     calls++;
@@ -84,10 +95,15 @@ export async function soak(
       headers: { 'content-type': 'application/json', ...auth },
       body: JSON.stringify({ jsonrpc: '2.0', id: calls, method, params }),
     });
-    const body = (await response.json()) as { error?: unknown };
-    if (body.error) errors++;
+    const body = (await response.json()) as { error?: unknown; result?: unknown };
+    if (body.error) fail(method, body.error);
+    return body.result;
   };
-  await rpc('cron.add', { name: 'soak-tick', schedule: { kind: 'every', everyMs: 10_000 }, message: 'tick' });
+  await rpc('cron.add', {
+    name: 'soak-tick',
+    schedule: { kind: 'interval', everyMs: 10_000 },
+    message: 'tick',
+  });
 
   const started = Date.now();
   const until = started + options.minutes * 60_000;
@@ -102,7 +118,7 @@ export async function soak(
     });
   };
   await sample();
-  const sampler = setInterval(() => void sample().catch(() => errors++), 10_000);
+  const sampler = setInterval(() => void sample().catch((error) => fail('GET /metrics', error)), 10_000);
 
   let n = 0;
   const second = async () => {
@@ -117,11 +133,11 @@ export async function soak(
       wsTurns(
         target,
         n,
-        () => errors++,
+        (error) => fail('agent.execute over WebSocket', error),
         () => calls++,
       ),
     );
-    jobs.push(sseTurn(base, auth, n).catch(() => errors++));
+    jobs.push(sseTurn(base, auth, n).catch((error) => fail('SSE turn', error)));
     for (let i = 0; i < 2; i++) {
       const k = n++;
       const body = JSON.stringify({ n: k, s: k % 20 });
@@ -134,7 +150,7 @@ export async function soak(
             ...signatureHeaders({ secret: WEBHOOK_SECRET, body }),
           },
           body,
-        }).then((r) => void (r.status === 200 || errors++)),
+        }).then((r) => void (r.status === 200 || fail('POST /hooks/soak', `HTTP ${r.status}`))),
       );
       const text = `soak delivery ${k}`;
       sentTexts.push(text);
@@ -144,7 +160,7 @@ export async function soak(
   };
   while (Date.now() < until) {
     const tick = Date.now();
-    await second().catch(() => errors++);
+    await second().catch((error) => fail('traffic', error));
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - (Date.now() - tick))));
   }
   clearInterval(sampler);
@@ -152,14 +168,23 @@ export async function soak(
   // The queue drains what was accepted last.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   const deliveryMismatches = sentTexts.filter((text) => options.received(text) !== 1).length;
+  // The job fires every 10 s: one fire may be in flight at either end of the run.
+  const runs = (await rpc('cron.runs', { jobName: 'soak-tick', limit: 1000 })) as
+    | { runs?: unknown[] }
+    | undefined;
+  const cronFires = runs?.runs?.length ?? 0;
+  const cronFiresMissing = Math.max(0, Math.floor((Date.now() - started) / 10_000) - 1 - cronFires);
   const settled = samples.filter((s) => s.atS >= Math.min(300, (options.minutes * 60) / 6));
   const result: SoakResult = {
     samples,
     rssSlopeMbPer10Min: slope(settled.map((s) => [s.atS, s.rssMb])) * 600,
     lagP99Ms: Math.max(...samples.map((s) => s.lagP99Ms).filter(Number.isFinite), 0),
     errors,
+    failures,
     calls,
     deliveryMismatches,
+    cronFires,
+    cronFiresMissing,
   };
   console.log(chart(samples));
   if (options.svgPath) writeFileSync(options.svgPath, svg(samples));
@@ -170,7 +195,7 @@ export async function soak(
 async function wsTurns(
   target: SoakTarget,
   n: number,
-  failed: () => void,
+  failed: (error: unknown) => void,
   counted: () => void,
 ): Promise<void> {
   const ws = new WebSocket(`ws://127.0.0.1:${target.port}/ws`, {
@@ -197,10 +222,10 @@ async function wsTurns(
           }),
         );
       });
-      if (answer.error) failed();
+      if (answer.error) failed(answer.error);
     }
-  } catch {
-    failed();
+  } catch (error) {
+    failed(error);
   } finally {
     ws.terminate();
   }
