@@ -12,7 +12,8 @@
 #                             last start recorded in $PG_TEST_STATE) and removes DIR.
 #
 # The server runs with fsync=off: it is thrown away after the run, and the tests measure
-# behaviour, not durability. initdb refuses to run as root, so under root the server runs as the `postgres` user (through
+# behaviour, not durability; PG_TEST_FSYNC=on keeps fsync (the storage benchmark sets it).
+# initdb refuses to run as root, so under root the server runs as the `postgres` user (through
 # runuser or su); otherwise it runs as the calling user. pg_ctlcluster is not used: it needs the
 # root-owned /etc/postgresql.
 set -uo pipefail
@@ -79,7 +80,7 @@ start() {
   for tries in 1 2 3; do
     port=$(free_port) || return 1
     if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" start >&2; then
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=${PG_TEST_FSYNC:-off}" start >&2; then
       echo "$dir" >"$PG_TEST_STATE"
       echo "$port" >"$dir/port"
       export AGENTD_TEST_PG_DIR=$dir
