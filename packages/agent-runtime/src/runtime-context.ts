@@ -2,7 +2,6 @@ import type { Database } from '@agentd/storage';
 import type { CacheTraceSink } from '@agentd/evidence';
 import type { AgentsSection, ContextEngineSection, ProvidersSection } from './config.js';
 import { EvidenceWriter } from '@agentd/evidence';
-import { KeyedMutex } from '@agentd/async-control';
 import { SessionCache } from './internal/session-cache.js';
 import type { AgentRuntimeLogger } from './logger.js';
 import type { ModelUsage } from './provider.js';
@@ -44,8 +43,12 @@ export interface RuntimeContext {
   readonly events: EventSink;
   readonly now: () => number;
   readonly randomId: () => string;
-  /** Serialises the turns and session operations of one session key. */
-  readonly locks: KeyedMutex;
+  /**
+   * Serialises the turns and session operations of one session key (across instances in
+   * cluster mode: `sessionLocks`); a task that follows another instance's drops the session's
+   * cached state first.
+   */
+  readonly locks: { run<T>(sessionKey: string, task: () => Promise<T> | T): Promise<T> };
   /** Context tails of recent sessions. */
   readonly cache: SessionCache;
   /** Per-session tool circuit breakers. */
@@ -83,19 +86,31 @@ export function createRuntimeContext(settings: RuntimeSettings): RuntimeContext 
   });
   const cache = new SessionCache(settings.sessionCacheSize);
   const breakers = new ToolBreakers();
+  const forget = (sessionKey: string) => {
+    cache.delete(sessionKey);
+    settings.recall?.forget?.(sessionKey);
+    breakers.forget(sessionKey);
+  };
   const traceCache = cacheTracer(settings.cacheTrace, logger, now);
   return {
     settings,
     db: settings.db,
     dataDir: settings.dataDir,
-    store: new SessionStore(settings.db),
+    store: new SessionStore(settings.db, settings.sessionLocks),
     dag: new ContextDagStore(settings.db),
     evidence,
     logger,
     events: settings.events,
     now,
     randomId: settings.randomId,
-    locks: new KeyedMutex(),
+    locks: {
+      run: (sessionKey, task) =>
+        settings.sessionLocks.run(sessionKey, (lease) => {
+          // Another instance held the session since this one did: what is cached here is stale.
+          if (!lease.continuous) forget(sessionKey);
+          return task();
+        }),
+    },
     cache,
     breakers,
     config: {
@@ -105,11 +120,7 @@ export function createRuntimeContext(settings: RuntimeSettings): RuntimeContext 
     },
     running: new Map(),
     traceCache,
-    forgetSession(sessionKey) {
-      cache.delete(sessionKey);
-      settings.recall?.forget?.(sessionKey);
-      breakers.forget(sessionKey);
-    },
+    forgetSession: forget,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ObservedTurn, SpanSink } from '@agentd/contracts';
-import type { Database } from '@agentd/storage';
+import { type Database, type KeyedLock, localKeyedLock } from '@agentd/storage';
 import { z } from 'zod';
 import type { CacheTraceSink } from '@agentd/evidence';
 import {
@@ -125,6 +125,12 @@ export interface AgentRuntimeOptions {
   recall?: TurnRecall | undefined;
   /** Sessions whose context tail is kept in memory between turns (0 disables). @default 64 */
   sessionCacheSize?: number;
+  /**
+   * Who may run a session's turn now: one holder per session key. In cluster mode the daemon
+   * passes storage's `keyedLock(coordinator, 'session')`, so a session's turns are serialised
+   * across instances and its writes are fenced. @default an in-process mutex per session
+   */
+  sessionLocks?: KeyedLock | undefined;
   /** Event bus. @default no-op */
   events?: EventSink;
   /**
@@ -172,6 +178,7 @@ export interface RuntimeSettings {
   /** Set by `useTurnObserver`. */
   observer: TurnObserver | undefined;
   sessionCacheSize: number;
+  sessionLocks: KeyedLock;
   events: EventSink;
   cacheTrace: CacheTraceSink | undefined;
   spans: SpanSink | undefined;
@@ -228,6 +235,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
   optional('memory', hasMethod('deleteBySession'), 'an object with a deleteBySession(input) function');
   optional('approvals', hasMethod('clearSession'), 'an object with a clearSession(sessionKey) function');
   optional('recall', hasMethod('recall'), 'an object with a recall(request) function');
+  optional('sessionLocks', hasMethod('run'), 'an object with run(key, task) and guard(tx, key) functions');
   optional('events', hasMethod('emit'), 'an object with an emit(event, payload) function');
   optional('cacheTrace', hasMethod('append'), 'an object with an append(record) function');
   optional('logger', isObject, 'a pino-compatible logger');
@@ -252,6 +260,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     skills: undefined,
     observer: undefined,
     sessionCacheSize: data.sessionCacheSize,
+    sessionLocks: options.sessionLocks ?? localKeyedLock(),
     events: options.events ?? noopEventSink,
     cacheTrace: options.cacheTrace,
     spans: options.spans,

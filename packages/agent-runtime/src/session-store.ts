@@ -1,4 +1,10 @@
-import type { Database, Queryable, SqlValue } from '@agentd/storage';
+import {
+  type Database,
+  type KeyedLock,
+  localKeyedLock,
+  type Queryable,
+  type SqlValue,
+} from '@agentd/storage';
 import type { ModelToolCall, ModelUsage } from './provider.js';
 import type { EndReason, FinishReason } from './types.js';
 
@@ -202,9 +208,12 @@ function toMatchQuery(text: string): string | undefined {
 /** Sessions, messages and billing on libsql. Every method is one statement or one transaction. */
 export class SessionStore {
   readonly #db: Database;
+  /** Fences this instance's writes to a session with the session lease its turn holds. */
+  readonly #locks: Pick<KeyedLock, 'guard'>;
 
-  constructor(db: Database) {
+  constructor(db: Database, locks: Pick<KeyedLock, 'guard'> = localKeyedLock()) {
     this.#db = db;
+    this.#locks = locks;
   }
 
   /** The session of that key, or `undefined`. */
@@ -228,6 +237,7 @@ export class SessionStore {
   /** Writes one turn: the session (created on first use), its messages, counters and billing. */
   async commitTurn(write: TurnWrite): Promise<SessionRecord> {
     return this.#db.transaction(async (tx) => {
+      await this.#locks.guard(tx, write.sessionKey);
       const inserted = await tx.get<{ id: number; next_seq: number }>(
         `INSERT INTO agent_sessions (session_key, agent_id, channel_type, kind, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?)
@@ -367,6 +377,7 @@ export class SessionStore {
     sessionKey: string,
   ): Promise<{ session: SessionRecord; messages: SessionMessage[] } | undefined> {
     return this.#db.transaction(async (tx) => {
+      await this.#locks.guard(tx, sessionKey);
       const session = await this.get(sessionKey, tx);
       if (!session) return undefined;
       const rows = await tx.query<MessageRow>(
@@ -389,6 +400,7 @@ export class SessionStore {
     now: number,
   ): Promise<{ rowsDeleted: number; previousMessageCount: number; hadSummary: boolean } | undefined> {
     return this.#db.transaction(async (tx) => {
+      await this.#locks.guard(tx, sessionKey);
       const session = await this.get(sessionKey, tx);
       if (!session) return undefined;
       const deleted = await tx.execute('DELETE FROM agent_messages WHERE session_id = ?', [session.id]);
@@ -414,6 +426,7 @@ export class SessionStore {
    */
   async appendMessage(sessionKey: string, message: NewMessage, now: number): Promise<boolean> {
     return this.#db.transaction(async (tx) => {
+      await this.#locks.guard(tx, sessionKey);
       const session = await this.get(sessionKey, tx);
       if (!session) return false;
       await tx.execute(

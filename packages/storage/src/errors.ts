@@ -36,7 +36,8 @@ export type StorageErrorCode =
   | 'SQL_ERROR'
   | 'DRIVER_ERROR'
   | 'DATA_DIR_LOCKED'
-  | 'LOCK_FAILED';
+  | 'LOCK_FAILED'
+  | 'LEASE_LOST';
 
 /**
  * Options accepted by the {@link StorageError} constructor. `data`: structured detail for logs, such

@@ -36,5 +36,12 @@ export async function openCoordination(
   return new LocalCoordinator(db, options);
 }
 
+export {
+  type KeyedLease,
+  type KeyedLock,
+  type KeyedLockOptions,
+  keyedLock,
+  localKeyedLock,
+} from './keyed-lock.js';
 export { nowMs, ownedColumns } from './sql.js';
 export type * from './types.js';
