@@ -97,8 +97,13 @@ export interface ChannelAdapter {
     onInbound: (message: InboundMessage) => void | Promise<void>,
     onReaction?: (reaction: InboundReaction) => void,
   ): Promise<void>;
-  /** Stops inbound and any timers. Idempotent. */
+  /** Stops inbound and any timers. Idempotent; `start` may be called again after it. */
   stop(): Promise<void>;
+  /**
+   * True when `start` opens what only one instance per account may hold (long polling, a
+   * gateway or socket session): in cluster mode it then runs on one instance at a time.
+   */
+  readonly exclusive?: boolean | undefined;
   /** Carries out one outbound operation. */
   deliver(operation: OutboundOperation, attempt: DeliveryAttempt): Promise<OutboundResult>;
   /**

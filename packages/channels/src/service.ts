@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentTurnRunner } from '@agentd/contracts';
+import type { Coordinator } from '@agentd/storage';
 import type {
   ChannelAdapter,
   FetchedMessage,
@@ -29,6 +30,7 @@ import {
   type StageCounts,
 } from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
+import { type ConnectorGate, holdConnector } from './internal/connector-gate.js';
 import { formatFor } from './internal/format.js';
 import { isAllowed } from './internal/inbound.js';
 import { createInboundStore } from './internal/inbound-store.js';
@@ -130,6 +132,14 @@ export interface ChannelsServiceOptions {
   settleTimeoutMs?: number;
   /** Pause before an entry is tried again after the database refused its claim. @default 1000 */
   pollMs?: number;
+  /**
+   * Cluster mode: connectors that only one instance per account may run (`exclusive` adapters:
+   * Telegram polling, the Discord gateway, Slack Socket Mode) run on the instance holding the
+   * singleton `channels:<platform>` of this coordinator. @default every connector runs here
+   */
+  coordinator?: Pick<Coordinator, 'singleton'> | undefined;
+  /** How often a connector's singleton is taken or renewed; under a third of the lease. @default 3000 */
+  connectorRenewMs?: number;
   now?: () => number;
   logger?: ChannelsLogger;
 }
@@ -189,6 +199,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
   let section = channelsSectionSchema.parse(options.section);
   let notifications = options.notifications ?? {};
   const adapters = new Map<string, { adapter: ChannelAdapter; key: string }>();
+  const gates = new Map<ChannelAdapter, ConnectorGate>();
   const refused = new Map<string, number>();
   let started = false;
 
@@ -291,7 +302,24 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
         { channelType: platform, agentId, allowFrom: section[platform].allowFrom.length },
         `${platform} inbound reaches agent ${agentId}${section[platform].agentId ? '' : ' (the default agent: no agentId set)'}`,
       );
-    await adapter.start(onInbound(platform), onReaction(platform));
+    const start = () => adapter.start(onInbound(platform), onReaction(platform));
+    if (!options.coordinator || !adapter.exclusive) return start();
+    const gate = holdConnector({
+      name: `channels:${platform}`,
+      singleton: options.coordinator.singleton(`channels:${platform}`),
+      renewMs: options.connectorRenewMs ?? 3000,
+      start,
+      stop: () => adapter.stop(),
+      logger,
+    });
+    gates.set(adapter, gate);
+    await gate.ready;
+  };
+  /** Stops an adapter's inbound, and gives its connector singleton up when it holds one. */
+  const stopAdapter = async (adapter: ChannelAdapter): Promise<void> => {
+    const gate = gates.get(adapter);
+    gates.delete(adapter);
+    await (gate ? gate.stop() : adapter.stop());
   };
 
   /** Stops adapters whose section changed or went away and starts the new ones. */
@@ -303,7 +331,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       const wanted = factory !== undefined && isConfigured(platform, section);
       if (current && (!wanted || current.key !== key)) {
         adapters.delete(platform);
-        await current.adapter.stop();
+        await stopAdapter(current.adapter);
       }
       if (wanted && (!current || current.key !== key)) {
         const adapter = await factory(section, { logger, now });
@@ -422,7 +450,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       // Inbound stops first (what was taken is journalled), then the turns running get their
       // grace to queue their answers, then the queue closes.
       // The adapters keep sending (their stop ends inbound only) until the queue has closed.
-      for (const { adapter } of adapters.values()) await adapter.stop();
+      for (const { adapter } of adapters.values()) await stopAdapter(adapter);
       await turns.drain(options.shutdownGraceMs ?? 10_000);
       await queue.close();
       adapters.clear();

@@ -24,6 +24,11 @@ export interface FakeTelegram extends FakeApi<TelegramCall, string> {
   hold(match: (call: TelegramCall) => boolean): void;
   /** Updates `getUpdates` would still serve (not confirmed by a higher offset). */
   pending(): number;
+  /**
+   * How many long polls were ended with 409 because another `getUpdates` arrived while they
+   * waited, as the Bot API does when two instances poll one bot.
+   */
+  conflicts(): number;
   /** Queues an update for `getUpdates`. */
   pushUpdate(update: Record<string, unknown>): void;
   /** The `allowed_updates` the last `getUpdates` that gave one asked for (the Bot API remembers it). */
@@ -59,6 +64,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   const updates: Array<Record<string, unknown>> = [];
   let allowedUpdates: string[] | undefined;
   const pollers: Array<() => void> = [];
+  /** Each waiting long poll's way to be ended by a newer one. */
+  const terminators = new Map<() => void, () => void>();
+  let conflicts = 0;
   let holdMatch: ((call: TelegramCall) => boolean) | undefined;
   let nextMessageId = 1000;
   let nextUpdateId = 1;
@@ -123,7 +131,11 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
         error_code: 409,
         description: "Conflict: can't use getUpdates method while webhook is active",
       });
-    if (method === 'getUpdates') return poll(res, params);
+    if (method === 'getUpdates') {
+      // As the Bot API does: a newer getUpdates ends the one still waiting with 409.
+      for (const terminate of [...terminators.values()]) terminate();
+      return poll(res, params);
+    }
     const call = { method, token, params };
     calls.push(call);
     if (holdMatch?.(call)) {
@@ -161,16 +173,32 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     const pending = () => updates.filter((update) => Number(update.update_id) >= offset && wanted(update));
     const send = () => answer(res, 200, { ok: true, result: pending() });
     if (pending().length > 0 || Number(params.timeout ?? 0) === 0) return send();
-    const timer = setTimeout(() => {
+    const forget = () => {
       const index = pollers.indexOf(wake);
       if (index >= 0) pollers.splice(index, 1);
+      terminators.delete(wake);
+    };
+    const timer = setTimeout(() => {
+      forget();
       send();
     }, 1000);
     const wake = () => {
       clearTimeout(timer);
+      terminators.delete(wake);
       send();
     };
     pollers.push(wake);
+    terminators.set(wake, () => {
+      clearTimeout(timer);
+      forget();
+      conflicts++;
+      answer(res, 409, {
+        ok: false,
+        error_code: 409,
+        description:
+          'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+      });
+    });
   };
 
   const server = await listenLocal((req, res) => {
@@ -199,6 +227,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     },
     allowedUpdates: () => allowedUpdates,
     pending: () => updates.length,
+    conflicts: () => conflicts,
     pushUpdate(update) {
       updates.push({ update_id: nextUpdateId++, ...update });
       for (const wake of pollers.splice(0)) wake();

@@ -125,6 +125,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
   return {
     type: 'discord',
     actionSchema: discordActionSchema,
+    // One Gateway session per bot: a second one would hand every message to both.
+    exclusive: true,
     async start(onInbound, onReaction) {
       if (!options.inbound || gateway) return;
       gateway = connectGateway(rest, options, health, { onInbound, onReaction }, scrub);

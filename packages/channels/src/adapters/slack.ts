@@ -120,6 +120,8 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
   return {
     type: 'slack',
     actionSchema: slackActionSchema,
+    // A Socket Mode session is one per app here; Events API callbacks are taken on any instance.
+    exclusive: options.socketMode === true,
     // Inbound arrives through the Events API (HTTP), which the daemon routes, or over Socket Mode.
     async start(handler, reactionHandler) {
       inbound.attach(handler, reactionHandler);

@@ -118,6 +118,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): ChannelA
   return {
     type: 'telegram',
     actionSchema: telegramActionSchema,
+    // Two getUpdates callers of one bot make Telegram answer 409; webhook mode takes posts anywhere.
+    exclusive: (options.mode ?? 'polling') === 'polling',
     start: (onInbound, onReaction) => inbound.start(onInbound, onReaction),
     stop: () => inbound.stop(),
     webhook: (request) => inbound.webhook(request),
