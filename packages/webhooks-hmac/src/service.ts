@@ -11,18 +11,13 @@ import {
   type HookResponseDeliverer,
   type QueueDrainer,
 } from './queue-drainer.js';
-import {
-  createWebhookStore,
-  type WebhookDatabase,
-  type WebhookMigration,
-  type WebhookStore,
-} from './store.js';
-import { webhookMigrations } from './store.js';
+import { createWebhookStore, type WebhookDatabase, type WebhookStore } from './store.js';
+import { type WebhookMigrationSet, webhookMigrationSet } from './migrations.js';
 import { deliverPendingWakes, type WakeTarget } from './wake.js';
 
 /** A database that can also run migrations; `@agentd/storage`'s `Database` satisfies it. */
 export interface WebhookServiceDatabase extends WebhookDatabase {
-  migrate(packageName: string, migrations: WebhookMigration[]): Promise<unknown>;
+  migrate(packageName: string, migrations: WebhookMigrationSet): Promise<unknown>;
 }
 
 /** The token fields of a `webhooks` section, as {@link WebhookServiceOptions.resolveSecrets} sees them. */
@@ -50,7 +45,7 @@ export interface WebhookRefusal {
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {
-  /** The database; the service runs {@link webhookMigrations} on it. */
+  /** The database; the service runs {@link webhookMigrationSet} on it (its dialect's list). */
   db: WebhookServiceDatabase;
   /** The `webhooks` section to serve; {@link WebhookService.configure} replaces it later. */
   section: WebhooksSection;
@@ -109,7 +104,7 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
   const now = options.now ?? Date.now;
   const { runner, wakeTarget, deliver } = options;
   const resolveSecrets = options.resolveSecrets ?? (async (fields: WebhookSecretFields) => fields);
-  await options.db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
+  await options.db.migrate('@agentd/webhooks-hmac', webhookMigrationSet);
   const store = createWebhookStore({ db: options.db, logger, now });
   const prune = () =>
     store

@@ -6,6 +6,16 @@ import type { WebhookOutcome } from './handler.js';
 import { OutcomeCounters } from './internal/outcome-counters.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
+import type { WebhookDialect } from './migrations.js';
+
+export {
+  type WebhookDialect,
+  type WebhookMigration,
+  type WebhookMigrationSet,
+  webhookMigrationSet,
+  webhookMigrations,
+  webhookPgMigrations,
+} from './migrations.js';
 
 /** A value bound to a statement parameter. */
 export type WebhookSqlValue = string | number | null;
@@ -23,79 +33,10 @@ export interface WebhookQueryable {
  * package does not depend on a driver; `@agentd/storage`'s `Database` satisfies it.
  */
 export interface WebhookDatabase extends WebhookQueryable {
+  /** `pg` for PostgreSQL, where a few statements differ. @default 'libsql' */
+  readonly dialect?: WebhookDialect | undefined;
   transaction<T>(callback: (tx: WebhookQueryable) => Promise<T>): Promise<T>;
 }
-
-/** A migration in the shape `@agentd/storage`'s `db.migrate(package, migrations)` takes. */
-export interface WebhookMigration {
-  version: number;
-  name: string;
-  up: string[];
-}
-
-/**
- * The store's schema; run it with `db.migrate('@agentd/webhooks-hmac', webhookMigrations)`
- * (or apply the statements yourself, in order, once).
- */
-export const webhookMigrations: readonly WebhookMigration[] = Object.freeze([
-  {
-    version: 1,
-    name: 'deliveries, agent queue, wakes, counters',
-    up: [
-      `CREATE TABLE webhook_deliveries (
-        delivery_id TEXT PRIMARY KEY,
-        mapping_id TEXT NOT NULL,
-        received_at INTEGER NOT NULL
-      )`,
-      'CREATE INDEX webhook_deliveries_received ON webhook_deliveries (received_at)',
-      `CREATE TABLE webhook_agent_queue (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        endpoint TEXT NOT NULL CHECK (endpoint IN ('strict', 'mapped')),
-        mapping_id TEXT NOT NULL,
-        delivery_id TEXT,
-        created_at INTEGER NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL,
-        started_at INTEGER,
-        finished_at INTEGER,
-        agent_id TEXT,
-        session_key TEXT NOT NULL,
-        message TEXT NOT NULL,
-        model TEXT,
-        timeout_ms INTEGER,
-        deliver INTEGER NOT NULL DEFAULT 0,
-        channel TEXT,
-        recipient TEXT,
-        finish_reason TEXT,
-        response_chars INTEGER,
-        delivery_status TEXT CHECK (delivery_status IN ('not_requested', 'delivered', 'no_target', 'failed')),
-        undelivered_response TEXT,
-        last_error TEXT
-      )`,
-      'CREATE INDEX webhook_agent_queue_pending ON webhook_agent_queue (status, next_attempt_at, id)',
-      `CREATE TABLE webhook_wakes (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        mapping_id TEXT NOT NULL,
-        delivery_id TEXT,
-        mode TEXT NOT NULL CHECK (mode IN ('now', 'next-heartbeat')),
-        text TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        consumed_at INTEGER
-      )`,
-      'CREATE INDEX webhook_wakes_pending ON webhook_wakes (consumed_at, id)',
-      `CREATE TABLE webhook_counters (
-        day TEXT NOT NULL,
-        endpoint TEXT NOT NULL,
-        outcome TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        mapping_id TEXT NOT NULL,
-        count INTEGER NOT NULL,
-        PRIMARY KEY (day, endpoint, outcome, reason, mapping_id)
-      )`,
-    ],
-  },
-]);
 
 /** Default idempotency window: the contract's 24 hours. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -254,6 +195,8 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
     );
   }
   let closed = false;
+  // Scalar MAX(a, b) is SQLite's spelling; PostgreSQL's is GREATEST.
+  const greatest = db.dialect === 'pg' ? 'GREATEST' : 'MAX';
   const counters = new OutcomeCounters(db, logger, settings.counterFlushMs);
 
   const ensureOpen = () => {
@@ -316,7 +259,7 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
     async releaseJob(id) {
       ensureOpen();
       await db.execute(
-        `UPDATE webhook_agent_queue SET status = 'queued', attempts = MAX(attempts - 1, 0)
+        `UPDATE webhook_agent_queue SET status = 'queued', attempts = ${greatest}(attempts - 1, 0)
          WHERE id = ? AND status = 'running'`,
         [id],
       );
@@ -456,18 +399,17 @@ async function acceptIn(
   idempotencyWindowMs: number,
 ): Promise<AcceptResult> {
   if (request.deliveryId !== undefined) {
-    const seen = await tx.execute('SELECT received_at FROM webhook_deliveries WHERE delivery_id = ?', [
-      request.deliveryId,
-    ]);
-    const receivedAt = Number(seen.rows[0]?.received_at ?? Number.NaN);
-    if (Number.isFinite(receivedAt) && at - receivedAt < idempotencyWindowMs) {
-      return { duplicate: true };
-    }
-    await tx.execute(
+    // One statement claims the id: a new id inserts, an id older than the window is taken
+    // again, a live one changes nothing and returns no row. Two instances racing on the same id
+    // on PostgreSQL meet on the row lock; the second re-checks the WHERE and finds it live.
+    const claimed = await tx.execute(
       `INSERT INTO webhook_deliveries (delivery_id, mapping_id, received_at) VALUES (?, ?, ?)
-       ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at`,
-      [request.deliveryId, request.mappingId, at],
+       ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at
+       WHERE webhook_deliveries.received_at <= ?
+       RETURNING delivery_id`,
+      [request.deliveryId, request.mappingId, at, at - idempotencyWindowMs],
     );
+    if (claimed.rows.length === 0) return { duplicate: true };
   }
   const plan = request.plan;
   if (plan.action === 'agent') {
