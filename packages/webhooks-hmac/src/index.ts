@@ -14,6 +14,7 @@ export {
   webhooksSectionSchema,
   webhookTokenSchema,
 } from './config.js';
+export { QUEUE_TOPIC, type WebhookCoordinator, type WebhookOwnedRows } from './cluster.js';
 export { isWebhookError, WebhookError, type WebhookErrorCode, type WebhookErrorOptions } from './errors.js';
 export {
   createWebhookHandler,
