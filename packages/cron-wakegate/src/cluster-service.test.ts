@@ -234,3 +234,25 @@ describe.skipIf(!pgSuitesEnabled())('heartbeat on PostgreSQL with three instance
     }
   });
 });
+
+describe.skipIf(!pgSuitesEnabled())('cron edits and records across instances on PostgreSQL', () => {
+  it('shows an edit made on one instance on the others, and a forced run in cron.runs everywhere', async () => {
+    const target = await freshPgDatabaseUrl('agentd_cron');
+    const a = await instance(target, 'a');
+    const b = await instance(target, 'b');
+    await a.cron.add({ name: 'hourly', message: 'm', schedule: { kind: 'interval', everyMs: 3_600_000 } });
+    await eventually(() => (b.cron.list().length === 1 ? true : undefined));
+    await b.cron.update({ name: 'hourly', message: 'changed on b' });
+    await eventually(() => (a.cron.get('hourly').message === 'changed on b' ? true : undefined));
+    // A name is unique across the cluster, whichever instance knew of it first.
+    await expect(
+      b.cron.add({ name: 'hourly', message: 'x', schedule: { kind: 'interval', everyMs: 60_000 } }),
+    ).rejects.toMatchObject({ code: 'JOB_EXISTS' });
+    a.cron.runNow('hourly');
+    await a.cron.idle();
+    const runs = await b.cron.runs({ jobName: 'hourly' });
+    expect(runs).toMatchObject([{ trigger: 'force', status: 'ok', jobName: 'hourly' }]);
+    await a.cron.remove('hourly');
+    await eventually(() => (b.cron.list().length === 0 ? true : undefined));
+  });
+});
