@@ -14,7 +14,7 @@ import { argsFingerprint, digestArgs } from './digest.js';
 import { ApprovalsError } from './errors.js';
 import { DecisionCache } from './internal/decision-cache.js';
 import { type RequestRow, RequestStore } from './internal/store.js';
-import { approvalsMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { approvalsMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { Notices } from './internal/notices.js';
 import { decisionAudit, pendingView, resolutionOf } from './internal/views.js';
 import type {
@@ -196,7 +196,7 @@ class Approvals implements ApprovalService {
   }
 
   async start(): Promise<void> {
-    await this.#db.migrate(MIGRATION_PACKAGE, approvalsMigrations);
+    await this.#db.migrate(MIGRATION_PACKAGE, approvalsMigrationSet);
     await this.#store.pruneDecided(this.#now() - KEEP_DECIDED_MS);
     // Agent turns do not survive a restart, so a request left pending has nobody to run its tool.
     for (const row of await this.#store.pending()) {
