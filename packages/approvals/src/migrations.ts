@@ -26,9 +26,16 @@ export const approvalsMigrations: Migration[] = [
       )`,
     'CREATE INDEX approval_requests_status ON approval_requests (status, created_at_ms)',
   ]),
+  migration(2, 'requests name the instance that waits on them', [
+    'ALTER TABLE approval_requests ADD COLUMN owner TEXT',
+  ]),
 ];
 
-/** The same table on PostgreSQL (cluster mode), written for it: epoch-ms columns are BIGINT. */
+/**
+ * The same table on PostgreSQL (cluster mode), written for it: epoch-ms columns are BIGINT.
+ * `owner` is the instance whose turn waits on the request: a start denies only the requests of
+ * instances whose membership lease has expired.
+ */
 export const approvalsPgMigrations: Migration[] = [
   migration(1, 'approval requests', [
     `CREATE TABLE approval_requests (
@@ -45,6 +52,9 @@ export const approvalsPgMigrations: Migration[] = [
         expires_at_ms BIGINT NOT NULL,
         resolved_at_ms BIGINT);
     CREATE INDEX approval_requests_status ON approval_requests (status, created_at_ms);`,
+  ]),
+  migration(2, 'requests name the instance that waits on them', [
+    'ALTER TABLE approval_requests ADD COLUMN owner TEXT',
   ]),
 ];
 
