@@ -82,7 +82,10 @@ describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', (
     );
     expect(owner).toEqual({ owner: 'a', fence: 1 });
 
+    // A wait on B for a run executing on A ends when A writes the run's end.
+    const waited = b.service.wait([run.runId], { timeoutMs: 10_000 });
     expect(await b.service.kill(run.runId, 'stop it')).toMatchObject({ runId: run.runId, killed: 1 });
+    expect((await waited).map((view) => view.status)).toEqual(['killed']);
     await until(() => (turn.request.signal?.aborted ? true : undefined), 10_000);
     const ended = await until(async () => {
       const view = await b.service.status(run.runId);
