@@ -71,6 +71,12 @@ const variants: Variant[] = [
   { name: '- one neighbouring turn each side, not two', settings: { recall: { neighbourSpan: 1 } } },
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
+  { name: '- no WordNet synonyms', settings: { recall: { synonymWeight: 0 } } },
+  { name: '+ WordNet synonyms at 0.3, not 0.2', settings: { recall: { synonymWeight: 0.3 } } },
+  {
+    name: '+ WordNet synonyms, 2 senses, 8 a word',
+    settings: { recall: { synonymSenses: 2, synonymsPerWord: 8 } },
+  },
   {
     name: '+ expansion from co-occurrence, 0.1 (off by default)',
     settings: { recall: { expansionWeight: 0.1 } },
@@ -92,7 +98,13 @@ const variants: Variant[] = [
   { name: 'lanes fused convex, vector 0.1', settings: { fusion: 'convex', vectorWeight: 0.1 } },
   { name: 'old recall (all of the above off, RRF)', settings: { fusion: 'rrf', recall: OFF } },
   { name: 'hybrid, semantic (concept model endpoint), auto', embedder: 'concept', settings: {} },
+  { name: 'hybrid, semantic, vector weight 0.05', embedder: 'concept', settings: { vectorWeight: 0.05 } },
   { name: 'hybrid, semantic, vector weight 0.1', embedder: 'concept', settings: { vectorWeight: 0.1 } },
+  {
+    name: 'hybrid, semantic, vector weight 0.15 (old auto)',
+    embedder: 'concept',
+    settings: { vectorWeight: 0.15 },
+  },
   { name: 'hybrid, semantic, vector weight 0.3', embedder: 'concept', settings: { vectorWeight: 0.3 } },
   {
     name: 'vector lane only, semantic (concept model)',
