@@ -99,6 +99,24 @@ export class Score {
     this.byCategory.set(category, group);
   }
 
+  /** The scores of several question sets taken as one. */
+  static merge(parts: Score[]): Score {
+    const out = new Score();
+    for (const part of parts) {
+      out.questions += part.questions;
+      out.hits += part.hits;
+      out.reciprocal += part.reciprocal;
+      for (const [category, group] of part.byCategory) {
+        const sum = out.byCategory.get(category) ?? { questions: 0, hits: 0 };
+        out.byCategory.set(category, {
+          questions: sum.questions + group.questions,
+          hits: sum.hits + group.hits,
+        });
+      }
+    }
+    return out;
+  }
+
   get recall(): number {
     return this.questions === 0 ? 0 : this.hits / this.questions;
   }

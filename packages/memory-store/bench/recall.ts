@@ -28,7 +28,8 @@ import {
 } from '../src/index.js';
 import { startFakeEmbeddingsServer } from '../src/internal/fake-embeddings.js';
 import { words } from '../src/internal/text.js';
-import { CATEGORY_NAMES, type Conversation, loadConversations, Score } from './locomo.js';
+import { CATEGORY_NAMES, type Conversation, loadConversations, type Question, Score } from './locomo.js';
+import { paraphrases } from './paraphrases.js';
 
 function flag(name: string): string | undefined {
   return process.argv.find((value) => value.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -70,6 +71,12 @@ const variants: Variant[] = [
   { name: '- one neighbouring turn each side, not two', settings: { recall: { neighbourSpan: 1 } } },
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
+  { name: '- no WordNet synonyms', settings: { recall: { synonymWeight: 0 } } },
+  { name: '+ WordNet synonyms at 0.3, not 0.2', settings: { recall: { synonymWeight: 0.3 } } },
+  {
+    name: '+ WordNet synonyms, 2 senses, 8 a word',
+    settings: { recall: { synonymSenses: 2, synonymsPerWord: 8 } },
+  },
   {
     name: '+ expansion from co-occurrence, 0.1 (off by default)',
     settings: { recall: { expansionWeight: 0.1 } },
@@ -91,7 +98,13 @@ const variants: Variant[] = [
   { name: 'lanes fused convex, vector 0.1', settings: { fusion: 'convex', vectorWeight: 0.1 } },
   { name: 'old recall (all of the above off, RRF)', settings: { fusion: 'rrf', recall: OFF } },
   { name: 'hybrid, semantic (concept model endpoint), auto', embedder: 'concept', settings: {} },
+  { name: 'hybrid, semantic, vector weight 0.05', embedder: 'concept', settings: { vectorWeight: 0.05 } },
   { name: 'hybrid, semantic, vector weight 0.1', embedder: 'concept', settings: { vectorWeight: 0.1 } },
+  {
+    name: 'hybrid, semantic, vector weight 0.15 (old auto)',
+    embedder: 'concept',
+    settings: { vectorWeight: 0.15 },
+  },
   { name: 'hybrid, semantic, vector weight 0.3', embedder: 'concept', settings: { vectorWeight: 0.3 } },
   {
     name: 'vector lane only, semantic (concept model)',
@@ -171,9 +184,10 @@ async function runQuestions(
   variant: Variant,
   conversation: Conversation,
   diaOf: Map<string, string>,
+  questions: Question[],
   score: Score,
 ): Promise<void> {
-  for (const qa of conversation.questions) {
+  for (const qa of questions) {
     const ids = variant.bm25
       ? await bm25(db, qa.question)
       : (
@@ -186,7 +200,9 @@ async function runQuestions(
     const rank = ids.findIndex((id) => qa.evidence.includes(diaOf.get(id) ?? ''));
     score.add(qa.category, rank);
     if (missesOf !== undefined && variant.name.includes(missesOf) && (rank < 0 || rank >= 5)) {
-      console.log(`miss [${qa.category}] ${qa.question} (evidence ${qa.evidence.join(', ')})`);
+      console.log(
+        `miss ${conversation.name} [${qa.category}] ${qa.question} (evidence ${qa.evidence.join(', ')})`,
+      );
     }
   }
 }
@@ -202,7 +218,12 @@ async function main(): Promise<void> {
   const chosen = variants.filter(
     (variant) => only === undefined || variant.name.includes(only) || variant.bm25,
   );
-  const scores = new Map(chosen.map((variant) => [variant.name, new Score()]));
+  // Folds: each conversation's own questions, and the questions written for this project
+  // over all of them (bench/paraphrases.ts), scored apart.
+  const folds = [...conversations.map((conversation) => conversation.name), 'own'];
+  const scores = new Map(
+    chosen.map((variant) => [variant.name, new Map(folds.map((fold) => [fold, new Score()]))]),
+  );
   const dir = mkdtempSync(join(tmpdir(), 'memory-recall-'));
   const fake = await startFakeEmbeddingsServer(256);
   try {
@@ -217,7 +238,18 @@ async function main(): Promise<void> {
         const diaOf = await ingest(store, conversation);
         for (const variant of group) {
           store.applyConfig({ ...variant.settings, embedder });
-          await runQuestions(store, db, variant, conversation, diaOf, scores.get(variant.name)!);
+          const byFold = scores.get(variant.name)!;
+          const own = paraphrases.filter((qa) => qa.conversation === conversation.name);
+          await runQuestions(
+            store,
+            db,
+            variant,
+            conversation,
+            diaOf,
+            conversation.questions,
+            byFold.get(conversation.name)!,
+          );
+          await runQuestions(store, db, variant, conversation, diaOf, own, byFold.get('own')!);
         }
       }
       await store.close();
@@ -227,9 +259,22 @@ async function main(): Promise<void> {
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  report(conversations, folds, chosen, scores);
+}
+
+/** Prints the table: overall on the development questions, by category, then by fold with the spread. */
+function report(
+  conversations: Conversation[],
+  folds: string[],
+  chosen: Variant[],
+  scores: Map<string, Map<string, Score>>,
+): void {
+  const development = folds.filter((fold) => fold !== 'own');
   const questionCount = conversations.reduce((sum, conversation) => sum + conversation.questions.length, 0);
+  const ownCount = paraphrases.filter((qa) => development.includes(qa.conversation)).length;
   console.log(
-    `\nrecall on the development set: ${conversations.map((c) => c.name).join(', ')} (${questionCount} questions, limit 5)`,
+    `\nrecall on the development set: ${development.join(', ')} (${questionCount} questions, limit 5); ` +
+      `own: ${ownCount} questions written for this benchmark over the same sessions`,
   );
   const categories = Object.keys(CATEGORY_NAMES).map(Number);
   const header = [
@@ -237,18 +282,24 @@ async function main(): Promise<void> {
     'recall@5',
     '  MRR@5',
     ...categories.map((c) => CATEGORY_NAMES[c]!.padStart(11)),
+    ...folds.map((fold) => `R@5 ${fold}`.padStart(9)),
+    ...folds.map((fold) => `MRR ${fold}`.padStart(9)),
+    ' spread',
   ];
   console.log(header.join(' '));
-  const baseline = scores.get(variants[0]!.name)!;
   for (const variant of chosen) {
-    const score = scores.get(variant.name)!;
+    const byFold = scores.get(variant.name)!;
+    const overall = Score.merge(development.map((fold) => byFold.get(fold)!));
+    const recalls = development.map((fold) => byFold.get(fold)!.recall);
     console.log(
       [
         variant.name.padEnd(52),
-        score.recall.toFixed(3).padStart(8),
-        score.mrr.toFixed(3).padStart(7),
-        ...categories.map((c) => score.category(c).toFixed(3).padStart(11)),
-        variant.bm25 ? '' : ` (x${(score.recall / baseline.recall).toFixed(2)} BM25)`,
+        overall.recall.toFixed(3).padStart(8),
+        overall.mrr.toFixed(3).padStart(7),
+        ...categories.map((c) => overall.category(c).toFixed(3).padStart(11)),
+        ...folds.map((fold) => byFold.get(fold)!.recall.toFixed(3).padStart(9)),
+        ...folds.map((fold) => byFold.get(fold)!.mrr.toFixed(3).padStart(9)),
+        (Math.max(...recalls) - Math.min(...recalls)).toFixed(3).padStart(7),
       ].join(' '),
     );
   }

@@ -39,6 +39,9 @@ export const memoryStoreSettingsSchema = z
       speakerWeight: z.number().min(0).max(4).default(1),
       timeWeight: z.number().min(0).max(4).default(0.3),
       expansionWeight: z.number().min(0).max(4).default(0),
+      synonymWeight: z.number().min(0).max(4).default(0.2),
+      synonymSenses: z.number().int().min(1).max(8).default(1),
+      synonymsPerWord: z.number().int().min(1).max(16).default(4),
     }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
@@ -91,9 +94,10 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
   rrfK?: number | undefined;
   /**
    * Weight of the vector lane in convex fusion (the full-text lane gets 1 minus it).
-   * @default 0.5 with `fusion: 'convex'`; 0.15 with `auto` and a semantic embedder (the
-   * largest weight at which a weak semantic model never cost recall on the development set:
-   * raise it for a strong model after measuring with `bench:recall`)
+   * @default 0.5 with `fusion: 'convex'`. With `auto` and a semantic embedder, unset means the
+   * vector lane only adds candidates after the full-text lane's (no weight tried for a weak
+   * model kept recall at the lexical default's); set it, after measuring a model with
+   * `bench:recall`, and the lanes are combined at this weight.
    */
   vectorWeight?: number | undefined;
   /** How the full-text lane scores its candidates beyond bm25 (see the README's recall figures). */
@@ -126,6 +130,16 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
          * @default 0
          */
         expansionWeight?: number | undefined;
+        /**
+         * Weight of a second query made of the WordNet synonyms of the question's topic words
+         * (`synonymsPerWord` of each, from its `synonymSenses` commonest senses of each part of
+         * speech). @default 0.2
+         */
+        synonymWeight?: number | undefined;
+        /** @default 1 (the commonest sense) */
+        synonymSenses?: number | undefined;
+        /** @default 4 */
+        synonymsPerWord?: number | undefined;
       }
     | undefined;
   /**

@@ -56,6 +56,20 @@ describe('full-text recall beyond bm25', () => {
     );
   });
 
+  it('finds a turn by the absolute date its relative expression names', async () => {
+    await memory.store.storeMany(
+      [
+        '[8 May, 2023] Ana: I painted a lake sunrise last year.',
+        '[8 May, 2023] Ana: I painted a lake.',
+        '[2 May, 2023] Ben: Two weeks ago we drove to the coast.',
+        '[2 May, 2023] Ben: We drove to the coast.',
+      ].map((content) => ({ content })),
+    );
+    // "last year" in a turn of May 2023 is 2022; "two weeks ago" on 2 May is 18 April.
+    expect((await search('What did Ana paint in 2022?'))[0]).toMatch(/last year/);
+    expect((await search('Where did Ben drive in April 2023?'))[0]).toMatch(/Two weeks ago/);
+  });
+
   it('lends nothing between unrelated notes stored back to back, but does within a session', async () => {
     await memory.store.storeMany([
       { content: 'The boiler was serviced by Vaillant' },

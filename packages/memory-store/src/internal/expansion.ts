@@ -65,7 +65,21 @@ export async function expandRanking(
     .filter((content): content is string => content !== undefined);
   const total = await ctx.db.get<{ n: number }>('SELECT count(*) AS n FROM memory_entries');
   const terms = await expansionTerms(ctx, query, contents, Number(total?.n ?? 0));
-  if (terms.length === 0) return ranked;
+  return mergeQuery(ctx, ranked, terms, weight, asked);
+}
+
+/**
+ * The first-pass ranking with a second query's bm25 scores (`terms` ORed) added at `weight`,
+ * both normalised by their best; best first.
+ */
+export async function mergeQuery(
+  ctx: MemoryContext,
+  ranked: Ranked,
+  terms: string[],
+  weight: number,
+  asked: number,
+): Promise<Ranked> {
+  if (terms.length === 0 || weight === 0) return ranked;
   const expanded = await ctx.db.query<{ seq: number; relevance: number }>(
     ftsStatements(ctx.db.dialect).rank,
     [ftsArg(ctx.db.dialect, terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR ')), asked],

@@ -1,7 +1,7 @@
 import type { SqlValue } from '@agentd/storage';
 import type { RecallRecord } from '../types.js';
 import type { MemoryContext } from './context.js';
-import { expandRanking } from './expansion.js';
+import { expandRanking, mergeQuery } from './expansion.js';
 import { ftsArg, ftsStatements } from './fts.pg.js';
 import type { Lane } from './fusion.js';
 import {
@@ -13,6 +13,7 @@ import {
   transcriptLine,
 } from './lexical.js';
 import { chunks } from './rows.js';
+import { synonymTerms } from './synonyms.js';
 import { orExpression, queryTerms } from './text.js';
 
 // The full-text lane: FTS5 bm25 over the question's topic words, then each
@@ -85,6 +86,14 @@ export async function runFtsLane(
   }
   if (ctx.settings.recall.expansionWeight > 0) {
     ranked = await expandRanking(ctx, query, ranked, (seq) => rows.get(seq)?.content, asked);
+    const missing = ranked.filter((row) => !rows.has(Number(row.seq)));
+    for (const [seq, row] of await candidateRows(ctx, missing, filter))
+      if (!rows.has(seq)) rows.set(seq, row);
+  }
+  const { synonymWeight, synonymSenses, synonymsPerWord } = ctx.settings.recall;
+  if (synonymWeight > 0) {
+    const terms = synonymTerms(query, synonymSenses, synonymsPerWord);
+    ranked = await mergeQuery(ctx, ranked, terms, synonymWeight, asked);
     const missing = ranked.filter((row) => !rows.has(Number(row.seq)));
     for (const [seq, row] of await candidateRows(ctx, missing, filter))
       if (!rows.has(seq)) rows.set(seq, row);

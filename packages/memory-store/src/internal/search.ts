@@ -111,21 +111,22 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
   });
   return { results, recall: record };
 }
-// A weak semantic model (the deterministic concept model of the tests) fused at
-// up to this weight never cost recall on the development set; above it, it did.
-const AUTO_SEMANTIC_WEIGHT = 0.15;
 
 /**
- * Merges the lanes by the configured fusion. `auto`: with a semantic embedder a
- * convex combination (`vectorWeight`); with a lexical one the vector lane only
- * adds candidates after the full-text lane's (it earned no more on the
- * development set: see the README's recall figures).
+ * Merges the lanes by the configured fusion. `auto`: the vector lane adds candidates after
+ * the full-text lane's; with a semantic embedder and `vectorWeight` set, a convex combination.
+ * Every weight tried for the test's concept model cost recall on the development set against
+ * the lexical default (see the README's recall figures): reordering waits for a model measured
+ * to earn it.
  */
 function fuse(ctx: MemoryContext, ftsLane: Lane, vectorLane: Lane): Map<number, number> {
   const { fusion, rrfK, vectorWeight } = ctx.settings;
   if (fusion === 'rrf') return reciprocalRankFusion([ftsLane, vectorLane], rrfK);
-  if (fusion === 'auto' && ctx.embedder.kind === 'lexical') return backfillFusion([ftsLane, vectorLane]);
-  const weight = vectorWeight ?? (fusion === 'auto' ? AUTO_SEMANTIC_WEIGHT : 0.5);
+  // `auto` without a vector weight: the vector lane only adds candidates after the full-text
+  // lane's, whatever the embedder; a weight set for a measured model lets it reorder them too.
+  if (fusion === 'auto' && (ctx.embedder.kind === 'lexical' || vectorWeight === undefined))
+    return backfillFusion([ftsLane, vectorLane]);
+  const weight = vectorWeight ?? 0.5;
   return convexFusion([ftsLane, vectorLane], [1 - weight, weight]);
 }
 

@@ -6,7 +6,9 @@ import { AnnIndex } from './ann-index.js';
 import { addVectors, type MemoryContext } from './context.js';
 import { idSchema, parse, tagSchema } from './inputs.js';
 import { chunks, errorKindOf, questionMarks } from './rows.js';
+import { anchorOf, dateWords, resolveRelative } from './dates.js';
 import { ftsStatements } from './fts.pg.js';
+import { transcriptLine } from './lexical.js';
 import { indexText } from './text.js';
 import { toBlob } from './vectors.js';
 import type { Dialect, SqlValue, Transaction } from '@agentd/storage';
@@ -41,7 +43,13 @@ export async function embedForWrite(
 /** Inserts a batch of checked entries in one transaction and adds their vectors to the index. */
 export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Promise<Array<{ id: string }>> {
   const extractBegan = performance.now();
-  const texts = inputs.map((input) => indexText(input.content));
+  // The dates its relative expressions name ("yesterday" in a turn of 8 May 2023 is 7 May
+  // 2023) are indexed with an entry's words, so a question naming the date finds it.
+  const texts = inputs.map((input) => {
+    const line = transcriptLine(input.content);
+    const told = resolveRelative(line.text, anchorOf(line.date, input.createdAt ?? ctx.now()));
+    return indexText([input.content, ...told.map(dateWords)].join(' '));
+  });
   const vectors = await embedForWrite(
     ctx,
     inputs.map((input) => input.content),
