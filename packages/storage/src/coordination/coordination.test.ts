@@ -262,7 +262,17 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
 
   it('LISTENs again after its connection is killed and re-checks every watcher', async () => {
     const a = await instance('a');
-    const b = await instance('b');
+    const lost: Array<Record<string, unknown>> = [];
+    const b = await instance('b', {
+      logger: {
+        debug: () => {},
+        info: () => {},
+        error: () => {},
+        warn: (fields: Record<string, unknown>, message?: string) => {
+          if (message?.includes('listener lost')) lost.push(fields);
+        },
+      },
+    });
     let checks = 0;
     b.coordinator.bus.watch(
       'kick',
@@ -275,6 +285,10 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN agentd' AND pid <> pg_backend_pid()",
     );
     await eventually(() => (checks >= 1 ? true : undefined), 10_000);
+    // The first reconnect waits the shared backoff's first delay: 50-100 ms with jitter.
+    expect(lost.length).toBeGreaterThanOrEqual(1);
+    expect(lost[0]?.retryInMs).toBeGreaterThanOrEqual(50);
+    expect(lost[0]?.retryInMs).toBeLessThanOrEqual(100);
     const before = checks;
     await eventually(async () => {
       await a.coordinator.bus.publish('kick', {});

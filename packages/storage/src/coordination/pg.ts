@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { backoffDelay } from '@agentd/async-control';
 import type pg from 'pg';
 import { StorageError } from '../errors.js';
 import { noopLogger, type StorageLogger } from '../logger.js';
@@ -61,7 +62,8 @@ export class PgCoordinator implements Coordinator {
   #listener: pg.PoolClient | undefined;
   #timer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
-  #reconnectDelayMs = 100;
+  /** Listener losses since it last LISTENed: drives the reconnect backoff. */
+  #reconnectFailures = 0;
   #closed = false;
   #started = false;
 
@@ -339,7 +341,7 @@ export class PgCoordinator implements Coordinator {
       return;
     }
     this.#listener = client;
-    this.#reconnectDelayMs = 100;
+    this.#reconnectFailures = 0;
   }
 
   #lost(client: pg.PoolClient, error: unknown): void {
@@ -352,16 +354,17 @@ export class PgCoordinator implements Coordinator {
       // already released
     }
     if (this.#closed) return;
+    this.#reconnectFailures += 1;
+    const delay = backoffDelay(this.#reconnectFailures, { initialMs: 100, maxMs: 5000 });
     this.#logger.warn(
       {
         err: this.#db.redact(error instanceof Error ? error.message : String(error)),
+        retryInMs: delay,
         errorKind: 'dependency',
         hint: 'check that the PostgreSQL server is reachable',
       },
       'cluster bus listener lost its connection; reconnecting',
     );
-    const delay = this.#reconnectDelayMs;
-    this.#reconnectDelayMs = Math.min(5000, delay * 2);
     this.#reconnectTimer = setTimeout(() => {
       this.#listen()
         .then(() => {
