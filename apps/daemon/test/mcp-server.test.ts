@@ -41,6 +41,20 @@ async function stdioClient(token: string): Promise<Client> {
   return client;
 }
 
+/** The `initialize` request an MCP client sends first, at the newest protocol revision. */
+function initializeRequest(clientName: string) {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: clientName, version: '1' },
+    },
+  };
+}
+
 /** A raw JSON-RPC POST to `/mcp` with the admin token, as a Streamable HTTP client sends it. */
 function postMcp(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${daemon!.url}/mcp`, {
@@ -247,16 +261,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
 
   it('negotiates the newest protocol revision of the SDK, over HTTP and over stdio', async () => {
     daemon = await pool.start(pool.tempDir());
-    const initialize = await postMcp({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    });
+    const initialize = await postMcp(initializeRequest('raw'));
     expect(
       ((await initialize.json()) as { result: { protocolVersion: string } }).result.protocolVersion,
     ).toBe(LATEST_PROTOCOL_VERSION);
@@ -287,18 +292,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     // What an MCP client sends first; a bridge that started anyway would answer it.
-    child.stdin.write(
-      `${JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-      })}\n`,
-    );
+    child.stdin.write(`${JSON.stringify(initializeRequest('t'))}\n`);
     const code = await new Promise<number | null>((done) => child.once('exit', done));
     expect(code).toBe(1);
     expect(stderr).toContain('refused the token (401 Unauthorized)');
