@@ -1,5 +1,15 @@
 import fc from 'fast-check';
 
+/**
+ * The seed and the runs per case of the fuzz suites: fixed for CI; `FUZZ_SEED=random` (or a
+ * number) and `FUZZ_RUNS` for longer runs.
+ */
+export const fuzzSeed =
+  process.env.FUZZ_SEED === 'random'
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FUZZ_SEED ?? 42);
+export const fuzzRuns = Number(process.env.FUZZ_RUNS ?? 15);
+
 /** The part of JSON Schema that `rpc.discover` writes for params (zod's JSON Schema output). */
 export interface JsonSchema {
   type?: string | string[];

@@ -14,6 +14,7 @@ import {
   zerosZlib,
   zipOf,
 } from '../../../packages/media/src/internal/bomb-files.js';
+import { fuzzRuns, fuzzSeed } from './fuzz-arbitraries.js';
 import { postRpc, startTestDaemon } from './helpers.js';
 
 /*
@@ -23,11 +24,8 @@ import { postRpc, startTestDaemon } from './helpers.js';
  * to pdf.js undecoded, read), without the daemon's memory following the bomb, and the
  * daemon keeps answering. Seeded like fuzz.test.ts.
  */
-const seed =
-  process.env.FUZZ_SEED === 'random'
-    ? Math.floor(Math.random() * 2 ** 31)
-    : Number(process.env.FUZZ_SEED ?? 42);
-const runs = Number(process.env.FUZZ_RUNS ?? 15);
+const seed = fuzzSeed;
+const runs = fuzzRuns;
 const MiB = 1024 * 1024;
 
 // Skill archives: each path of the registry answers one bomb.

@@ -5,6 +5,8 @@ import {
   arbitraryOf,
   brokenBody,
   type DiscoveredMethod,
+  fuzzRuns,
+  fuzzSeed,
   type JsonSchema,
   type Mutation,
   mutatedParams,
@@ -19,12 +21,9 @@ import { eventually, postRpc, startTestDaemon } from './helpers.js';
  * its schema and mutations of them, sent as raw text through the real gateway (HTTP POST /rpc).
  * CI runs a fixed seed; `pnpm fuzz` runs longer with a random one (FUZZ_SEED=random).
  */
-const seed =
-  process.env.FUZZ_SEED === 'random'
-    ? Math.floor(Math.random() * 2 ** 31)
-    : Number(process.env.FUZZ_SEED ?? 42);
+const seed = fuzzSeed;
 /** Generated (valid-ish) params per method; mutated ones are three times as many. */
-const runs = Number(process.env.FUZZ_RUNS ?? 15);
+const runs = fuzzRuns;
 if (process.env.FUZZ_SEED === 'random') console.info(`fuzz: seed ${seed}, ${runs} runs per method`);
 
 /** Credentials planted in the config before fuzzing: no answer may contain one. */

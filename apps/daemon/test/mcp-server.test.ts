@@ -41,6 +41,34 @@ async function stdioClient(token: string): Promise<Client> {
   return client;
 }
 
+/** The `initialize` request an MCP client sends first, at the newest protocol revision. */
+function initializeRequest(clientName: string) {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: clientName, version: '1' },
+    },
+  };
+}
+
+/** A raw JSON-RPC POST to `/mcp` with the admin token, as a Streamable HTTP client sends it. */
+function postMcp(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${daemon!.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${ADMIN_TOKEN}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
 function text(result: unknown): string {
   const content = (result as CallToolResult).content[0];
   return content?.type === 'text' ? content.text : '';
@@ -144,14 +172,11 @@ describe('MCP server (/mcp and agentd mcp)', () => {
   it('answers 401 to a wrong token and 413 to an oversized body', async () => {
     daemon = await pool.start(pool.tempDir());
     await expect(httpClient('not-a-token')).rejects.toThrow(/Unauthorized/);
-    const response = await fetch(`${daemon.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2_000_000) } }),
+    const response = await postMcp({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'ping',
+      params: { pad: 'x'.repeat(2_000_000) },
     });
     expect(response.status).toBe(413);
   });
@@ -181,16 +206,10 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     await expect(httpClient(ADMIN_TOKEN, { origin: 'http://evil.example:5173' })).rejects.toThrow(
       /Forbidden: this Origin/,
     );
-    const refused = await fetch(`${daemon.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        origin: 'http://evil.example:5173',
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    });
+    const refused = await postMcp(
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { origin: 'http://evil.example:5173' },
+    );
     expect(refused.status).toBe(403);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     const refusedPreflight = await fetch(`${daemon.url}/mcp`, {
@@ -217,16 +236,10 @@ describe('MCP server (/mcp and agentd mcp)', () => {
 
     const allowed = await httpClient(ADMIN_TOKEN, { origin: 'http://app.example:5173' });
     expect((await allowed.listTools()).tools).toHaveLength(TOOLS.length);
-    const answered = await fetch(`${daemon.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        origin: 'http://app.example:5173',
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    });
+    const answered = await postMcp(
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { origin: 'http://app.example:5173' },
+    );
     expect(answered.status).toBe(200);
     expect(answered.headers.get('access-control-allow-origin')).toBe('http://app.example:5173');
     // No Origin (a CLI or server-side client): not a browser, not refused.
@@ -248,37 +261,14 @@ describe('MCP server (/mcp and agentd mcp)', () => {
 
   it('negotiates the newest protocol revision of the SDK, over HTTP and over stdio', async () => {
     daemon = await pool.start(pool.tempDir());
-    const initialize = await fetch(`${daemon.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
-    });
+    const initialize = await postMcp(initializeRequest('raw'));
     expect(
       ((await initialize.json()) as { result: { protocolVersion: string } }).result.protocolVersion,
     ).toBe(LATEST_PROTOCOL_VERSION);
-    const listed = await fetch(`${daemon.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-    });
+    const listed = await postMcp(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+    );
     expect(listed.status).toBe(200);
     const http = new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
@@ -302,18 +292,7 @@ describe('MCP server (/mcp and agentd mcp)', () => {
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     // What an MCP client sends first; a bridge that started anyway would answer it.
-    child.stdin.write(
-      `${JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: LATEST_PROTOCOL_VERSION,
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-      })}\n`,
-    );
+    child.stdin.write(`${JSON.stringify(initializeRequest('t'))}\n`);
     const code = await new Promise<number | null>((done) => child.once('exit', done));
     expect(code).toBe(1);
     expect(stderr).toContain('refused the token (401 Unauthorized)');

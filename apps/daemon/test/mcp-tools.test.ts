@@ -57,6 +57,17 @@ async function toolTurn(agentId: string, tool: string, input: Record<string, unk
   return result.response;
 }
 
+/** Waits for the pending approval request of `tool`. */
+function pending(tool: string): Promise<{ id: string; toolName: string; agentId: string }> {
+  return eventually(async () =>
+    (
+      await rpcClient(daemon!.url).call<{
+        requests: Array<{ id: string; toolName: string; agentId: string }>;
+      }>('admin.approval.pending')
+    ).requests.find((request) => request.toolName === tool),
+  );
+}
+
 const agents = {
   entries: {
     helper: { name: 'helper', tools: ['fixture__*', 'web__*'] },
@@ -155,14 +166,6 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     });
     await connectedWith('fixture', 'fixture__slow');
     const admin = rpcClient(daemon.url);
-    const pending = (tool: string) =>
-      eventually(async () =>
-        (
-          await admin.call<{ requests: Array<{ id: string; toolName: string; agentId: string }> }>(
-            'admin.approval.pending',
-          )
-        ).requests.find((request) => request.toolName === tool),
-      );
 
     // `require`: the turn waits on the gate; the server sees nothing until the call is approved.
     const waiting = toolTurn('helper', 'fixture__slow', { ms: 0 });
@@ -309,14 +312,6 @@ describe('MCP servers as agent tools (mcp.servers)', () => {
     });
     await connectedWith('fixture', 'fixture__confirm');
     const admin = rpcClient(daemon.url);
-    const pending = (tool: string) =>
-      eventually(async () =>
-        (
-          await admin.call<{ requests: Array<{ id: string; toolName: string; agentId: string }> }>(
-            'admin.approval.pending',
-          )
-        ).requests.find((request) => request.toolName === tool),
-      );
 
     // roots/list during helper's call: helper's workspace, as a file:// URI.
     const roots = await toolTurn('helper', 'fixture__roots');

@@ -337,4 +337,43 @@ describe('/v1 against a model that cannot honour a field', () => {
     );
     expect([audio.status, audio.param]).toEqual([400, 'messages[0].content[0].type']);
   });
+
+  it('answers 400 naming response_format for json_schema when the provider is pinned without it', async () => {
+    const model = pool.closeAfter(await startFakeOpenAi({ apiKey: 'sk-up', respond: upstreamReply }));
+    const daemon = await pool.start(pool.tempDir(), {
+      config: {
+        openaiApi: { enabled: true },
+        providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-fake'], {
+          capabilities: { jsonSchema: false },
+        }),
+        agents: { entries: { default: { name: 'default', provider: 'oai', tools: [] } } },
+      },
+      env: { MODEL_KEY: 'sk-up' },
+    });
+    const client = new OpenAI({ apiKey: ADMIN_TOKEN, baseURL: `${daemon.url}/v1`, maxRetries: 0 });
+    const refused = await openAiFailure(
+      client.chat.completions.create({
+        model: 'agentd/default',
+        messages: [{ role: 'user', content: 'Who?' }],
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'person',
+            schema: { type: 'object', properties: { name: { type: 'string' } } },
+          },
+        },
+      }),
+    );
+    expect([refused.status, refused.param]).toEqual([400, 'response_format']);
+    expect(refused.message).toContain('capabilities.jsonSchema is false');
+    expect(upstreamBodies(model)).toEqual([]);
+    // JSON mode without a schema is still the model's to honour.
+    const json = await client.chat.completions.create({
+      model: 'agentd/default',
+      messages: [{ role: 'user', content: 'Who?' }],
+      response_format: { type: 'json_object' },
+    });
+    expect(json.choices[0]?.message.content).toBe('{"name":"Ada","age":36}');
+    expect(upstreamBodies(model).at(-1)?.response_format).toEqual({ type: 'json_object' });
+  });
 });

@@ -38,7 +38,30 @@ export const pricesSchema = z
 /** Prices of a model. */
 export type Prices = z.infer<typeof pricesSchema>;
 
-/** A model of a provider: a bare id, or an id with its own window, output limit and prices. */
+/**
+ * What a model takes, as the operator pins it (on the provider for all its models, or on one
+ * model). Absent means what the provider's wire protocol carries; `false` narrows it, `true`
+ * cannot add what the protocol lacks.
+ */
+export const modelCapabilitiesSchema = z
+  .object({
+    /**
+     * Answers held to a JSON schema (`response_format: json_schema`). When false, a turn asking
+     * for one is refused naming `callOptions.responseFormat` (`/v1`: 400 naming `response_format`).
+     */
+    jsonSchema: z.boolean().optional(),
+    /**
+     * Image input. When false, a turn carrying images is refused naming `images`, and images a
+     * tool returns are not sent: the tool result says what they were instead.
+     */
+    images: z.boolean().optional(),
+  })
+  .strict();
+
+/** What a model takes, as configured. */
+export type ModelCapabilities = z.infer<typeof modelCapabilitiesSchema>;
+
+/** A model of a provider: a bare id, or an id with its own window, output limit, prices and capabilities. */
 export const providerModelSchema = z.union([
   z.string().min(1),
   z
@@ -47,6 +70,8 @@ export const providerModelSchema = z.union([
       contextWindow: z.number().int().positive().optional(),
       maxOutputTokens: z.number().int().positive().optional(),
       prices: pricesSchema.optional(),
+      /** Over the provider's `capabilities` for this model. */
+      capabilities: modelCapabilitiesSchema.optional(),
     })
     .strict(),
 ]);
@@ -68,8 +93,14 @@ export const providerEntrySchema = z
     contextWindow: z.number().int().positive().default(128_000),
     /** Maximum output tokens, for models without their own. @default 4096 */
     maxOutputTokens: z.number().int().positive().default(4096),
-    /** Operator pins; `capabilityClass` decides the small/nano context caps. */
-    capabilities: z.object({ capabilityClass: capabilityClassSchema.optional() }).strict().default({}),
+    /**
+     * Operator pins: `capabilityClass` decides the small/nano context caps; `jsonSchema` and
+     * `images` say what the provider's models take (see {@link modelCapabilitiesSchema}).
+     */
+    capabilities: z
+      .object({ capabilityClass: capabilityClassSchema.optional(), ...modelCapabilitiesSchema.shape })
+      .strict()
+      .default({}),
     /** Prices per million tokens for models without their own. */
     prices: pricesSchema.default({ inputPerMillion: 0, outputPerMillion: 0 }),
     /** Time one model request may take, first byte to last. @default 120000 */

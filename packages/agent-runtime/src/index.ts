@@ -12,6 +12,8 @@ export {
   agentsSectionSchema,
   type CapabilityClass,
   capabilityClassSchema,
+  type ModelCapabilities,
+  modelCapabilitiesSchema,
   type ContextEngineSection,
   contextEngineSectionSchema,
   DEFAULT_AGENT_ID,

@@ -2,6 +2,7 @@ import { ownEntry } from '@agentd/input-guards';
 import { createAnthropicProvider, createOpenAiCompatibleProvider } from './ai-sdk-provider.js';
 import {
   type AgentDefinition,
+  type ModelCapabilities,
   OFFLINE_PROVIDER_ID,
   type Prices,
   type ProviderEntry,
@@ -45,6 +46,8 @@ export interface ResolvedModel {
   contextWindow: number;
   maxOutputTokens: number;
   prices: Prices;
+  /** What the model takes as configured: its own pins over its provider's. */
+  capabilities: ModelCapabilities;
 }
 
 /** An operation's own provider and model (e.g. `operations.compaction` of an agent). */
@@ -163,6 +166,10 @@ export function createModelResolver(ctx: RuntimeContext): ModelResolver {
       contextWindow: own?.contextWindow ?? entry.contextWindow,
       maxOutputTokens: own?.maxOutputTokens ?? entry.maxOutputTokens,
       prices: own?.prices ?? entry.prices,
+      capabilities: {
+        jsonSchema: own?.capabilities?.jsonSchema ?? entry.capabilities.jsonSchema,
+        images: own?.capabilities?.images ?? entry.capabilities.images,
+      },
     };
   }
 

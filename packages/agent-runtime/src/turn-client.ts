@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { invalidOptions, type OptionIssue } from './internal/options.js';
 import { toModelMessage } from './internal/messages.js';
 import type { TurnState } from './internal/turn-state.js';
+import type { TurnCapabilities } from './model-capabilities.js';
 import type { ModelCallOptions, ModelProvider, ModelToolCall, ModelToolSpec } from './provider.js';
 import type { NewMessage, SessionMessage } from './session-store.js';
 import { estimateMessageTokens } from './tokens.js';
@@ -82,22 +83,28 @@ export function hasTurnContent(request: { message: string; images?: unknown[]; t
  * Refuses what the provider cannot honour, naming the field (`images`, `callOptions.responseFormat`,
  * `callOptions.toolChoice`), rather than dropping it; and a client tool named like an agent tool.
  */
-export function checkClientTurn(request: TurnRequest, provider: ModelProvider, agentTools: ModelToolSpec[]) {
+export function checkClientTurn(
+  request: TurnRequest,
+  provider: ModelProvider,
+  caps: TurnCapabilities,
+  agentTools: ModelToolSpec[],
+) {
   const issues: OptionIssue[] = [];
-  const caps = provider.capabilities;
   const refuse = (path: (string | number)[], message: string) =>
     issues.push({ path, code: 'custom', message });
-  if (caps && !caps.images && (request.images?.length ?? 0) > 0) {
-    refuse(['images'], `provider ${provider.id} does not take images`);
-  }
+  if (!caps.images && (request.images?.length ?? 0) > 0) refuse(['images'], caps.imagesRefusal);
   const options = request.callOptions;
   const format = options?.responseFormat;
-  if (caps && format?.type === 'json' && !(format.schema ? caps.json : caps.jsonObject)) {
-    const what = format.schema ? 'a JSON schema' : 'a JSON answer without a schema';
-    refuse(['callOptions', 'responseFormat'], `provider ${provider.id} cannot be held to ${what}`);
+  if (format?.type === 'json' && format.schema && !caps.json) {
+    refuse(['callOptions', 'responseFormat'], caps.jsonRefusal);
+  } else if (format?.type === 'json' && !format.schema && !caps.jsonObject) {
+    refuse(
+      ['callOptions', 'responseFormat'],
+      `provider ${provider.id} cannot be held to a JSON answer without a schema`,
+    );
   }
   const choice = options?.toolChoice;
-  if (caps && !caps.forcedToolChoice && (choice === 'required' || typeof choice === 'object')) {
+  if (!caps.forcedToolChoice && (choice === 'required' || typeof choice === 'object')) {
     refuse(['callOptions', 'toolChoice'], `provider ${provider.id} cannot be made to call a tool`);
   }
   const agentNames = new Set(agentTools.map((tool) => tool.name));

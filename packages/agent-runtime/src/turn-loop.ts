@@ -9,6 +9,7 @@ import { toModelMessage } from './internal/messages.js';
 import { invalidOptions, parseOptions } from './internal/options.js';
 import type { TurnInput, TurnSetup, TurnState } from './internal/turn-state.js';
 import { TurnTimers } from './internal/turn-timers.js';
+import { withImageNote } from './model-capabilities.js';
 import type { ModelResolver } from './model-resolver.js';
 import type { ModelFinishReason, ModelToolCall } from './provider.js';
 import type { RuntimeContext } from './runtime-context.js';
@@ -441,9 +442,12 @@ async function runCalls(
     if (outcome.ok) state.toolOk++;
     else state.toolFailed++;
     state.trajectory.push(outcome.record);
-    addToTail(state, outcome.message);
+    const { images } = outcome;
+    // A model without image input gets a note of what the tool returned instead of the images.
+    const unseen = images !== undefined && !state.capabilities.images;
+    addToTail(state, unseen ? withImageNote(outcome.message, images, state.tokens.count) : outcome.message);
     const sent = state.tail.at(-1);
-    if (outcome.images && sent?.role === 'tool') sent.images = outcome.images;
+    if (images && !unseen && sent?.role === 'tool') sent.images = images;
     state.request.onEvent?.({
       type: 'tool-result',
       toolName: call.toolName,

@@ -10,6 +10,7 @@ import { estimateMessageTokens, estimateToolTokens } from './tokens.js';
 import type { ToolRunner } from './tool-runner.js';
 import { collectHistory } from './turn-history.js';
 import { checkClientTurn, settleClientCalls } from './turn-client.js';
+import { modelCapabilities } from './model-capabilities.js';
 import { fitRecallBlock, recallBeforeTurn } from './turn-recall.js';
 
 /** What one image is counted as in the context budget (a typical vision model's tile cost). */
@@ -31,7 +32,8 @@ export async function prepareTurn(
     agentMaxWindowTokens: agent.contextBudget.maxWindowTokens,
   });
   const own = tools.offered(agent, input.allowedTools, setup.agentId);
-  checkClientTurn(setup.request, setup.provider, own);
+  const capabilities = modelCapabilities(setup.provider, resolved);
+  checkClientTurn(setup.request, setup.provider, capabilities, own);
   const offered = [...own, ...(setup.request.clientTools ?? [])];
   let system = agent.systemPrompt;
   const summary = await summaryFor(ctx, session, window.windowTokens);
@@ -71,6 +73,7 @@ export async function prepareTurn(
       },
     ],
     window,
+    capabilities,
     offered,
     system,
     tokens,

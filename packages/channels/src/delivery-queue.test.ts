@@ -188,6 +188,37 @@ describe.each(testDialects())('on %s', (dialect) => {
       ]);
     });
 
+    it('waits the jittered doubling delay, capped, and never less than the platform asked for', async () => {
+      let failures = 0;
+      const target = platform(() => {
+        failures += 1;
+        // The third failure is a rate limit asking for longer than the cap.
+        return failures === 3
+          ? platformError('telegram', 'Too Many Requests', {
+              retryable: true,
+              status: 429,
+              retryAfterMs: 250,
+            })
+          : new Error('socket hang up');
+      });
+      const waits: number[] = [];
+      const queue = await open({
+        deliver: target.deliver,
+        maxAttempts: 5,
+        baseDelayMs: 40,
+        maxDelayMs: 100,
+        // Half of the random half: each delay is three quarters of its ceiling.
+        random: () => 0.5,
+        onAttempt: ({ entry }) => {
+          if (entry.stage === 'failed') waits.push(entry.nextAttemptAt - entry.updatedAt);
+        },
+      });
+      const outcome = await deliver(queue, '8', 'slow');
+      expect(outcome).toMatchObject({ stage: 'deadLetter', attempts: 5 });
+      // Ceilings 40, 80, 100 (capped), 100; the 429's 250 ms wins over its 75.
+      expect(waits).toEqual([30, 60, 250, 75]);
+    });
+
     it('lets a permanent refusal through to deadLetter at once, and the chat goes on', async () => {
       const target = platform((text) =>
         text === 'bad'

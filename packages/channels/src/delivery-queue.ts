@@ -48,9 +48,12 @@ export interface DeliveryQueueOptions {
   ): Promise<OutboundResult | null | undefined>;
   /** Attempts before an entry goes to `deadLetter`. @default 5 */
   maxAttempts?: number;
-  /** First retry delay; doubles per attempt. @default 1000 */
+  /**
+   * Ceiling of the first retry's delay; it doubles per attempt. The delay is half the ceiling
+   * plus a random part of the other half (`backoffDelay` of `@agentd/async-control`). @default 1000
+   */
   baseDelayMs?: number;
-  /** Longest retry delay (a platform's `retry_after` may ask for more). @default 300000 */
+  /** Largest retry delay ceiling (a platform's `retry_after` may ask for more). @default 300000 */
   maxDelayMs?: number;
   /** Pause before an entry is tried again after the database refused its claim. @default 1000 */
   pollMs?: number;
@@ -59,6 +62,8 @@ export interface DeliveryQueueOptions {
   /** Called after every attempt. */
   onAttempt?(outcome: AttemptOutcome): void;
   now?: () => number;
+  /** Jitter source of the retry delays, answering in [0, 1). @default Math.random */
+  random?: () => number;
   logger?: Logger;
 }
 
@@ -121,8 +126,8 @@ export interface DeliveryQueue {
 /**
  * Creates the delivery queue: every outbound operation is a row written before it is
  * attempted, claimed (`sending`, committed) before the platform is called, and recorded
- * (`sent`) after. Retryable failures wait with exponential backoff (at least the platform's
- * `retry_after`) in `failed`; a permanent failure or the last attempt moves to `deadLetter`.
+ * (`sent`) after. Retryable failures wait with exponential backoff with jitter (at least
+ * the platform's `retry_after`) in `failed`; a permanent failure or the last attempt moves to `deadLetter`.
  *
  * Pending entries are held in memory in per-chat lanes, so an attempt needs no read; writes
  * are group-committed, and an entry whose chat is idle is written already claimed.
@@ -148,6 +153,7 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       deliver: options.deliver,
       onAttempt: options.onAttempt,
       now,
+      random: options.random ?? Math.random,
       logger,
     }),
     onError: (err, item) => {

@@ -12,6 +12,7 @@ import {
 } from '../test/fixtures.js';
 import type { InboundReaction } from './adapter.js';
 import { channelsSectionSchema } from './config.js';
+import { createWhatsAppAdapter } from './adapters/whatsapp.js';
 import { isChannelsError } from './errors.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
@@ -147,6 +148,33 @@ describe('whatsapp', () => {
     wa.fail(400, 131026);
     const refused = await service.deliver('whatsapp', { op: 'send', channelId: '4915100000003', text: 'b' });
     expect(refused).toMatchObject({ status: 'deadLetter', error: 'whatsapp: fake error 131026' });
+  });
+
+  it('reads a Retry-After in seconds or as an HTTP date into the wait the queue honours', async () => {
+    const at = Date.parse('2026-03-01T12:00:00Z');
+    const adapter = createWhatsAppAdapter({
+      accessToken: WA_TOKEN,
+      phoneNumberId: '1555',
+      apiBaseUrl: wa.url,
+      now: () => at,
+    });
+    const refusal = async () => {
+      const error = await adapter
+        .deliver({ op: 'send', channelId: '4915100000003', text: 'x' }, { deliveryId: 'd', attempt: 1 })
+        .then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
+      return isChannelsError(error) ? error.data : error;
+    };
+    wa.fail(429, 130429, { retryAfter: 'Sun, 01 Mar 2026 12:01:30 GMT' });
+    expect(await refusal()).toMatchObject({ retryable: true, retryAfterMs: 90_000 });
+    wa.fail(429, 130429, { retryAfter: '2.5' });
+    expect(await refusal()).toMatchObject({ retryable: true, retryAfterMs: 2500 });
+    wa.fail(429, 130429, { retryAfter: 'soon' });
+    const unreadable = await refusal();
+    expect(unreadable).toMatchObject({ retryable: true });
+    expect(unreadable).not.toHaveProperty('retryAfterMs');
   });
 
   it('answers the hub.challenge handshake and turns a signed message from an allowed sender into a reply', async () => {

@@ -13,8 +13,11 @@ export interface FakeWhatsApp {
   url: string;
   calls: WhatsAppCall[];
   messages(): Array<Record<string, unknown>>;
-  /** The next `times` message posts answer `status` with a Graph error of `code`. */
-  fail(status: number, code: number, options?: { times?: number; retryAfter?: number }): void;
+  /**
+   * The next `times` message posts answer `status` with a Graph error of `code`, and a
+   * `Retry-After` of `retryAfter` (seconds, or an HTTP date as text) when given.
+   */
+  fail(status: number, code: number, options?: { times?: number; retryAfter?: number | string }): void;
   close(): Promise<void>;
 }
 
@@ -24,8 +27,12 @@ export async function startFakeWhatsApp(options: {
   phoneNumberId: string;
 }): Promise<FakeWhatsApp> {
   const calls: WhatsAppCall[] = [];
-  const failures: Array<{ status: number; code: number; times: number; retryAfter?: number | undefined }> =
-    [];
+  const failures: Array<{
+    status: number;
+    code: number;
+    times: number;
+    retryAfter?: number | string | undefined;
+  }> = [];
   let next = 1;
   const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -64,7 +71,7 @@ export async function startFakeWhatsApp(options: {
         res,
         failure.status,
         { error: { message: `fake error ${failure.code}`, type: 'OAuthException', code: failure.code } },
-        failure.retryAfter ? { 'retry-after': String(failure.retryAfter) } : {},
+        failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {},
       );
     }
     if (body.status === 'read') return answer(res, 200, { success: true });

@@ -3,7 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AgentTool } from '@agentd/contracts';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -16,6 +15,7 @@ import { z } from 'zod';
 import { mcpSectionSchema } from './config.js';
 import type { McpClientHooks } from './internal/client-requests.js';
 import { createMcpToolHost, type McpToolHost } from './tool-host.js';
+import { toolRegistry, until } from '../test/helpers.js';
 
 let server: Server | undefined;
 let host: McpToolHost | undefined;
@@ -52,27 +52,9 @@ async function serveStateful(setup: (mcp: McpServer) => void): Promise<string> {
   return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/mcp`;
 }
 
-function registry() {
-  const tools = new Map<string, AgentTool>();
-  return {
-    tools,
-    register: (list: AgentTool[]) => {
-      for (const tool of list) tools.set(tool.name, tool);
-    },
-    unregister: (names: readonly string[]) => {
-      for (const name of names) tools.delete(name);
-    },
-  };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  expect(check()).toBe(true);
-}
-
 /** A host of one server `srv` for agent `a`, its tools registered once it is connected. */
 async function hostOf(url: string, client: McpClientHooks, agents = ['a']) {
-  const tools = registry();
+  const tools = toolRegistry();
   const servers = mcpSectionSchema.parse({ servers: { srv: { url, agents } } }).servers;
   host = createMcpToolHost({ servers, tools, client });
   await host.start();
@@ -244,7 +226,7 @@ describe('MCP servers asking agentd (roots, sampling, elicitation, tasks)', () =
   });
 
   it('runs a tool that requires task augmentation as a task, over stdio', async () => {
-    const tools = registry();
+    const tools = toolRegistry();
     const servers = mcpSectionSchema.parse({
       servers: {
         tasks: {

@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentTool } from '@agentd/contracts';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { mcpSectionSchema } from './config.js';
 import { createMcpToolHost, type McpToolHost } from './tool-host.js';
+import { toolRegistry, until } from '../test/helpers.js';
 
 let server: Server | undefined;
 let host: McpToolHost | undefined;
@@ -36,33 +36,12 @@ async function serve(names: string[], port = 0): Promise<string> {
   return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/mcp`;
 }
 
-function registry() {
-  const tools = new Map<string, AgentTool>();
-  return {
-    tools,
-    register: (list: AgentTool[]) => {
-      for (const tool of list) {
-        if (tools.has(tool.name)) throw new Error(`taken: ${tool.name}`);
-        tools.set(tool.name, tool);
-      }
-    },
-    unregister: (names: readonly string[]) => {
-      for (const name of names) tools.delete(name);
-    },
-  };
-}
-
 const context = { agentId: 'a', sessionKey: 's', signal: new AbortController().signal };
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  expect(check()).toBe(true);
-}
 
 describe('createMcpToolHost', () => {
   it('registers <id>__<tool> with the server schema, skips names the runtime cannot take, and calls through', async () => {
     const url = await serve(['lookup', 'bad name!', 'x'.repeat(70)]);
-    const tools = registry();
+    const tools = toolRegistry();
     tools.register([
       { name: 'docs__lookup', description: 'taken', params: z.object({}), handler: async () => 1 },
     ]);
@@ -91,7 +70,7 @@ describe('createMcpToolHost', () => {
   it('fails a call cleanly when an HTTP server stops answering, and reconnects once it is back', async () => {
     const url = await serve(['ping']);
     const port = Number(new URL(url).port);
-    const tools = registry();
+    const tools = toolRegistry();
     const servers = mcpSectionSchema.parse({ servers: { web: { url } } }).servers;
     host = createMcpToolHost({ servers, tools, backoff: { initialMs: 50, maxMs: 100 } });
     await host.start();
@@ -115,7 +94,7 @@ describe('createMcpToolHost', () => {
     await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((done) => probe.close(done));
-    const tools = registry();
+    const tools = toolRegistry();
     const servers = mcpSectionSchema.parse({
       servers: { late: { url: `http://127.0.0.1:${port}/mcp`, connectTimeoutMs: 500 } },
     }).servers;

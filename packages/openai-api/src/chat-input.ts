@@ -1,4 +1,4 @@
-import type { ClientToolResult, ClientToolSpec, TurnImage } from '@agentd/contracts';
+import type { ClientToolResult, ClientToolSpec, TurnImage, TurnResponseFormat } from '@agentd/contracts';
 import { z } from 'zod';
 import { invalidRequest } from './errors.js';
 import type { TurnParts } from './types.js';
@@ -130,21 +130,34 @@ export function chatTurnParts(request: ChatRequest): TurnParts {
       ...(choice == null
         ? {}
         : { toolChoice: typeof choice === 'string' ? choice : { toolName: choice.function.name } }),
-      ...(format == null || format.type === 'text'
-        ? {}
-        : {
-            responseFormat:
-              format.type === 'json_object'
-                ? { type: 'json' as const }
-                : {
-                    type: 'json' as const,
-                    name: format.json_schema.name,
-                    ...(format.json_schema.description
-                      ? { description: format.json_schema.description }
-                      : {}),
-                    ...(format.json_schema.schema ? { schema: format.json_schema.schema } : {}),
-                  },
-          }),
+      ...jsonFormat(format?.type === 'json_schema' ? format.json_schema : format?.type),
+    },
+  };
+}
+
+/**
+ * The turn's `responseFormat` of a request's JSON format: `json_object` asks for any JSON
+ * object, a named schema for JSON held to it; `text` or none asks for nothing.
+ */
+export function jsonFormat(
+  format:
+    | {
+        name: string;
+        description?: string | null | undefined;
+        schema?: Record<string, unknown> | null | undefined;
+      }
+    | string
+    | null
+    | undefined,
+): { responseFormat?: TurnResponseFormat } {
+  if (format === 'json_object') return { responseFormat: { type: 'json' } };
+  if (format == null || typeof format === 'string') return {};
+  return {
+    responseFormat: {
+      type: 'json',
+      name: format.name,
+      ...(format.description ? { description: format.description } : {}),
+      ...(format.schema ? { schema: format.schema } : {}),
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { ClientToolCall, ClientToolResult } from '@agentd/contracts';
 import { z } from 'zod';
-import { functionName, jsonSchemaObject, samplingFields, userContent } from './chat-input.js';
+import { functionName, jsonFormat, jsonSchemaObject, samplingFields, userContent } from './chat-input.js';
 import { invalidRequest } from './errors.js';
 import type { ChatTurnResult, TurnParts } from './types.js';
 
@@ -86,19 +86,7 @@ export function responseTurnParts(request: ResponsesRequest): TurnParts {
       ...(choice == null
         ? {}
         : { toolChoice: typeof choice === 'string' ? choice : { toolName: choice.name } }),
-      ...(format == null || format.type === 'text'
-        ? {}
-        : {
-            responseFormat:
-              format.type === 'json_object'
-                ? { type: 'json' as const }
-                : {
-                    type: 'json' as const,
-                    name: format.name,
-                    schema: format.schema,
-                    ...(format.description ? { description: format.description } : {}),
-                  },
-          }),
+      ...jsonFormat(format?.type === 'json_schema' ? format : format?.type),
     },
   };
 }

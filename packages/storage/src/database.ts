@@ -7,7 +7,7 @@ import { withBusyRetry } from './internal/busy-retry.js';
 import { DirectWriter } from './internal/direct-writer.js';
 import { credentialsIn, fileUrlFor, type Location, parseLocation } from './internal/location.js';
 import { createRedactor, type Redact, toStorageError } from './internal/map-error.js';
-import { applyMigrations, listMigrations, migrationsFor } from './internal/migrate.js';
+import { DatabaseCore } from './internal/database-core.js';
 import {
   createErrorMapper,
   type ErrorMapper,
@@ -19,7 +19,6 @@ import { Semaphore } from './internal/semaphore.js';
 import { ReaderClients } from './internal/reader-clients.js';
 import { isReadOnlySql, mustRunAlone } from './internal/sql-kind.js';
 import { acquireFileWriteLock } from './internal/write-locks.js';
-import { Batcher } from './internal/write-batcher.js';
 import { noopLogger, type StorageLogger } from './logger.js';
 import type { AppliedMigration, Dialect, MigrationResult, MigrationSet } from './migrations.js';
 import { type OpenDatabaseOptions, openDatabaseOptionsSchema } from './options.js';
@@ -32,7 +31,7 @@ import type {
   Transaction,
   TransactionMode,
 } from './types.js';
-import { type WriteBatcher, type WriteBatcherOptions, writeBatcherOptionsSchema } from './write-batcher.js';
+import type { WriteBatcher, WriteBatcherOptions } from './write-batcher.js';
 
 /** Where the database lives: a local file, a remote sqld/Turso server, memory, or a PostgreSQL server. */
 export type DatabaseKind = 'file' | 'remote' | 'memory' | 'postgres';
@@ -140,7 +139,7 @@ type LibsqlTransaction = Awaited<ReturnType<Client['transaction']>>;
 // finalises its statement, so the connection needs no repair afterwards.
 const cleanBusy = new WeakSet<object>();
 
-class LibsqlDatabase implements Database {
+class LibsqlDatabase extends DatabaseCore implements Database {
   readonly kind: DatabaseKind;
   readonly dialect = 'libsql' as const;
   readonly url: string;
@@ -152,11 +151,15 @@ class LibsqlDatabase implements Database {
   readonly #readLock: Semaphore;
   // A memory database has one connection, so reads must queue behind writes too.
   readonly #readsShareWriteLock: boolean;
-  readonly #batchers = new Set<Batcher>();
-  #closing: Promise<void> | undefined;
   #closed = false;
 
   constructor(writer: Client, readers: ReaderClients | undefined, settings: Settings) {
+    super({
+      logger: settings.logger,
+      now: settings.now,
+      closeHint:
+        'writes queued at shutdown may be lost; check disk space and permissions of the database file',
+    });
     this.kind = settings.location.kind;
     this.url = settings.location.safeUrl;
     this.client = writer;
@@ -168,12 +171,8 @@ class LibsqlDatabase implements Database {
     this.#readLock = new Semaphore(settings.readConcurrency);
   }
 
-  get closed(): boolean {
-    return this.#closing !== undefined;
-  }
-
   async execute<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<ExecuteResult<Row>> {
-    this.#checkUsable();
+    this.checkUsable();
     const normalised = toInStatement(statement, args);
     const run = async (client: Client) => {
       try {
@@ -193,16 +192,8 @@ class LibsqlDatabase implements Database {
     return this.#writeLock.run(() => this.#retry(() => run(this.client), this.#repairWriterAfterBusy()));
   }
 
-  async query<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row[]> {
-    return (await this.execute<Row>(statement, args)).rows;
-  }
-
-  async get<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row | undefined> {
-    return (await this.execute<Row>(statement, args)).rows[0];
-  }
-
   async batch(statements: Statement[], mode: TransactionMode = 'write'): Promise<ExecuteResult[]> {
-    this.#checkUsable();
+    this.checkUsable();
     if (statements.length === 0) return [];
     const direct = this.#settings.direct;
     if (mode === 'write' && direct !== undefined) {
@@ -246,60 +237,24 @@ class LibsqlDatabase implements Database {
     callback: (tx: Transaction) => Promise<T>,
     options: TransactionOptions = {},
   ): Promise<T> {
-    this.#checkUsable();
+    this.checkUsable();
     return this.#transaction(callback, options.mode ?? 'write');
   }
 
-  createWriteBatcher(options: WriteBatcherOptions = {}): WriteBatcher {
-    this.#checkUsable();
-    const parsed = writeBatcherOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      throw new StorageError('INVALID_OPTIONS', `Invalid write batcher options: ${parsed.error.message}`, {
-        cause: parsed.error,
-      });
-    }
-    const host = {
-      transaction: <T>(callback: (tx: Transaction) => Promise<T>) => this.#transaction(callback, 'write'),
-      detach: <T>(task: () => T) => transactionScope.exit(task),
-      logger: this.#settings.logger,
-    };
-    const batcher = new Batcher(host, parsed.data.maxBatch, parsed.data.maxDelayMs, (closed) =>
-      this.#batchers.delete(closed),
-    );
-    this.#batchers.add(batcher);
-    return batcher;
+  protected batchTransaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.#transaction(callback, 'write');
   }
 
-  async migrate(packageName: string, migrations: MigrationSet): Promise<MigrationResult> {
-    this.#checkUsable();
-    const list = migrationsFor(packageName, migrations, 'libsql');
-    return applyMigrations(this, packageName, list, this.#settings.now, this.#settings.logger);
+  protected detached<T>(task: () => T): T {
+    return transactionScope.exit(task);
   }
 
-  async migrations(packageName?: string): Promise<AppliedMigration[]> {
-    this.#checkUsable();
-    return listMigrations(this, packageName);
+  protected insideOwnTransaction(): boolean {
+    const scope = transactionScope.getStore();
+    return scope?.open === true && scope.lock === this.#writeLock;
   }
 
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
-
-  async #shutdown(): Promise<void> {
-    for (const batcher of [...this.#batchers]) {
-      await batcher.close().catch((error: unknown) => {
-        this.#settings.logger.error(
-          {
-            url: this.url,
-            err: error,
-            errorKind: 'resource',
-            hint: 'writes queued at shutdown may be lost; check disk space and permissions of the database file',
-          },
-          'write batcher failed to flush on close',
-        );
-      });
-    }
+  protected async release(): Promise<void> {
     this.#closed = true;
     // Writes queued before close() still run; the lock hands over in order.
     await this.#writeLock.run(async () => {});
@@ -307,22 +262,6 @@ class LibsqlDatabase implements Database {
     this.#settings.direct?.close();
     this.#readers?.close();
     this.#settings.releaseWriteLock();
-    this.#settings.logger.info({ url: this.url }, 'database closed');
-  }
-
-  #checkUsable(): void {
-    if (this.#closing !== undefined) {
-      throw new StorageError('CLOSED', `The database at ${this.url} is closed`, { data: { url: this.url } });
-    }
-    const scope = transactionScope.getStore();
-    if (scope?.open === true && scope.lock === this.#writeLock) {
-      throw new StorageError(
-        'NESTED_TRANSACTION',
-        'A database method was called inside a transaction callback; use the `tx` handle the callback ' +
-          'receives, or move the call after the transaction',
-        { data: { url: this.url } },
-      );
-    }
   }
 
   // Plain reads: a file uses its reader pool (replaced after a BUSY), memory
@@ -424,7 +363,7 @@ class LibsqlDatabase implements Database {
   #transaction<T>(callback: (tx: Transaction) => Promise<T>, mode: TransactionMode): Promise<T> {
     const lock = this.#lockFor(mode);
     // No closed check here: work queued before close() must still run, and
-    // anything later was refused by #checkUsable or meets a closed client.
+    // anything later was refused by checkUsable or meets a closed client.
     const attempt = async (client: Client): Promise<T> => {
       let inner: LibsqlTransaction;
       try {

@@ -2,6 +2,7 @@ import type { CallerChannel } from '@agentd/contracts';
 import type { AgentDefinition } from '../config.js';
 import type { ContextWindow } from '../context.js';
 import type { EVIDENCE_SCHEMA_VERSION, TrajectoryRecord, TurnRecallRecord } from '@agentd/evidence';
+import type { TurnCapabilities } from '../model-capabilities.js';
 import type { ResolvedModel } from '../model-resolver.js';
 import type {
   ModelImage,
@@ -56,6 +57,8 @@ export interface TurnState extends TurnSetup {
   base: { v: typeof EVIDENCE_SCHEMA_VERSION; sessionKey: string; traceId: string; agentId: string };
   trajectory: TrajectoryRecord[];
   window: ContextWindow;
+  /** What the turn's model honours (images, JSON schema, forced tool choice). */
+  capabilities: TurnCapabilities;
   /** Tools offered to the model. */
   offered: ModelToolSpec[];
   system: string;

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { parseRetryAfter } from '@agentd/async-control';
 import { z } from 'zod';
 import type {
   ChannelAdapter,
@@ -95,13 +96,14 @@ export function createWhatsAppAdapter(options: WhatsAppAdapterOptions): ChannelA
     // 130429 / 80007 / 4 are the Cloud API's throughput and rate limits.
     const limited = response.status === 429 || code === 130429 || code === 80007 || code === 4;
     const retryable = limited || response.status >= 500;
-    const retryAfter = Number(response.headers.get('retry-after'));
+    // Seconds or an HTTP date; absent or unreadable leaves the wait to the queue's backoff.
+    const retryAfterMs = limited ? parseRetryAfter(response.headers.get('retry-after'), now()) : undefined;
     health.lastError = scrub(answer.error?.message ?? `HTTP ${response.status}`);
     if (retryable) health.state = 'error';
     throw platformError('whatsapp', health.lastError, {
       retryable,
       status: response.status,
-      retryAfterMs: limited && retryAfter > 0 ? retryAfter * 1000 : undefined,
+      retryAfterMs,
     });
   };
   const message = async (to: string, body: Record<string, unknown>): Promise<OutboundResult> => {

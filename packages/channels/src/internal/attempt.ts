@@ -1,3 +1,4 @@
+import { backoffDelay } from '@agentd/async-control';
 import type { Logger } from '@agentd/contracts';
 import type { DeliveryAttempt, OutboundOperation, OutboundResult } from '../adapter.js';
 import type { AttemptOutcome } from '../delivery-queue.js';
@@ -19,6 +20,8 @@ export interface AttemptContext {
   ): Promise<OutboundResult>;
   onAttempt?: ((outcome: AttemptOutcome) => void) | undefined;
   now(): number;
+  /** Jitter source of the retry delay, answering in [0, 1). */
+  random: () => number;
   logger: Logger;
 }
 
@@ -88,8 +91,14 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
       report(dead, began, kind);
       return false;
     }
-    const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (entry.attempts - 1));
-    const nextAttemptAt = at + Math.max(backoff, data?.retryAfterMs ?? 0);
+    const nextAttemptAt =
+      at +
+      backoffDelay(entry.attempts, {
+        initialMs: policy.baseDelayMs,
+        maxMs: policy.maxDelayMs,
+        retryAfterMs: data?.retryAfterMs,
+        random: context.random,
+      });
     item.entry = { ...entry, stage: 'failed', lastError: message, nextAttemptAt, updatedAt: at };
     // The retry's claim is committed after this record: the commits keep their order.
     held.track(

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '@agentd/test-support';
+import { eventually, recordingLogger } from '@agentd/test-support';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database.js';
 import { freshPgDatabaseUrl, pgSuitesEnabled } from '../testing.js';
@@ -262,7 +262,8 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
 
   it('LISTENs again after its connection is killed and re-checks every watcher', async () => {
     const a = await instance('a');
-    const b = await instance('b');
+    const logger = recordingLogger();
+    const b = await instance('b', { logger });
     let checks = 0;
     b.coordinator.bus.watch(
       'kick',
@@ -275,6 +276,10 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN agentd' AND pid <> pg_backend_pid()",
     );
     await eventually(() => (checks >= 1 ? true : undefined), 10_000);
+    // The first reconnect waits the shared backoff's first delay: 50-100 ms with jitter.
+    const lost = logger.entries.find((entry) => entry.message?.includes('listener lost'));
+    expect(lost?.fields.retryInMs).toBeGreaterThanOrEqual(50);
+    expect(lost?.fields.retryInMs).toBeLessThanOrEqual(100);
     const before = checks;
     await eventually(async () => {
       await a.coordinator.bus.publish('kick', {});

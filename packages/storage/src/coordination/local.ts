@@ -1,44 +1,27 @@
-import { randomUUID } from 'node:crypto';
 import type { Database } from '../database.js';
-import type { Transaction } from '../types.js';
-import { casDue, createOwnedRows } from './owned-rows.js';
-import type {
-  BusMessage,
-  CasDueSpec,
-  ClusterBus,
-  CoordinationOptions,
-  Coordinator,
-  InstanceInfo,
-  OwnedRows,
-  OwnedRowsSpec,
-  Singleton,
-} from './types.js';
-import { Watchers } from './watchers.js';
+import type { Queryable, SqlValue, Transaction } from '../types.js';
+import { CoordinatorBase } from './base.js';
+import type { BusMessage, ClusterBus, CoordinationOptions, InstanceInfo } from './types.js';
 
 /**
  * The coordinator of an embedded (libsql) daemon: one process is the whole "cluster", so
  * membership is this instance, every singleton is held, advisory locks are the write
  * transaction SQLite already serialises, and the bus is in-process.
  */
-export class LocalCoordinator implements Coordinator {
+export class LocalCoordinator extends CoordinatorBase<Database> {
   readonly mode = 'single' as const;
-  readonly instanceId: string;
   readonly bus: ClusterBus;
-  readonly #db: Database;
-  readonly #leaseMs: number;
   readonly #advertiseUrl: string;
   readonly #version: string;
+  /** The last fence given out per singleton: each new holder gets the next one. */
   readonly #singletons = new Map<string, number>();
-  readonly #watchers = new Watchers();
   #startedAt = 0;
 
   constructor(db: Database, options: CoordinationOptions) {
-    this.#db = db;
-    this.instanceId = options.instanceId ?? randomUUID();
-    this.#leaseMs = options.leaseMs ?? 10_000;
+    super(db, options);
     this.#advertiseUrl = options.advertiseUrl ?? '';
     this.#version = options.version ?? '';
-    const watchers = this.#watchers;
+    const watchers = this.watchers;
     const instanceId = this.instanceId;
     this.bus = {
       async publish(topic, payload) {
@@ -67,54 +50,35 @@ export class LocalCoordinator implements Coordinator {
         advertiseUrl: this.#advertiseUrl,
         startedAt: this.#startedAt,
         heartbeatAt: now,
-        leaseUntil: now + this.#leaseMs,
+        leaseUntil: now + this.leaseMs,
         version: this.#version,
       },
     ];
   }
 
-  ownedRows(spec: OwnedRowsSpec): OwnedRows {
-    return createOwnedRows(
-      {
-        db: this.#db,
-        instanceId: this.instanceId,
-        leaseMs: this.#leaseMs,
-        underSweepLock: (_table, sweep) => this.#db.transaction((tx) => sweep(tx)),
-      },
-      spec,
-    );
-  }
-
-  singleton(name: string): Singleton {
-    const singletons = this.#singletons;
-    let held: number | undefined;
-    return {
-      name,
-      get fence() {
-        return held;
-      },
-      async acquire() {
-        if (held === undefined) {
-          held = (singletons.get(name) ?? 0) + 1;
-          singletons.set(name, held);
-        }
-        return held;
-      },
-      async release() {
-        held = undefined;
-      },
-    };
-  }
-
-  casDue(spec: CasDueSpec): Promise<number | undefined> {
-    return casDue(this.#db, spec);
-  }
-
   advisoryXact<T>(_key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.#db.transaction(callback);
+    return this.db.transaction(callback);
   }
 
   async close(): Promise<void> {
-    this.#watchers.close();
+    this.watchers.close();
+  }
+
+  protected underSweepLock(
+    _table: string,
+    sweep: (tx: Queryable) => Promise<SqlValue[]>,
+  ): Promise<SqlValue[]> {
+    return this.db.transaction((tx) => sweep(tx));
+  }
+
+  protected async claimSingleton(name: string, held: number | undefined): Promise<number> {
+    if (held !== undefined) return held;
+    const fence = (this.#singletons.get(name) ?? 0) + 1;
+    this.#singletons.set(name, fence);
+    return fence;
+  }
+
+  protected async freeSingleton(): Promise<void> {
+    // Nothing else could hold it: the next acquire simply takes the next fence.
   }
 }

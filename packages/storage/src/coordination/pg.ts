@@ -1,23 +1,19 @@
-import { randomUUID } from 'node:crypto';
+import { backoffDelay } from '@agentd/async-control';
 import type pg from 'pg';
 import { StorageError } from '../errors.js';
 import { noopLogger, type StorageLogger } from '../logger.js';
 import type { PgDatabase } from '../pg/pg-database.js';
 import type { Queryable, SqlValue, Transaction } from '../types.js';
-import { casDue, createOwnedRows } from './owned-rows.js';
+import { CoordinatorBase } from './base.js';
 import { coordinationPgMigrations, nowMs } from './sql.js';
 import type {
   BusMessage,
-  CasDueSpec,
   ClusterBus,
   CoordinationOptions,
-  Coordinator,
   InstanceInfo,
   OwnedRows,
   OwnedRowsSpec,
-  Singleton,
 } from './types.js';
-import { Watchers } from './watchers.js';
 
 const CHANNEL = 'agentd';
 // NOTIFY payloads must stay under 8000 bytes; anything larger travels as a cluster_events row.
@@ -45,61 +41,56 @@ function lockKey(key: string): string {
  * only. The listener is one connection taken from the pool for good; when it drops it is
  * replaced, LISTENs again, and every watcher re-checks its state.
  */
-export class PgCoordinator implements Coordinator {
+export class PgCoordinator extends CoordinatorBase<PgDatabase> {
   readonly mode = 'postgres' as const;
-  readonly instanceId: string;
   readonly bus: ClusterBus;
-  readonly #db: PgDatabase;
   readonly #options: CoordinationOptions;
-  readonly #leaseMs: number;
   readonly #heartbeatMs: number;
   readonly #pollMs: number;
   readonly #notify: boolean;
   readonly #logger: StorageLogger;
-  readonly #watchers = new Watchers();
   readonly #swept = new Set<OwnedRows>();
   #listener: pg.PoolClient | undefined;
   #timer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
-  #reconnectDelayMs = 100;
+  /** Listener losses since it last LISTENed: drives the reconnect backoff. */
+  #reconnectFailures = 0;
   #closed = false;
   #started = false;
 
   constructor(db: PgDatabase, options: CoordinationOptions) {
-    this.#db = db;
+    super(db, options);
     this.#options = options;
-    this.instanceId = options.instanceId ?? randomUUID();
-    this.#leaseMs = options.leaseMs ?? 10_000;
-    this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.#leaseMs / 5));
+    this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.leaseMs / 5));
     this.#pollMs = options.pollMs ?? 2000;
     this.#notify = options.notify ?? true;
     this.#logger = options.logger ?? noopLogger;
-    this.#watchers.onError = (error, topic) =>
+    this.watchers.onError = (error, topic) =>
       this.#logger.warn(
         { err: error, topic, errorKind: 'internal', hint: 'a bus subscriber threw; see the error' },
         'cluster bus handler failed',
       );
     this.bus = {
       publish: (topic, payload, tx) => this.#publish(topic, payload, tx),
-      subscribe: (topic, handler) => this.#watchers.subscribe(topic, handler),
+      subscribe: (topic, handler) => this.watchers.subscribe(topic, handler),
       watch: (topic, check, watchOptions) =>
-        this.#watchers.watch(topic, check, watchOptions?.pollMs ?? this.#pollMs),
+        this.watchers.watch(topic, check, watchOptions?.pollMs ?? this.#pollMs),
     };
   }
 
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    await this.#db.migrate('@agentd/storage:coordination', { libsql: [], pg: coordinationPgMigrations });
+    await this.db.migrate('@agentd/storage:coordination', { libsql: [], pg: coordinationPgMigrations });
     await this.#join();
     await this.#listen();
     this.#timer = setInterval(() => void this.#tick(), this.#heartbeatMs);
     this.#timer.unref();
-    this.#db.onClose(() => this.close());
+    this.db.onClose(() => this.close());
   }
 
   async instances(): Promise<InstanceInfo[]> {
-    const rows = await this.#db.query<InstanceRow>(
+    const rows = await this.db.query<InstanceRow>(
       `SELECT * FROM cluster_instances WHERE lease_until >= ${NOW} ORDER BY started_at, instance_id`,
     );
     return rows.map((row) => ({
@@ -112,61 +103,15 @@ export class PgCoordinator implements Coordinator {
     }));
   }
 
-  ownedRows(spec: OwnedRowsSpec): OwnedRows {
-    const rows = createOwnedRows(
-      {
-        db: this.#db,
-        instanceId: this.instanceId,
-        leaseMs: this.#leaseMs,
-        underSweepLock: (table, sweep) => this.#trySweepLock(`sweeper:${table}`, sweep),
-      },
-      spec,
-    );
+  override ownedRows(spec: OwnedRowsSpec): OwnedRows {
+    const rows = super.ownedRows(spec);
+    // Every table asked for is swept on the heartbeat.
     this.#swept.add(rows);
     return rows;
   }
 
-  singleton(name: string): Singleton {
-    const db = this.#db;
-    const me = this.instanceId;
-    const leaseMs = this.#leaseMs;
-    let held: number | undefined;
-    return {
-      name,
-      get fence() {
-        return held;
-      },
-      async acquire() {
-        const row = await db.get<{ fence: number }>(
-          `INSERT INTO cluster_singletons (name, owner, fence, lease_until) VALUES (?, ?, 1, ${NOW} + ?)
-           ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until,
-             fence = CASE WHEN cluster_singletons.owner = excluded.owner AND cluster_singletons.lease_until >= ${NOW}
-                          THEN cluster_singletons.fence ELSE cluster_singletons.fence + 1 END
-           WHERE cluster_singletons.owner = excluded.owner OR cluster_singletons.lease_until < ${NOW}
-           RETURNING fence`,
-          [name, me, leaseMs],
-        );
-        held = row === undefined ? undefined : Number(row.fence);
-        return held;
-      },
-      async release() {
-        if (held === undefined) return;
-        const fence = held;
-        held = undefined;
-        await db.execute(
-          'UPDATE cluster_singletons SET lease_until = 0 WHERE name = ? AND owner = ? AND fence = ?',
-          [name, me, fence],
-        );
-      },
-    };
-  }
-
-  casDue(spec: CasDueSpec): Promise<number | undefined> {
-    return casDue(this.#db, spec);
-  }
-
   advisoryXact<T>(key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.#db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       await tx.execute('SELECT pg_advisory_xact_lock(hashtext(?))', [lockKey(key)]);
       return callback(tx);
     });
@@ -177,7 +122,7 @@ export class PgCoordinator implements Coordinator {
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     if (this.#reconnectTimer !== undefined) clearTimeout(this.#reconnectTimer);
-    this.#watchers.close();
+    this.watchers.close();
     const listener = this.#listener;
     this.#listener = undefined;
     if (listener !== undefined) {
@@ -185,11 +130,38 @@ export class PgCoordinator implements Coordinator {
       listener.removeAllListeners('error');
       listener.release(true);
     }
-    if (this.#started && !this.#db.closed) {
-      await this.#db
+    if (this.#started && !this.db.closed) {
+      await this.db
         .execute('DELETE FROM cluster_instances WHERE instance_id = ?', [this.instanceId])
         .catch(() => undefined);
     }
+  }
+
+  protected underSweepLock(
+    table: string,
+    sweep: (tx: Queryable) => Promise<SqlValue[]>,
+  ): Promise<SqlValue[]> {
+    return this.#trySweepLock(`sweeper:${table}`, sweep);
+  }
+
+  protected async claimSingleton(name: string): Promise<number | undefined> {
+    const row = await this.db.get<{ fence: number }>(
+      `INSERT INTO cluster_singletons (name, owner, fence, lease_until) VALUES (?, ?, 1, ${NOW} + ?)
+       ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until,
+         fence = CASE WHEN cluster_singletons.owner = excluded.owner AND cluster_singletons.lease_until >= ${NOW}
+                      THEN cluster_singletons.fence ELSE cluster_singletons.fence + 1 END
+       WHERE cluster_singletons.owner = excluded.owner OR cluster_singletons.lease_until < ${NOW}
+       RETURNING fence`,
+      [name, this.instanceId, this.leaseMs],
+    );
+    return row === undefined ? undefined : Number(row.fence);
+  }
+
+  protected async freeSingleton(name: string, fence: number): Promise<void> {
+    await this.db.execute(
+      'UPDATE cluster_singletons SET lease_until = 0 WHERE name = ? AND owner = ? AND fence = ?',
+      [name, this.instanceId, fence],
+    );
   }
 
   async #join(): Promise<void> {
@@ -225,7 +197,7 @@ export class PgCoordinator implements Coordinator {
         [
           this.instanceId,
           this.#options.advertiseUrl ?? '',
-          this.#leaseMs,
+          this.leaseMs,
           JSON.stringify(sections),
           this.#options.version ?? '',
         ],
@@ -236,9 +208,9 @@ export class PgCoordinator implements Coordinator {
   async #tick(): Promise<void> {
     if (this.#closed) return;
     try {
-      const beat = await this.#db.execute(
+      const beat = await this.db.execute(
         `UPDATE cluster_instances SET heartbeat_at = ${NOW}, lease_until = ${NOW} + ? WHERE instance_id = ?`,
-        [this.#leaseMs, this.instanceId],
+        [this.leaseMs, this.instanceId],
       );
       if (beat.rowsAffected === 0) {
         // Swept as dead while paused: rows it owned may have moved on, and their fences say so.
@@ -253,7 +225,7 @@ export class PgCoordinator implements Coordinator {
         await this.#join();
       }
       await this.#trySweepLock('sweeper:cluster', async (tx) => {
-        await tx.execute(`DELETE FROM cluster_instances WHERE lease_until < ${NOW} - ?`, [this.#leaseMs * 6]);
+        await tx.execute(`DELETE FROM cluster_instances WHERE lease_until < ${NOW} - ?`, [this.leaseMs * 6]);
         await tx.execute(`DELETE FROM cluster_events WHERE created_at < ${NOW} - ?`, [EVENT_RETENTION_MS]);
         return [];
       });
@@ -268,7 +240,7 @@ export class PgCoordinator implements Coordinator {
   }
 
   async #trySweepLock(key: string, sweep: (tx: Queryable) => Promise<SqlValue[]>): Promise<SqlValue[]> {
-    return this.#db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const lock = await tx.get<{ acquired: boolean }>(
         'SELECT pg_try_advisory_xact_lock(hashtext(?)) AS acquired',
         [lockKey(key)],
@@ -278,7 +250,7 @@ export class PgCoordinator implements Coordinator {
   }
 
   async #publish(topic: string, payload: unknown, tx?: Transaction): Promise<void> {
-    const runner: Queryable = tx ?? this.#db;
+    const runner: Queryable = tx ?? this.db;
     let text = JSON.stringify({ t: topic, p: payload ?? null, f: this.instanceId });
     if (Buffer.byteLength(text) > NOTIFY_LIMIT_BYTES) {
       const row = await runner.get<{ id: number }>(
@@ -302,7 +274,7 @@ export class PgCoordinator implements Coordinator {
     if (typeof parsed.t !== 'string') return;
     let payload = parsed.p;
     if (typeof parsed.r === 'number') {
-      const row = await this.#db.get<{ payload: string }>('SELECT payload FROM cluster_events WHERE id = ?', [
+      const row = await this.db.get<{ payload: string }>('SELECT payload FROM cluster_events WHERE id = ?', [
         parsed.r,
       ]);
       if (row === undefined) return;
@@ -313,11 +285,11 @@ export class PgCoordinator implements Coordinator {
       payload,
       from: typeof parsed.f === 'string' ? parsed.f : '',
     };
-    this.#watchers.deliver(message);
+    this.watchers.deliver(message);
   }
 
   async #listen(): Promise<void> {
-    const client = await this.#db.pool.connect();
+    const client = await this.db.pool.connect();
     if (this.#closed) {
       client.release(true);
       return;
@@ -339,7 +311,7 @@ export class PgCoordinator implements Coordinator {
       return;
     }
     this.#listener = client;
-    this.#reconnectDelayMs = 100;
+    this.#reconnectFailures = 0;
   }
 
   #lost(client: pg.PoolClient, error: unknown): void {
@@ -352,21 +324,22 @@ export class PgCoordinator implements Coordinator {
       // already released
     }
     if (this.#closed) return;
+    this.#reconnectFailures += 1;
+    const delay = backoffDelay(this.#reconnectFailures, { initialMs: 100, maxMs: 5000 });
     this.#logger.warn(
       {
-        err: this.#db.redact(error instanceof Error ? error.message : String(error)),
+        err: this.db.redact(error instanceof Error ? error.message : String(error)),
+        retryInMs: delay,
         errorKind: 'dependency',
         hint: 'check that the PostgreSQL server is reachable',
       },
       'cluster bus listener lost its connection; reconnecting',
     );
-    const delay = this.#reconnectDelayMs;
-    this.#reconnectDelayMs = Math.min(5000, delay * 2);
     this.#reconnectTimer = setTimeout(() => {
       this.#listen()
         .then(() => {
           // Notices sent while disconnected are gone: every watcher re-reads its state.
-          if (this.#listener !== undefined) this.#watchers.recheckAll();
+          if (this.#listener !== undefined) this.watchers.recheckAll();
         })
         .catch((retryError: unknown) => this.#lost(client, retryError));
     }, delay);

@@ -6,13 +6,10 @@ import { StorageError } from '../errors.js';
 import { withBusyRetry } from '../internal/busy-retry.js';
 import { stripCredentials } from '../internal/location.js';
 import type { Redact } from '../internal/map-error.js';
-import { applyMigrations, listMigrations, migrationsFor } from '../internal/migrate.js';
-import { Batcher } from '../internal/write-batcher.js';
+import { DatabaseCore } from '../internal/database-core.js';
 import { toInStatement } from '../internal/results.js';
 import type { StorageLogger } from '../logger.js';
-import type { AppliedMigration, MigrationResult, MigrationSet } from '../migrations.js';
 import type { ExecuteResult, SqlArgs, SqlRow, Statement, Transaction, TransactionMode } from '../types.js';
-import { type WriteBatcher, type WriteBatcherOptions, writeBatcherOptionsSchema } from '../write-batcher.js';
 import { pgToStorageError } from './errors.js';
 import { bindArguments, translatePlaceholders } from './translate.js';
 
@@ -153,19 +150,22 @@ class PgTransaction implements Transaction {
 }
 
 /** A {@link Database} on a PostgreSQL server through a `pg.Pool`. */
-export class PgDatabase implements Database {
+export class PgDatabase extends DatabaseCore implements Database {
   readonly kind = 'postgres' as const;
   readonly dialect = 'pg' as const;
   readonly url: string;
   /** The pool, for the coordination module (a pinned LISTEN connection, advisory locks). */
   readonly pool: pg.Pool;
   readonly #settings: PgSettings;
-  readonly #batchers = new Set<Batcher>();
   readonly #fail: (error: unknown, sql?: string) => never;
   readonly #onClose: Array<() => Promise<void>> = [];
-  #closing: Promise<void> | undefined;
 
   constructor(pool: pg.Pool, url: string, settings: PgSettings) {
+    super({
+      logger: settings.logger,
+      now: settings.now,
+      closeHint: 'check that the PostgreSQL server is reachable',
+    });
     this.pool = pool;
     this.url = url;
     this.#settings = settings;
@@ -180,10 +180,6 @@ export class PgDatabase implements Database {
     });
   }
 
-  get closed(): boolean {
-    return this.#closing !== undefined;
-  }
-
   /** The redactor for errors raised outside this class on its connections. */
   get redact(): Redact {
     return this.#settings.redact;
@@ -195,98 +191,37 @@ export class PgDatabase implements Database {
   }
 
   async execute<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<ExecuteResult<Row>> {
-    this.#checkUsable();
+    this.checkUsable();
     return this.#retry(() => run<Row>(this.pool, statement, args, this.#fail));
   }
 
-  async query<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row[]> {
-    return (await this.execute<Row>(statement, args)).rows;
-  }
-
-  async get<Row = SqlRow>(statement: Statement, args?: SqlArgs): Promise<Row | undefined> {
-    return (await this.execute<Row>(statement, args)).rows[0];
-  }
-
   async batch(statements: Statement[], mode: TransactionMode = 'write'): Promise<ExecuteResult[]> {
-    this.#checkUsable();
+    this.checkUsable();
     if (statements.length === 0) return [];
     return this.#transaction((tx) => tx.batch(statements), mode, 'read committed');
   }
 
   transaction<T>(callback: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    this.#checkUsable();
+    this.checkUsable();
     return this.#transaction(callback, options.mode ?? 'write', options.isolation ?? 'read committed');
   }
 
-  createWriteBatcher(options: WriteBatcherOptions = {}): WriteBatcher {
-    this.#checkUsable();
-    const parsed = writeBatcherOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      throw new StorageError('INVALID_OPTIONS', `Invalid write batcher options: ${parsed.error.message}`, {
-        cause: parsed.error,
-      });
-    }
-    const host = {
-      transaction: <T>(callback: (tx: Transaction) => Promise<T>) =>
-        this.#transaction(callback, 'write', 'read committed'),
-      detach: <T>(task: () => T) => scope.exit(task),
-      logger: this.#settings.logger,
-    };
-    const batcher = new Batcher(host, parsed.data.maxBatch, parsed.data.maxDelayMs, (closed) =>
-      this.#batchers.delete(closed),
-    );
-    this.#batchers.add(batcher);
-    return batcher;
+  protected batchTransaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.#transaction(callback, 'write', 'read committed');
   }
 
-  async migrate(packageName: string, migrations: MigrationSet): Promise<MigrationResult> {
-    this.#checkUsable();
-    const list = migrationsFor(packageName, migrations, 'pg');
-    return applyMigrations(this, packageName, list, this.#settings.now, this.#settings.logger);
+  protected detached<T>(task: () => T): T {
+    return scope.exit(task);
   }
 
-  async migrations(packageName?: string): Promise<AppliedMigration[]> {
-    this.#checkUsable();
-    return listMigrations(this, packageName);
+  protected insideOwnTransaction(): boolean {
+    const current = scope.getStore();
+    return current?.open === true && current.owner === this;
   }
 
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
-
-  async #shutdown(): Promise<void> {
-    for (const batcher of [...this.#batchers]) {
-      await batcher.close().catch((error: unknown) => {
-        this.#settings.logger.error(
-          {
-            url: this.url,
-            err: error,
-            errorKind: 'resource',
-            hint: 'check that the PostgreSQL server is reachable',
-          },
-          'write batcher failed to flush on close',
-        );
-      });
-    }
+  protected async release(): Promise<void> {
     for (const task of this.#onClose.splice(0)) await task().catch(() => undefined);
     await this.pool.end();
-    this.#settings.logger.info({ url: this.url }, 'database closed');
-  }
-
-  #checkUsable(): void {
-    if (this.#closing !== undefined) {
-      throw new StorageError('CLOSED', `The database at ${this.url} is closed`, { data: { url: this.url } });
-    }
-    const current = scope.getStore();
-    if (current?.open === true && current.owner === this) {
-      throw new StorageError(
-        'NESTED_TRANSACTION',
-        'A database method was called inside a transaction callback; use the `tx` handle the callback ' +
-          'receives, or move the call after the transaction',
-        { data: { url: this.url } },
-      );
-    }
   }
 
   #retry<T>(operation: () => Promise<T>): Promise<T> {
