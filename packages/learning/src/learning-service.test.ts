@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { AgentTurnRequest } from '@agentd/contracts';
 import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DIALECTS, openDialectDatabase } from '../test/dialects.js';
+import { testDialects, openTestDatabase } from '@agentd/storage/testing';
 import { createLearningService, type LearningService, type LearningTurn } from './learning-service.js';
 
 let dir: string;
@@ -68,10 +68,10 @@ function turn(
 const named = (name: string) => events.filter(([event]) => event === name).map(([, payload]) => payload);
 
 // Every test runs on each dialect: the same body on libsql and on PostgreSQL.
-describe.each(DIALECTS)('on %s', (dialect) => {
+describe.each(testDialects())('on %s', (dialect) => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'learning-'));
-    db = await openDialectDatabase(dialect, dir);
+    db = await openTestDatabase(dialect, dir);
     events = [];
     reflections = [];
     reflectionAnswer = SKILL;

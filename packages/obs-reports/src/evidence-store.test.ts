@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Database } from '@agentd/storage';
 import { makeTempDir, removeTempDir } from '@agentd/evidence/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DIALECTS, openDialectDatabase } from '../test/dialects.js';
+import { testDialects, openTestDatabase } from '@agentd/storage/testing';
 import { closeObsEvidence, openObsEvidence } from '../test/obs-evidence.js';
 import { auditQuerySchema, createObsEvidence, type ObsEvidence } from './evidence-store.js';
 
@@ -33,7 +33,7 @@ function secretPayload(): Record<string, unknown> {
 }
 
 // Every test runs on each dialect: the same body on libsql and on PostgreSQL.
-describe.each(DIALECTS)('on %s', (dialect) => {
+describe.each(testDialects())('on %s', (dialect) => {
   beforeEach(async () => {
     dir = makeTempDir('obs-evidence-');
     ({ db, evidence } = await openObsEvidence(dir, { now: () => T0 }, dialect));
@@ -115,7 +115,7 @@ describe.each(DIALECTS)('on %s', (dialect) => {
       if (dialect === 'libsql') expect(files.length).toBeGreaterThan(0);
       for (const file of files) expect(readFileSync(file).includes('PLANTED')).toBe(false);
       // Reopen so afterEach closes a live handle.
-      db = await openDialectDatabase(dialect, dir);
+      db = await openTestDatabase(dialect, dir);
       evidence = createObsEvidence({ db });
     });
 

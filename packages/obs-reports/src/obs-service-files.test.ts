@@ -12,7 +12,7 @@ import {
 import { indexRecord, tempDirEachTest, writeTurn } from '@agentd/evidence/testing';
 import type { Database } from '@agentd/storage';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../test/dialects.js';
+import { testDialects } from '@agentd/storage/testing';
 import { createSessionTables } from '../test/session-tables.js';
 import { closeObsEvidence, openObsEvidence } from '../test/obs-evidence.js';
 import type { ObsEvidence } from './evidence-store.js';
@@ -26,7 +26,7 @@ const temp = tempDirEachTest('obs-files-', { beforeEach, afterEach });
 const jsonOf = (value: unknown) => JSON.stringify(value);
 
 // Every test runs on each dialect: the same body on libsql and on PostgreSQL.
-describe.each(DIALECTS)('on %s', (dialect) => {
+describe.each(testDialects())('on %s', (dialect) => {
   describe('createObsService', () => {
     let db: Database;
     let evidence: ObsEvidence;

@@ -1,6 +1,6 @@
 import type { Database, Dialect } from '@agentd/storage';
 import { createObsEvidence, type ObsEvidence, type ObsEvidenceOptions } from '../src/evidence-store.js';
-import { openDialectDatabase } from './dialects.js';
+import { openTestDatabase } from '@agentd/storage/testing';
 
 /** The database and the evidence store a test works on. */
 export interface OpenedEvidence {
@@ -17,7 +17,7 @@ export async function openObsEvidence(
   options: Omit<ObsEvidenceOptions, 'db'> = {},
   dialect: Dialect = 'libsql',
 ): Promise<OpenedEvidence> {
-  const db = await openDialectDatabase(dialect, dataDir);
+  const db = await openTestDatabase(dialect, dataDir);
   const evidence = createObsEvidence({ db, ...options });
   await evidence.start();
   return { db, evidence };

@@ -62,15 +62,24 @@ export function testDialects(): Dialect[] {
   return pgSuitesEnabled() ? ['libsql', 'pg'] : ['libsql'];
 }
 
+/** PostgreSQL databases made for a data directory, so opening it again reopens the same one. */
+const pgDatabaseOf = new Map<string, string>();
+
 /**
- * A fresh database of `dialect` for one test or suite: a libsql file in `dataDir`, or a new
- * database on the PostgreSQL test server (see {@link freshPgDatabaseUrl}).
+ * The database of `dataDir` in `dialect` for a test: its libsql file, or on the PostgreSQL test
+ * server a database made fresh the first time the directory is opened (see
+ * {@link freshPgDatabaseUrl}) and reopened after, as the file would be.
  */
 export async function openTestDatabase(
   dialect: Dialect,
   dataDir: string,
   options: Omit<OpenDatabaseOptions, 'url' | 'dataDir'> = {},
 ): Promise<Database> {
-  if (dialect === 'pg') return openDatabase({ ...options, url: await freshPgDatabaseUrl() });
-  return openDatabase({ ...options, dataDir });
+  if (dialect === 'libsql') return openDatabase({ ...options, dataDir });
+  let url = pgDatabaseOf.get(dataDir);
+  if (url === undefined) {
+    url = await freshPgDatabaseUrl();
+    pgDatabaseOf.set(dataDir, url);
+  }
+  return openDatabase({ ...options, url });
 }
