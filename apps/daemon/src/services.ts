@@ -49,7 +49,8 @@ import {
   lifecycleRunner,
 } from '@agentd/learning';
 import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
-import { type Database, openDatabase } from '@agentd/storage';
+import { type Coordinator, type Database, openDatabase } from '@agentd/storage';
+import { checkClusterStart, openCluster } from './cluster.js';
 import {
   createWebhookService,
   type HookResponseDeliverer,
@@ -100,6 +101,8 @@ export interface DaemonServices {
   /** Resolves a `${secret:NAME}` name: the secrets store, then the `.env` file, then the environment. */
   lookupSecret: (name: string) => Promise<string | undefined>;
   db: Database;
+  /** Membership, owned rows and the bus: the cluster's on PostgreSQL, the in-process one on libsql. */
+  coordinator: Coordinator;
   obsEvidence: ObsEvidence;
   posture: ServedWindowMonitor;
   securityAudit: SecurityAudit;
@@ -213,10 +216,19 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   const storageConfig = await resolveSecretRefs(config.storage, lookupSecret);
   // AGENTD_STORAGE_URL wins over storage.url (a postgres:// URL there selects cluster mode).
   const storageUrl = env.AGENTD_STORAGE_URL || storageConfig.url;
+  // Before the database opens: a cluster start with an unported package, or a sqld URL with
+  // cluster settings, is refused naming them all (never a silent single-instance start).
+  checkClusterStart(config, storageUrl);
   const db = await lifecycle.start(
     'storage',
     () => openDatabase({ dataDir, ...storageConfig, url: storageUrl, logger: logger.module('storage') }),
     (database) => database.close(),
+  );
+  // Membership (cluster mode: joined, heartbeats and sweeper) before any package uses the database.
+  const coordinator = await lifecycle.start(
+    'cluster',
+    () => openCluster({ db, config, log }),
+    (opened) => opened.close(),
   );
   const obsEvidence = await lifecycle.service('evidence', () =>
     createObsEvidence({ db, now, logger: logger.module('obs') }),
@@ -338,6 +350,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     securityAudit,
     configAudit,
     db,
+    coordinator,
     obsEvidence,
     posture,
     memory,

@@ -72,3 +72,7 @@ export {
   type GraphToolsOptions,
   sameAgentOnly,
 } from './tools.js';
+export {
+  MIGRATION_PACKAGE as GRAPH_MIGRATION_PACKAGE,
+  migrations as graphEngineMigrations,
+} from './internal/schema.js';

@@ -26,7 +26,7 @@ export class LocalCoordinator implements Coordinator {
   readonly bus: ClusterBus;
   readonly #db: Database;
   readonly #leaseMs: number;
-  readonly #advertiseUrl: string;
+  #advertiseUrl: string;
   readonly #version: string;
   readonly #singletons = new Map<string, number>();
   readonly #watchers = new Watchers();
@@ -71,6 +71,10 @@ export class LocalCoordinator implements Coordinator {
         version: this.#version,
       },
     ];
+  }
+
+  async advertise(url: string): Promise<void> {
+    this.#advertiseUrl = url;
   }
 
   ownedRows(spec: OwnedRowsSpec): OwnedRows {

@@ -58,6 +58,7 @@ export class PgCoordinator implements Coordinator {
   readonly #logger: StorageLogger;
   readonly #watchers = new Watchers();
   readonly #swept = new Set<OwnedRows>();
+  #advertiseUrl: string;
   #listener: pg.PoolClient | undefined;
   #timer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
@@ -69,6 +70,7 @@ export class PgCoordinator implements Coordinator {
     this.#db = db;
     this.#options = options;
     this.instanceId = options.instanceId ?? randomUUID();
+    this.#advertiseUrl = options.advertiseUrl ?? '';
     this.#leaseMs = options.leaseMs ?? 10_000;
     this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.#leaseMs / 5));
     this.#pollMs = options.pollMs ?? 2000;
@@ -110,6 +112,15 @@ export class PgCoordinator implements Coordinator {
       leaseUntil: Number(row.lease_until),
       version: row.version,
     }));
+  }
+
+  async advertise(url: string): Promise<void> {
+    this.#advertiseUrl = url;
+    if (!this.#started || this.#closed) return;
+    await this.#db.execute('UPDATE cluster_instances SET advertise_url = ? WHERE instance_id = ?', [
+      url,
+      this.instanceId,
+    ]);
   }
 
   ownedRows(spec: OwnedRowsSpec): OwnedRows {
@@ -208,7 +219,17 @@ export class PgCoordinator implements Coordinator {
         const differing = [...new Set([...Object.keys(theirs), ...Object.keys(sections)])]
           .filter((section) => theirs[section] !== sections[section])
           .sort();
-        if (differing.length > 0) {
+        if (differing.length > 0 && this.#options.allowConfigSkew === true) {
+          this.#logger.warn(
+            {
+              peer: peer.instance_id,
+              sections: differing,
+              errorKind: 'config',
+              hint: 'cluster.allowConfigSkew is set; give every instance the same config.yaml once the change is rolled out',
+            },
+            'joining although the configuration differs from a live instance',
+          );
+        } else if (differing.length > 0) {
           throw new StorageError(
             'INVALID_OPTIONS',
             `The configuration differs from live instance ${peer.instance_id} in: ${differing.join(', ')}`,
@@ -224,7 +245,7 @@ export class PgCoordinator implements Coordinator {
            config_sections = excluded.config_sections, version = excluded.version`,
         [
           this.instanceId,
-          this.#options.advertiseUrl ?? '',
+          this.#advertiseUrl,
           this.#leaseMs,
           JSON.stringify(sections),
           this.#options.version ?? '',
