@@ -51,6 +51,7 @@ import {
 import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
 import { type Coordinator, type Database, openDatabase } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
+import { openClusterTokens } from './cluster-tokens.js';
 import {
   createWebhookService,
   type HookResponseDeliverer,
@@ -305,21 +306,42 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (memorySwitch) => memorySwitch.close(),
   );
 
-  const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
-    resolveSecretRefs(list, lookupSecret);
+  // Cluster mode keeps API tokens in the auth_tokens table, shared by every instance; the
+  // embedded default writes them into config.yaml as before.
+  const clusterTokens =
+    coordinator.mode === 'postgres'
+      ? await openClusterTokens({
+          db,
+          coordinator,
+          configuredIds: () => new Set(configStore.current().gateway.tokens.map((entry) => entry.id)),
+          log: logger.module('auth'),
+        })
+      : undefined;
+  const resolveTokens = async (list: TokenConfig[]): Promise<TokenConfig[]> => {
+    const resolved = await resolveSecretRefs(list, lookupSecret);
+    return clusterTokens ? clusterTokens.withStored(resolved) : resolved;
+  };
   const tokens: TokenStore = createTokenStore({
     tokens: await resolveTokens(config.gateway.tokens),
     now,
-    persist: async (next) => {
-      // Entries already in config.yaml are written back as they are there (a reference stays a
-      // reference); only tokens created through the API are added, as hashes.
-      const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
-      await configStore.patch({
-        gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
-      });
-    },
+    persist:
+      clusterTokens?.persist ??
+      (async (next) => {
+        // Entries already in config.yaml are written back as they are there (a reference stays a
+        // reference); only tokens created through the API are added, as hashes.
+        const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
+        await configStore.patch({
+          gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
+        });
+      }),
     logger: logger.module('auth'),
   });
+  if (clusterTokens) {
+    const stopFollowing = clusterTokens.follow(tokens, () =>
+      resolveSecretRefs(configStore.current().gateway.tokens, lookupSecret),
+    );
+    lifecycle.add('token follower', async () => stopFollowing());
+  }
 
   // Prompt-cache figures of every model call (no prompt text) go to a rotating logs/cache-trace.jsonl.
   const cacheTrace = await lifecycle.start(
