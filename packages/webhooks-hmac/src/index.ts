@@ -14,6 +14,7 @@ export {
   webhooksSectionSchema,
   webhookTokenSchema,
 } from './config.js';
+export { QUEUE_TOPIC, type WebhookCoordinator, type WebhookOwnedRows } from './cluster.js';
 export { isWebhookError, WebhookError, type WebhookErrorCode, type WebhookErrorOptions } from './errors.js';
 export {
   createWebhookHandler,
@@ -77,8 +78,12 @@ export {
   type QueueStats,
   type WebhookCounter,
   type WebhookDatabase,
+  type WebhookDialect,
   type WebhookMigration,
+  type WebhookMigrationSet,
+  webhookMigrationSet,
   webhookMigrations,
+  webhookPgMigrations,
   type WebhookQueryable,
   type WebhookSqlValue,
   type WebhookStore,

@@ -5,6 +5,7 @@ import { WebhookError } from './errors.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 import type { AgentJob, WebhookStore } from './store.js';
+import { isCluster, QUEUE_TOPIC, type WebhookCoordinator } from './cluster.js';
 
 export type { AgentTurnRunner } from '@agentd/contracts';
 
@@ -50,6 +51,12 @@ export interface QueueDrainerOptions extends Pick<Injected<WebhookLogger>, 'logg
   events?: EventSink;
   /** Receives each attempt as a `webhook.job` span (trace id: the turn's, else `webhook-job-<id>`). */
   spans?: SpanSink;
+  /**
+   * The cluster coordinator, the store's own. In `postgres` mode `kick()` is also published on
+   * the bus, and the drainer looks at the queue on every peer's notice and on the bus's polling
+   * backstop (which also finds jobs whose owner stopped renewing their lease).
+   */
+  coordinator?: WebhookCoordinator | undefined;
 }
 
 /** How long the drainer waits to read the queue again after a read failed. */
@@ -69,7 +76,7 @@ const drainerOptionsSchema = z.object({
 export interface QueueDrainer {
   /** Puts jobs left running by a previous process back in the queue, then runs what is due. */
   start(): Promise<void>;
-  /** Looks at the queue now (call after enqueueing). */
+  /** Looks at the queue now (call after enqueueing); in cluster mode every instance's drainer does. */
   kick(): void;
   /** Resolves once no due job is queued and none is running (tests, shutdown checks). */
   idle(): Promise<void>;
@@ -88,7 +95,17 @@ export interface QueueDrainer {
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
-  const { store, runner, deliver, events, spans, logger = noopLogger, now = Date.now, ...rest } = options;
+  const {
+    store,
+    runner,
+    deliver,
+    events,
+    spans,
+    coordinator,
+    logger = noopLogger,
+    now = Date.now,
+    ...rest
+  } = options;
   const settings = parseWith(drainerOptionsSchema, rest, 'queue drainer options');
   const jobSpan = (job: AgentJob, began: number, outcome: string, traceId: string | undefined) => {
     try {
@@ -121,6 +138,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
   let stopped = false;
   let pumping: Promise<void> | undefined;
   let again = false;
+  let unwatch: (() => void) | undefined;
   const idleWaiters: Array<() => void> = [];
 
   // No polling: an idle daemon does no work. The queue is looked at when a job is enqueued
@@ -167,10 +185,45 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
     }
   };
 
+  // Aborted because the lease was lost: another instance owns the job now, so this one writes nothing.
+  const lostClaims = new WeakSet<AbortController>();
+  const staleClaim = (job: AgentJob) =>
+    logger.warn(
+      {
+        jobId: job.id,
+        mapping: job.mappingId,
+        hint: 'the lease of this job expired (the instance was paused or cut off) and another instance took it over; its write was rejected',
+        errorKind: 'dependency',
+      },
+      'webhook job claim lost',
+    );
+  /** In cluster mode, renews the claim's lease every third of it; a lost lease aborts the turn. */
+  const renewWhileRunning = (job: AgentJob, controller: AbortController) => {
+    const leaseMs = store.jobLeaseMs;
+    if (leaseMs === undefined) return undefined;
+    const timer = setInterval(
+      () => {
+        store.renewJob(job.id, job.fence).then(
+          (held) => {
+            if (held || controller.signal.aborted) return;
+            lostClaims.add(controller);
+            controller.abort(new Error('the webhook job was taken over by another instance'));
+          },
+          // A failed renewal is retried at the next tick; the lease covers two more.
+          () => undefined,
+        );
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
+    timer.unref();
+    return timer;
+  };
+
   const runJob = async (job: AgentJob): Promise<void> => {
     const controller = new AbortController();
     controllers.set(job.id, controller);
     const began = now();
+    const renewal = renewWhileRunning(job, controller);
     try {
       const result = await runner.runTurn({
         message: job.message,
@@ -227,14 +280,19 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
       }
       events?.emit('webhook:job_finished', { outcome: 'completed', mapping: job.mappingId });
       jobSpan(job, began, 'completed', result.traceId);
-      await store.completeJob(job.id, {
-        finishReason: result.finishReason,
-        responseChars: result.response.length,
-        deliveryStatus,
-        ...(deliveryStatus === 'no_target' || deliveryStatus === 'failed'
-          ? { undeliveredResponse: result.response }
-          : {}),
-      });
+      const recorded = await store.completeJob(
+        job.id,
+        {
+          finishReason: result.finishReason,
+          responseChars: result.response.length,
+          deliveryStatus,
+          ...(deliveryStatus === 'no_target' || deliveryStatus === 'failed'
+            ? { undeliveredResponse: result.response }
+            : {}),
+        },
+        job.fence,
+      );
+      if (!recorded) staleClaim(job);
       logger.info(
         {
           jobId: job.id,
@@ -249,7 +307,11 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
       );
     } catch (error) {
       if (stopped) {
-        await store.releaseJob(job.id).catch(() => undefined);
+        await store.releaseJob(job.id, job.fence).catch(() => undefined);
+        return;
+      }
+      if (lostClaims.has(controller)) {
+        staleClaim(job);
         return;
       }
       const finalAttempt = job.attempts >= settings.maxAttempts;
@@ -262,7 +324,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
             random: settings.random,
           });
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown';
-      await store.failJob(job.id, reason, retryAt).catch(() => undefined);
+      await store.failJob(job.id, reason, retryAt, job.fence).catch(() => undefined);
       events?.emit('webhook:job_finished', {
         outcome: finalAttempt ? 'failed' : 'retry',
         mapping: job.mappingId,
@@ -283,6 +345,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         'webhook agent turn failed',
       );
     } finally {
+      if (renewal !== undefined) clearInterval(renewal);
       controllers.delete(job.id);
     }
   };
@@ -305,7 +368,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         }
         if (!job) break;
         if (stopped) {
-          await store.releaseJob(job.id).catch(() => undefined);
+          await store.releaseJob(job.id, job.fence).catch(() => undefined);
           break;
         }
         const task = runJob(job).finally(() => {
@@ -316,6 +379,24 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
       }
     } while (again && !stopped);
   };
+
+  /** Tells every instance's drainer (this one too) that a job was queued. */
+  function announce(): void {
+    if (stopped || !started) return;
+    if (isCluster(coordinator)) {
+      coordinator.bus.publish(QUEUE_TOPIC, null).catch((error: unknown) =>
+        logger.warn(
+          {
+            err: error,
+            hint: 'peers find the job at their next poll of the queue',
+            errorKind: 'dependency',
+          },
+          'publishing a webhook queue notice failed',
+        ),
+      );
+    }
+    kick();
+  }
 
   function kick(): void {
     if (stopped || !started) return;
@@ -341,9 +422,11 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
         logger.info({ itemCount: recovered }, 'webhook agent turns interrupted by a restart queued again');
       }
       started = true;
+      // Peers' notices and the bus's polling backstop wake this drainer too.
+      if (isCluster(coordinator)) unwatch = coordinator.bus.watch(QUEUE_TOPIC, kick);
       kick();
     },
-    kick,
+    kick: announce,
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
@@ -353,6 +436,7 @@ export function createQueueDrainer(options: QueueDrainerOptions): QueueDrainer {
     async stop() {
       if (stopped) return;
       stopped = true;
+      unwatch?.();
       if (timer) clearTimeout(timer);
       for (const controller of controllers.values()) controller.abort(new Error('agentd is shutting down'));
       await pumping;

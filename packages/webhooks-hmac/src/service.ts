@@ -11,18 +11,14 @@ import {
   type HookResponseDeliverer,
   type QueueDrainer,
 } from './queue-drainer.js';
-import {
-  createWebhookStore,
-  type WebhookDatabase,
-  type WebhookMigration,
-  type WebhookStore,
-} from './store.js';
-import { webhookMigrations } from './store.js';
+import { createWebhookStore, type WebhookDatabase, type WebhookStore } from './store.js';
+import { type WebhookMigrationSet, webhookMigrationSet } from './migrations.js';
 import { deliverPendingWakes, type WakeTarget } from './wake.js';
+import type { WebhookCoordinator } from './cluster.js';
 
 /** A database that can also run migrations; `@agentd/storage`'s `Database` satisfies it. */
 export interface WebhookServiceDatabase extends WebhookDatabase {
-  migrate(packageName: string, migrations: WebhookMigration[]): Promise<unknown>;
+  migrate(packageName: string, migrations: WebhookMigrationSet): Promise<unknown>;
 }
 
 /** The token fields of a `webhooks` section, as {@link WebhookServiceOptions.resolveSecrets} sees them. */
@@ -50,7 +46,7 @@ export interface WebhookRefusal {
 
 /** Options of {@link createWebhookService}. */
 export interface WebhookServiceOptions {
-  /** The database; the service runs {@link webhookMigrations} on it. */
+  /** The database; the service runs {@link webhookMigrationSet} on it (its dialect's list). */
   db: WebhookServiceDatabase;
   /** The `webhooks` section to serve; {@link WebhookService.configure} replaces it later. */
   section: WebhooksSection;
@@ -76,6 +72,15 @@ export interface WebhookServiceOptions {
   onRefused?: ((refusal: WebhookRefusal) => void) | undefined;
   /** How often expired delivery ids and finished jobs are pruned. @default 3600000 (1 h) */
   pruneIntervalMs?: number;
+  /**
+   * The cluster coordinator (`@agentd/storage`'s `openCoordination` on the same database). In
+   * `postgres` mode every instance's drainer shares the queue: each job is claimed by one
+   * instance under a lease, taken over once when its owner stops renewing it, and an enqueue
+   * wakes every drainer through the bus. Absent or `single`: the in-process queue.
+   */
+  coordinator?: WebhookCoordinator | undefined;
+  /** The lease of a cluster claim. @default 10000 */
+  jobLeaseMs?: number | undefined;
   /** @default no-op */
   logger?: WebhookLogger;
   /** Clock in milliseconds. @default Date.now */
@@ -109,8 +114,15 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
   const now = options.now ?? Date.now;
   const { runner, wakeTarget, deliver } = options;
   const resolveSecrets = options.resolveSecrets ?? (async (fields: WebhookSecretFields) => fields);
-  await options.db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
-  const store = createWebhookStore({ db: options.db, logger, now });
+  await options.db.migrate('@agentd/webhooks-hmac', webhookMigrationSet);
+  const { coordinator } = options;
+  const store = createWebhookStore({
+    db: options.db,
+    logger,
+    now,
+    ...(coordinator ? { coordinator } : {}),
+    ...(options.jobLeaseMs !== undefined ? { jobLeaseMs: options.jobLeaseMs } : {}),
+  });
   const prune = () =>
     store
       .prune()
@@ -134,6 +146,7 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
       ...(deliver ? { deliver } : {}),
       ...(options.events ? { events: options.events } : {}),
       ...(options.spans ? { spans: options.spans } : {}),
+      ...(coordinator ? { coordinator } : {}),
     });
     await drainer.start();
   }

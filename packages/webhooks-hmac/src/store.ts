@@ -6,6 +6,18 @@ import type { WebhookOutcome } from './handler.js';
 import { OutcomeCounters } from './internal/outcome-counters.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
+import type { WebhookCoordinator } from './cluster.js';
+import { jobClaims } from './internal/job-claims.js';
+import type { WebhookDialect } from './migrations.js';
+
+export {
+  type WebhookDialect,
+  type WebhookMigration,
+  type WebhookMigrationSet,
+  webhookMigrationSet,
+  webhookMigrations,
+  webhookPgMigrations,
+} from './migrations.js';
 
 /** A value bound to a statement parameter. */
 export type WebhookSqlValue = string | number | null;
@@ -23,79 +35,10 @@ export interface WebhookQueryable {
  * package does not depend on a driver; `@agentd/storage`'s `Database` satisfies it.
  */
 export interface WebhookDatabase extends WebhookQueryable {
+  /** `pg` for PostgreSQL, where a few statements differ. @default 'libsql' */
+  readonly dialect?: WebhookDialect | undefined;
   transaction<T>(callback: (tx: WebhookQueryable) => Promise<T>): Promise<T>;
 }
-
-/** A migration in the shape `@agentd/storage`'s `db.migrate(package, migrations)` takes. */
-export interface WebhookMigration {
-  version: number;
-  name: string;
-  up: string[];
-}
-
-/**
- * The store's schema; run it with `db.migrate('@agentd/webhooks-hmac', webhookMigrations)`
- * (or apply the statements yourself, in order, once).
- */
-export const webhookMigrations: readonly WebhookMigration[] = Object.freeze([
-  {
-    version: 1,
-    name: 'deliveries, agent queue, wakes, counters',
-    up: [
-      `CREATE TABLE webhook_deliveries (
-        delivery_id TEXT PRIMARY KEY,
-        mapping_id TEXT NOT NULL,
-        received_at INTEGER NOT NULL
-      )`,
-      'CREATE INDEX webhook_deliveries_received ON webhook_deliveries (received_at)',
-      `CREATE TABLE webhook_agent_queue (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        endpoint TEXT NOT NULL CHECK (endpoint IN ('strict', 'mapped')),
-        mapping_id TEXT NOT NULL,
-        delivery_id TEXT,
-        created_at INTEGER NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL,
-        started_at INTEGER,
-        finished_at INTEGER,
-        agent_id TEXT,
-        session_key TEXT NOT NULL,
-        message TEXT NOT NULL,
-        model TEXT,
-        timeout_ms INTEGER,
-        deliver INTEGER NOT NULL DEFAULT 0,
-        channel TEXT,
-        recipient TEXT,
-        finish_reason TEXT,
-        response_chars INTEGER,
-        delivery_status TEXT CHECK (delivery_status IN ('not_requested', 'delivered', 'no_target', 'failed')),
-        undelivered_response TEXT,
-        last_error TEXT
-      )`,
-      'CREATE INDEX webhook_agent_queue_pending ON webhook_agent_queue (status, next_attempt_at, id)',
-      `CREATE TABLE webhook_wakes (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        mapping_id TEXT NOT NULL,
-        delivery_id TEXT,
-        mode TEXT NOT NULL CHECK (mode IN ('now', 'next-heartbeat')),
-        text TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        consumed_at INTEGER
-      )`,
-      'CREATE INDEX webhook_wakes_pending ON webhook_wakes (consumed_at, id)',
-      `CREATE TABLE webhook_counters (
-        day TEXT NOT NULL,
-        endpoint TEXT NOT NULL,
-        outcome TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        mapping_id TEXT NOT NULL,
-        count INTEGER NOT NULL,
-        PRIMARY KEY (day, endpoint, outcome, reason, mapping_id)
-      )`,
-    ],
-  },
-]);
 
 /** Default idempotency window: the contract's 24 hours. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -113,6 +56,14 @@ export interface WebhookStoreOptions extends Pick<Injected<WebhookLogger>, 'logg
   retentionMs?: number;
   /** How often counted outcomes are written; they are summed in memory between writes. @default 1000 */
   counterFlushMs?: number;
+  /**
+   * The cluster coordinator (`@agentd/storage`'s `openCoordination`). In `postgres` mode the
+   * queue is shared: a claim is an owned row with a lease, and a write after it applies only at
+   * the claim's fence. Absent or `single`: claims work in process, as on libsql.
+   */
+  coordinator?: WebhookCoordinator | undefined;
+  /** How long a cluster claim lasts without renewal (the drainer renews it while the turn runs). @default 10000 */
+  jobLeaseMs?: number;
 }
 
 const storeOptionsSchema = z.object({
@@ -123,6 +74,7 @@ const storeOptionsSchema = z.object({
     .positive()
     .default(7 * 24 * 60 * 60 * 1000),
   counterFlushMs: z.number().int().positive().default(1000),
+  jobLeaseMs: z.number().int().min(100).max(3_600_000).default(10_000),
 });
 
 /** What {@link WebhookStore.accept} records. */
@@ -153,6 +105,8 @@ export interface AgentJob {
   createdAt: number;
   /** Attempts so far, this one included. */
   attempts: number;
+  /** In cluster mode, the fence of this claim: every later write of the job carries it. */
+  fence?: number | undefined;
   agentId: string | undefined;
   sessionKey: string;
   message: string;
@@ -208,15 +162,29 @@ export interface WebhookStore {
    * its wake. Nothing is half-written.
    */
   accept(request: AcceptRequest): Promise<AcceptResult>;
-  /** Marks the oldest due queued job running (attempts + 1) and returns it. */
+  /**
+   * Marks the oldest due queued job running (attempts + 1) and returns it. In cluster mode it may
+   * also be a running job whose owner's lease expired (taken over), and it carries the claim's `fence`.
+   */
   claimNextJob(): Promise<AgentJob | undefined>;
-  /** Marks a running job done. */
-  completeJob(id: number, completion: JobCompletion): Promise<void>;
+  /**
+   * Marks a running job done. The writes after a claim take its `fence` in cluster mode and
+   * answer false when it is stale (the lease expired and another instance took the job over).
+   */
+  completeJob(id: number, completion: JobCompletion, fence?: number): Promise<boolean>;
   /** Records a failed attempt: queued again at `retryAt`, or failed for good when `retryAt` is undefined. */
-  failJob(id: number, error: string, retryAt: number | undefined): Promise<void>;
+  failJob(id: number, error: string, retryAt: number | undefined, fence?: number): Promise<boolean>;
   /** Puts a running job back without counting the attempt (shutdown interrupted it). */
-  releaseJob(id: number): Promise<void>;
-  /** Puts every running job back in the queue (the process died while they ran); returns how many. */
+  releaseJob(id: number, fence?: number): Promise<boolean>;
+  /** Extends a cluster claim's lease; false once it was lost. Always true in process. */
+  renewJob(id: number, fence?: number): Promise<boolean>;
+  /** The lease of a cluster claim, which the drainer renews while the turn runs; undefined in process. */
+  readonly jobLeaseMs: number | undefined;
+  /**
+   * In process: puts every running job back in the queue (the process died while they ran).
+   * In cluster mode: frees the jobs whose owner's lease expired, for any instance to take over;
+   * a live peer's jobs are left alone. Returns how many.
+   */
   recoverRunningJobs(): Promise<number>;
   /** Job counts by status. */
   queueStats(): Promise<QueueStats>;
@@ -245,7 +213,7 @@ export interface WebhookStore {
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
-  const { db, logger = noopLogger, now = Date.now, ...rest } = options;
+  const { db, coordinator, logger = noopLogger, now = Date.now, ...rest } = options;
   const settings = parseWith(storeOptionsSchema, rest, 'webhook store options');
   if (!db || typeof db.execute !== 'function' || typeof db.transaction !== 'function') {
     throw new WebhookError(
@@ -254,6 +222,9 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
     );
   }
   let closed = false;
+  // Scalar MAX(a, b) is SQLite's spelling; PostgreSQL's is GREATEST.
+  const greatest = db.dialect === 'pg' ? 'GREATEST' : 'MAX';
+  const claims = jobClaims(db, coordinator, settings.jobLeaseMs);
   const counters = new OutcomeCounters(db, logger, settings.counterFlushMs);
 
   const ensureOpen = () => {
@@ -269,66 +240,57 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
 
     async claimNextJob() {
       ensureOpen();
-      const at = now();
-      const result = await db.execute(
-        `UPDATE webhook_agent_queue SET status = 'running', attempts = attempts + 1, started_at = ?
-         WHERE id = (SELECT id FROM webhook_agent_queue WHERE status = 'queued' AND next_attempt_at <= ?
-                     ORDER BY next_attempt_at, id LIMIT 1)
-         RETURNING *`,
-        [at, at],
-      );
-      const row = result.rows[0];
-      return row ? toJob(row) : undefined;
+      const claimed = await claims.claim(now());
+      return claimed === undefined ? undefined : { ...toJob(claimed.row), fence: claimed.fence };
     },
 
-    async completeJob(id, completion) {
+    async completeJob(id, completion, fence) {
       ensureOpen();
-      await db.execute(
-        `UPDATE webhook_agent_queue SET status = 'done', finished_at = ?, finish_reason = ?, response_chars = ?,
-           delivery_status = ?, undelivered_response = ?, last_error = NULL WHERE id = ?`,
-        [
+      return claims.finish(id, fence, {
+        set: `status = 'done', finished_at = ?, finish_reason = ?, response_chars = ?,
+           delivery_status = ?, undelivered_response = ?, last_error = NULL`,
+        args: [
           now(),
           completion.finishReason,
           completion.responseChars,
           completion.deliveryStatus,
           completion.undeliveredResponse ?? null,
-          id,
         ],
-      );
+      });
     },
 
-    async failJob(id, error, retryAt) {
+    async failJob(id, error, retryAt, fence) {
       ensureOpen();
       const message = error.slice(0, 500);
-      if (retryAt === undefined) {
-        await db.execute(
-          `UPDATE webhook_agent_queue SET status = 'failed', finished_at = ?, last_error = ? WHERE id = ?`,
-          [now(), message, id],
-        );
-      } else {
-        await db.execute(
-          `UPDATE webhook_agent_queue SET status = 'queued', next_attempt_at = ?, last_error = ? WHERE id = ?`,
-          [retryAt, message, id],
-        );
-      }
-    },
-
-    async releaseJob(id) {
-      ensureOpen();
-      await db.execute(
-        `UPDATE webhook_agent_queue SET status = 'queued', attempts = MAX(attempts - 1, 0)
-         WHERE id = ? AND status = 'running'`,
-        [id],
+      return claims.finish(
+        id,
+        fence,
+        retryAt === undefined
+          ? { set: "status = 'failed', finished_at = ?, last_error = ?", args: [now(), message] }
+          : { set: "status = 'queued', next_attempt_at = ?, last_error = ?", args: [retryAt, message] },
       );
     },
+
+    async releaseJob(id, fence) {
+      ensureOpen();
+      return claims.finish(
+        id,
+        fence,
+        { set: `status = 'queued', attempts = ${greatest}(attempts - 1, 0)`, args: [] },
+        true,
+      );
+    },
+
+    async renewJob(id, fence) {
+      ensureOpen();
+      return claims.renew(id, fence);
+    },
+
+    jobLeaseMs: claims.leaseMs,
 
     async recoverRunningJobs() {
       ensureOpen();
-      const result = await db.execute(
-        `UPDATE webhook_agent_queue SET status = 'queued', next_attempt_at = ? WHERE status = 'running'`,
-        [now()],
-      );
-      return result.rowsAffected;
+      return claims.recover(now());
     },
 
     async queueStats() {
@@ -346,11 +308,7 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
 
     async dueJobCount() {
       ensureOpen();
-      const result = await db.execute(
-        `SELECT COUNT(*) AS n FROM webhook_agent_queue WHERE status = 'queued' AND next_attempt_at <= ?`,
-        [now()],
-      );
-      return Number(result.rows[0]?.n ?? 0);
+      return claims.due(now());
     },
 
     async nextAttemptAt() {
@@ -456,18 +414,17 @@ async function acceptIn(
   idempotencyWindowMs: number,
 ): Promise<AcceptResult> {
   if (request.deliveryId !== undefined) {
-    const seen = await tx.execute('SELECT received_at FROM webhook_deliveries WHERE delivery_id = ?', [
-      request.deliveryId,
-    ]);
-    const receivedAt = Number(seen.rows[0]?.received_at ?? Number.NaN);
-    if (Number.isFinite(receivedAt) && at - receivedAt < idempotencyWindowMs) {
-      return { duplicate: true };
-    }
-    await tx.execute(
+    // One statement claims the id: a new id inserts, an id older than the window is taken
+    // again, a live one changes nothing and returns no row. Two instances racing on the same id
+    // on PostgreSQL meet on the row lock; the second re-checks the WHERE and finds it live.
+    const claimed = await tx.execute(
       `INSERT INTO webhook_deliveries (delivery_id, mapping_id, received_at) VALUES (?, ?, ?)
-       ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at`,
-      [request.deliveryId, request.mappingId, at],
+       ON CONFLICT (delivery_id) DO UPDATE SET mapping_id = excluded.mapping_id, received_at = excluded.received_at
+       WHERE webhook_deliveries.received_at <= ?
+       RETURNING delivery_id`,
+      [request.deliveryId, request.mappingId, at, at - idempotencyWindowMs],
     );
+    if (claimed.rows.length === 0) return { duplicate: true };
   }
   const plan = request.plan;
   if (plan.action === 'agent') {

@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Database, openDatabase } from '@agentd/storage';
-import { afterEach } from 'vitest';
+import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { afterAll, afterEach } from 'vitest';
 import { webhookMigrations } from '../src/store.js';
 
 /** Loopback HTTP servers a test file starts; see {@link testServers}. */
@@ -57,4 +61,34 @@ export async function openMigrated(dataDir: string): Promise<Database> {
   const db = await openDatabase({ dataDir });
   await db.migrate('@agentd/webhooks-hmac', [...webhookMigrations]);
   return db;
+}
+
+/** A dialect the conformance suites run on: libsql always, PostgreSQL when its suites are enabled. */
+export interface TestDialect {
+  name: 'libsql' | 'pg';
+  /** A URL of an empty database of that dialect. */
+  url(): Promise<string>;
+}
+
+/**
+ * The dialects of the package's conformance suites: the same test body runs on a libsql file
+ * and, with `AGENTD_TEST_PG_URL` set (or under CI), on a fresh PostgreSQL database.
+ */
+export function testDialects(): TestDialect[] {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const list: TestDialect[] = [
+    {
+      name: 'libsql',
+      url: async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'agentd-webhooks-'));
+        dirs.push(dir);
+        return `file:${join(dir, 'agentd.db')}`;
+      },
+    },
+  ];
+  if (pgSuitesEnabled()) list.push({ name: 'pg', url: () => freshPgDatabaseUrl('agentd_webhooks') });
+  return list;
 }

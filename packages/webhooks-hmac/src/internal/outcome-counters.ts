@@ -53,7 +53,7 @@ export class OutcomeCounters {
           const [day, endpoint, outcome, reason, mappingId] = JSON.parse(key) as string[];
           await tx.execute(
             `INSERT INTO webhook_counters (day, endpoint, outcome, reason, mapping_id, count) VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT (day, endpoint, outcome, reason, mapping_id) DO UPDATE SET count = count + excluded.count`,
+             ON CONFLICT (day, endpoint, outcome, reason, mapping_id) DO UPDATE SET count = webhook_counters.count + excluded.count`,
             [day ?? '', endpoint ?? '', outcome ?? '', reason ?? '', mappingId ?? '', count],
           );
         }
