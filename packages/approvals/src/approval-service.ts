@@ -1,7 +1,7 @@
 import { firstIssueText, toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@agentd/contracts';
-import type { Database } from '@agentd/storage';
+import type { Coordinator, Database } from '@agentd/storage';
 import { z } from 'zod';
 import {
   type ApprovalsConfig,
@@ -13,8 +13,8 @@ import {
 import { argsFingerprint, digestArgs } from './digest.js';
 import { ApprovalsError } from './errors.js';
 import { DecisionCache } from './internal/decision-cache.js';
-import { type RequestRow, RequestStore } from './internal/store.js';
-import { approvalsMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { type RequestRow, RequestStore, type RowDecision } from './internal/store.js';
+import { approvalsMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { Notices } from './internal/notices.js';
 import { decisionAudit, pendingView, resolutionOf } from './internal/views.js';
 import type {
@@ -34,8 +34,15 @@ export interface ApprovalTimers {
 
 /** Options of {@link createApprovalService}. */
 export interface ApprovalServiceOptions {
-  /** The libsql database; the service migrates its table on `start()`. */
+  /** The database (libsql, or PostgreSQL in cluster mode); the service migrates its table on `start()`. */
   db: Database;
+  /**
+   * The cluster coordinator (`openCoordination` of `@agentd/storage`), started by the caller.
+   * Required on PostgreSQL: decisions are compare-and-sets on the row announced on its bus, so
+   * a request waiting on one instance is released by a decision made on any other. On libsql
+   * it may be left out (or be the in-process one): everything stays in this process.
+   */
+  coordinator?: Coordinator | undefined;
   /** The `approvals` section. @default {} (off) */
   config?: ApprovalsConfigInput | undefined;
   /** Receives an `audit:event` (kind `approval`) for every decision. @default none */
@@ -116,6 +123,12 @@ const optionsSchema = z.object({
     message: 'expected an open @agentd/storage Database',
   }),
   config: z.unknown().optional(),
+  coordinator: z
+    .custom<Coordinator>(
+      (value) => typeof (value as Coordinator | null)?.bus?.watch === 'function',
+      'expected a Coordinator from @agentd/storage',
+    )
+    .optional(),
   audit: z
     .custom<ApprovalAuditSink>((value) => typeof (value as ApprovalAuditSink).emit === 'function')
     .optional(),
@@ -129,6 +142,8 @@ const optionsSchema = z.object({
 const RECENT_DECISIONS = 1_000;
 /** Decided rows older than this are deleted at start. */
 const KEEP_DECIDED_MS = 30 * 86_400_000;
+/** The bus topic of approval notices in a cluster: `{id}` of a request made or decided. */
+const TOPIC = 'approvals';
 
 const ignore = (): void => {};
 const silent: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore };
@@ -147,6 +162,29 @@ function parseSection(section: unknown): ApprovalsConfig {
   return parsed.data;
 }
 
+/** `row` decided as `approved` says, now. */
+function decidedRow(row: RequestRow, approved: boolean, decision: Decision, at: number): RequestRow {
+  return {
+    ...row,
+    status: approved ? 'approved' : 'denied',
+    reason: decision.reason,
+    resolvedBy: decision.resolvedBy,
+    resolvedAt: at,
+  };
+}
+
+function rowDecision(row: RequestRow): RowDecision {
+  return {
+    status: row.status === 'approved' ? 'approved' : 'denied',
+    reason: row.reason,
+    resolvedBy: row.resolvedBy ?? 'system',
+    at: row.resolvedAt ?? 0,
+  };
+}
+
+/** The closed reason token of a row decided elsewhere (`unavailable` decides no cache). */
+const kindOf = (row: RequestRow): string => (row.reason === 'unavailable' ? 'unavailable' : 'operator');
+
 /** Creates the approval service; call `start()` before `check`. */
 export function createApprovalService(options: ApprovalServiceOptions): ApprovalService {
   const valid = optionsSchema.safeParse(options);
@@ -154,6 +192,12 @@ export function createApprovalService(options: ApprovalServiceOptions): Approval
     throw new ApprovalsError(
       'INVALID_OPTIONS',
       `createApprovalService: ${valid.error.issues[0]?.path.join('.')}: ${valid.error.issues[0]?.message}`,
+    );
+  }
+  if (options.db.dialect === 'pg' && options.coordinator?.mode !== 'postgres') {
+    throw new ApprovalsError(
+      'INVALID_OPTIONS',
+      'createApprovalService: coordinator: approvals on PostgreSQL need the cluster coordinator, so that a decision on any instance reaches the waiting one',
     );
   }
   return new Approvals(options);
@@ -173,12 +217,20 @@ class Approvals implements ApprovalService {
   readonly #byJoinKey = new Map<string, Entry>();
   /** The latest decisions, so a second resolve answers what won even before its row is written. */
   readonly #decided = new Map<string, ApprovalResolution>();
+  /** Decisions in flight in a cluster, so a second local resolve waits for the first's outcome. */
+  readonly #deciding = new Map<string, Promise<ApprovalResolution>>();
+  /** Cluster mode only: the coordinator. */
+  readonly #cluster: Coordinator | undefined;
+  /** Cluster mode only: requests pending on other instances, as last read. */
+  #remote = new Map<string, RequestRow>();
+  #unwatch: (() => void) | undefined;
   #config: ApprovalsConfig;
   #rules: CompiledRules;
   #closed = false;
 
   constructor(options: ApprovalServiceOptions) {
     this.#db = options.db;
+    this.#cluster = options.coordinator?.mode === 'postgres' ? options.coordinator : undefined;
     this.#store = new RequestStore(options.db);
     this.#now = options.now ?? Date.now;
     this.#ids = options.ids ?? (() => `apr-${randomUUID()}`);
@@ -196,10 +248,20 @@ class Approvals implements ApprovalService {
   }
 
   async start(): Promise<void> {
-    await this.#db.migrate(MIGRATION_PACKAGE, approvalsMigrations);
+    await this.#db.migrate(MIGRATION_PACKAGE, approvalsMigrationSet);
     await this.#store.pruneDecided(this.#now() - KEEP_DECIDED_MS);
     // Agent turns do not survive a restart, so a request left pending has nobody to run its tool.
+    // In a cluster that holds only for requests of instances that are gone (or of an earlier run
+    // of this one): a live peer's request still has its turn waiting.
+    const peers = new Set(
+      this.#cluster === undefined
+        ? []
+        : (await this.#cluster.instances())
+            .map((instance) => instance.instanceId)
+            .filter((id) => id !== this.#cluster?.instanceId),
+    );
     for (const row of await this.#store.pending()) {
+      if (row.owner !== undefined && peers.has(row.owner)) continue;
       const at = this.#now();
       const decision = { status: 'denied' as const, reason: 'restart', resolvedBy: 'system', at };
       if (!(await this.#store.decide(row.id, decision))) continue;
@@ -216,6 +278,11 @@ class Approvals implements ApprovalService {
         { requestId: row.id, toolName: row.toolName, reason: 'restart' },
         'approval request denied at start',
       );
+    }
+    if (this.#cluster !== undefined) {
+      // Re-read on every notice and every poll: a lost notice delays a wake-up, never loses it.
+      this.#unwatch = this.#cluster.bus.watch(TOPIC, () => this.#sync());
+      await this.#sync();
     }
   }
 
@@ -267,9 +334,13 @@ class Approvals implements ApprovalService {
 
   pending(): PendingApproval[] {
     const now = this.#now();
+    const remote = [...this.#remote.values()]
+      .filter((row) => !this.#entries.has(row.id) && !this.#decided.has(row.id))
+      .map((row) => pendingView(row, 0, now));
     return [...this.#entries.values()]
       .filter((entry) => entry.recorded)
       .map((entry) => pendingView(entry.row, entry.waiters.size, now))
+      .concat(remote)
       .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
@@ -283,9 +354,19 @@ class Approvals implements ApprovalService {
         caller: options.caller,
       });
     }
+    const deciding = this.#deciding.get(id);
+    if (deciding) return { ...(await deciding), alreadyResolved: true };
     // Decided moments ago: its row may not be updated yet, so memory answers first.
     const recent = this.#decided.get(id);
     if (recent) return { ...recent, alreadyResolved: true };
+    if (this.#cluster !== undefined) {
+      return this.#decideElsewhere(id, approved, {
+        reason: options.reason,
+        resolvedBy: options.resolvedBy ?? 'operator',
+        reasonKind: 'operator',
+        caller: options.caller,
+      });
+    }
     const row = await this.#store.get(id);
     // A pending row with no request in memory is none this service made (start() decides every
     // earlier one), so it is no request it can resolve.
@@ -308,7 +389,24 @@ class Approvals implements ApprovalService {
       reasonKind: 'operator',
       caller: options.caller,
     };
-    const resolutions = await Promise.all(chosen.map((entry) => this.#decide(entry, approved, decision)));
+    const decisions: Array<Promise<ApprovalResolution | undefined>> = chosen.map((entry) =>
+      this.#decide(entry, approved, decision),
+    );
+    if (this.#cluster !== undefined) {
+      // Requests waiting on other instances are decided here too, each by its compare-and-set.
+      for (const row of await this.#store.pending()) {
+        if (this.#entries.has(row.id) || chosen.some((entry) => entry.row.id === row.id)) continue;
+        if (options.sessionKey !== undefined && row.sessionKey !== options.sessionKey) continue;
+        decisions.push(
+          this.#decideElsewhere(row.id, approved, decision).then((resolution) =>
+            resolution.alreadyResolved ? undefined : resolution,
+          ),
+        );
+      }
+    }
+    const resolutions = (await Promise.all(decisions)).filter(
+      (resolution): resolution is ApprovalResolution => resolution !== undefined,
+    );
     return { resolved: resolutions.length, requestIds: resolutions.map((resolution) => resolution.id) };
   }
 
@@ -340,6 +438,7 @@ class Approvals implements ApprovalService {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#unwatch?.();
     for (const entry of this.#entries.values()) {
       this.#timers.clearTimeout(entry.timer);
       for (const wake of entry.waiters)
@@ -373,6 +472,7 @@ class Approvals implements ApprovalService {
       createdAt,
       expiresAt: createdAt + timeoutMs,
       resolvedAt: undefined,
+      owner: this.#cluster?.instanceId,
     };
     const entry: Entry = {
       row,
@@ -390,7 +490,11 @@ class Approvals implements ApprovalService {
       }
     }, timeoutMs);
     entry.written = this.#store.insert(row).then(
-      () => this.#recorded(entry),
+      () => {
+        // Other instances list it on the notice (or their next poll).
+        this.#cluster?.bus.publish(TOPIC, { id: row.id }).catch(() => undefined);
+        return this.#recorded(entry);
+      },
       (err: unknown) => this.#unrecorded(entry, err),
     );
     return entry;
@@ -455,49 +559,147 @@ class Approvals implements ApprovalService {
 
   /**
    * Decides a request: off the pending maps at once (so a second decision finds nothing), then
-   * the caches, the waiting calls, the row, the audit and the announcement.
+   * the caches, the waiting calls, the row, the audit and the announcement. In a cluster the row
+   * is written first, as a compare-and-set: when another instance decided first, its decision
+   * is the one applied and answered (`alreadyResolved`).
    */
   async #decide(entry: Entry, approved: boolean, decision: Decision): Promise<ApprovalResolution> {
     this.#entries.delete(entry.row.id);
     this.#byJoinKey.delete(entry.joinKey);
     this.#timers.clearTimeout(entry.timer);
-    const at = this.#now();
-    const row: RequestRow = {
-      ...entry.row,
-      status: approved ? 'approved' : 'denied',
-      reason: decision.reason,
-      resolvedBy: decision.resolvedBy,
-      resolvedAt: at,
-    };
-    this.#cacheDecision(row, decision.reasonKind);
-    const verdict: ApprovalVerdict = approved
-      ? { allow: true, via: 'approved', requestId: row.id }
-      : { allow: false, via: 'denied', reason: decision.reason ?? 'denied', requestId: row.id };
-    for (const wake of entry.waiters) wake(verdict);
-    entry.waiters.clear();
-    const resolution = resolutionOf(row, at);
-    this.#decided.set(row.id, resolution);
-    if (this.#decided.size > RECENT_DECISIONS)
-      this.#decided.delete(this.#decided.keys().next().value as string);
+    if (this.#cluster !== undefined) {
+      return this.#tracked(entry.row.id, this.#decideShared(entry, approved, decision));
+    }
+    const row = decidedRow(entry.row, approved, decision, this.#now());
+    const resolution = this.#settle(entry, row, decision.reasonKind);
     if (await entry.written) {
-      const status = approved ? ('approved' as const) : ('denied' as const);
       await this.#store
-        .decide(row.id, { status, reason: decision.reason, resolvedBy: decision.resolvedBy, at })
-        .catch((err: unknown) =>
-          this.#logger.error(
-            {
-              err,
-              requestId: row.id,
-              hint: 'check the database; the decision was applied in memory',
-              errorKind: 'resource',
-            },
-            'approval decision not recorded',
-          ),
-        );
+        .decide(row.id, rowDecision(row))
+        .catch((err: unknown) => this.#unwritten(row.id, err));
     }
     this.#notices.audit(decisionAudit(row, decision.reasonKind, decision.caller));
     this.#notices.announce({ type: 'resolved', resolution });
     return resolution;
+  }
+
+  async #decideShared(entry: Entry, approved: boolean, decision: Decision): Promise<ApprovalResolution> {
+    const mine = decidedRow(entry.row, approved, decision, this.#now());
+    if (await entry.written) {
+      const won = await this.#commit(mine).catch((err: unknown) => {
+        this.#unwritten(mine.id, err);
+        return mine;
+      });
+      if (won === undefined) {
+        const current = await this.#store.get(mine.id).catch(() => undefined);
+        if (current !== undefined && current.status !== 'pending') {
+          const resolution = this.#settle(entry, current, kindOf(current));
+          this.#notices.announce({ type: 'resolved', resolution });
+          return { ...resolution, alreadyResolved: true };
+        }
+      }
+    }
+    const resolution = this.#settle(entry, mine, decision.reasonKind);
+    this.#notices.audit(decisionAudit(mine, decision.reasonKind, decision.caller));
+    this.#notices.announce({ type: 'resolved', resolution });
+    return resolution;
+  }
+
+  /** Cluster mode: decides a request another instance waits on (or one nobody waits on any more). */
+  #decideElsewhere(id: string, approved: boolean, decision: Decision): Promise<ApprovalResolution> {
+    const at = this.#now();
+    const attempt = async (): Promise<ApprovalResolution> => {
+      const current = await this.#store.get(id);
+      if (current === undefined) {
+        throw new ApprovalsError('REQUEST_NOT_FOUND', `Approval request not found: ${id}`, { data: { id } });
+      }
+      const won =
+        current.status === 'pending'
+          ? await this.#commit(decidedRow(current, approved, decision, at))
+          : undefined;
+      if (won !== undefined) {
+        const resolution = this.#settle(undefined, won, decision.reasonKind);
+        this.#notices.audit(decisionAudit(won, decision.reasonKind, decision.caller));
+        this.#notices.announce({ type: 'resolved', resolution });
+        return resolution;
+      }
+      const decided = (await this.#store.get(id)) ?? current;
+      return { ...resolutionOf(decided, this.#now()), alreadyResolved: true };
+    };
+    return this.#tracked(id, attempt());
+  }
+
+  /** The compare-and-set of a decision and its bus notice, delivered when the transaction commits. */
+  #commit(row: RequestRow): Promise<RequestRow | undefined> {
+    const cluster = this.#cluster;
+    return this.#db.transaction(async (tx) => {
+      const won = await this.#store.decideReturning(tx, row.id, rowDecision(row));
+      if (won !== undefined) await cluster?.bus.publish(TOPIC, { id: row.id }, tx);
+      return won;
+    });
+  }
+
+  /** Remembers a decision in flight, so a concurrent resolve of the same id answers its outcome. */
+  #tracked(id: string, decision: Promise<ApprovalResolution>): Promise<ApprovalResolution> {
+    this.#deciding.set(id, decision);
+    decision.then(
+      () => this.#deciding.delete(id),
+      () => this.#deciding.delete(id),
+    );
+    return decision;
+  }
+
+  /** Applies a decided row in this process: caches, the waiting calls, the recent decisions. */
+  #settle(entry: Entry | undefined, row: RequestRow, reasonKind: string): ApprovalResolution {
+    this.#cacheDecision(row, reasonKind);
+    if (entry !== undefined) {
+      const verdict: ApprovalVerdict =
+        row.status === 'approved'
+          ? { allow: true, via: 'approved', requestId: row.id }
+          : { allow: false, via: 'denied', reason: row.reason ?? 'denied', requestId: row.id };
+      for (const wake of entry.waiters) wake(verdict);
+      entry.waiters.clear();
+    }
+    const resolution = resolutionOf(row, this.#now());
+    this.#decided.set(row.id, resolution);
+    if (this.#decided.size > RECENT_DECISIONS)
+      this.#decided.delete(this.#decided.keys().next().value as string);
+    this.#remote.delete(row.id);
+    return resolution;
+  }
+
+  /**
+   * Cluster mode: re-reads the pending requests and those this instance waits on. A request
+   * decided elsewhere releases its waiting calls here; the others' pending ones are listed.
+   */
+  async #sync(): Promise<void> {
+    if (this.#closed) return;
+    const local = [...this.#entries.values()].filter((entry) => entry.recorded).map((entry) => entry.row.id);
+    const remote = new Map<string, RequestRow>();
+    for (const row of await this.#store.pendingOr(local)) {
+      const entry = this.#entries.get(row.id);
+      if (entry === undefined) {
+        if (row.status === 'pending') remote.set(row.id, row);
+        continue;
+      }
+      if (row.status === 'pending') continue;
+      this.#entries.delete(row.id);
+      this.#byJoinKey.delete(entry.joinKey);
+      this.#timers.clearTimeout(entry.timer);
+      this.#notices.announce({ type: 'resolved', resolution: this.#settle(entry, row, kindOf(row)) });
+    }
+    this.#remote = remote;
+  }
+
+  #unwritten(requestId: string, err: unknown): void {
+    this.#logger.error(
+      {
+        err,
+        requestId,
+        hint: 'check the database; the decision was applied in memory',
+        errorKind: 'resource',
+      },
+      'approval decision not recorded',
+    );
   }
 
   /** An approval or denial answers the same session and tool for a while (`unavailable` decides nothing). */

@@ -37,7 +37,12 @@ export {
   type ApprovalGateVerdict,
   createApprovalGate,
 } from './gate.js';
-export { approvalsMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  approvalsMigrationSet,
+  approvalsMigrations,
+  approvalsPgMigrations,
+  MIGRATION_PACKAGE,
+} from './migrations.js';
 export type {
   ApprovalAuditEvent,
   ApprovalAuditSink,

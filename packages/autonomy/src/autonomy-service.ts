@@ -34,7 +34,7 @@ import {
 } from './internal/spawn.js';
 import { LeaseStore, type LeaseView } from './lease-store.js';
 import { noopLogger } from './logger.js';
-import { autonomyMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { autonomyMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { type RunRecord, type RunStatus, RunStore } from './run-store.js';
 import { type RunView, runView } from './run-view.js';
 
@@ -224,7 +224,7 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
 
   return {
     async start() {
-      await options.db.migrate(MIGRATION_PACKAGE, autonomyMigrations);
+      await options.db.migrate(MIGRATION_PACKAGE, autonomyMigrationSet);
       for (const root of await ctx.store.evictedRoots()) ctx.evicted.add(root);
       const recovered = await recoverRuns(ctx);
       ctx.logger.info(

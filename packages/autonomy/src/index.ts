@@ -34,7 +34,12 @@ export {
   type MintLease,
 } from './lease-store.js';
 export { type AutonomyLogger, noopLogger } from './logger.js';
-export { autonomyMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  autonomyMigrationSet,
+  autonomyMigrations,
+  autonomyPgMigrations,
+  MIGRATION_PACKAGE,
+} from './migrations.js';
 export { ENDED_STATUSES, type RunBudget, type RunRecord, type RunStatus, RunStore } from './run-store.js';
 export { type RunView, runView } from './run-view.js';
 export { summarizeAutonomy } from './summary.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { autonomyFixture } from '../test/helpers.js';
 import { isAutonomyError } from './errors.js';
 import { hashLeaseSecret, LeaseStore } from './lease-store.js';
-import { autonomyMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { autonomyMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 
 let fixture: ReturnType<typeof autonomyFixture>;
 afterEach(() => fixture.cleanup());
@@ -10,7 +10,7 @@ afterEach(() => fixture.cleanup());
 async function store(now: () => number = Date.now) {
   fixture = autonomyFixture();
   const db = await fixture.open();
-  await db.migrate(MIGRATION_PACKAGE, autonomyMigrations);
+  await db.migrate(MIGRATION_PACKAGE, autonomyMigrationSet);
   let id = 0;
   return { db, leases: new LeaseStore(db, now, () => `lease-${++id}`) };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { autonomyFixture, scriptedRunner } from '../test/helpers.js';
-import { autonomyMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { autonomyMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { summarizeAutonomy } from './summary.js';
 
 let fixture: ReturnType<typeof autonomyFixture>;
@@ -11,7 +11,7 @@ describe('summarizeAutonomy', () => {
     fixture = autonomyFixture();
     const db = await fixture.open();
     expect(await summarizeAutonomy(db, { sinceMs: 0 })).toBeUndefined();
-    await db.migrate(MIGRATION_PACKAGE, autonomyMigrations);
+    await db.migrate(MIGRATION_PACKAGE, autonomyMigrationSet);
     expect(await summarizeAutonomy(db, { sinceMs: 0 })).toEqual({
       runs: { total: 0, degraded: 0, degradedRate: 0 },
       orphaned: 0,

@@ -17,7 +17,9 @@ export async function summarizeAutonomy(
   window: { sinceMs: number; untilMs?: number | undefined },
 ): Promise<AutonomyRunSummary | undefined> {
   const table = await db.get(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'autonomy_runs'",
+    db.dialect === 'pg'
+      ? "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'autonomy_runs'"
+      : "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'autonomy_runs'",
   );
   if (!table) return undefined;
   const untilMs = window.untilMs ?? Number.MAX_SAFE_INTEGER;

@@ -17,7 +17,12 @@ export {
   type LearningTurn,
 } from './learning-service.js';
 export { JUDGE_SESSION_PREFIX, judgePrompt, judgeTurn, parseVerdict } from './judge.js';
-export { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  learningMigrationSet,
+  learningMigrations,
+  learningPgMigrations,
+  MIGRATION_PACKAGE,
+} from './migrations.js';
 export {
   followUpSignal,
   type OutcomeEvidence,

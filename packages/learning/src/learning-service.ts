@@ -6,7 +6,7 @@ import { LearningError } from './errors.js';
 import { LearningStore, type OutcomeRow, type ProcedureState } from './internal/store.js';
 
 export type { LearningStatus } from './status.js';
-import { learningMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { learningMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { type LearningStatus, readStatus } from './status.js';
 import { createSettlement } from './internal/settlement.js';
 import { JUDGE_SESSION_PREFIX } from './judge.js';
@@ -246,7 +246,7 @@ export function createLearningService(options: LearningServiceOptions): Learning
       return section.enabled;
     },
     async start() {
-      await options.db.migrate(MIGRATION_PACKAGE, learningMigrations);
+      await options.db.migrate(MIGRATION_PACKAGE, learningMigrationSet);
     },
     observeTurn(turn) {
       if (

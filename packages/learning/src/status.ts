@@ -29,16 +29,16 @@ export async function readStatus(
   const count = async (sql: string) =>
     new Map((await db.query<{ k: string; n: number }>(sql, filter)).map((row) => [row.k, row.n]));
   const states = await count(
-    'SELECT state AS k, COUNT(*) AS n FROM learning_procedures WHERE (? IS NULL OR agent_id = ?) GROUP BY state',
+    'SELECT state AS k, COUNT(*) AS n FROM learning_procedures WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?) GROUP BY state',
   );
   const outcomes = await count(
-    'SELECT outcome AS k, COUNT(*) AS n FROM learning_outcomes WHERE (? IS NULL OR agent_id = ?) GROUP BY outcome',
+    'SELECT outcome AS k, COUNT(*) AS n FROM learning_outcomes WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?) GROUP BY outcome',
   );
   const memory = await count(
-    'SELECT state AS k, COUNT(*) AS n FROM learning_memory_stats WHERE (? IS NULL OR agent_id = ?) GROUP BY state',
+    'SELECT state AS k, COUNT(*) AS n FROM learning_memory_stats WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?) GROUP BY state',
   );
   const last = await db.get<SweepCounts & { admission_outcome: string | null; synthesis_abstained: number }>(
-    'SELECT * FROM learning_sweeps WHERE (? IS NULL OR agent_id = ?) ORDER BY id DESC LIMIT 1',
+    'SELECT * FROM learning_sweeps WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?) ORDER BY id DESC LIMIT 1',
     filter,
   );
   return {

@@ -15,7 +15,7 @@ import {
 import { createEvidenceWrites } from './internal/evidence-writes.js';
 import type { ScrubbedValue } from './internal/scrub.js';
 import { noopLogger, type ObsLogger } from './logger.js';
-import { MIGRATION_PACKAGE, obsReportsMigrations } from './migrations.js';
+import { MIGRATION_PACKAGE, obsReportsMigrationSet } from './migrations.js';
 
 export type { EventSink } from '@agentd/contracts';
 
@@ -188,7 +188,7 @@ export function createObsEvidence(options: ObsEvidenceOptions): ObsEvidence {
 
   return {
     async start() {
-      await db.migrate(MIGRATION_PACKAGE, obsReportsMigrations);
+      await db.migrate(MIGRATION_PACKAGE, obsReportsMigrationSet);
     },
     sink: writes.sink,
     record(category, payload) {

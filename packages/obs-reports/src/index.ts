@@ -40,7 +40,12 @@ export {
   type Truncation,
 } from './incident-report.js';
 export { type ErrorKind, noopLogger, type ObsLogger, type ProblemFields } from './logger.js';
-export { MIGRATION_PACKAGE, obsReportsMigrations } from './migrations.js';
+export {
+  MIGRATION_PACKAGE,
+  obsReportsMigrationSet,
+  obsReportsMigrations,
+  obsReportsPgMigrations,
+} from './migrations.js';
 export {
   createObsService,
   type ExplainParams,

@@ -1,5 +1,6 @@
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database, Dialect } from '@agentd/storage';
 import { createObsEvidence, type ObsEvidence, type ObsEvidenceOptions } from '../src/evidence-store.js';
+import { openDialectDatabase } from './dialects.js';
 
 /** The database and the evidence store a test works on. */
 export interface OpenedEvidence {
@@ -7,12 +8,16 @@ export interface OpenedEvidence {
   evidence: ObsEvidence;
 }
 
-/** A database in `dataDir` and the evidence store over it, migrated: where every store test starts. */
+/**
+ * A database in `dataDir` (or on PostgreSQL, one per directory) and the evidence store over it,
+ * migrated: where every store test starts.
+ */
 export async function openObsEvidence(
   dataDir: string,
   options: Omit<ObsEvidenceOptions, 'db'> = {},
+  dialect: Dialect = 'libsql',
 ): Promise<OpenedEvidence> {
-  const db = await openDatabase({ dataDir });
+  const db = await openDialectDatabase(dialect, dataDir);
   const evidence = createObsEvidence({ db, ...options });
   await evidence.start();
   return { db, evidence };

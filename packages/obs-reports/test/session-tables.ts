@@ -9,15 +9,16 @@ import type { Database } from '@agentd/storage';
  * another column has to say so here.
  */
 export async function createSessionTables(db: Database): Promise<void> {
+  const ms = db.dialect === 'pg' ? 'BIGINT' : 'INTEGER';
   await db.execute(`CREATE TABLE agent_sessions (
     session_key TEXT NOT NULL UNIQUE,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    created_at ${ms} NOT NULL,
+    updated_at ${ms} NOT NULL
   )`);
   await db.execute('CREATE INDEX agent_sessions_updated ON agent_sessions (updated_at)');
   await db.execute(`CREATE TABLE agent_billing (
     provider TEXT NOT NULL,
-    cache_read_tokens INTEGER NOT NULL,
-    cache_saved_usd REAL NOT NULL
+    cache_read_tokens ${ms} NOT NULL,
+    cache_saved_usd ${db.dialect === 'pg' ? 'DOUBLE PRECISION' : 'REAL'} NOT NULL
   )`);
 }

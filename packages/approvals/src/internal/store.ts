@@ -1,4 +1,4 @@
-import type { Database } from '@agentd/storage';
+import type { Database, Queryable } from '@agentd/storage';
 import type { ArgsDigest } from '../digest.js';
 import type { ApprovalStatus } from '../types.js';
 
@@ -16,6 +16,16 @@ export interface RequestRow {
   createdAt: number;
   expiresAt: number;
   resolvedAt: number | undefined;
+  /** The instance whose turn waits on the request (cluster mode), if recorded. */
+  owner?: string | undefined;
+}
+
+/** A decision as written to a row. */
+export interface RowDecision {
+  status: 'approved' | 'denied';
+  reason: string | undefined;
+  resolvedBy: string;
+  at: number;
 }
 
 interface SqlRequestRow {
@@ -31,6 +41,7 @@ interface SqlRequestRow {
   created_at_ms: number;
   expires_at_ms: number;
   resolved_at_ms: number | null;
+  owner: string | null;
 }
 
 function fromSql(row: SqlRequestRow): RequestRow {
@@ -47,6 +58,7 @@ function fromSql(row: SqlRequestRow): RequestRow {
     createdAt: Number(row.created_at_ms),
     expiresAt: Number(row.expires_at_ms),
     resolvedAt: row.resolved_at_ms === null ? undefined : Number(row.resolved_at_ms),
+    owner: row.owner ?? undefined,
   };
 }
 
@@ -61,8 +73,8 @@ export class RequestStore {
   async insert(row: RequestRow): Promise<void> {
     await this.#db.execute(
       `INSERT INTO approval_requests (id, session_key, agent_id, tool_name, fingerprint, args_digest,
-         status, created_at_ms, expires_at_ms)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+         status, created_at_ms, expires_at_ms, owner)
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       [
         row.id,
         row.sessionKey,
@@ -72,6 +84,7 @@ export class RequestStore {
         JSON.stringify(row.argsDigest),
         row.createdAt,
         row.expiresAt,
+        row.owner ?? null,
       ],
     );
   }
@@ -87,6 +100,31 @@ export class RequestStore {
       [decision.status, decision.reason ?? null, decision.resolvedBy, decision.at, id],
     );
     return result.rowsAffected > 0;
+  }
+
+  /**
+   * The same decision as a compare-and-set for a cluster: the row as decided when this call won
+   * (it was still pending), undefined when another decision came first. Run it in the
+   * transaction that also publishes the notice, so the notice goes out with the commit.
+   */
+  async decideReturning(tx: Queryable, id: string, decision: RowDecision): Promise<RequestRow | undefined> {
+    const row = await tx.get<SqlRequestRow>(
+      `UPDATE approval_requests SET status = ?, reason = ?, resolved_by = ?, resolved_at_ms = ?
+       WHERE id = ? AND status = 'pending' RETURNING *`,
+      [decision.status, decision.reason ?? null, decision.resolvedBy, decision.at, id],
+    );
+    return row ? fromSql(row) : undefined;
+  }
+
+  /** Every pending request, and the rows of `ids` whatever their status. */
+  async pendingOr(ids: readonly string[]): Promise<RequestRow[]> {
+    const rows = await this.#db.query<SqlRequestRow>(
+      `SELECT * FROM approval_requests WHERE status = 'pending'${
+        ids.length > 0 ? ` OR id IN (${ids.map(() => '?').join(', ')})` : ''
+      } ORDER BY created_at_ms, id`,
+      [...ids],
+    );
+    return rows.map(fromSql);
   }
 
   async get(id: string): Promise<RequestRow | undefined> {

@@ -206,7 +206,7 @@ export class LearningStore {
   async procedures(agentId: string | undefined, states?: readonly ProcedureState[]): Promise<Procedure[]> {
     // Filtered in SQL: every observed turn asks for the live ones, and archived rows only grow.
     const rows = await this.db.query<RawProcedure>(
-      `SELECT * FROM learning_procedures WHERE (? IS NULL OR agent_id = ?)${
+      `SELECT * FROM learning_procedures WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?)${
         states ? ` AND state IN (${states.map(() => '?').join(', ')})` : ''
       } ORDER BY id`,
       [agentId ?? null, agentId ?? null, ...(states ?? [])],
@@ -311,8 +311,9 @@ export class LearningStore {
   async countRecall(memoryId: string, agentId: string, outcome: TurnOutcome, now: number): Promise<void> {
     await this.db.execute(
       `INSERT INTO learning_memory_stats (memory_id, agent_id, recalls, helped, failed, updated_at) VALUES (?, ?, 1, ?, ?, ?)
-       ON CONFLICT (memory_id) DO UPDATE SET recalls = recalls + 1, helped = helped + excluded.helped,
-         failed = failed + excluded.failed, updated_at = excluded.updated_at`,
+       ON CONFLICT (memory_id) DO UPDATE SET recalls = learning_memory_stats.recalls + 1,
+         helped = learning_memory_stats.helped + excluded.helped,
+         failed = learning_memory_stats.failed + excluded.failed, updated_at = excluded.updated_at`,
       [
         memoryId,
         agentId,

@@ -9,6 +9,7 @@ import type {
   ObsResetTable,
 } from '../evidence-store.js';
 import type { ScrubbedValue } from './scrub.js';
+import { tableExists } from './service-context.js';
 
 const clamp = (value: number | undefined, fallback: number, max: number) => Math.min(value ?? fallback, max);
 
@@ -60,7 +61,7 @@ export async function queryDiagnostics(
   const since = query.sinceMs ?? 0;
   const rows = await db.query<DiagnosticRow>(
     `SELECT id, ts, category, session_key, agent_id, data FROM obs_diagnostics
-      WHERE ts >= ? AND (? IS NULL OR category = ?) ORDER BY ts DESC, id DESC LIMIT ?`,
+      WHERE ts >= ? AND (CAST(? AS TEXT) IS NULL OR category = ?) ORDER BY ts DESC, id DESC LIMIT ?`,
     [since, query.category ?? null, query.category ?? null, clamp(query.limit, 100, 1000)],
   );
   const counts = await db.query<{ category: string; n: number }>(
@@ -81,7 +82,7 @@ export async function queryDiagnosticsIn(
   const categories = window.categories ?? [];
   const rows = await db.query<DiagnosticRow>(
     `SELECT id, ts, category, session_key, agent_id, data FROM obs_diagnostics
-      WHERE ts >= ? AND ts < ? AND (? IS NULL OR session_key = ?)
+      WHERE ts >= ? AND ts < ? AND (CAST(? AS TEXT) IS NULL OR session_key = ?)
       ${categories.length > 0 ? `AND category IN (${categories.map(() => '?').join(', ')})` : ''}
       ORDER BY ts, id`,
     [window.sinceMs, window.untilMs, window.sessionKey ?? null, window.sessionKey ?? null, ...categories],
@@ -101,9 +102,9 @@ export async function queryAudit(db: Database, query: AuditQuery = {}): Promise<
   >(
     `SELECT id, ts, kind, classification, outcome, severity, agent_id, session_key, refs FROM obs_audit
       WHERE ts >= ? AND ts < ?
-        AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR session_key = ?)
-        AND (? IS NULL OR kind = ?) AND (? IS NULL OR classification = ?)
-        AND (? IS NULL OR outcome = ?) AND (? IS NULL OR severity = ?)
+        AND (CAST(? AS TEXT) IS NULL OR agent_id = ?) AND (CAST(? AS TEXT) IS NULL OR session_key = ?)
+        AND (CAST(? AS TEXT) IS NULL OR kind = ?) AND (CAST(? AS TEXT) IS NULL OR classification = ?)
+        AND (CAST(? AS TEXT) IS NULL OR outcome = ?) AND (CAST(? AS TEXT) IS NULL OR severity = ?)
       ORDER BY ts DESC, id DESC LIMIT ?`,
     [
       query.sinceMs ?? 0,
@@ -163,7 +164,7 @@ export async function queryDeliveries(
     error_kind: string | null;
   }>(
     `SELECT id, ts, channel_id, outcome, latency_ms, error_kind FROM obs_delivery
-      WHERE ts >= ? AND (? IS NULL OR channel_id = ?) ORDER BY ts DESC, id DESC LIMIT ?`,
+      WHERE ts >= ? AND (CAST(? AS TEXT) IS NULL OR channel_id = ?) ORDER BY ts DESC, id DESC LIMIT ?`,
     [query.sinceMs ?? 0, query.channelId ?? null, query.channelId ?? null, clamp(query.limit, 100, 1000)],
   );
   return rows.map((row) => ({
@@ -199,11 +200,7 @@ export async function resetTable(db: Database, table: ObsResetTable, billingTabl
     delivery: 'obs_delivery',
     channels: 'obs_channels',
   }[table];
-  const exists = await db.get<{ name: string }>(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
-    [target.split(' ')[0] ?? ''],
-  );
-  if (!exists) return 0;
+  if (!(await tableExists(db, target.split(' ')[0] ?? ''))) return 0;
   const result = await db.execute(`DELETE FROM ${target}`);
   return result.rowsAffected;
 }

@@ -129,13 +129,15 @@ export function createEvidenceWrites(context: {
       warnInvalid('channel activity', 'activity');
       return;
     }
+    // The later of two times: SQLite's scalar MAX is PostgreSQL's GREATEST.
+    const later = db.dialect === 'pg' ? 'GREATEST' : 'MAX';
     write(
       `INSERT INTO obs_channels (channel_id, channel_type, last_active_at, messages_sent, messages_received)
        VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (channel_id) DO UPDATE SET channel_type = excluded.channel_type,
-         last_active_at = MAX(last_active_at, excluded.last_active_at),
-         messages_sent = messages_sent + excluded.messages_sent,
-         messages_received = messages_received + excluded.messages_received`,
+         last_active_at = ${later}(obs_channels.last_active_at, excluded.last_active_at),
+         messages_sent = obs_channels.messages_sent + excluded.messages_sent,
+         messages_received = obs_channels.messages_received + excluded.messages_received`,
       [
         activity.channelId,
         enumToken(activity.channelType, 'unknown'),

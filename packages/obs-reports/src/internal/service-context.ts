@@ -29,7 +29,9 @@ export function invalidParams(path: string, message: string): ObsReportsError {
 
 /** Whether the shared database holds `name` (tables of other packages may be absent). */
 export async function tableExists(db: Database, name: string): Promise<boolean> {
-  return (
-    (await db.get("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [name])) !== undefined
-  );
+  const sql =
+    db.dialect === 'pg'
+      ? 'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?'
+      : "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?";
+  return (await db.get(sql, [name])) !== undefined;
 }
