@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   ChannelsError,
   type ChannelsService,
-  channelsMigrations,
+  channelsMigrationSet,
   createChannelsService,
   resolvePlatformSecrets,
 } from '@agentd/channels';
@@ -133,7 +133,7 @@ export async function startChannels(
   return lifecycle.start(
     'channels',
     async () => {
-      await deps.db.migrate('@agentd/channels', [...channelsMigrations]);
+      await deps.db.migrate('@agentd/channels', channelsMigrationSet());
       const service = createChannelsService({
         db: deps.db,
         section: await resolveChannelSecrets(config.channels, deps.lookupSecret, logger.module('channels')),

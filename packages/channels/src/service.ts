@@ -38,6 +38,7 @@ import {
   type DeliveryEntry,
   type DeliveryStage,
   QUEUE_TABLE,
+  storableText,
   WEBCHAT_SENT,
 } from './internal/queue-store.js';
 import { messageLimit, splitMessage } from './internal/split.js';
@@ -441,7 +442,7 @@ async function webchatHistory(
   const { rows } = await db.execute(
     `SELECT delivery_id, message_id, operation, updated_at FROM ${QUEUE_TABLE}
       WHERE ${WEBCHAT_SENT} AND channel_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
-    [clientId, limit],
+    [storableText(clientId), limit],
   );
   return rows.flatMap((row) => {
     const operation = JSON.parse(String(row.operation)) as OutboundOperation;

@@ -3,14 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database, Dialect } from '@agentd/storage';
+import { openTestDatabase as openDialectDatabase } from '@agentd/storage/testing';
 import { afterEach, beforeEach } from 'vitest';
 import { createChannelsHttpHandler } from '../src/http-handler.js';
-import { channelsMigrations } from '../src/internal/queue-store.js';
+import { channelsMigrationSet } from '../src/internal/queue-store.js';
 import type { ChannelsService, DeliveryAnswer } from '../src/service.js';
 import { listenLocal } from './fake-server.js';
 
-/** A real libsql file with the queue's table, in a fresh temporary directory. */
+/** A real database (a libsql file, or PostgreSQL) with the queue's table, and a fresh temporary directory. */
 export interface TestDatabase {
   dir: string;
   db: Database;
@@ -18,11 +19,14 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-/** Opens a migrated database in a new temporary directory named after `prefix`. */
-export async function openTestDatabase(prefix: string): Promise<TestDatabase> {
+/**
+ * Opens a migrated database of `dialect` (a libsql file in a new temporary directory named after
+ * `prefix`, or a new database on the PostgreSQL test server).
+ */
+export async function openTestDatabase(prefix: string, dialect: Dialect = 'libsql'): Promise<TestDatabase> {
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  const db = await openDatabase({ dataDir: dir });
-  await db.migrate('@agentd/channels', [...channelsMigrations]);
+  const db = await openDialectDatabase(dialect, dir);
+  await db.migrate('@agentd/channels', channelsMigrationSet());
   return {
     dir,
     db,
@@ -42,14 +46,14 @@ export interface TestBed {
 }
 
 /**
- * Registers the hooks that give every test of the calling file a fresh database (in a
- * temporary directory named after `prefix`) and close what it tracked when it ends.
+ * Registers the hooks that give every test of the calling file (or `describe` block) a fresh
+ * database of `dialect` and close what it tracked when it ends.
  */
-export function useTestBed(prefix: string): TestBed {
+export function useTestBed(prefix: string, dialect: Dialect = 'libsql'): TestBed {
   let store: TestDatabase | undefined;
   const opened: Array<{ close(): Promise<unknown> }> = [];
   beforeEach(async () => {
-    store = await openTestDatabase(prefix);
+    store = await openTestDatabase(prefix, dialect);
   });
   afterEach(async () => {
     for (const resource of opened.splice(0).reverse()) await resource.close();

@@ -22,6 +22,12 @@ export interface GraphMigration {
   up: string[];
 }
 
+/** This package's migrations per SQL dialect (libsql, PostgreSQL), as `db.migrate` takes them. */
+export interface GraphMigrationSet {
+  libsql: GraphMigration[];
+  pg: GraphMigration[];
+}
+
 /**
  * The database the service keeps runs in. Declared here so the package does not depend on
  * `@agentd/storage`; its `Database` satisfies this interface.
@@ -30,7 +36,7 @@ export interface GraphDatabase extends GraphQueryable {
   /** Runs `callback` in one write transaction (rolled back when it throws). */
   transaction<T>(callback: (tx: GraphQueryable) => Promise<T>): Promise<T>;
   /** Applies this package's pending migrations. */
-  migrate(packageName: string, migrations: GraphMigration[]): Promise<unknown>;
+  migrate(packageName: string, migrations: GraphMigrationSet): Promise<unknown>;
   /** A batcher for the per-node progress writes. */
   createWriteBatcher(options?: { maxBatch?: number; maxDelayMs?: number }): GraphWriteBatcher;
 }

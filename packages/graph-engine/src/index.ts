@@ -2,6 +2,7 @@ export { type GraphSection, type GraphSectionInput, graphSectionSchema } from '.
 export type {
   GraphDatabase,
   GraphMigration,
+  GraphMigrationSet,
   GraphQueryable,
   GraphSqlValue,
   GraphWriteBatcher,

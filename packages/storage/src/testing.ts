@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from './database.js';
+import { type Database, openDatabase } from './database.js';
+import type { Dialect } from './migrations.js';
+import type { OpenDatabaseOptions } from './options.js';
 
 /**
  * What the PostgreSQL suites of any package run against: `AGENTD_TEST_PG_URL`, set by
@@ -50,4 +52,25 @@ export async function freshPgDatabaseUrl(prefix = 'agentd_test'): Promise<string
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * The dialects a package's conformance suite runs its test bodies on: libsql always, PostgreSQL
+ * when {@link pgSuitesEnabled}. Use with `describe.each` and {@link openTestDatabase}.
+ */
+export function testDialects(): Dialect[] {
+  return pgSuitesEnabled() ? ['libsql', 'pg'] : ['libsql'];
+}
+
+/**
+ * A fresh database of `dialect` for one test or suite: a libsql file in `dataDir`, or a new
+ * database on the PostgreSQL test server (see {@link freshPgDatabaseUrl}).
+ */
+export async function openTestDatabase(
+  dialect: Dialect,
+  dataDir: string,
+  options: Omit<OpenDatabaseOptions, 'url' | 'dataDir'> = {},
+): Promise<Database> {
+  if (dialect === 'pg') return openDatabase({ ...options, url: await freshPgDatabaseUrl() });
+  return openDatabase({ ...options, dataDir });
 }

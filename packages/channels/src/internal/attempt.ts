@@ -4,7 +4,7 @@ import type { AttemptOutcome } from '../delivery-queue.js';
 import { isChannelsError } from '../errors.js';
 import type { GroupCommit } from './group-commit.js';
 import type { Held, HeldEntry } from './held.js';
-import { type DeliveryEntry, sql } from './queue-store.js';
+import { type DeliveryEntry, sql, storableText } from './queue-store.js';
 
 /** What one step of a lane needs. */
 export interface AttemptContext {
@@ -61,7 +61,7 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
 
   const failed = (item: HeldEntry, error: unknown, began: number): boolean => {
     const { entry } = item;
-    const message = describe(error);
+    const message = storableText(describe(error));
     const data = isChannelsError(error) ? error.data : undefined;
     // Unknown throws (network, a library bug) are treated as transient; a platform's own
     // refusal says whether it is.

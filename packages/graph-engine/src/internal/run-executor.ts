@@ -21,7 +21,7 @@ import {
   remember,
   storedLimits,
 } from './graph-context.js';
-import { MIGRATION_PACKAGE, migrations, type RunRow } from './schema.js';
+import { MIGRATION_PACKAGE, migrationSet, type RunRow } from './schema.js';
 
 // The run executor: starting runs, resuming unfinished ones at start, cancelling.
 
@@ -174,7 +174,7 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
 /** Migrates, opens the write batcher and resumes every unfinished run (when an executor is set). */
 export async function resumeRuns(ctx: GraphContext): ReturnType<GraphService['start']> {
   if (ctx.started) return { resumed: 0 };
-  await ctx.db.migrate(MIGRATION_PACKAGE, migrations);
+  await ctx.db.migrate(MIGRATION_PACKAGE, migrationSet);
   // A short delay: dependants wait for their dependency's record, so batching trades latency.
   ctx.batcher = ctx.db.createWriteBatcher({ maxBatch: 500, maxDelayMs: 1 });
   ctx.started = true;
