@@ -1,14 +1,14 @@
 import { agentRuntimeMigrations } from '@agentd/agent-runtime';
-import { approvalsMigrations } from '@agentd/approvals';
-import { autonomyMigrations } from '@agentd/autonomy';
-import { channelsMigrations } from '@agentd/channels';
+import { approvalsMigrationSet } from '@agentd/approvals';
+import { autonomyMigrationSet } from '@agentd/autonomy';
+import { channelsMigrationSet } from '@agentd/channels';
 import { sectionHashes } from '@agentd/config-store';
 import { cronWakegateMigrationSet } from '@agentd/cron-wakegate';
-import { graphEngineMigrations } from '@agentd/graph-engine';
-import { learningMigrations } from '@agentd/learning';
+import { graphEngineMigrationSet } from '@agentd/graph-engine';
+import { learningMigrationSet } from '@agentd/learning';
 import type { AgentdLogger } from '@agentd/logging';
 import { memoryMigrations } from '@agentd/memory-store';
-import { obsReportsMigrations } from '@agentd/obs-reports';
+import { obsReportsMigrationSet } from '@agentd/obs-reports';
 import {
   type Coordinator,
   type Database,
@@ -17,7 +17,7 @@ import {
   openCoordination,
   StorageError,
 } from '@agentd/storage';
-import { webhookMigrations } from '@agentd/webhooks-hmac';
+import { webhookMigrationSet } from '@agentd/webhooks-hmac';
 import type { DaemonConfig } from './config-schema.js';
 import { VERSION } from './version.js';
 
@@ -66,7 +66,7 @@ export interface DatabaseStore {
 
 const DATABASE_STORES: readonly DatabaseStore[] = [
   { name: '@agentd/secrets', migrations: undefined },
-  { name: '@agentd/obs-reports', migrations: obsReportsMigrations },
+  { name: '@agentd/obs-reports', migrations: obsReportsMigrationSet },
   {
     name: '@agentd/memory-store',
     migrations: memoryMigrations,
@@ -74,12 +74,12 @@ const DATABASE_STORES: readonly DatabaseStore[] = [
   },
   { name: '@agentd/agent-runtime', migrations: agentRuntimeMigrations },
   { name: '@agentd/cron-wakegate', migrations: cronWakegateMigrationSet },
-  { name: '@agentd/graph-engine', migrations: graphEngineMigrations },
-  { name: '@agentd/approvals', migrations: approvalsMigrations },
-  { name: '@agentd/autonomy', migrations: autonomyMigrations },
-  { name: '@agentd/learning', migrations: learningMigrations },
-  { name: '@agentd/webhooks-hmac', migrations: webhookMigrations },
-  { name: '@agentd/channels', migrations: channelsMigrations },
+  { name: '@agentd/graph-engine', migrations: graphEngineMigrationSet },
+  { name: '@agentd/approvals', migrations: approvalsMigrationSet },
+  { name: '@agentd/autonomy', migrations: autonomyMigrationSet },
+  { name: '@agentd/learning', migrations: learningMigrationSet },
+  { name: '@agentd/webhooks-hmac', migrations: webhookMigrationSet },
+  { name: '@agentd/channels', migrations: channelsMigrationSet() },
 ];
 
 /** The packages the daemon would open on PostgreSQL that ship no PostgreSQL migrations yet. */

@@ -432,6 +432,8 @@ async function startAgents(
   const approvals = await lifecycle.service('approvals', () =>
     createApprovalService({
       db,
+      // Cluster mode: a decision on any instance releases the waiter on this one.
+      ...clustered(stores.coordinator),
       config: config.approvals,
       audit: securityAudit,
       logger: logger.module('agent'),
@@ -710,6 +712,14 @@ function createAutonomy(
   });
 }
 
+/**
+ * `{coordinator}` for a package that takes one, in cluster mode only: on libsql the packages
+ * keep their in-process paths exactly as before.
+ */
+function clustered(coordinator: Coordinator): { coordinator?: Coordinator } {
+  return coordinator.mode === 'postgres' ? { coordinator } : {};
+}
+
 /** The webhook service: its turns run on `links.runner`, its verdicts land in the security audit. */
 function startWebhooks(
   context: ServiceContext,
@@ -724,6 +734,8 @@ function startWebhooks(
     () =>
       createWebhookService({
         db,
+        // Cluster mode: every instance's drainer claims from the one queue under leases.
+        ...clustered(stores.coordinator),
         events,
         ...(context.spans ? { spans: context.spans } : {}),
         section: config.webhooks,

@@ -75,5 +75,5 @@ export {
 } from './tools.js';
 export {
   MIGRATION_PACKAGE as GRAPH_MIGRATION_PACKAGE,
-  migrations as graphEngineMigrations,
+  migrationSet as graphEngineMigrationSet,
 } from './internal/schema.js';
