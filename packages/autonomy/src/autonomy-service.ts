@@ -2,7 +2,7 @@ import { toFieldIssues } from '@agentd/errors';
 import { randomUUID } from 'node:crypto';
 import type { EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
-import type { Database } from '@agentd/storage';
+import type { Coordinator, Database } from '@agentd/storage';
 import type { z } from 'zod';
 import {
   type AutonomySection,
@@ -23,6 +23,7 @@ import {
   steerRun,
   waitForRuns,
 } from './internal/control.js';
+import { pickUpControl, renewOwned, TOPIC } from './internal/cluster.js';
 import { type RecoveryResult, recoverRuns } from './internal/recover.js';
 import { type IntrospectToolServer, toolServersFor } from './internal/tool-servers.js';
 import {
@@ -46,6 +47,15 @@ export type { SpawnRequest, SpawnResult } from './internal/spawn.js';
 /** Options of {@link createAutonomyService}. */
 export interface AutonomyServiceOptions {
   db: Database;
+  /**
+   * The cluster coordinator (`openCoordination` of `@agentd/storage`), started by the caller.
+   * Required on PostgreSQL: running runs are owned and leased by the instance executing them,
+   * a start takes over only the runs of gone instances, and kill, revoke and steer reach the
+   * owner. On libsql it may be left out: everything stays in this process.
+   */
+  coordinator?: Coordinator | undefined;
+  /** Cluster mode: how long a run's ownership lasts without renewal (renewed every third). @default 15000 */
+  runLeaseMs?: number | undefined;
   /** The agent runtime's turn runner, read when a run starts (it may be created after this service). */
   runner: () => SubagentTurnRunner;
   /** Concrete tool names an agent may call, or `undefined` for an unknown agent. */
@@ -172,6 +182,17 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
 /** The shared state of a service, options validated and defaulted. */
 function buildContext(options: AutonomyServiceOptions): AutonomyContext {
   const now = options.now ?? Date.now;
+  const coordinator = options.coordinator;
+  const runLeaseMs = options.runLeaseMs ?? 15_000;
+  if (!Number.isSafeInteger(runLeaseMs) || runLeaseMs < 100) {
+    throw new AutonomyError('INVALID_OPTIONS', 'runLeaseMs: an integer of at least 100');
+  }
+  if (options.db.dialect === 'pg' && coordinator?.mode !== 'postgres') {
+    throw new AutonomyError(
+      'INVALID_OPTIONS',
+      'coordinator: autonomy on PostgreSQL needs the cluster coordinator, so that runs are owned and reached across instances',
+    );
+  }
   const newId = options.newId ?? (() => randomUUID());
   return {
     store: new RunStore(options.db),
@@ -198,11 +219,58 @@ function buildContext(options: AutonomyServiceOptions): AutonomyContext {
     steeredAt: new Map(),
     evicted: new Set(),
     closed: false,
+    cluster:
+      coordinator?.mode === 'postgres'
+        ? {
+            db: options.db,
+            coordinator,
+            rows: coordinator.ownedRows({
+              table: 'autonomy_runs',
+              idColumn: 'run_id',
+              leaseMs: runLeaseMs,
+            }),
+            leaseMs: runLeaseMs,
+            fences: new Map(),
+          }
+        : undefined,
   };
 }
 
+const runLeaseOf = (context: AutonomyContext) => context.cluster?.leaseMs ?? 15_000;
+
 export function createAutonomyService(options: AutonomyServiceOptions): AutonomyService {
   const ctx = buildContext(options);
+  let stopCluster: (() => void) | undefined;
+  // Cluster mode: control notices are picked up at once (or at the poll), and every third of a
+  // lease this instance renews its runs and takes over those whose owner is gone.
+  const startClusterLoop = (context: AutonomyContext, coordinator: Coordinator) => {
+    const unwatch = coordinator.bus.watch(TOPIC, () => pickUpControl(context));
+    let ticking = false;
+    const timer = setInterval(
+      () => {
+        if (ticking || context.closed || context.cluster === undefined) return;
+        ticking = true;
+        const cluster = context.cluster;
+        renewOwned(context, cluster)
+          .then(() => recoverRuns(context))
+          .catch((error: unknown) =>
+            context.logger.warn(
+              { err: error, hint: 'check that the PostgreSQL server is reachable', errorKind: 'dependency' },
+              'sub-agent run lease renewal or takeover failed',
+            ),
+          )
+          .finally(() => {
+            ticking = false;
+          });
+      },
+      Math.floor(runLeaseOf(context) / 3),
+    );
+    timer.unref();
+    stopCluster = () => {
+      unwatch();
+      clearInterval(timer);
+    };
+  };
   const { now } = ctx;
   const gate = createAutonomyGate(ctx);
   // Spawns run one at a time, so two cannot both pass a limit that only one fits under.
@@ -227,6 +295,7 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
       await options.db.migrate(MIGRATION_PACKAGE, autonomyMigrationSet);
       for (const root of await ctx.store.evictedRoots()) ctx.evicted.add(root);
       const recovered = await recoverRuns(ctx);
+      if (ctx.cluster !== undefined) startClusterLoop(ctx, ctx.cluster.coordinator);
       ctx.logger.info(
         { step: 'start', ...recovered },
         `autonomy started: ${recovered.resumed} runs resumed, ${recovered.orphaned} orphaned`,
@@ -319,6 +388,7 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
     },
     async close() {
       ctx.closed = true;
+      stopCluster?.();
       const runs = [...ctx.active.values()];
       // A stop is not a kill: the rows stay `running`, so the next start resumes or orphans them.
       for (const run of runs) {
@@ -326,6 +396,11 @@ export function createAutonomyService(options: AutonomyServiceOptions): Autonomy
         run.controller.abort('shutdown');
       }
       await Promise.all(runs.map((run) => run.done));
+      // Handed back at once, so another instance takes them over without waiting out the lease.
+      for (const [runId, fence] of ctx.cluster?.fences ?? []) {
+        await ctx.cluster?.rows.complete(runId, fence).catch(() => false);
+      }
+      ctx.cluster?.fences.clear();
     },
   };
 }

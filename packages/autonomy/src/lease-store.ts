@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Database, SqlRow } from '@agentd/storage';
+import { type Database, nowMs, type SqlRow } from '@agentd/storage';
 import { AutonomyError } from './errors.js';
 
 /** A capability lease as the store shows it: never the secret, never its hash. */
@@ -71,6 +71,16 @@ export class LeaseStore {
     this.#newId = newId;
   }
 
+  /**
+   * The time leases are minted, renewed and expired by: on PostgreSQL the database's clock, so
+   * every instance of a cluster agrees on when a lease expires; on libsql the service's clock.
+   */
+  async #clock(): Promise<number> {
+    if (this.#db.dialect !== 'pg') return this.#now();
+    const row = await this.#db.get<{ now: number }>(`SELECT ${nowMs('pg')} AS now`);
+    return Number(row?.now);
+  }
+
   /** Mints a lease; answers its view and the secret (shown once, never stored). */
   async mint(input: MintLease): Promise<{ lease: LeaseView; secret: string }> {
     if (input.parentLeaseId !== undefined) {
@@ -86,7 +96,7 @@ export class LeaseStore {
       }
     }
     const secret = `agl_${randomBytes(32).toString('base64url')}`;
-    const createdAt = this.#now();
+    const createdAt = await this.#clock();
     const lease: LeaseView = {
       leaseId: this.#newId(),
       runId: input.runId,
@@ -128,7 +138,7 @@ export class LeaseStore {
     const lease = await this.get(leaseId);
     if (!lease) return { ok: false, reason: 'unknown' };
     if (lease.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
-    if (lease.expiresAt <= this.#now()) return { ok: false, reason: 'expired' };
+    if (lease.expiresAt <= (await this.#clock())) return { ok: false, reason: 'expired' };
     return { ok: true, lease };
   }
 
@@ -143,7 +153,8 @@ export class LeaseStore {
     if (!row) refuse('unknown', 'Lease not recognised');
     const lease = toView(row);
     if (lease.revokedAt !== undefined) refuse('revoked', `Lease revoked: ${lease.leaseId}`, lease.leaseId);
-    if (lease.expiresAt <= this.#now()) refuse('expired', `Lease expired: ${lease.leaseId}`, lease.leaseId);
+    if (lease.expiresAt <= (await this.#clock()))
+      refuse('expired', `Lease expired: ${lease.leaseId}`, lease.leaseId);
     if (capability !== undefined && !lease.capabilities.includes(capability)) {
       refuse('capability', `Capability not held by lease ${lease.leaseId}: ${capability}`, lease.leaseId);
     }
@@ -153,7 +164,7 @@ export class LeaseStore {
   /** Extends a valid lease by `ttlMs` from now; a revoked or expired lease is refused. */
   async renew(secret: string, ttlMs: number): Promise<LeaseView> {
     const lease = await this.validate(secret);
-    const expiresAt = this.#now() + ttlMs;
+    const expiresAt = (await this.#clock()) + ttlMs;
     const result = await this.#db.execute(
       'UPDATE autonomy_leases SET expires_at = ? WHERE lease_id = ? AND revoked_at IS NULL',
       [expiresAt, lease.leaseId],
@@ -168,7 +179,7 @@ export class LeaseStore {
    * run tree. Answers the leases revoked now (already revoked ones are not counted).
    */
   async revoke(target: { leaseId: string } | { rootRunId: string }): Promise<LeaseView[]> {
-    const now = this.#now();
+    const now = await this.#clock();
     const ids =
       'rootRunId' in target
         ? (

@@ -1,4 +1,4 @@
-import type { Database, SqlRow } from '@agentd/storage';
+import { type Database, nowMs, type Queryable, type SqlRow } from '@agentd/storage';
 
 /** Status of a sub-agent run (decisions.md), plus `orphaned` for a run a restart could not resume. */
 export type RunStatus = 'running' | 'completed' | 'failed' | 'killed' | 'timeout' | 'orphaned';
@@ -61,7 +61,8 @@ export const MAX_STORED_RESPONSE = 100_000;
 const str = (value: unknown): string | undefined =>
   value === null || value === undefined ? undefined : String(value);
 
-function toRecord(row: SqlRow): RunRecord {
+/** A run row as a record. */
+export function toRecord(row: SqlRow): RunRecord {
   return {
     runId: String(row.run_id),
     parentRunId: str(row.parent_run_id),
@@ -105,7 +106,22 @@ export interface RunEnd {
   completedAt: number;
 }
 
-/** The durable run table over libsql: every write is one statement, so a crash leaves no half row. */
+/** The owner of a run in a cluster: an instance and the fence it holds the row at. */
+export interface RunOwner {
+  instanceId: string;
+  fence: number;
+}
+
+/** A stop asked of a run executing on another instance. */
+export interface StopRequest {
+  runId: string;
+  /** Undefined when only a revocation is recorded. */
+  reason: 'killed' | 'steered' | undefined;
+  detail: string | undefined;
+  revoked: boolean;
+}
+
+/** The durable run table: every write is one statement, so a crash leaves no half row. */
 export class RunStore {
   readonly #db: Database;
 
@@ -113,13 +129,16 @@ export class RunStore {
     this.#db = db;
   }
 
-  /** Writes a new `running` row (before the run's turn starts). */
-  async insert(run: RunRecord): Promise<void> {
+  /**
+   * Writes a new `running` row (before the run's turn starts); in a cluster owned by `owner`
+   * at fence 1, its lease running `leaseMs` from the database's clock.
+   */
+  async insert(run: RunRecord, owner?: { instanceId: string; leaseMs: number }): Promise<void> {
     await this.#db.execute(
       `INSERT INTO autonomy_runs (run_id, parent_run_id, root_run_id, depth, agent_id, session_key,
         parent_session_key, task, status, client_id, memory_tenant, capabilities, lease_id, budget,
-        started_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
+        started_at, updated_at, owner, lease_until, fence)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ${nowMs(this.#db.dialect)} + ?, ?)`,
       [
         run.runId,
         run.parentRunId ?? null,
@@ -136,6 +155,9 @@ export class RunStore {
         JSON.stringify(run.budget),
         run.startedAt,
         run.startedAt,
+        owner?.instanceId ?? null,
+        owner?.leaseMs ?? 0,
+        owner === undefined ? 0 : 1,
       ],
     );
   }
@@ -184,11 +206,17 @@ export class RunStore {
     ).map(toRecord);
   }
 
-  /** Ends a run; a run already ended keeps its first end (answers false). */
-  async finish(runId: string, end: RunEnd): Promise<boolean> {
+  /**
+   * Ends a run; a run already ended keeps its first end (answers false). With `owner` (a
+   * cluster) only while that instance still holds the row at its fence: a paused instance whose
+   * run was taken over cannot end it. The end releases the ownership.
+   */
+  async finish(runId: string, end: RunEnd, owner?: RunOwner): Promise<boolean> {
+    const fenced = owner === undefined ? '' : ' AND owner = ? AND fence = ?';
     const result = await this.#db.execute(
-      `UPDATE autonomy_runs SET status = ?, end_reason = ?, response = ?, error = ?, completed_at = ?, updated_at = ?
-       WHERE run_id = ? AND status = 'running'`,
+      `UPDATE autonomy_runs SET status = ?, end_reason = ?, response = ?, error = ?, completed_at = ?, updated_at = ?,
+         owner = NULL, lease_until = NULL
+       WHERE run_id = ? AND status = 'running'${fenced}`,
       [
         end.status,
         end.endReason ?? null,
@@ -197,9 +225,67 @@ export class RunStore {
         end.completedAt,
         end.completedAt,
         runId,
+        ...(owner === undefined ? [] : [owner.instanceId, owner.fence]),
       ],
     );
     return result.rowsAffected > 0;
+  }
+
+  /**
+   * Asks the owners of running runs to stop them (a cluster's kill or steer made on another
+   * instance), in `tx` with the notice that wakes them. Answers how many were still running.
+   */
+  async requestStop(
+    tx: Queryable,
+    runIds: readonly string[],
+    reason: 'killed' | 'steered',
+    detail: string | undefined,
+  ): Promise<number> {
+    if (runIds.length === 0) return 0;
+    const result = await tx.execute(
+      `UPDATE autonomy_runs SET stop_reason = ?, stop_detail = ?
+       WHERE status = 'running' AND stop_reason IS NULL AND run_id IN (${runIds.map(() => '?').join(', ')})`,
+      [reason, detail ?? null, ...runIds],
+    );
+    return result.rowsAffected;
+  }
+
+  /** The stops asked of (and the revocations of) these runs. */
+  async stopRequests(runIds: readonly string[]): Promise<StopRequest[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.#db.query(
+      `SELECT run_id, stop_reason, stop_detail, revoked FROM autonomy_runs
+       WHERE run_id IN (${runIds.map(() => '?').join(', ')}) AND (stop_reason IS NOT NULL OR revoked = 1)`,
+      [...runIds],
+    );
+    return rows.map((row) => ({
+      runId: String(row.run_id),
+      reason: row.stop_reason === null ? undefined : row.stop_reason === 'steered' ? 'steered' : 'killed',
+      detail: row.stop_detail === null ? undefined : String(row.stop_detail),
+      revoked: Number(row.revoked) === 1,
+    }));
+  }
+
+  /** Queues a steered message for the run's owner, in `tx` with the notice that wakes it. */
+  async queueSteer(tx: Queryable, runId: string, message: string, now: number): Promise<void> {
+    await tx.execute('INSERT INTO autonomy_steers (run_id, message, created_at) VALUES (?, ?, ?)', [
+      runId,
+      message,
+      now,
+    ]);
+  }
+
+  /** Takes the steered messages queued for these runs, oldest first. */
+  async takeSteers(runIds: readonly string[]): Promise<Array<{ runId: string; message: string }>> {
+    if (runIds.length === 0) return [];
+    const rows = await this.#db.query(
+      `DELETE FROM autonomy_steers WHERE run_id IN (${runIds.map(() => '?').join(', ')})
+       RETURNING id, run_id, message`,
+      [...runIds],
+    );
+    return rows
+      .sort((a, b) => Number(a.id) - Number(b.id))
+      .map((row) => ({ runId: String(row.run_id), message: String(row.message) }));
   }
 
   /** Adds one turn's usage. */

@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import type { Logger } from '@agentd/contracts';
-import { type Database, type Migration, openDatabase, type Queryable } from '@agentd/storage';
+import {
+  type Database,
+  type DialectMigrations,
+  isPostgresUrl,
+  type Migration,
+  openDatabase,
+  type Queryable,
+} from '@agentd/storage';
 import { z } from 'zod';
 import { SecretsError } from './errors.js';
 import { open, type Sealed, seal } from './internal/cipher.js';
@@ -29,6 +36,12 @@ export interface SecretInfo {
 export interface SecretsStoreOptions {
   /** Directory of `secrets.db`; created (0700) when missing. */
   dataDir: string;
+  /**
+   * Cluster mode: a `postgres://` URL. The secrets live in the `secrets` table of that database
+   * (shared by every instance), still sealed here with AES-GCM; `secrets.db` is not used.
+   * @default none (the `secrets.db` file)
+   */
+  databaseUrl?: string | undefined;
   /** The master key: raw bytes, or hex or base64 text of at least 32 bytes. */
   masterKey: Buffer | string;
   /** Clock in epoch milliseconds. @default Date.now */
@@ -37,9 +50,9 @@ export interface SecretsStoreOptions {
   logger?: Logger | undefined;
 }
 
-/** The encrypted secrets store over `<dataDir>/secrets.db`. */
+/** The encrypted secrets store over `<dataDir>/secrets.db`, or a PostgreSQL table in cluster mode. */
 export interface SecretsStore {
-  /** Path of the database file. */
+  /** Path of the database file, or the database URL without credentials in cluster mode. */
   readonly path: string;
   /** Stores `value` under `name`, replacing an older value; `created` is false for a replacement. */
   set(name: string, value: string): Promise<{ created: boolean }>;
@@ -67,6 +80,10 @@ export interface SecretsStore {
 
 const optionsSchema = z.object({
   dataDir: z.string().min(1),
+  databaseUrl: z
+    .string()
+    .refine(isPostgresUrl, 'databaseUrl must be a postgres:// or postgresql:// URL')
+    .optional(),
   masterKey: z.union([z.string(), z.instanceof(Buffer)]),
   now: z.custom<() => number>((value) => typeof value === 'function').optional(),
   logger: z.custom<Logger>((value) => typeof value === 'object' && value !== null).optional(),
@@ -99,6 +116,37 @@ const migrations: Migration[] = [
     ],
   },
 ];
+
+// The same tables on PostgreSQL (cluster mode): bytes are bytea, epoch-ms columns BIGINT.
+const pgMigrations: Migration[] = [
+  {
+    version: 1,
+    name: 'secrets and canary',
+    up: [
+      `CREATE TABLE secrets (
+        name TEXT PRIMARY KEY,
+        salt BYTEA NOT NULL,
+        iv BYTEA NOT NULL,
+        ciphertext BYTEA NOT NULL,
+        tag BYTEA NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        last_used_at BIGINT,
+        usage_count BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE TABLE secrets_canary (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        salt BYTEA NOT NULL,
+        iv BYTEA NOT NULL,
+        ciphertext BYTEA NOT NULL,
+        tag BYTEA NOT NULL,
+        created_at BIGINT NOT NULL
+      );`,
+    ],
+  },
+];
+
+const migrationSet: DialectMigrations = { libsql: migrations, pg: pgMigrations };
 
 // The canary is sealed under a name no secret can have (names start with an upper-case letter).
 const CANARY_NAME = '.canary';
@@ -141,9 +189,27 @@ function validName(name: string): string {
 /** Checks the canary under `key`, or writes it into an empty store; never overwrites data. */
 async function checkCanary(db: Database, key: Buffer, now: number, path: string): Promise<void> {
   await db.transaction(async (tx) => {
-    const canary = await tx.get<SealedRow>(
-      'SELECT salt, iv, ciphertext, tag FROM secrets_canary WHERE id = 1',
-    );
+    const read = () => tx.get<SealedRow>('SELECT salt, iv, ciphertext, tag FROM secrets_canary WHERE id = 1');
+    let canary = await read();
+    if (canary === undefined) {
+      const count = await tx.get<{ n: number }>('SELECT count(*) AS n FROM secrets');
+      if (Number(count?.n ?? 0) > 0) {
+        throw new SecretsError(
+          'CANARY_MISSING',
+          `${path} holds secrets but no canary, so the master key cannot be checked; nothing was changed`,
+          { data: { path } },
+        );
+      }
+      // Never over another's: two instances starting at once on one PostgreSQL both find no
+      // canary, and the second must check the first's instead of replacing it.
+      const sealed = seal(key, CANARY_NAME, CANARY_TEXT);
+      await tx.execute(
+        `INSERT INTO secrets_canary (id, salt, iv, ciphertext, tag, created_at) VALUES (1, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO NOTHING`,
+        [sealed.salt, sealed.iv, sealed.ciphertext, sealed.tag, now],
+      );
+      canary = await read();
+    }
     if (canary) {
       if (open(key, CANARY_NAME, sealedOf(canary)) !== CANARY_TEXT) {
         throw new SecretsError(
@@ -152,17 +218,7 @@ async function checkCanary(db: Database, key: Buffer, now: number, path: string)
           { data: { path } },
         );
       }
-      return;
     }
-    const count = await tx.get<{ n: number }>('SELECT count(*) AS n FROM secrets');
-    if (Number(count?.n ?? 0) > 0) {
-      throw new SecretsError(
-        'CANARY_MISSING',
-        `${path} holds secrets but no canary, so the master key cannot be checked; nothing was changed`,
-        { data: { path } },
-      );
-    }
-    await writeCanary(tx, key, now);
   });
 }
 
@@ -192,13 +248,24 @@ export async function openSecretsStore(options: SecretsStoreOptions): Promise<Se
   let key = toKey(options.masterKey);
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
-  const path = join(options.dataDir, SECRETS_DB_FILE);
-  ensurePrivateFile(options.dataDir, path);
-  const db = await openDatabase({
-    dataDir: options.dataDir,
-    fileName: SECRETS_DB_FILE,
-    migrations: { '@agentd/secrets': migrations },
-  });
+  let db: Database;
+  let path: string;
+  if (options.databaseUrl !== undefined) {
+    db = await openDatabase({
+      url: options.databaseUrl,
+      poolMax: 2,
+      migrations: { '@agentd/secrets': migrationSet },
+    });
+    path = db.url;
+  } else {
+    path = join(options.dataDir, SECRETS_DB_FILE);
+    ensurePrivateFile(options.dataDir, path);
+    db = await openDatabase({
+      dataDir: options.dataDir,
+      fileName: SECRETS_DB_FILE,
+      migrations: { '@agentd/secrets': migrationSet },
+    });
+  }
   try {
     await checkCanary(db, key, now(), path);
   } catch (error) {
@@ -270,6 +337,11 @@ export async function openSecretsStore(options: SecretsStoreOptions): Promise<Se
     async list(listOptions = {}) {
       const filter = listOptions.filter === undefined ? '*' : secretFilterSchema.parse(listOptions.filter);
       const limit = listOptions.limit ?? SECRET_LIST_DEFAULT;
+      // SQLite's GLOB is PostgreSQL's LIKE with `_` escaped (both case-sensitive there).
+      const [match, pattern] =
+        db.dialect === 'pg'
+          ? ["LIKE ? ESCAPE '\\'", filter.replace(/_/g, '\\_').replace(/\*/g, '%').replace(/\?/g, '_')]
+          : ['GLOB ?', filter];
       const rows = await usable().query<{
         name: string;
         created_at: number;
@@ -278,8 +350,8 @@ export async function openSecretsStore(options: SecretsStoreOptions): Promise<Se
         usage_count: number;
       }>(
         `SELECT name, created_at, updated_at, last_used_at, usage_count FROM secrets
-         WHERE name GLOB ? ORDER BY name LIMIT ?`,
-        [filter, limit],
+         WHERE name ${match} ORDER BY name LIMIT ?`,
+        [pattern, limit],
       );
       return rows.map((row) => ({
         name: row.name,

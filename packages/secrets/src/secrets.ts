@@ -1,5 +1,6 @@
 import type { Logger } from '@agentd/contracts';
 import { type EnvFile, openEnvFile } from './env-file.js';
+import { SecretsError } from './errors.js';
 import { noopLogger } from './internal/logger.js';
 import { loadMasterKey, type MasterKeySource } from './master-key.js';
 import { SECRET_LIST_DEFAULT } from './names.js';
@@ -18,6 +19,13 @@ export type ListedSecret = { name: string; storage: SecretStorage } & Partial<Om
 export interface OpenSecretsOptions {
   /** The data directory (`secrets.db`, `.env`). */
   dataDir: string;
+  /**
+   * Cluster mode: the `postgres://` URL of the shared database. The encrypted secrets live in
+   * its `secrets` table (every instance reads the same ones) and a master key is required: the
+   * per-instance `.env` fallback is refused, as is a key that does not open the shared canary.
+   * @default none (`secrets.db` in the data directory)
+   */
+  databaseUrl?: string | undefined;
   /** Where `AGENTD_MASTER_KEY` and, last, referenced names are looked up. @default process.env */
   env?: NodeJS.ProcessEnv | undefined;
   /** `secrets.masterKeyFile`: a 0600 file holding the master key. */
@@ -59,11 +67,18 @@ export async function openSecrets(options: OpenSecretsOptions): Promise<Secrets>
   const env = options.env ?? process.env;
   const logger = options.logger ?? noopLogger;
   const master = loadMasterKey({ env, keyFile: options.masterKeyFile });
+  if (options.databaseUrl !== undefined && !master) {
+    throw new SecretsError(
+      'NO_MASTER_KEY',
+      'Cluster mode keeps secrets in the shared PostgreSQL database, sealed under the master key: set the same AGENTD_MASTER_KEY (or secrets.masterKeyFile) on every instance',
+    );
+  }
   const envFile: EnvFile = openEnvFile({ dataDir: options.dataDir });
   let store: SecretsStore | undefined;
   if (master) {
     store = await openSecretsStore({
       dataDir: options.dataDir,
+      databaseUrl: options.databaseUrl,
       masterKey: master.key,
       now: options.now,
       logger,

@@ -1,4 +1,5 @@
 import type { AgentTurnResult, EventSink, Logger, ToolServerStatus } from '@agentd/contracts';
+import type { Coordinator, Database, OwnedRows } from '@agentd/storage';
 import type { SecurityAudit } from '@agentd/evidence/audit';
 import type { AutonomySection, SecuritySection } from '../config.js';
 import type { SubagentTurnRequest } from '../gate-types.js';
@@ -65,4 +66,16 @@ export interface AutonomyContext {
   steeredAt: Map<string, number>;
   evicted: Set<string>;
   closed: boolean;
+  /** Cluster mode (PostgreSQL) only: how runs are owned and reached across instances. */
+  cluster: ClusterRuns | undefined;
+}
+
+/** A cluster's view of the runs: the coordinator, the owned-row helpers, the fences held here. */
+export interface ClusterRuns {
+  db: Database;
+  coordinator: Coordinator;
+  rows: OwnedRows;
+  leaseMs: number;
+  /** The fence this instance holds each of its running runs at. */
+  fences: Map<string, number>;
 }

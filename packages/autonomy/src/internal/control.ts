@@ -2,6 +2,7 @@ import { AutonomyError } from '../errors.js';
 import type { LeaseView } from '../lease-store.js';
 import type { RunRecord } from '../run-store.js';
 import { type RunView, runView } from '../run-view.js';
+import { withNotice } from './cluster.js';
 import type { ActiveRun, AutonomyContext } from './context.js';
 import { stopRuns } from './execute.js';
 import { effectiveCapabilities, type SpawnResult, type spawnRun } from './spawn.js';
@@ -17,19 +18,44 @@ export async function resolveTarget(ctx: AutonomyContext, target: string): Promi
   return record;
 }
 
-/** The active runs at and below `runId` (its descendants through the parent links). */
-async function subtree(ctx: AutonomyContext, record: RunRecord): Promise<ActiveRun[]> {
+/**
+ * The runs at and below `runId` (its descendants through the parent links): those active here,
+ * and the ids of those still running elsewhere (a cluster's other instances).
+ */
+async function subtree(
+  ctx: AutonomyContext,
+  record: RunRecord,
+): Promise<{ local: ActiveRun[]; elsewhere: string[] }> {
   const tree = await ctx.store.tree(record.rootRunId);
   const below = new Set([record.runId]);
   // Parents are older than their children: one pass in start order finds every descendant.
   for (const run of [...tree].sort((a, b) => a.startedAt - b.startedAt)) {
     if (run.parentRunId !== undefined && below.has(run.parentRunId)) below.add(run.runId);
   }
+  const elsewhere = tree
+    .filter((run) => below.has(run.runId) && run.status === 'running' && !ctx.active.has(run.runId))
+    .map((run) => run.runId);
   // Deepest first, so no child outlives the parent that would wait for it.
-  return [...below]
+  const local = [...below]
     .map((runId) => ctx.active.get(runId))
     .filter((run): run is ActiveRun => run !== undefined)
     .sort((a, b) => b.record.depth - a.record.depth);
+  return { local, elsewhere };
+}
+
+/**
+ * Asks the owners of runs executing on other instances to stop them (cluster mode; a row flag
+ * and a notice, picked up by the owner at once or at its next poll). Answers how many.
+ */
+async function stopElsewhere(
+  ctx: AutonomyContext,
+  runIds: readonly string[],
+  reason: 'killed' | 'steered',
+  detail: string | undefined,
+): Promise<number> {
+  const cluster = ctx.cluster;
+  if (cluster === undefined || runIds.length === 0) return 0;
+  return withNotice(cluster, (tx) => ctx.store.requestStop(tx, runIds, reason, detail));
 }
 
 /** Kills a run and everything below it; revokes their leases. Answers how many runs stopped. */
@@ -39,9 +65,9 @@ export async function killRun(
   reason: 'killed' | 'steered',
   detail?: string,
 ): Promise<number> {
-  const runs = await subtree(ctx, record);
+  const { local, elsewhere } = await subtree(ctx, record);
   if (record.leaseId) await ctx.leases.revoke({ leaseId: record.leaseId });
-  return stopRuns(ctx, runs, reason, detail);
+  return (await stopRuns(ctx, local, reason, detail)) + (await stopElsewhere(ctx, elsewhere, reason, detail));
 }
 
 /** Kills a whole tree and revokes every lease in it; the rows are poisoned against resumes. */
@@ -54,7 +80,13 @@ export async function killTree(ctx: AutonomyContext, rootRunId: string): Promise
   const runs = [...ctx.active.values()]
     .filter((run) => run.record.rootRunId === rootRunId)
     .sort((a, b) => b.record.depth - a.record.depth);
-  return stopRuns(ctx, runs, 'killed', 'run tree killed (run.kill)');
+  const elsewhere = tree
+    .filter((run) => run.status === 'running' && !ctx.active.has(run.runId))
+    .map((run) => run.runId);
+  const detail = 'run tree killed (run.kill)';
+  return (
+    (await stopRuns(ctx, runs, 'killed', detail)) + (await stopElsewhere(ctx, elsewhere, 'killed', detail))
+  );
 }
 
 /**
@@ -75,6 +107,8 @@ export async function revokeLeases(
     await ctx.store.markRevoked(rootRunId, at);
   }
   for (const lease of revoked) await ctx.store.signal('revoked', lease, at);
+  // Owners on other instances mark their runs revoked on the notice (the lease check already refuses).
+  if (ctx.cluster !== undefined && revoked.length > 0) await withNotice(ctx.cluster, async () => undefined);
   return revoked.length;
 }
 
@@ -103,7 +137,9 @@ export async function steerRun(
     );
   }
   const run = ctx.active.get(record.runId);
-  if (!run || record.status !== 'running') {
+  // In a cluster a running run may execute on another instance: its owner gets the steer.
+  const cluster = record.status === 'running' && run === undefined ? ctx.cluster : undefined;
+  if ((!run && cluster === undefined) || record.status !== 'running') {
     throw new AutonomyError('NOT_RUNNING', `Run ${record.runId} is not running (status ${record.status})`, {
       data: { runId: record.runId, status: record.status },
     });
@@ -113,7 +149,8 @@ export async function steerRun(
     // Taken as a user message into the running turn at its next step boundary (after the tool
     // results, before the next model call); the tool call in progress is not interrupted, and
     // the run's tool set stays what it was at spawn.
-    run.steerQueue.push(message);
+    if (run) run.steerQueue.push(message);
+    else if (cluster) await withNotice(cluster, (tx) => ctx.store.queueSteer(tx, record.runId, message, at));
     return { status: 'steered_inject', runId: record.runId };
   }
   await killRun(ctx, record, 'steered', 'replaced by a steered run');

@@ -1,5 +1,6 @@
 import type { AgentTurnResult } from '@agentd/contracts';
 import type { RunEnd, RunRecord } from '../run-store.js';
+import { ownerOf } from './cluster.js';
 import type { ActiveRun, AutonomyContext } from './context.js';
 
 /** The longest note a run's end leaves on its parent session. */
@@ -169,7 +170,9 @@ function errorText(error: unknown): string {
 export async function endRun(ctx: AutonomyContext, run: ActiveRun, end: RunEnd): Promise<void> {
   const { record } = run;
   killProcesses(run);
-  const written = await ctx.store.finish(record.runId, end).catch((error: unknown) => {
+  const owner = ownerOf(ctx, record.runId);
+  ctx.cluster?.fences.delete(record.runId);
+  const written = await ctx.store.finish(record.runId, end, owner).catch((error: unknown) => {
     ctx.logger.error(
       {
         err: error,

@@ -1,4 +1,5 @@
 import type { RunRecord } from '../run-store.js';
+import { claimOrphans, ownerOf } from './cluster.js';
 import type { AutonomyContext } from './context.js';
 import { startRun } from './spawn.js';
 
@@ -23,19 +24,41 @@ async function resumable(ctx: AutonomyContext, record: RunRecord): Promise<boole
 
 /**
  * Settles the runs a previous process left `running`: each is resumed where that is safe
- * (counted `resumed`), else marked `orphaned` and reported; revoked ones are closed.
+ * (counted `resumed`), else marked `orphaned` and reported; revoked ones are closed. In a
+ * cluster these are only the runs whose owner is gone (lease expired, or none): each is first
+ * claimed, so one instance takes it over, and a stop asked of it ends it as asked.
  */
 export async function recoverRuns(ctx: AutonomyContext): Promise<RecoveryResult> {
   const result: RecoveryResult = { resumed: 0, orphaned: 0, closed: 0 };
   const at = ctx.now();
-  for (const record of await ctx.store.running()) {
+  const found =
+    ctx.cluster === undefined
+      ? (await ctx.store.running()).map((record) => ({ record, stop: undefined, detail: undefined }))
+      : await claimOrphans(ctx.cluster);
+  for (const { record, stop, detail } of found) {
+    const owner = ownerOf(ctx, record.runId);
+    if (stop !== undefined) {
+      await ctx.store.finish(
+        record.runId,
+        { status: 'killed', endReason: stop, error: detail ?? 'killed', completedAt: at },
+        owner,
+      );
+      ctx.cluster?.fences.delete(record.runId);
+      result.closed++;
+      continue;
+    }
     if (record.revoked) {
-      await ctx.store.finish(record.runId, {
-        status: 'failed',
-        endReason: 'revoked',
-        error: 'revoked before the restart; never resumed',
-        completedAt: at,
-      });
+      await ctx.store.finish(
+        record.runId,
+        {
+          status: 'failed',
+          endReason: 'revoked',
+          error: 'revoked before the restart; never resumed',
+          completedAt: at,
+        },
+        owner,
+      );
+      ctx.cluster?.fences.delete(record.runId);
       result.closed++;
       continue;
     }
@@ -48,12 +71,17 @@ export async function recoverRuns(ctx: AutonomyContext): Promise<RecoveryResult>
       result.resumed++;
       continue;
     }
-    await ctx.store.finish(record.runId, {
-      status: 'orphaned',
-      endReason: 'restart',
-      error: 'the daemon stopped while the run was running and it could not be resumed safely',
-      completedAt: at,
-    });
+    await ctx.store.finish(
+      record.runId,
+      {
+        status: 'orphaned',
+        endReason: 'restart',
+        error: 'the daemon stopped while the run was running and it could not be resumed safely',
+        completedAt: at,
+      },
+      owner,
+    );
+    ctx.cluster?.fences.delete(record.runId);
     if (record.leaseId) await ctx.leases.revoke({ leaseId: record.leaseId });
     await ctx.store.signal('orphaned', record, at);
     result.orphaned++;

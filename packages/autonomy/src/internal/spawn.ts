@@ -155,7 +155,12 @@ export async function spawnRun(ctx: AutonomyContext, request: SpawnRequest): Pro
     startedAt: ctx.now(),
     completedAt: undefined,
   };
-  await ctx.store.insert(record);
+  const cluster = ctx.cluster;
+  await ctx.store.insert(
+    record,
+    cluster && { instanceId: cluster.coordinator.instanceId, leaseMs: cluster.leaseMs },
+  );
+  cluster?.fences.set(runId, 1);
   startRun(ctx, record);
   ctx.logger.info(
     { agentId, runId, step: 'spawn', itemCount: capabilities.length },

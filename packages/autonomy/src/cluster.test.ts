@@ -1,0 +1,151 @@
+import { type CoordinationOptions, type Database, openCoordination, openDatabase } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { scriptedRunner, until } from '../test/helpers.js';
+import {
+  type AutonomyService,
+  type AutonomyServiceOptions,
+  createAutonomyService,
+} from './autonomy-service.js';
+import { isAutonomyError } from './errors.js';
+
+const toolsOf = () => ['echo', 'subagent_list', 'subagent_spawn'];
+// Far longer than any test: a stop seen here came from the notice, not from a poll.
+const NO_POLL = 3_600_000;
+
+describe('autonomy on PostgreSQL without a coordinator', () => {
+  it.skipIf(!pgSuitesEnabled())('is refused, naming the option', async () => {
+    const db = await openDatabase({ url: await freshPgDatabaseUrl('agentd_autonomy'), poolMax: 1 });
+    try {
+      let caught: unknown;
+      try {
+        createAutonomyService({ db, toolsOf, runner: () => scriptedRunner() });
+      } catch (error) {
+        caught = error;
+      }
+      expect(isAutonomyError(caught, 'INVALID_OPTIONS')).toBe(true);
+      expect(String((caught as Error).message)).toContain('coordinator');
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+// Instances, each with its own pool and coordinator, on one PostgreSQL database.
+describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', () => {
+  let url: string;
+  const opened: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    url = await freshPgDatabaseUrl('agentd_autonomy');
+  });
+  afterEach(async () => {
+    for (const close of opened.splice(0).reverse()) await close();
+    const db = await openDatabase({ url, poolMax: 1 });
+    await db.execute('DELETE FROM autonomy_runs');
+    await db.execute('DELETE FROM autonomy_steers');
+    await db.close();
+  });
+
+  async function instance(
+    instanceId: string,
+    options: CoordinationOptions = {},
+    service: Partial<AutonomyServiceOptions> = {},
+  ) {
+    const db: Database = await openDatabase({ url, poolMax: 4 });
+    const coordinator = await openCoordination(db, { instanceId, ...options });
+    await coordinator.start();
+    const runner = scriptedRunner();
+    const autonomy: AutonomyService = createAutonomyService({
+      db,
+      coordinator,
+      toolsOf,
+      runner: () => runner,
+      ...service,
+    });
+    await autonomy.start();
+    opened.push(async () => {
+      await autonomy.close();
+      await coordinator.close();
+      await db.close();
+    });
+    return { db, runner, service: autonomy };
+  }
+
+  it('a kill made on B reaches the run executing on A, by the notice', async () => {
+    const a = await instance('a', { pollMs: NO_POLL });
+    const b = await instance('b', { pollMs: NO_POLL });
+    const run = await a.service.spawn({ parentSessionKey: 'p:rpc:1', task: 'work' });
+    const turn = await a.runner.turnOf(run.sessionKey);
+    const owner = await a.db.get<{ owner: string; fence: number }>(
+      'SELECT owner, fence FROM autonomy_runs WHERE run_id = ?',
+      [run.runId],
+    );
+    expect(owner).toEqual({ owner: 'a', fence: 1 });
+
+    expect(await b.service.kill(run.runId, 'stop it')).toMatchObject({ runId: run.runId, killed: 1 });
+    await until(() => (turn.request.signal?.aborted ? true : undefined), 10_000);
+    const ended = await until(async () => {
+      const view = await b.service.status(run.runId);
+      return view.status === 'killed' ? view : undefined;
+    }, 10_000);
+    expect(ended.endReason).toBe('killed');
+    expect(a.service.activeRuns).toBe(0);
+  });
+
+  it('a steer injected on B reaches A’s run by polling when NOTIFY is off', async () => {
+    const a = await instance('a', { pollMs: 200, notify: false });
+    const b = await instance(
+      'b',
+      { pollMs: 200, notify: false },
+      { security: { agentToAgent: { steerInject: true } } },
+    );
+    const run = await a.service.spawn({ parentSessionKey: 'p:rpc:1', task: 'work' });
+    const turn = await a.runner.turnOf(run.sessionKey);
+    expect(await b.service.steer(run.runId, 'also do this')).toEqual({
+      status: 'steered_inject',
+      runId: run.runId,
+    });
+    const injections = turn.request.injections as () => string[];
+    const taken: string[] = [];
+    await until(() => {
+      taken.push(...injections());
+      return taken.length > 0 ? true : undefined;
+    }, 10_000);
+    expect(taken).toEqual(['also do this']);
+  });
+
+  it('a start takes over only the runs of gone instances; a taken-over run rejects its old owner’s end', async () => {
+    // A renews rarely, so a lease made to lapse here stays lapsed, as for a paused instance.
+    const a = await instance('a', {}, { runLeaseMs: 60_000 });
+    const run = await a.service.spawn({ parentSessionKey: 'p:rpc:1', task: 'work' });
+    await a.runner.turnOf(run.sessionKey);
+
+    // A live owner keeps its run: C's start leaves it alone.
+    const c = await instance('c', {}, { runLeaseMs: 600 });
+    expect(c.service.activeRuns).toBe(0);
+    expect((await c.service.status(run.runId)).status).toBe('running');
+
+    // A's lease lapses: C takes the run over at the next fence and resumes it (no tool call yet).
+    await a.db.execute('UPDATE autonomy_runs SET lease_until = 0 WHERE run_id = ?', [run.runId]);
+    const resumed = await c.runner.turnOf(run.sessionKey);
+    expect(resumed.request.turnKey).toBe(`subagent:${run.runId}:r1:0`);
+    const owned = () =>
+      c.db.get<{ owner: string | null; fence: number; status: string }>(
+        'SELECT owner, fence, status FROM autonomy_runs WHERE run_id = ?',
+        [run.runId],
+      );
+    expect(await owned()).toEqual({ owner: 'c', fence: 2, status: 'running' });
+
+    // A, unaware, ends its copy: the end carries fence 1 and is rejected.
+    await a.service.kill(run.runId);
+    expect(a.service.activeRuns).toBe(0);
+    expect(await owned()).toEqual({ owner: 'c', fence: 2, status: 'running' });
+    resumed.finish('done on c');
+    expect(
+      await until(async () => {
+        const view = await c.service.status(run.runId);
+        return view.status === 'completed' ? view : undefined;
+      }, 10_000),
+    ).toMatchObject({ response: 'done on c', resumed: 1 });
+  });
+});
