@@ -3,7 +3,7 @@ import { approvalsMigrationSet } from '@agentd/approvals';
 import { autonomyMigrationSet } from '@agentd/autonomy';
 import { channelsMigrationSet } from '@agentd/channels';
 import { sectionHashes } from '@agentd/config-store';
-import { cronWakegateMigrationSet } from '@agentd/cron-wakegate';
+import { cronWakegateMigrations } from '@agentd/cron-wakegate';
 import { graphEngineMigrationSet } from '@agentd/graph-engine';
 import { learningMigrationSet } from '@agentd/learning';
 import type { AgentdLogger } from '@agentd/logging';
@@ -54,8 +54,8 @@ export const NOT_YET_CLUSTER_SAFE = [
 ] as const;
 
 /**
- * A store the daemon opens in the database, and the migration set it runs there: `undefined`
- * for a store not kept in the database on PostgreSQL yet (the secrets store is its own file).
+ * A store the daemon opens in the database, and the migration set its service runs there:
+ * `undefined` for a store not kept in the database on PostgreSQL at all.
  */
 export interface DatabaseStore {
   name: string;
@@ -65,7 +65,6 @@ export interface DatabaseStore {
 }
 
 const DATABASE_STORES: readonly DatabaseStore[] = [
-  { name: '@agentd/secrets', migrations: undefined },
   { name: '@agentd/obs-reports', migrations: obsReportsMigrationSet },
   {
     name: '@agentd/memory-store',
@@ -73,7 +72,8 @@ const DATABASE_STORES: readonly DatabaseStore[] = [
     enabled: (config) => config.memory.enabled,
   },
   { name: '@agentd/agent-runtime', migrations: agentRuntimeMigrations },
-  { name: '@agentd/cron-wakegate', migrations: cronWakegateMigrationSet },
+  // The list the cron and heartbeat services migrate today (libsql only).
+  { name: '@agentd/cron-wakegate', migrations: cronWakegateMigrations },
   { name: '@agentd/graph-engine', migrations: graphEngineMigrationSet },
   { name: '@agentd/approvals', migrations: approvalsMigrationSet },
   { name: '@agentd/autonomy', migrations: autonomyMigrationSet },

@@ -49,7 +49,7 @@ import {
   lifecycleRunner,
 } from '@agentd/learning';
 import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
-import { type Coordinator, type Database, openDatabase } from '@agentd/storage';
+import { type Coordinator, type Database, isPostgresUrl, openDatabase, StorageError } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
 import { openClusterTokens } from './cluster-tokens.js';
 import {
@@ -198,11 +198,20 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 
   // Opened before anything resolves a credential: every ${secret:NAME} resolves from the store
   // first, then the environment. A wrong master key fails the start here, touching nothing.
+  // Cluster mode keeps them in the shared database: its URL must be given in plain form there
+  // (AGENTD_STORAGE_URL or storage.url), since no secret can be read before the secrets open.
+  const plainStorageUrl = env.AGENTD_STORAGE_URL || config.storage.url;
+  const secretsDatabaseUrl =
+    plainStorageUrl !== undefined && isPostgresUrl(plainStorageUrl) ? plainStorageUrl : undefined;
+  // Before anything opens: a cluster start with an unported package, or a sqld URL with cluster
+  // settings, is refused naming them all (never a silent single-instance start).
+  checkClusterStart(config, plainStorageUrl);
   const secrets = await lifecycle.start(
     'secrets',
     () =>
       openSecrets({
         dataDir,
+        databaseUrl: secretsDatabaseUrl,
         env,
         masterKeyFile: config.secrets.masterKeyFile,
         now,
@@ -217,9 +226,14 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   const storageConfig = await resolveSecretRefs(config.storage, lookupSecret);
   // AGENTD_STORAGE_URL wins over storage.url (a postgres:// URL there selects cluster mode).
   const storageUrl = env.AGENTD_STORAGE_URL || storageConfig.url;
-  // Before the database opens: a cluster start with an unported package, or a sqld URL with
-  // cluster settings, is refused naming them all (never a silent single-instance start).
+  // Again with a URL given as a ${secret:…} reference, now resolved.
   checkClusterStart(config, storageUrl);
+  if (storageUrl !== undefined && isPostgresUrl(storageUrl) && secretsDatabaseUrl === undefined) {
+    throw new StorageError(
+      'INVALID_OPTIONS',
+      'Cluster mode needs the postgres:// URL in AGENTD_STORAGE_URL or a plain storage.url, not a ${secret:…} reference: the secrets themselves live in that database',
+    );
+  }
   const db = await lifecycle.start(
     'storage',
     () => openDatabase({ dataDir, ...storageConfig, url: storageUrl, logger: logger.module('storage') }),
@@ -674,6 +688,8 @@ function createAutonomy(
   const { db, securityAudit, events } = stores;
   return createAutonomyService({
     db,
+    // Cluster mode: runs owned and leased; kill, revoke and steer reach the owner on any instance.
+    ...clustered(stores.coordinator),
     runner: () => {
       const started = runtime();
       if (!started) throw new Error('the agent runtime is not started');

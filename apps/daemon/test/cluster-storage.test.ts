@@ -24,7 +24,7 @@ describe.skipIf(!pgSuitesEnabled())('storage on PostgreSQL', () => {
     const dataDir = pool.tempDir();
     const started = pool.start(dataDir, {
       config: { storage: { url: `file:${join(dataDir, 'elsewhere.db')}` } },
-      env: { AGENTD_STORAGE_URL: url },
+      env: { AGENTD_STORAGE_URL: url, AGENTD_MASTER_KEY: 'a1'.repeat(32) },
     });
     if (unported.length === 0) {
       const daemon = await started;
