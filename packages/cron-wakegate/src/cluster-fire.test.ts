@@ -14,7 +14,7 @@ import { cronWakegateMigrationSet, cronWakegateMigrations, MIGRATION_PACKAGE } f
 
 // A fire in cluster mode is a compare-and-set on the due time: every instance that saw the
 // same due time tries, one wins and writes the run row. These tests drive the schema and the
-// primitive on both dialects; the cron service itself does not call them yet.
+// primitive on both dialects; cluster-service.test.ts drives the service that uses them.
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -67,7 +67,7 @@ describe('cron fire CAS on libsql', () => {
     dirs.push(dir);
     const db = await openDatabase({ url: `file:${join(dir, 'agentd.db')}` });
     try {
-      // The set's libsql list is the one the service migrates today.
+      // The set's libsql list is the embedded schema.
       expect(cronWakegateMigrationSet.libsql).toBe(cronWakegateMigrations);
       await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrationSet);
       await db.execute('ALTER TABLE cron_jobs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0');
@@ -135,7 +135,7 @@ describe.skipIf(!pgSuitesEnabled())('cron fire CAS on PostgreSQL', () => {
     }
   });
 
-  it('refuses the libsql-only list the service migrates today', async () => {
+  it('refuses the libsql list on PostgreSQL (the set gives it its own)', async () => {
     const db = await openDatabase({ url: await freshPgDatabaseUrl('agentd_cron') });
     try {
       const refused = await db

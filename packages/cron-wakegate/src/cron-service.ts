@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Database } from '@agentd/storage';
+import type { Coordinator, Database } from '@agentd/storage';
 import { CronWakegateError } from './errors.js';
 import type { AddJobInput, CronJob, CronRun, UpdateJobInput } from './cron-types.js';
 import {
@@ -25,14 +25,28 @@ import {
 } from './internal/job-store.js';
 import { RunLimiter } from './internal/run-limiter.js';
 import { type CronLogger, noopLogger } from './logger.js';
-import { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { ClusterCron } from './internal/cluster-cron.js';
+import { cronWakegateMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { nextFireAfter } from './schedule.js';
 import { type AgentTurnRunner, type EventSink, noopEventSink } from './types.js';
 
 /** Options of {@link createCronService}. */
 export interface CronServiceOptions {
-  /** The shared libsql handle; the service migrates its tables on `start()`. */
+  /** The shared database (libsql, or PostgreSQL in cluster mode); the service migrates its tables on `start()`. */
   db: Database;
+  /**
+   * The cluster coordinator (`openCoordination` on the same database). In `postgres` mode every
+   * instance schedules every job and each fire is a compare-and-set on its due time, so exactly
+   * one instance runs each (job, scheduled time); edits reach the other instances over the bus.
+   * Absent or `single`: the in-process scheduler.
+   */
+  coordinator?: Coordinator | undefined;
+  /**
+   * Cluster mode: how long a run's `running` row stays owned without renewal (renewed every
+   * third of it); a run whose instance stops renewing is recorded as interrupted.
+   * @default 10000
+   */
+  runLeaseMs?: number | undefined;
   /** Runs the model turn of a fire. */
   runner: AgentTurnRunner;
   /** The workspace directory of an agent; a gate runs there (created when missing). */
@@ -185,16 +199,39 @@ export function createCronService(options: CronServiceOptions): CronService {
     recorder: new FireRecorder({ db, logger, jobState: (id) => runtimeRow(ctx, id), maxBatch: 5000 }),
     timer,
     detached,
+    cluster: undefined,
     started: false,
     closed: false,
   };
-  const { inflight, limiter, recorder } = ctx;
+  const cluster =
+    options.coordinator?.mode === 'postgres'
+      ? new ClusterCron(ctx, options.coordinator, options.runLeaseMs ?? 10_000)
+      : undefined;
+  if (cluster !== undefined) {
+    ctx.cluster = cluster;
+    // Fires are written at once, each under its own guard, instead of in batches.
+    ctx.recorder = cluster;
+  }
+  const { inflight, limiter } = ctx;
+  const recorder = ctx.recorder;
   let pruneTimer: ReturnType<typeof setInterval> | undefined;
   let mutations: Promise<unknown> = Promise.resolve();
 
   /** Serialises edits so name checks and writes of two calls never interleave. */
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const result = mutations.then(work);
+    // In a cluster an edit starts from the jobs as stored, and the other instances reload after it.
+    const edit =
+      cluster === undefined
+        ? work
+        : async () => {
+            await cluster.sync();
+            try {
+              return await work();
+            } finally {
+              await cluster.changed();
+            }
+          };
+    const result = mutations.then(edit);
     mutations = result.catch(() => undefined);
     return result;
   };
@@ -203,12 +240,13 @@ export function createCronService(options: CronServiceOptions): CronService {
     async start() {
       if (ctx.closed) throw new CronWakegateError('CLOSED', 'the cron service is closed');
       if (ctx.started) return;
-      await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrations);
+      await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrationSet);
       await loadJobs(ctx);
       await prune(ctx);
       pruneTimer = setInterval(() => void prune(ctx), 3_600_000);
       pruneTimer.unref?.();
       ctx.started = true;
+      cluster?.start();
       const at = now();
       const missed: JobState[] = [];
       for (const job of byId.values()) {
@@ -223,7 +261,8 @@ export function createCronService(options: CronServiceOptions): CronService {
         else if (job.enabled) timer.enqueue(job.nextRunAtMs, job.id);
       }
       if (settings.enabled) {
-        // One run per job for everything it missed while the daemon was down, however many fires that was.
+        // One run per job for everything it missed while the daemon was down, however many fires that
+        // was. In a cluster the catch-up goes through the same compare-and-set as any fire.
         for (const job of missed) fire(ctx, job, 'catch-up', job.nextRunAtMs);
       } else {
         for (const job of missed) timer.enqueue(job.nextRunAtMs, job.id);
@@ -282,12 +321,15 @@ export function createCronService(options: CronServiceOptions): CronService {
     },
 
     async idle() {
-      while (inflight.size > 0 || limiter.active > 0 || limiter.waiting > 0) {
-        await Promise.all([...inflight].map((entry) => entry.done));
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      timer.flushAdvances();
-      await recorder.flush();
+      do {
+        while (inflight.size > 0 || limiter.active > 0 || limiter.waiting > 0) {
+          await Promise.all([...inflight].map((entry) => entry.done));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        timer.flushAdvances();
+        // In a cluster this also waits for fires still at their compare-and-set, which may start runs.
+        await recorder.flush();
+      } while (inflight.size > 0 || limiter.active > 0 || limiter.waiting > 0);
     },
 
     applyConfig(section) {
@@ -301,6 +343,7 @@ export function createCronService(options: CronServiceOptions): CronService {
       if (ctx.closed) return;
       ctx.closed = true;
       timer.stop();
+      cluster?.stop();
       if (pruneTimer) clearInterval(pruneTimer);
       await mutations;
       timer.flushAdvances();

@@ -1,12 +1,12 @@
 import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Database, Statement } from '@agentd/storage';
+import type { Coordinator, Database, Singleton, Statement } from '@agentd/storage';
 import type { z } from 'zod';
 import { type HeartbeatSection, heartbeatSectionSchema, heartbeatUpdateSchema } from './config.js';
 import { CronWakegateError } from './errors.js';
 import { checkFields } from './internal/job-store.js';
 import { type CronLogger, noopLogger } from './logger.js';
-import { cronWakegateMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { cronWakegateMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { type AgentTurnRunner, type EventSink, noopEventSink, type WakeTarget } from './types.js';
 import { createWakeCoalescer, type WakeCoalescer, type WakeRequest } from './wake-coalescer.js';
 
@@ -49,8 +49,17 @@ export type HeartbeatUpdate = z.infer<typeof heartbeatUpdateSchema>;
 
 /** Options of {@link createHeartbeatService}. */
 export interface HeartbeatServiceOptions {
-  /** The shared libsql handle; beats and queued texts are stored there. */
+  /** The shared database; beats and queued texts are stored there. */
   db: Database;
+  /**
+   * The cluster coordinator. In `postgres` mode periodic beats run on one instance only, the
+   * holder of the `cron-wakegate:heartbeat` singleton (renewed every `singletonRenewMs`; another
+   * instance takes it over when its holder stops), and every beat carries the texts queued on
+   * any instance. Explicit wakes and triggers beat on the instance that got them.
+   */
+  coordinator?: Coordinator | undefined;
+  /** Cluster mode: how often the singleton is renewed or tried. @default 2000 */
+  singletonRenewMs?: number | undefined;
   /** Runs the beat's agent turn. */
   runner: AgentTurnRunner;
   /** The `heartbeat` config section (defaults filled in when parsed). */
@@ -123,6 +132,24 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
   const randomId = options.randomId ?? randomUUID;
   const logger = options.logger ?? noopLogger;
   const events = options.events ?? noopEventSink;
+  const singleton: Singleton | undefined =
+    options.coordinator?.mode === 'postgres'
+      ? options.coordinator.singleton('cron-wakegate:heartbeat')
+      : undefined;
+  const renewMs = options.singletonRenewMs ?? 2000;
+  let renewTimer: ReturnType<typeof setInterval> | undefined;
+  const holdSingleton = async (): Promise<boolean> => {
+    if (singleton === undefined) return true;
+    try {
+      return (await singleton.acquire()) !== undefined;
+    } catch (err) {
+      logger.warn(
+        { err, hint: 'check that the PostgreSQL server is reachable', errorKind: 'dependency' },
+        'heartbeat singleton not renewed',
+      );
+      return false;
+    }
+  };
 
   let queue: QueuedText[] = [];
   let nextSeq = 1;
@@ -169,7 +196,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
           timer = undefined;
           if (nextBeatAt !== undefined && now() >= nextBeatAt) {
             nextBeatAt = undefined;
-            coalescer.request('interval');
+            periodic('interval');
           } else arm();
         }),
       wait,
@@ -177,20 +204,56 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     timer.unref?.();
   };
 
+  /** A periodic beat: in a cluster only the singleton's holder runs it; the others look again later. */
+  const periodic = (source: string) => {
+    if (singleton === undefined) {
+      coalescer.request(source);
+      return;
+    }
+    void holdSingleton().then(async (held) => {
+      if (closed) return;
+      if (held) {
+        coalescer.request(source);
+        return;
+      }
+      const last = await db
+        .get<{ ts: number | null }>('SELECT MAX(ts) AS ts FROM heartbeat_beats')
+        .catch(() => undefined);
+      if (last?.ts != null) lastBeatAt = Math.max(lastBeatAt ?? 0, Number(last.ts));
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => detached.runInAsyncScope(() => arm()), renewMs);
+      timer.unref?.();
+    });
+  };
+
   const enqueue = (text: string) => {
     const item: QueuedText = { seq: nextSeq++, ts: now(), text: text.slice(0, MAX_WAKE_TEXT) };
     queue.push(item);
-    write(() =>
-      db.execute('INSERT INTO heartbeat_queue (seq, ts, text) VALUES (?, ?, ?)', [
-        item.seq,
-        item.ts,
-        item.text,
-      ]),
-    );
+    write(async () => {
+      if (singleton === undefined) {
+        await db.execute('INSERT INTO heartbeat_queue (seq, ts, text) VALUES (?, ?, ?)', [
+          item.seq,
+          item.ts,
+          item.text,
+        ]);
+        return;
+      }
+      // Instances share the queue: the database numbers the texts.
+      const row = await db.get<{ seq: number }>(
+        'INSERT INTO heartbeat_queue (ts, text) VALUES (?, ?) RETURNING seq',
+        [item.ts, item.text],
+      );
+      item.seq = Number(row?.seq);
+    });
     if (queue.length > settings.maxQueuedTexts) {
       const dropped = queue.splice(0, queue.length - settings.maxQueuedTexts);
-      const upTo = dropped[dropped.length - 1]!.seq;
-      write(() => db.execute('DELETE FROM heartbeat_queue WHERE seq <= ?', [upTo]));
+      write(() =>
+        singleton === undefined
+          ? db.execute('DELETE FROM heartbeat_queue WHERE seq <= ?', [dropped[dropped.length - 1]!.seq])
+          : db.batch(
+              dropped.map((item) => ({ sql: 'DELETE FROM heartbeat_queue WHERE seq = ?', args: [item.seq] })),
+            ),
+      );
       logger.warn(
         {
           itemCount: dropped.length,
@@ -204,6 +267,11 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
 
   async function beat(requests: WakeRequest[]): Promise<void> {
     if (closed) return;
+    if (singleton !== undefined) {
+      // Texts queued on any instance ride with this beat.
+      await writes;
+      queue = await db.query<QueuedText>('SELECT seq, ts, text FROM heartbeat_queue ORDER BY seq');
+    }
     const ts = now();
     const current = settings;
     const sources = [...new Set(requests.map((request) => request.source))];
@@ -240,10 +308,9 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     const durationMs = now() - ts;
     // Texts are handed over only when the turn succeeded; a failed beat leaves them for the next one.
     if (status === 'ok' && carried.length > 0) {
-      const delivered = new Set(carried.map((item) => item.seq));
-      queue = queue.filter((item) => !delivered.has(item.seq));
+      const delivered = new Set(carried);
+      queue = queue.filter((item) => !delivered.has(item));
     }
-    const upTo = carried[carried.length - 1]?.seq;
     const id = randomId();
     write(() =>
       db.batch(
@@ -257,7 +324,8 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
           queuedTexts: carried.length,
           summary,
           error,
-          delivered: status === 'ok' ? upTo : undefined,
+          delivered: status === 'ok' ? carried.map((item) => item.seq) : [],
+          shared: singleton !== undefined,
         }),
       ),
     );
@@ -289,15 +357,19 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     async start() {
       if (closed) throw new CronWakegateError('CLOSED', 'the heartbeat service is closed');
       if (started) return;
-      await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrations);
+      await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrationSet);
       const last = await db.get<{ ts: number | null }>('SELECT MAX(ts) AS ts FROM heartbeat_beats');
       lastBeatAt = last?.ts ?? undefined;
       queue = await db.query<QueuedText>('SELECT seq, ts, text FROM heartbeat_queue ORDER BY seq');
       nextSeq = (queue[queue.length - 1]?.seq ?? 0) + 1;
       started = true;
+      if (singleton !== undefined) {
+        renewTimer = setInterval(() => void holdSingleton(), renewMs);
+        renewTimer.unref?.();
+      }
       if (settings.enabled && lastBeatAt !== undefined && lastBeatAt + settings.intervalMs <= now()) {
         // The beats that fell due while the daemon was down run once, now; the beat re-arms the timer.
-        coalescer.request('catch-up');
+        periodic('catch-up');
       } else {
         // With no beat on record the first one comes an interval after start, not at once.
         arm();
@@ -350,6 +422,8 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
       if (closed) return;
       closed = true;
       if (timer) clearTimeout(timer);
+      if (renewTimer) clearInterval(renewTimer);
+      await singleton?.release().catch(() => undefined);
       beating?.abort(new Error('shutdown'));
       await coalescer.close();
       await writes;
@@ -387,7 +461,8 @@ function runBeatTurn(
 }
 
 /** The statements that record a beat, and drop the queued texts it delivered (up to seq `delivered`). */
-function beatStatements(beat: HeartbeatBeat & { delivered: number | undefined }): Statement[] {
+function beatStatements(beat: HeartbeatBeat & { delivered: number[]; shared: boolean }): Statement[] {
+  const last = beat.delivered[beat.delivered.length - 1];
   return [
     {
       sql: `INSERT INTO heartbeat_beats (id, ts, agent_id, sources, status, duration_ms, queued_texts, summary, error)
@@ -404,9 +479,12 @@ function beatStatements(beat: HeartbeatBeat & { delivered: number | undefined })
         beat.error ?? null,
       ],
     },
-    ...(beat.delivered !== undefined
-      ? [{ sql: 'DELETE FROM heartbeat_queue WHERE seq <= ?', args: [beat.delivered] }]
-      : []),
+    // In process every older text was delivered; a shared queue may hold other instances' newer ones.
+    ...(last === undefined
+      ? []
+      : beat.shared
+        ? beat.delivered.map((seq) => ({ sql: 'DELETE FROM heartbeat_queue WHERE seq = ?', args: [seq] }))
+        : [{ sql: 'DELETE FROM heartbeat_queue WHERE seq <= ?', args: [last] }]),
   ];
 }
 
@@ -424,9 +502,11 @@ interface BeatRow {
 
 /** The newest `limit` beats, newest first. */
 async function readHistory(db: Database, limit: number): Promise<HeartbeatBeat[]> {
-  const rows = await db.query<BeatRow>('SELECT * FROM heartbeat_beats ORDER BY ts DESC, rowid DESC LIMIT ?', [
-    limit,
-  ]);
+  const tie = db.dialect === 'pg' ? 'id' : 'rowid';
+  const rows = await db.query<BeatRow>(
+    `SELECT * FROM heartbeat_beats ORDER BY ts DESC, ${tie} DESC LIMIT ?`,
+    [limit],
+  );
   return rows.map(toBeat);
 }
 

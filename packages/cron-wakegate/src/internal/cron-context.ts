@@ -8,7 +8,7 @@ import type { ResolvedSchedule } from '../schedule.js';
 import type { AgentTurnRunner, EventSink } from '../types.js';
 import type { WakeGate } from '../wake-gate.js';
 import type { CronTimer } from './cron-timer.js';
-import type { FireRecorder, JobRuntimeRow } from './fire-recorder.js';
+import type { JobRuntimeRow, Recorder } from './fire-recorder.js';
 import type { RunLimiter } from './run-limiter.js';
 import type { CronSettings as CronSettingsInput } from '../cron-service.js';
 import type { FireTrigger } from '../cron-types.js';
@@ -70,6 +70,13 @@ export interface JobState {
   removed: boolean;
   /** Set between a fire and the computation of the job's next time (see deferAdvance). */
   advanceAfter: number | undefined;
+  /** Cluster mode: `next_run_at_ms` and `enabled` as last read or written, the expected values of the next write. */
+  stored?: { next: number; enabled: boolean } | undefined;
+}
+
+/** How a cluster-mode service fires a job on schedule (see `ClusterCron`). */
+export interface ClusterFires {
+  fire(job: JobState, trigger: FireTrigger, dueAtMs: number): void;
 }
 
 /** A run in progress, as `close()` interrupts it. */
@@ -87,6 +94,8 @@ export interface Fire {
   ts: number;
   scheduledAtMs: number | undefined;
   generation: number;
+  /** The id of its run row when one was written at the start (cluster mode). */
+  runId?: string | undefined;
 }
 
 /**
@@ -107,7 +116,9 @@ export interface CronContext {
   readonly byName: Map<string, JobState>;
   readonly limiter: RunLimiter;
   readonly inflight: Set<InFlight>;
-  readonly recorder: FireRecorder;
+  recorder: Recorder;
+  /** Set in cluster mode (PostgreSQL): scheduled fires go through its compare-and-set. */
+  cluster: ClusterFires | undefined;
   readonly timer: CronTimer;
   /**
    * Scheduled fires run in the context the service was created in, not in that of the request that

@@ -37,10 +37,10 @@ export interface JobRuntimeRow {
   consecutiveErrors: number;
 }
 
-const RUN_COLUMNS = `run_id, job_id, job_name, agent_id, ts, scheduled_at_ms, trigger, status, skip_reason, duration_ms,
+export const RUN_COLUMNS = `run_id, job_id, job_name, agent_id, ts, scheduled_at_ms, trigger, status, skip_reason, duration_ms,
   summary, error, gated, gate_outcome, gate_failure, gate_reason, gate_duration_ms, tool_calls, est_turns_saved,
   root_run_id, session_key, tokens_total`;
-const RUN_TUPLE = `(${new Array(22).fill('?').join(', ')})`;
+export const RUN_TUPLE = `(${new Array(22).fill('?').join(', ')})`;
 const JOB_TUPLE = '(?, ?, ?, ?, ?, ?)';
 // Rows per statement: one multi-row statement is prepared once, where a statement per row is prepared per row.
 const ROWS_PER_STATEMENT = 400;
@@ -77,12 +77,20 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
+/** Where fires are recorded: {@link FireRecorder} in process, the cluster recorder on PostgreSQL. */
+export interface Recorder {
+  /** Queues a run row; `jobId` marks that job's runtime state for the same write. */
+  record(run: RunRow | undefined, jobId: string): void;
+  /** Resolves once everything recorded so far is written (or its failure logged). */
+  flush(): Promise<void>;
+}
+
 /**
  * Writes fires in batches: each flush is one transaction holding the run rows and the
  * current runtime state of every job they touched, so a job row and its newest run never
  * disagree on disk. A burst of a thousand fires costs a handful of commits, not thousands.
  */
-export class FireRecorder {
+export class FireRecorder implements Recorder {
   readonly #db: Database;
   readonly #jobState: (id: string) => JobRuntimeRow | undefined;
   readonly #logger: CronLogger;
@@ -153,7 +161,7 @@ export class FireRecorder {
   }
 }
 
-function runArgs(run: RunRow) {
+export function runArgs(run: RunRow) {
   return [
     run.runId,
     run.jobId,

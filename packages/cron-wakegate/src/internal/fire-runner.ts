@@ -22,23 +22,42 @@ export function fire(
   trigger: FireTrigger,
   scheduledAtMs: number | undefined,
 ): void {
+  if (ctx.cluster !== undefined && trigger !== 'force') {
+    // Every instance may try a scheduled fire; the compare-and-set on the due time picks one.
+    ctx.cluster.fire(job, trigger, scheduledAtMs ?? job.nextRunAtMs);
+    return;
+  }
   const ts = ctx.now();
   const consumes = trigger !== 'force';
   if (job.active) {
     ctx.timer.settleAdvance(job);
     if (consumes) ctx.timer.advance(job, ts);
-    const run = baseRun(ctx, job, trigger, ts, scheduledAtMs);
-    run.status = 'skipped';
-    run.skipReason = 'overlap';
-    run.summary = 'skipped: the previous run of this job is still in progress';
-    finishRecord(ctx, job, run);
+    skipOverlap(ctx, job, trigger, ts, scheduledAtMs);
     return;
   }
-  job.active = true;
-  const entry: Fire = { job, trigger, ts, scheduledAtMs, generation: job.generation };
-  // The executor starts before the next fire time is computed: lateness is what callers feel.
-  ctx.limiter.run(() => execute(ctx, entry));
+  launch(ctx, { job, trigger, ts, scheduledAtMs, generation: job.generation });
   if (consumes) ctx.timer.deferAdvance(job, ts);
+}
+
+/** Records a fire that did not run because a run of the job is still in progress. */
+export function skipOverlap(
+  ctx: CronContext,
+  job: JobState,
+  trigger: FireTrigger,
+  ts: number,
+  scheduledAtMs: number | undefined,
+): void {
+  const run = baseRun(ctx, job, trigger, ts, scheduledAtMs);
+  run.status = 'skipped';
+  run.skipReason = 'overlap';
+  run.summary = 'skipped: the previous run of this job is still in progress';
+  finishRecord(ctx, job, run);
+}
+
+/** Starts a fire's run (in a limiter slot); the executor starts before the next fire time is computed. */
+export function launch(ctx: CronContext, entry: Fire): void {
+  entry.job.active = true;
+  ctx.limiter.run(() => execute(ctx, entry));
 }
 
 const baseRun = (
@@ -47,8 +66,9 @@ const baseRun = (
   trigger: FireTrigger,
   ts: number,
   scheduledAtMs: number | undefined,
+  runId?: string,
 ): RunRow => ({
-  runId: ctx.randomId(),
+  runId: runId ?? ctx.randomId(),
   jobId: job.id,
   jobName: job.name,
   agentId: job.agentId,
@@ -81,7 +101,7 @@ async function execute(ctx: CronContext, entry: Fire): Promise<void> {
   });
   const handle: InFlight = { controller, done, interrupt: undefined };
   ctx.inflight.add(handle);
-  const run = baseRun(ctx, job, entry.trigger, entry.ts, entry.scheduledAtMs);
+  const run = baseRun(ctx, job, entry.trigger, entry.ts, entry.scheduledAtMs, entry.runId);
   const began = ctx.now();
   let interrupted = false;
   try {
@@ -180,8 +200,9 @@ function settle(ctx: CronContext, entry: Fire, run: RunRow, interrupted: boolean
   const ownsSchedule = entry.trigger !== 'force' && entry.generation === job.generation;
   if (interrupted) {
     ctx.timer.settleAdvance(job);
-    // Put the fire back so the next start runs it as a catch-up.
-    if (ownsSchedule) {
+    // Put the fire back so the next start runs it as a catch-up. In a cluster the slot already
+    // has its run row (recorded as interrupted), so it is not run again.
+    if (ownsSchedule && ctx.cluster === undefined) {
       job.nextRunAtMs = entry.scheduledAtMs ?? entry.ts;
     }
     finishRecord(ctx, job, run);

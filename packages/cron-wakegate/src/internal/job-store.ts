@@ -123,47 +123,58 @@ async function writeJob(ctx: CronContext, job: JobState, insert: boolean) {
   }
 }
 
+/** A row of `cron_jobs` as the driver returns it. */
+export interface JobRow {
+  id: string;
+  name: string;
+  agent_id: string;
+  message: string;
+  schedule: string;
+  enabled: number;
+  timeout_ms: number | null;
+  wake_gate: string | null;
+  next_run_at_ms: number;
+  last_run_at_ms: number | null;
+  last_error: string | null;
+  consecutive_errors: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+  tenant: string | null;
+}
+
+/** The stored columns of a job row, as the in-memory job holds them. */
+export function fromRow(row: JobRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    agentId: row.agent_id,
+    message: row.message,
+    schedule: JSON.parse(row.schedule) as ResolvedSchedule,
+    enabled: row.enabled === 1,
+    timeoutMs: row.timeout_ms ?? undefined,
+    wakeGate: row.wake_gate ? (JSON.parse(row.wake_gate) as WakeGate) : undefined,
+    nextRunAtMs: row.next_run_at_ms,
+    lastRunAtMs: row.last_run_at_ms ?? undefined,
+    lastError: row.last_error ?? undefined,
+    consecutiveErrors: row.consecutive_errors,
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+    tenant: row.tenant ?? undefined,
+  };
+}
+
 /** Loads every job of `cron_jobs` into memory. */
 export async function loadJobs(ctx: CronContext) {
-  const rows = await ctx.db.query<{
-    id: string;
-    name: string;
-    agent_id: string;
-    message: string;
-    schedule: string;
-    enabled: number;
-    timeout_ms: number | null;
-    wake_gate: string | null;
-    next_run_at_ms: number;
-    last_run_at_ms: number | null;
-    last_error: string | null;
-    consecutive_errors: number;
-    created_at_ms: number;
-    updated_at_ms: number;
-    tenant: string | null;
-  }>('SELECT * FROM cron_jobs');
+  const rows = await ctx.db.query<JobRow>('SELECT * FROM cron_jobs');
   for (const row of rows) {
     const job: JobState = {
-      id: row.id,
-      name: row.name,
-      agentId: row.agent_id,
-      message: row.message,
-      schedule: JSON.parse(row.schedule) as ResolvedSchedule,
-      enabled: row.enabled === 1,
-      timeoutMs: row.timeout_ms ?? undefined,
-      wakeGate: row.wake_gate ? (JSON.parse(row.wake_gate) as WakeGate) : undefined,
-      nextRunAtMs: row.next_run_at_ms,
-      lastRunAtMs: row.last_run_at_ms ?? undefined,
-      lastError: row.last_error ?? undefined,
-      consecutiveErrors: row.consecutive_errors,
-      createdAtMs: row.created_at_ms,
-      updatedAtMs: row.updated_at_ms,
-      tenant: row.tenant ?? undefined,
+      ...fromRow(row),
       generation: 0,
       active: false,
       removed: false,
       advanceAfter: undefined,
     };
+    if (ctx.cluster !== undefined) job.stored = { next: job.nextRunAtMs, enabled: job.enabled };
     ctx.byId.set(job.id, job);
     ctx.byName.set(job.name, job);
   }
@@ -292,8 +303,8 @@ export async function listRuns(
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 1000);
   await ctx.recorder.flush();
   const rows = await ctx.db.query<Record<string, unknown>>(
-    `SELECT * FROM cron_runs WHERE job_id = ?${query.agentId ? ' AND agent_id = ?' : ''}
-   ORDER BY ts DESC, rowid DESC LIMIT ?`,
+    `SELECT * FROM cron_runs WHERE job_id = ? AND status <> 'running'${query.agentId ? ' AND agent_id = ?' : ''}
+   ORDER BY ts DESC, ${ctx.db.dialect === 'pg' ? 'run_id' : 'rowid'} DESC LIMIT ?`,
     query.agentId ? [job.id, query.agentId, limit] : [job.id, limit],
   );
   return rows.map(toRun);

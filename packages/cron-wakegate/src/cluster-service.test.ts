@@ -1,0 +1,258 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Coordinator, type Database, openCoordination, openDatabase } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { eventually } from '@agentd/test-support';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ok, scriptedRunner } from '../test/helpers.js';
+import {
+  type CronService,
+  createCronService,
+  createHeartbeatService,
+  type HeartbeatService,
+} from './index.js';
+
+// The scheduler in cluster mode: several services, each with its own pool and coordinator (its
+// own instance id), on one PostgreSQL database, as several daemons would be. The same body runs
+// on libsql with the one instance an embedded data directory allows.
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const dialects = [
+  {
+    name: 'libsql',
+    instances: 1,
+    url: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'agentd-cron-cluster-'));
+      dirs.push(dir);
+      return `file:${join(dir, 'agentd.db')}`;
+    },
+  },
+  ...(pgSuitesEnabled() ? [{ name: 'pg', instances: 3, url: () => freshPgDatabaseUrl('agentd_cron') }] : []),
+];
+
+interface Instance {
+  db: Database;
+  coordinator: Coordinator;
+  cron: CronService;
+  turns: string[];
+}
+const opened: Instance[] = [];
+afterEach(async () => {
+  for (const each of opened.splice(0)) {
+    await each.cron.close();
+    await each.coordinator.close();
+    await each.db.close();
+  }
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Wraps `db` and `coordinator` so that while `paused` every call waits: a stopped process, seen from PostgreSQL. */
+function pausable<T extends object>(
+  target: T,
+  gated: ReadonlySet<string>,
+  gate: { wait(): Promise<void> },
+): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value = Reflect.get(object, property, object) as unknown;
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(object);
+      return gated.has(String(property))
+        ? async (...args: unknown[]) => {
+            await gate.wait();
+            return bound(...args);
+          }
+        : bound;
+    },
+  });
+}
+
+function pauseGate() {
+  let resume: (() => void) | undefined;
+  let paused: Promise<void> | undefined;
+  return {
+    pause() {
+      paused = new Promise((resolve) => {
+        resume = resolve;
+      });
+    },
+    resume() {
+      resume?.();
+      paused = undefined;
+    },
+    wait: () => paused ?? Promise.resolve(),
+  };
+}
+
+async function instance(
+  url: string,
+  id: string,
+  gate?: ReturnType<typeof pauseGate>,
+  runLeaseMs = 3000,
+): Promise<Instance> {
+  const db = await openDatabase({ url, poolMax: 4 });
+  const coordinator = await openCoordination(db, { instanceId: id, pollMs: 200, heartbeatMs: 200 });
+  await coordinator.start();
+  const turns: string[] = [];
+  const runner = scriptedRunner();
+  runner.respond(async (request) => {
+    turns.push(request.sessionKey ?? '');
+    return ok('done');
+  });
+  const cron = createCronService({
+    db: gate ? pausable(db, new Set(['execute', 'query', 'get', 'batch', 'transaction']), gate) : db,
+    coordinator: gate ? pausable(coordinator, new Set(['casDue']), gate) : coordinator,
+    runLeaseMs,
+    runner,
+    workspaceDir: () => tmpdir(),
+    defaultTimeZone: 'UTC',
+    runRetentionDays: 0,
+  });
+  await cron.start();
+  const made = { db, coordinator, cron, turns };
+  opened.push(made);
+  return made;
+}
+
+/**
+ * Every run row, checked: one per (job, scheduled time), and each job's slots without a gap but
+ * the ones the catch-up policy skips (a fire later than the next slot moves past it). Returns
+ * how many rows stand for a run that started (not skipped as an overlap).
+ */
+async function checkSlots(db: Database, jobs: number): Promise<number> {
+  const rows = await db.query<{ job_id: string; scheduled_at_ms: number; ts: number; status: string }>(
+    "SELECT job_id, scheduled_at_ms, ts, status FROM cron_runs WHERE trigger IN ('schedule', 'catch-up') ORDER BY job_id, scheduled_at_ms",
+  );
+  const byJob = new Map<string, typeof rows>();
+  for (const row of rows) byJob.set(row.job_id, [...(byJob.get(row.job_id) ?? []), row]);
+  expect(byJob.size).toBe(jobs);
+  for (const slots of byJob.values()) {
+    expect(slots.length).toBeGreaterThanOrEqual(2);
+    for (let index = 1; index < slots.length; index += 1) {
+      const previous = slots[index - 1]!;
+      const gap = Number(slots[index]!.scheduled_at_ms) - Number(previous.scheduled_at_ms);
+      expect(gap).toBeGreaterThanOrEqual(1000);
+      if (gap > 1000)
+        expect(Number(previous.ts)).toBeGreaterThanOrEqual(Number(previous.scheduled_at_ms) + 1000);
+    }
+  }
+  expect(rows.filter((row) => row.status === 'running')).toEqual([]);
+  return rows.filter((row) => row.status !== 'skipped').length;
+}
+
+describe.each(dialects)('cron fires on $name ($instances instances)', ({ instances: count, url }) => {
+  it('fires 50 jobs every second exactly once per (job, scheduled time), no slot missing', async () => {
+    const target = await url();
+    const instances: Instance[] = [];
+    for (const id of ['a', 'b', 'c'].slice(0, count)) instances.push(await instance(target, id));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, n) =>
+        instances[n % count]!.cron.add({
+          name: `job-${n}`,
+          message: 'tick',
+          schedule: { kind: 'interval', everyMs: 1000 },
+        }),
+      ),
+    );
+    // Every instance knows every job (edits travel on the bus).
+    await eventually(() => (instances.every((each) => each.cron.list().length === 50) ? true : undefined));
+    await sleep(3300);
+    for (const each of instances) await each.cron.close();
+    const runs = await checkSlots(instances[0]!.db, 50);
+    // Each run row is one turn: no instance ran a slot it had not won.
+    expect(instances.flatMap((each) => each.turns)).toHaveLength(runs);
+  });
+});
+
+describe.skipIf(!pgSuitesEnabled())('cron on PostgreSQL with a paused instance', () => {
+  it('never fires a slot twice when an instance stopped past its lease resumes', async () => {
+    const target = await freshPgDatabaseUrl('agentd_cron');
+    const gate = pauseGate();
+    const a = await instance(target, 'a', gate, 1000);
+    const b = await instance(target, 'b', undefined, 1000);
+    const c = await instance(target, 'c', undefined, 1000);
+    for (let n = 0; n < 5; n += 1) {
+      await b.cron.add({ name: `job-${n}`, message: 'tick', schedule: { kind: 'interval', everyMs: 1000 } });
+    }
+    await sleep(1500);
+    // A stops mid-stream: its timer still fires on stale due times, but nothing reaches the
+    // database until it resumes, well past the run lease.
+    gate.pause();
+    await sleep(2500);
+    gate.resume();
+    await sleep(1500);
+    for (const each of [a, b, c]) await each.cron.close();
+    const runs = await checkSlots(b.db, 5);
+    expect([a, b, c].flatMap((each) => each.turns)).toHaveLength(runs);
+  });
+});
+
+describe.skipIf(!pgSuitesEnabled())('heartbeat on PostgreSQL with three instances', () => {
+  it('beats periodically on the singleton holder only, carrying texts queued on any instance', async () => {
+    const target = await freshPgDatabaseUrl('agentd_cron');
+    const messages: string[] = [];
+    const services: HeartbeatService[] = [];
+    const handles: Array<{ close(): Promise<void> }> = [];
+    try {
+      for (const id of ['a', 'b', 'c']) {
+        const db = await openDatabase({ url: target, poolMax: 3 });
+        const coordinator = await openCoordination(db, { instanceId: id, leaseMs: 1000 });
+        await coordinator.start();
+        handles.unshift(db, coordinator);
+        const runner = scriptedRunner();
+        runner.respond(async (request) => {
+          messages.push(request.message);
+          return ok('beat');
+        });
+        const heartbeat = createHeartbeatService({
+          db,
+          coordinator,
+          runner,
+          singletonRenewMs: 200,
+          settings: { enabled: true, intervalMs: 1000, coalesceWindowMs: 0 },
+        });
+        await heartbeat.start();
+        services.push(heartbeat);
+      }
+      services[2]!.queueForNextBeat('queued on c');
+      await sleep(3600);
+      for (const heartbeat of services) await heartbeat.close();
+      // One beat an interval among the three (each alone would beat three times).
+      expect(messages.length).toBeGreaterThanOrEqual(2);
+      expect(messages.length).toBeLessThanOrEqual(4);
+      expect(messages.filter((message) => message.includes('- queued on c'))).toHaveLength(1);
+      const db = await openDatabase({ url: target, poolMax: 1 });
+      handles.unshift(db);
+      expect(await db.query('SELECT * FROM heartbeat_queue')).toEqual([]);
+    } finally {
+      for (const heartbeat of services) await heartbeat.close();
+      for (const handle of handles) await handle.close();
+    }
+  });
+});
+
+describe.skipIf(!pgSuitesEnabled())('cron edits and records across instances on PostgreSQL', () => {
+  it('shows an edit made on one instance on the others, and a forced run in cron.runs everywhere', async () => {
+    const target = await freshPgDatabaseUrl('agentd_cron');
+    const a = await instance(target, 'a');
+    const b = await instance(target, 'b');
+    await a.cron.add({ name: 'hourly', message: 'm', schedule: { kind: 'interval', everyMs: 3_600_000 } });
+    await eventually(() => (b.cron.list().length === 1 ? true : undefined));
+    await b.cron.update({ name: 'hourly', message: 'changed on b' });
+    await eventually(() => (a.cron.get('hourly').message === 'changed on b' ? true : undefined));
+    // A name is unique across the cluster, whichever instance knew of it first.
+    await expect(
+      b.cron.add({ name: 'hourly', message: 'x', schedule: { kind: 'interval', everyMs: 60_000 } }),
+    ).rejects.toMatchObject({ code: 'JOB_EXISTS' });
+    a.cron.runNow('hourly');
+    await a.cron.idle();
+    const runs = await b.cron.runs({ jobName: 'hourly' });
+    expect(runs).toMatchObject([{ trigger: 'force', status: 'ok', jobName: 'hourly' }]);
+    await a.cron.remove('hourly');
+    await eventually(() => (b.cron.list().length === 0 ? true : undefined));
+  });
+});
