@@ -224,6 +224,7 @@ class Approvals implements ApprovalService {
   /** Cluster mode only: requests pending on other instances, as last read. */
   #remote = new Map<string, RequestRow>();
   #unwatch: (() => void) | undefined;
+  #synced = false;
   #config: ApprovalsConfig;
   #rules: CompiledRules;
   #closed = false;
@@ -687,6 +688,15 @@ class Approvals implements ApprovalService {
       this.#timers.clearTimeout(entry.timer);
       this.#notices.announce({ type: 'resolved', resolution: this.#settle(entry, row, kindOf(row)) });
     }
+    // Requests made on other instances are announced here too (not those found at start).
+    if (this.#synced) {
+      const now = this.#now();
+      for (const [id, row] of remote) {
+        if (!this.#remote.has(id))
+          this.#notices.announce({ type: 'requested', request: pendingView(row, 0, now) });
+      }
+    }
+    this.#synced = true;
     this.#remote = remote;
   }
 

@@ -78,16 +78,24 @@ describe.skipIf(!pgSuitesEnabled())('approvals across instances on PostgreSQL', 
   it('releases the call waiting in A when B decides, by the notice; a second resolve answers alreadyResolved', async () => {
     const a = await instance('a', { pollMs: NO_POLL });
     const b = await instance('b', { pollMs: NO_POLL });
+    const heardOnB: string[] = [];
+    b.service.onEvent((event) =>
+      heardOnB.push(
+        event.type === 'requested' ? `requested ${event.request.id}` : `resolved ${event.resolution.id}`,
+      ),
+    );
     let verdict: ApprovalVerdict | undefined;
     void a.service.check(call()).then((value) => {
       verdict = value;
     });
     const id = await pendingIn(a.service);
-    // B lists A's request (it heard of it on the bus) and decides it.
+    // B lists and announces A's request (it heard of it on the bus) and decides it.
     expect(await pendingIn(b.service)).toBe(id);
+    expect(heardOnB).toEqual([`requested ${id}`]);
     const won = await b.service.resolve(id, true, { caller: 'tok-bob' });
     expect(won).toMatchObject({ id, status: 'approved' });
     expect(won.alreadyResolved).toBeUndefined();
+    expect(heardOnB).toEqual([`requested ${id}`, `resolved ${id}`]);
     expect(await eventually(() => verdict, 10_000)).toEqual({ allow: true, via: 'approved', requestId: id });
     expect(a.service.pending()).toEqual([]);
     expect(await a.service.resolve(id, false)).toMatchObject({ status: 'approved', alreadyResolved: true });

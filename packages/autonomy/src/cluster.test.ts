@@ -8,6 +8,7 @@ import {
   createAutonomyService,
 } from './autonomy-service.js';
 import { isAutonomyError } from './errors.js';
+import { LeaseStore } from './lease-store.js';
 
 const toolsOf = () => ['echo', 'subagent_list', 'subagent_spawn'];
 // Far longer than any test: a stop seen here came from the notice, not from a poll.
@@ -82,7 +83,10 @@ describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', (
     );
     expect(owner).toEqual({ owner: 'a', fence: 1 });
 
+    // A wait on B for a run executing on A ends when A writes the run's end.
+    const waited = b.service.wait([run.runId], { timeoutMs: 10_000 });
     expect(await b.service.kill(run.runId, 'stop it')).toMatchObject({ runId: run.runId, killed: 1 });
+    expect((await waited).map((view) => view.status)).toEqual(['killed']);
     await until(() => (turn.request.signal?.aborted ? true : undefined), 10_000);
     const ended = await until(async () => {
       const view = await b.service.status(run.runId);
@@ -147,5 +151,30 @@ describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', (
         return view.status === 'completed' ? view : undefined;
       }, 10_000),
     ).toMatchObject({ response: 'done on c', resumed: 1 });
+  });
+
+  it('times capability leases by the database clock, so instances with skewed clocks agree', async () => {
+    const a = await instance('a');
+    let id = 0;
+    const onA = new LeaseStore(a.db, Date.now, () => `lease-${++id}`);
+    // B's clock runs an hour ahead: by its own clock the lease below would have expired.
+    const onB = new LeaseStore(
+      a.db,
+      () => Date.now() + 3_600_000,
+      () => `lease-${++id}`,
+    );
+    const { lease, secret } = await onA.mint({
+      runId: 'r1',
+      rootRunId: 'r1',
+      agentId: 'main',
+      capabilities: ['echo'],
+      ttlMs: 60_000,
+    });
+    expect((await onB.validate(secret, 'echo')).leaseId).toBe(lease.leaseId);
+    expect(await onB.usable(lease.leaseId)).toMatchObject({ ok: true });
+    await a.db.execute('UPDATE autonomy_leases SET expires_at = expires_at - 120000 WHERE lease_id = ?', [
+      lease.leaseId,
+    ]);
+    expect(await onA.usable(lease.leaseId)).toEqual({ ok: false, reason: 'expired' });
   });
 });

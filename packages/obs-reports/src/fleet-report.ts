@@ -51,7 +51,19 @@ export interface FleetEvidence {
     sessionSummaryStore: { found: boolean; rows: number };
     sessionIndex: { daysRead: number; daysMissing: number };
     billing: { present: boolean };
+    files?: FilesCoverage;
   };
+}
+
+/**
+ * What the evidence files of a report cover. In cluster mode each instance writes its own
+ * (session index, trajectories, offloads): a report read on one instance sees that instance's
+ * files only, while what comes from tables (diagnostics, sessions, runs, cron) is the cluster's.
+ */
+export interface FilesCoverage {
+  scope: 'this-instance';
+  instanceId: string;
+  partial: true;
 }
 
 /** One finding. */

@@ -1,3 +1,4 @@
+import type { FilesCoverage } from './fleet-report.js';
 import { createHash } from 'node:crypto';
 import type { ContextBudget, SessionIndexRecord, TrajectoryRecord } from '@agentd/evidence';
 import type { DiagnosticEvent } from './evidence-store.js';
@@ -150,6 +151,7 @@ export interface IncidentReport {
     offloads: { pointersResolved: number; pointersTotal: number };
     sources?: { session: string; trajectory: string };
     toolStats?: { reconciled: boolean; rollupSource: string; divergentTools: string[] };
+    files?: FilesCoverage;
   };
 }
 

@@ -20,6 +20,7 @@ export {
   buildFleetHealthReport,
   FLEET_CATEGORIES,
   FLEET_THRESHOLDS,
+  type FilesCoverage,
   type FleetCronWakeGate,
   type FleetEvidence,
   type FleetHealthReport,

@@ -54,6 +54,26 @@ describe.each(DIALECTS)('on %s', (dialect) => {
       expect(report.traceId).toBe(`trace-${key}-2`);
     });
 
+    it('in cluster mode marks the file-based parts of each report as this instance only (partial)', async () => {
+      const cluster = createObsService({
+        db,
+        dataDir: temp.path,
+        evidence,
+        now: () => T0 + 3 * DAY_MS,
+        clusterInstanceId: 'node-a',
+      });
+      const key = 'telegram:chat-9:main';
+      await writeTurn(new EvidenceWriter({ dataDir: temp.path }), key, 1, T0);
+      const files = { scope: 'this-instance', instanceId: 'node-a', partial: true };
+      expect((await cluster.explain({ sessionKey: key })).coverage?.files).toEqual(files);
+      expect((await cluster.fleetHealth({ sinceHours: 96 })).coverage?.files).toEqual(files);
+      const missing = await cluster.explain({ sessionKey: 'web:elsewhere:main' });
+      expect(missing.suggestedNextSteps.at(-1)).toContain('instance node-a only');
+      // A single instance says nothing of the kind.
+      expect((await service.explain({ sessionKey: key })).coverage?.files).toBeUndefined();
+      expect((await service.fleetHealth({ sinceHours: 96 })).coverage?.files).toBeUndefined();
+    });
+
     it('explain reads the days from the session creation on, even when rotation dropped the oldest trajectory', async () => {
       await createSessionTables(db);
       const key = 'web:rotated:main';

@@ -3,7 +3,7 @@ import type { EvidenceRolls, SessionIndexRecord } from '@agentd/evidence';
 import type { Database } from '@agentd/storage';
 import { z } from 'zod';
 import type { ObsEvidence } from './evidence-store.js';
-import type { FleetCronWakeGate, FleetHealthReport } from './fleet-report.js';
+import type { FilesCoverage, FleetCronWakeGate, FleetHealthReport } from './fleet-report.js';
 import type { IncidentReport } from './incident-report.js';
 import { explainSession } from './internal/explain.js';
 import { fleetHealthOf } from './internal/fleet-health.js';
@@ -67,6 +67,12 @@ export interface ObsServiceOptions {
   evidenceRolls?: EvidenceRolls;
   /** Clock. @default Date.now */
   now?: () => number;
+  /**
+   * Cluster mode: this instance's id. Evidence files stay per instance, so every report then
+   * says in `coverage.files` that its file-based parts cover this instance only (partial),
+   * while its table-based parts cover the cluster. @default single instance (no marker)
+   */
+  clusterInstanceId?: string | undefined;
 }
 
 /** The reports and searches behind the obs namespace. */
@@ -96,20 +102,36 @@ export function createObsService(options: ObsServiceOptions): ObsService {
     autonomy: options.autonomy,
   };
   const { db } = context;
+  const files: FilesCoverage | undefined =
+    options.clusterInstanceId === undefined
+      ? undefined
+      : { scope: 'this-instance', instanceId: options.clusterInstanceId, partial: true };
 
   return {
     async explain(params) {
       if (!params.sessionKey && !params.traceId && !params.rootRunId) {
         throw invalidParams('sessionKey', 'one of sessionKey, traceId, rootRunId is required');
       }
-      return explainSession(context, params);
+      const report = await explainSession(context, params);
+      if (files !== undefined) {
+        if (report.coverage !== undefined) report.coverage.files = files;
+        else {
+          report.suggestedNextSteps = [
+            ...report.suggestedNextSteps,
+            `evidence files cover instance ${files.instanceId} only; explain the session on the instance that ran it`,
+          ];
+        }
+      }
+      return report;
     },
 
     async fleetHealth(params) {
       const parsed = fleetHealthParamsSchema.safeParse(params);
       if (!parsed.success)
         throw invalidParams('sinceHours', parsed.error.issues[0]?.message ?? 'must be a positive number');
-      return fleetHealthOf(context, parsed.data.sinceHours ?? 24);
+      const report = await fleetHealthOf(context, parsed.data.sinceHours ?? 24);
+      if (files !== undefined && report.coverage !== undefined) report.coverage.files = files;
+      return report;
     },
 
     traceSearch: (params) => searchTraces(context, params),

@@ -205,6 +205,10 @@ export async function waitForRuns(
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<RunView[]> {
   const pending = runIds.map((runId) => ctx.active.get(runId)?.done).filter((done) => done !== undefined);
+  // In a cluster a run may execute on another instance: its end is read from its row.
+  const elsewhere = runIds.filter((runId) => !ctx.active.has(runId));
+  if (ctx.cluster !== undefined && elsewhere.length > 0)
+    pending.push(endedElsewhere(ctx, elsewhere, options));
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     Promise.all(pending),
@@ -215,4 +219,21 @@ export async function waitForRuns(
   ]);
   clearTimeout(timer);
   return Promise.all(runIds.map(async (runId) => runView(await resolveTarget(ctx, runId), ctx.now())));
+}
+
+/** How often a wait re-reads the rows of runs executing on other instances. */
+const ELSEWHERE_POLL_MS = 250;
+
+/** Settles once none of `runIds` is `running` in the table (or the wait is over). */
+async function endedElsewhere(
+  ctx: AutonomyContext,
+  runIds: readonly string[],
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
+  const until = Date.now() + options.timeoutMs;
+  while (Date.now() < until && !options.signal?.aborted) {
+    const records = await Promise.all(runIds.map((runId) => ctx.store.get(runId)));
+    if (records.every((record) => record === undefined || record.status !== 'running')) return;
+    await new Promise((resolve) => setTimeout(resolve, ELSEWHERE_POLL_MS).unref());
+  }
 }
