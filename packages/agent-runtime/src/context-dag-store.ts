@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '@agentd/storage';
+import { keyPrefixMatch } from './sql-fragments.js';
 
 /**
  * One summary node of a session's context DAG. A depth-1 node summarises the messages
@@ -87,7 +88,7 @@ export class ContextDagStore {
   /** The roots (nodes without a parent) of a session, oldest range first; only `depth`'s when given. */
   async roots(sessionId: number, depth?: number, queryable: Queryable = this.#db): Promise<ContextNode[]> {
     const rows = await queryable.query<NodeRow>(
-      `SELECT * FROM agent_context_nodes WHERE session_id = ? AND parent_id IS NULL AND (? IS NULL OR depth = ?)
+      `SELECT * FROM agent_context_nodes WHERE session_id = ? AND parent_id IS NULL AND (CAST(? AS INTEGER) IS NULL OR depth = ?)
        ORDER BY from_seq`,
       [sessionId, depth ?? null, depth ?? null],
     );
@@ -125,7 +126,7 @@ export class ContextDagStore {
     offset: number;
   }): Promise<{ conversations: ConversationSummary[]; total: number }> {
     const prefix = filter.keyPrefix ?? null;
-    const where = `s.agent_id = ? AND (? IS NULL OR substr(s.session_key, 1, length(?)) = ?)`;
+    const where = `s.agent_id = ? AND ${keyPrefixMatch('s.session_key')}`;
     const args = [filter.agentId, prefix, prefix, prefix];
     const rows = await this.#db.query<{
       session_key: string;

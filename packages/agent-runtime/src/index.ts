@@ -39,7 +39,12 @@ export {
   isAgentRuntimeError,
 } from './errors.js';
 export { type AgentRuntimeLogger, noopLogger } from './logger.js';
-export { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
+export {
+  agentRuntimeMigrationSet,
+  agentRuntimeMigrations,
+  agentRuntimePgMigrations,
+  MIGRATION_PACKAGE,
+} from './migrations.js';
 export {
   createOfflineProvider,
   type OfflineProviderOptions,

@@ -5,7 +5,7 @@ import { type BillingApi, createBillingApi } from './billing-service.js';
 import { agentsSectionSchema, contextEngineSectionSchema, providersSectionSchema } from './config.js';
 import type { EvidenceRolls } from '@agentd/evidence';
 import { parseOptions } from './internal/options.js';
-import { agentRuntimeMigrations, MIGRATION_PACKAGE } from './migrations.js';
+import { agentRuntimeMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { type CompletionRequest, type CompletionResult, completeWithAgentModel } from './model-complete.js';
 import { createModelResolver, type ModelView, type ProviderView } from './model-resolver.js';
 import { createRuntimeContext } from './runtime-context.js';
@@ -124,7 +124,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   let memoryTools: string[] = [];
   return {
     async start() {
-      await ctx.db.migrate(MIGRATION_PACKAGE, agentRuntimeMigrations);
+      await ctx.db.migrate(MIGRATION_PACKAGE, agentRuntimeMigrationSet);
     },
     runTurn: turns.runTurn,
     complete: (request) => completeWithAgentModel(agents, models, request),

@@ -35,13 +35,13 @@ export async function contextDagByAgent(
     `SELECT agent_id, COUNT(*) AS sessions, SUM(message_count) AS messages,
             SUM(CASE WHEN compacted_before_seq > 0 THEN 1 ELSE 0 END) AS compacted,
             SUM(summary_tokens) AS summary_tokens
-       FROM agent_sessions WHERE (? IS NULL OR agent_id = ?) GROUP BY agent_id ORDER BY agent_id`,
+       FROM agent_sessions WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?) GROUP BY agent_id ORDER BY agent_id`,
     filter,
   );
   const levels = await db.query<{ agent_id: string; depth: number; nodes: number; last_at: number }>(
     `SELECT s.agent_id, n.depth, COUNT(*) AS nodes, MAX(n.created_at) AS last_at
        FROM agent_context_nodes n JOIN agent_sessions s ON s.id = n.session_id
-      WHERE (? IS NULL OR s.agent_id = ?) GROUP BY s.agent_id, n.depth`,
+      WHERE (CAST(? AS TEXT) IS NULL OR s.agent_id = ?) GROUP BY s.agent_id, n.depth`,
     filter,
   );
   return rows.map((row) => {

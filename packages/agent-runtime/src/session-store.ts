@@ -1,5 +1,7 @@
 import type { Database, Queryable, SqlValue } from '@agentd/storage';
 import type { ModelToolCall, ModelUsage } from './provider.js';
+import { PG_SESSION_SEARCH } from './session-search.pg.js';
+import { keyPrefixMatch } from './sql-fragments.js';
 import type { EndReason, FinishReason } from './types.js';
 
 /** Kind of a session, from the origin of its first turn. */
@@ -189,17 +191,22 @@ function toMessage(row: MessageRow): SessionMessage {
   return message;
 }
 
-/** Turns free text into an FTS5 query: every word quoted, all required. */
-function toMatchQuery(text: string): string | undefined {
+/** The words of a search (letters, digits, underscores), at most 32; none gives `undefined`. */
+function searchWords(text: string): string[] | undefined {
   const words = text.match(/[\p{L}\p{N}_]+/gu);
   if (!words || words.length === 0) return undefined;
-  return words
-    .slice(0, 32)
-    .map((word) => `"${word}"`)
-    .join(' ');
+  return words.slice(0, 32);
 }
 
-/** Sessions, messages and billing on libsql. Every method is one statement or one transaction. */
+/** The words as an FTS5 query: every word quoted, all required. */
+function toMatchQuery(words: string[]): string {
+  return words.map((word) => `"${word}"`).join(' ');
+}
+
+/**
+ * Sessions, messages and billing on libsql or PostgreSQL. Every method is one statement or one
+ * transaction; only the search differs by dialect (session-search.pg.ts).
+ */
 export class SessionStore {
   readonly #db: Database;
 
@@ -332,7 +339,7 @@ export class SessionStore {
     const rows = await this.#db.query<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE session_id = ? AND created_at < ?
        ORDER BY seq DESC LIMIT ?`,
-      [session.id, options.beforeTs ?? Number.MAX_SAFE_INTEGER, options.limit ?? -1],
+      [session.id, options.beforeTs ?? Number.MAX_SAFE_INTEGER, options.limit ?? Number.MAX_SAFE_INTEGER],
     );
     return rows.map(toMessage).reverse();
   }
@@ -346,8 +353,8 @@ export class SessionStore {
   }): Promise<SessionRecord[]> {
     const prefix = options.keyPrefix ?? null;
     const rows = await this.#db.query<SessionRow>(
-      `SELECT * FROM agent_sessions WHERE updated_at >= ? AND (? IS NULL OR kind = ?)
-         AND (? IS NULL OR substr(session_key, 1, length(?)) = ?)
+      `SELECT * FROM agent_sessions WHERE updated_at >= ? AND (CAST(? AS TEXT) IS NULL OR kind = ?)
+         AND ${keyPrefixMatch('session_key')}
        ORDER BY updated_at DESC LIMIT ?`,
       [
         options.sinceMs ?? 0,
@@ -441,8 +448,9 @@ export class SessionStore {
 
   /** Full-text search over user and assistant messages; the best hit per session, best first. */
   async search(query: string, limit: number, keyPrefix?: string): Promise<SessionSearchHit[]> {
-    const match = toMatchQuery(query);
-    if (!match) return [];
+    const words = searchWords(query);
+    if (!words) return [];
+    const pg = this.#db.dialect === 'pg';
     const rows = await this.#db.query<{
       session_key: string;
       agent_id: string;
@@ -451,27 +459,36 @@ export class SessionStore {
       rank: number;
       created_at: number;
     }>(
-      `SELECT s.session_key, s.agent_id, s.channel_type, m.created_at,
+      pg
+        ? PG_SESSION_SEARCH
+        : `SELECT s.session_key, s.agent_id, s.channel_type, m.created_at,
          snippet(agent_messages_fts, 0, '[', ']', '…', 16) AS snippet, bm25(agent_messages_fts) AS rank
        FROM agent_messages_fts
        JOIN agent_messages m ON m.id = agent_messages_fts.rowid
        JOIN agent_sessions s ON s.id = m.session_id
-       WHERE agent_messages_fts MATCH ? AND (? IS NULL OR substr(s.session_key, 1, length(?)) = ?)
+       WHERE agent_messages_fts MATCH ? AND ${keyPrefixMatch('s.session_key')}
        ORDER BY rank LIMIT ?`,
-      [match, keyPrefix ?? null, keyPrefix ?? null, keyPrefix ?? null, Math.min(limit * 10, 5000)],
+      [
+        pg ? words.join(' ') : toMatchQuery(words),
+        keyPrefix ?? null,
+        keyPrefix ?? null,
+        keyPrefix ?? null,
+        Math.min(limit * 10, 5000),
+      ],
     );
     const seen = new Set<string>();
     const hits: SessionSearchHit[] = [];
     for (const row of rows) {
       if (seen.has(row.session_key)) continue;
       seen.add(row.session_key);
-      // bm25 is lower-is-better and negative for matches; flip it so higher means better.
+      // bm25 is lower-is-better and negative for matches; flip it so higher means better
+      // (PostgreSQL's ts_rank_cd is already higher-is-better).
       hits.push({
         sessionKey: row.session_key,
         agentId: row.agent_id,
         channelType: row.channel_type,
         snippet: row.snippet,
-        score: Math.round(-row.rank * 1e6) / 1e6,
+        score: Math.round((pg ? row.rank : -row.rank) * 1e6) / 1e6,
         timestamp: row.created_at,
       });
       if (hits.length >= limit) break;
@@ -493,7 +510,8 @@ export class SessionStore {
     }>(
       `SELECT SUM(cost_usd) AS cost, SUM(input_tokens + output_tokens) AS tokens, SUM(calls) AS calls,
          SUM(cache_saved_usd) AS saved
-       FROM agent_billing WHERE ts >= ? AND (? IS NULL OR agent_id = ?) AND (? IS NULL OR session_key = ?)`,
+       FROM agent_billing WHERE ts >= ? AND (CAST(? AS TEXT) IS NULL OR agent_id = ?)
+         AND (CAST(? AS TEXT) IS NULL OR session_key = ?)`,
       [
         filter.sinceMs ?? 0,
         filter.agentId ?? null,
@@ -548,7 +566,7 @@ export class SessionStore {
       `SELECT SUM(CASE WHEN cache_read_tokens > 0 THEN 1 ELSE 0 END) AS hits, COUNT(*) AS calls,
          SUM(input_tokens) AS input, SUM(cache_read_tokens) AS read, SUM(cache_write_tokens) AS written,
          SUM(cache_saved_usd) AS saved
-       FROM agent_billing WHERE (? IS NULL OR agent_id = ?)`,
+       FROM agent_billing WHERE (CAST(? AS TEXT) IS NULL OR agent_id = ?)`,
       [agentId ?? null, agentId ?? null],
     );
     const hits = row?.hits ?? 0;

@@ -10,7 +10,8 @@ import {
   trajectoryFileName,
   trajectoryRecordSchema,
 } from '@agentd/evidence';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database, Dialect } from '@agentd/storage';
+import { openTestDatabase } from '@agentd/storage/testing';
 import { onTestFinished } from 'vitest';
 import { z } from 'zod';
 import {
@@ -24,7 +25,7 @@ import {
   type ToolContext,
 } from '../src/index.js';
 
-/** A runtime on a real libsql file in a temp dir. */
+/** A runtime on a real database (a libsql file in a temp dir, or PostgreSQL). */
 export interface TestRuntime {
   runtime: AgentRuntime;
   db: Database;
@@ -33,14 +34,15 @@ export interface TestRuntime {
 }
 
 /**
- * Starts a runtime on a fresh temp dir; it is closed and its dir removed when the test that
+ * Starts a runtime on a fresh temp dir (and a fresh database of `dialect`); it is closed and its dir removed when the test that
  * started it ends (so test files need no cleanup hook of their own).
  */
 export async function startRuntime(
   options: Partial<Omit<AgentRuntimeOptions, 'db' | 'dataDir'>> = {},
+  dialect: Dialect = 'libsql',
 ): Promise<TestRuntime> {
   const dir = mkdtempSync(join(tmpdir(), 'agentd-runtime-'));
-  const db = await openDatabase({ dataDir: dir });
+  const db = await openTestDatabase(dialect, dir);
   const runtime = createAgentRuntime({ db, dataDir: dir, ...options });
   await runtime.start();
   let closing: Promise<void> | undefined;
