@@ -1,9 +1,9 @@
-import { agentRuntimeMigrations } from '@agentd/agent-runtime';
+import { agentRuntimeMigrationSet } from '@agentd/agent-runtime';
 import { approvalsMigrationSet } from '@agentd/approvals';
 import { autonomyMigrationSet } from '@agentd/autonomy';
 import { channelsMigrationSet } from '@agentd/channels';
 import { sectionHashes } from '@agentd/config-store';
-import { cronWakegateMigrations } from '@agentd/cron-wakegate';
+import { cronWakegateMigrationSet } from '@agentd/cron-wakegate';
 import { graphEngineMigrationSet } from '@agentd/graph-engine';
 import { learningMigrationSet } from '@agentd/learning';
 import type { AgentdLogger } from '@agentd/logging';
@@ -71,9 +71,8 @@ const DATABASE_STORES: readonly DatabaseStore[] = [
     migrations: memoryMigrations,
     enabled: (config) => config.memory.enabled,
   },
-  { name: '@agentd/agent-runtime', migrations: agentRuntimeMigrations },
-  // The list the cron and heartbeat services migrate today (libsql only).
-  { name: '@agentd/cron-wakegate', migrations: cronWakegateMigrations },
+  { name: '@agentd/agent-runtime', migrations: agentRuntimeMigrationSet },
+  { name: '@agentd/cron-wakegate', migrations: cronWakegateMigrationSet },
   { name: '@agentd/graph-engine', migrations: graphEngineMigrationSet },
   { name: '@agentd/approvals', migrations: approvalsMigrationSet },
   { name: '@agentd/autonomy', migrations: autonomyMigrationSet },

@@ -497,6 +497,8 @@ async function startAgents(
   const cron = await lifecycle.service('cron', () =>
     createCronService({
       db,
+      // Cluster mode: fires are compare-and-sets on the due time; the heartbeat runs in a singleton.
+      ...clustered(stores.coordinator),
       runner: lifecycleRunner(
         agentRunner,
         () => learningRef,
@@ -513,6 +515,7 @@ async function startAgents(
   const heartbeat = await lifecycle.service('heartbeat', () =>
     createHeartbeatService({
       db,
+      ...clustered(stores.coordinator),
       runner: agentRunner,
       settings: config.heartbeat,
       persistSettings: async (patch) => {
@@ -544,6 +547,8 @@ async function startAgents(
   );
   const obsService = createObsService({
     db,
+    // Cluster mode: the file-based parts of a report cover this instance only, and say so.
+    ...(stores.coordinator.mode === 'postgres' ? { clusterInstanceId: stores.coordinator.instanceId } : {}),
     dataDir,
     evidence: obsEvidence,
     cronWakeGate: (window) => summarizeWakeGateFires(db, window),
