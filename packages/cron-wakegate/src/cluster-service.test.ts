@@ -256,3 +256,20 @@ describe.skipIf(!pgSuitesEnabled())('cron edits and records across instances on 
     await eventually(() => (b.cron.list().length === 0 ? true : undefined));
   });
 });
+
+describe.skipIf(!pgSuitesEnabled())('cron on PostgreSQL without a coordinator', () => {
+  it('refuses to start rather than fire every job on every instance', async () => {
+    const db = await openDatabase({ url: await freshPgDatabaseUrl('agentd_cron'), poolMax: 2 });
+    try {
+      const runner = scriptedRunner();
+      const cron = createCronService({ db, runner, workspaceDir: () => tmpdir() });
+      await expect(cron.start()).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+      const heartbeat = createHeartbeatService({ db, runner });
+      await expect(heartbeat.start()).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+      await cron.close();
+      await heartbeat.close();
+    } finally {
+      await db.close();
+    }
+  });
+});

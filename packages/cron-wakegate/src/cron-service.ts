@@ -25,7 +25,7 @@ import {
 } from './internal/job-store.js';
 import { RunLimiter } from './internal/run-limiter.js';
 import { type CronLogger, noopLogger } from './logger.js';
-import { ClusterCron } from './internal/cluster-cron.js';
+import { ClusterCron, refuseUncoordinated } from './internal/cluster-cron.js';
 import { cronWakegateMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
 import { nextFireAfter } from './schedule.js';
 import { type AgentTurnRunner, type EventSink, noopEventSink } from './types.js';
@@ -240,6 +240,7 @@ export function createCronService(options: CronServiceOptions): CronService {
     async start() {
       if (ctx.closed) throw new CronWakegateError('CLOSED', 'the cron service is closed');
       if (ctx.started) return;
+      refuseUncoordinated(db, options.coordinator, 'cron service');
       await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrationSet);
       await loadJobs(ctx);
       await prune(ctx);

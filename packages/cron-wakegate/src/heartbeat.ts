@@ -4,6 +4,7 @@ import type { Coordinator, Database, Singleton, Statement } from '@agentd/storag
 import type { z } from 'zod';
 import { type HeartbeatSection, heartbeatSectionSchema, heartbeatUpdateSchema } from './config.js';
 import { CronWakegateError } from './errors.js';
+import { refuseUncoordinated } from './internal/cluster-cron.js';
 import { checkFields } from './internal/job-store.js';
 import { type CronLogger, noopLogger } from './logger.js';
 import { cronWakegateMigrationSet, MIGRATION_PACKAGE } from './migrations.js';
@@ -357,6 +358,7 @@ export function createHeartbeatService(options: HeartbeatServiceOptions): Heartb
     async start() {
       if (closed) throw new CronWakegateError('CLOSED', 'the heartbeat service is closed');
       if (started) return;
+      refuseUncoordinated(db, options.coordinator, 'heartbeat service');
       await db.migrate(MIGRATION_PACKAGE, cronWakegateMigrationSet);
       const last = await db.get<{ ts: number | null }>('SELECT MAX(ts) AS ts FROM heartbeat_beats');
       lastBeatAt = last?.ts ?? undefined;

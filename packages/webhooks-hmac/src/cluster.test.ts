@@ -3,7 +3,9 @@ import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { eventually } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../test/helpers.js';
+import { webhooksSectionSchema } from './config.js';
 import { webhookMigrationSet } from './migrations.js';
+import { createWebhookService } from './service.js';
 import { type AgentTurnRunner, createQueueDrainer, type QueueDrainer } from './queue-drainer.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
 
@@ -96,6 +98,21 @@ describe.each(testDialects())('webhook queue shared by three instances on $name'
 });
 
 describe.skipIf(!pgSuitesEnabled())('webhook queue takeover on PostgreSQL', () => {
+  it('refuses a service on PostgreSQL without the cluster coordinator', async () => {
+    const db = await openDatabase({
+      url: await testDialects()
+        .find((d) => d.name === 'pg')!
+        .url(),
+      poolMax: 2,
+    });
+    try {
+      const section = webhooksSectionSchema.parse({ enabled: true });
+      await expect(createWebhookService({ db, section })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    } finally {
+      await db.close();
+    }
+  });
+
   it('takes a job over once after its owner stops renewing, and rejects the stale fence', async () => {
     const target = await testDialects()
       .find((dialect) => dialect.name === 'pg')!

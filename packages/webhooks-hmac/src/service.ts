@@ -14,7 +14,8 @@ import {
 import { createWebhookStore, type WebhookDatabase, type WebhookStore } from './store.js';
 import { type WebhookMigrationSet, webhookMigrationSet } from './migrations.js';
 import { deliverPendingWakes, type WakeTarget } from './wake.js';
-import type { WebhookCoordinator } from './cluster.js';
+import { isCluster, type WebhookCoordinator } from './cluster.js';
+import { WebhookError } from './errors.js';
 
 /** A database that can also run migrations; `@agentd/storage`'s `Database` satisfies it. */
 export interface WebhookServiceDatabase extends WebhookDatabase {
@@ -114,6 +115,13 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
   const now = options.now ?? Date.now;
   const { runner, wakeTarget, deliver } = options;
   const resolveSecrets = options.resolveSecrets ?? (async (fields: WebhookSecretFields) => fields);
+  if (options.db.dialect === 'pg' && !isCluster(options.coordinator)) {
+    // Every instance's drainer would claim with in-process SQL, which races on PostgreSQL.
+    throw new WebhookError(
+      'INVALID_OPTIONS',
+      'the webhook service on PostgreSQL needs options.coordinator (openCoordination on the same database)',
+    );
+  }
   await options.db.migrate('@agentd/webhooks-hmac', webhookMigrationSet);
   const { coordinator } = options;
   const store = createWebhookStore({

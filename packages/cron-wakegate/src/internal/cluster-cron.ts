@@ -1,4 +1,5 @@
-import { type Coordinator, isStorageError, nowMs } from '@agentd/storage';
+import { type Coordinator, type Database, isStorageError, nowMs } from '@agentd/storage';
+import { CronWakegateError } from '../errors.js';
 import type { FireTrigger } from '../cron-types.js';
 import { nextFireAfter } from '../schedule.js';
 import type { ClusterFires, CronContext, JobState } from './cron-context.js';
@@ -7,6 +8,19 @@ import { launch, skipOverlap } from './fire-runner.js';
 import { fromRow, type JobRow } from './job-store.js';
 
 const NOW = nowMs('pg');
+/**
+ * On PostgreSQL the scheduler needs the cluster coordinator: without it every instance would
+ * fire every job, so a start is refused rather than silently run as a single instance.
+ */
+export function refuseUncoordinated(db: Database, coordinator: Coordinator | undefined, what: string): void {
+  if (db.dialect === 'pg' && coordinator?.mode !== 'postgres') {
+    throw new CronWakegateError(
+      'INVALID_OPTIONS',
+      `the ${what} on PostgreSQL needs options.coordinator (openCoordination on the same database)`,
+    );
+  }
+}
+
 /** The bus topic of job edits: every instance reloads the jobs on it. */
 export const JOBS_TOPIC = 'cron.jobs';
 const INTERRUPTED = 'interrupted: the instance running it stopped renewing its lease';
