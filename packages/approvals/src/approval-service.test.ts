@@ -1,8 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
-import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type Coordinator,
+  type Database,
+  type Dialect,
+  openCoordination,
+  openDatabase,
+} from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApprovalService, type ApprovalTimers, createApprovalService } from './approval-service.js';
 import type { ApprovalsConfigInput } from './config.js';
 import { isApprovalsError } from './errors.js';
@@ -45,11 +52,31 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+// The suite runs on each dialect; on PostgreSQL a database per directory, each handle with its
+// own cluster coordinator (closed with the handle), as one instance of a cluster.
+const DIALECTS: Dialect[] = pgSuitesEnabled() ? ['libsql', 'pg'] : ['libsql'];
+let dialect: Dialect = 'libsql';
+const pgUrls = new Map<string, string>();
+const coordinators = new WeakMap<Database, Coordinator>();
+
 async function openDb(dir?: string): Promise<{ db: Database; dir: string }> {
   const dataDir = dir ?? mkdtempSync(join(tmpdir(), 'approvals-'));
   if (!dir) dirs.push(dataDir);
-  const db = await openDatabase({ dataDir });
+  if (dialect === 'libsql') {
+    const db = await openDatabase({ dataDir });
+    dbs.push(db);
+    return { db, dir: dataDir };
+  }
+  let url = pgUrls.get(dataDir);
+  if (url === undefined) {
+    url = await freshPgDatabaseUrl('agentd_approvals');
+    pgUrls.set(dataDir, url);
+  }
+  const db = await openDatabase({ url, poolMax: 4 });
   dbs.push(db);
+  const coordinator = await openCoordination(db);
+  await coordinator.start();
+  coordinators.set(db, coordinator);
   return { db, dir: dataDir };
 }
 
@@ -63,6 +90,7 @@ async function setup(config: ApprovalsConfigInput = REQUIRE, db?: Database) {
   let next = 0;
   const service = createApprovalService({
     db: database,
+    coordinator: coordinators.get(database),
     config,
     audit: { emit: (event) => audits.push(event) },
     now: time.now,
@@ -95,7 +123,11 @@ async function untilPending(service: ApprovalService, count: number) {
   expect(service.pending()).toHaveLength(count);
 }
 
-describe('approval service', () => {
+describe.each(DIALECTS)('approval service on %s', (name) => {
+  beforeAll(() => {
+    dialect = name;
+  });
+
   it('lets everything through while off, and by rule auto; refuses by rule deny', async () => {
     const off = await setup({});
     expect(await off.service.check(call())).toEqual({ allow: true, via: 'off' });
@@ -326,7 +358,11 @@ describe('approval service', () => {
     await db.execute('UPDATE approval_requests SET resolved_at_ms = ?', [Date.now() - 31 * day]);
     await db.close();
     const reopened = (await openDb(dir)).db;
-    const second = createApprovalService({ db: reopened, config: REQUIRE });
+    const second = createApprovalService({
+      db: reopened,
+      coordinator: coordinators.get(reopened),
+      config: REQUIRE,
+    });
     await second.start();
     expect(await reopened.query('SELECT id FROM approval_requests')).toEqual([]);
     await second.close();
@@ -355,6 +391,7 @@ describe('approval service', () => {
     const audits: ApprovalAuditEvent[] = [];
     const second = createApprovalService({
       db: reopened,
+      coordinator: coordinators.get(reopened),
       config: REQUIRE,
       audit: { emit: (e) => audits.push(e) },
     });

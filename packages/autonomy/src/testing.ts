@@ -6,7 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@agentd/storage';
+import {
+  type Coordinator,
+  type Database,
+  type Dialect,
+  openCoordination,
+  openDatabase,
+} from '@agentd/storage';
+import { freshPgDatabaseUrl } from '@agentd/storage/testing';
 import {
   type AutonomyService,
   type AutonomyServiceOptions,
@@ -29,23 +36,39 @@ export interface AutonomyDataFixture {
   cleanup(): Promise<void>;
 }
 
-/** A temp data dir named `prefix` and a random suffix; its services answer tools by `toolsOf`. */
+/**
+ * A temp data dir named `prefix` and a random suffix; its services answer tools by `toolsOf`.
+ * With `dialect: 'pg'` (the PostgreSQL suites; `AGENTD_TEST_PG_URL` set) the databases are one
+ * fresh PostgreSQL database instead, each handle with its own started cluster coordinator.
+ */
 export function autonomyDataFixture(
   prefix: string,
   toolsOf: AutonomyServiceOptions['toolsOf'],
+  dialect: Dialect = 'libsql',
 ): AutonomyDataFixture {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const databases: Database[] = [];
   const services: AutonomyService[] = [];
+  const coordinators = new WeakMap<Database, Coordinator>();
+  let pgUrl: Promise<string> | undefined;
   return {
     dir,
     async open() {
-      const db = await openDatabase({ dataDir: dir });
+      if (dialect === 'libsql') {
+        const db = await openDatabase({ dataDir: dir });
+        databases.push(db);
+        return db;
+      }
+      pgUrl ??= freshPgDatabaseUrl('agentd_autonomy');
+      const db = await openDatabase({ url: await pgUrl, poolMax: 4 });
       databases.push(db);
+      const coordinator = await openCoordination(db);
+      await coordinator.start();
+      coordinators.set(db, coordinator);
       return db;
     },
     async service(db, options) {
-      const service = createAutonomyService({ db, toolsOf, ...options });
+      const service = createAutonomyService({ db, toolsOf, coordinator: coordinators.get(db), ...options });
       services.push(service);
       await service.start();
       return service;

@@ -1,4 +1,6 @@
 import type { AgentTurnResult } from '@agentd/contracts';
+import type { Dialect } from '@agentd/storage';
+import { pgSuitesEnabled } from '@agentd/storage/testing';
 import type { SubagentTurnRequest as TurnRequest } from '../src/index.js';
 import { autonomyDataFixture } from '../src/testing.js';
 
@@ -61,15 +63,21 @@ export function scriptedRunner(auto?: (request: TurnRequest) => string) {
  * The data-dir fixture of `@agentd/autonomy/testing` with the tools these tests give agents:
  * `ghost` is unknown, `narrow` may only list, every other agent may echo, list and spawn.
  */
-export function autonomyFixture() {
-  return autonomyDataFixture('agentd-autonomy-', (agentId) =>
-    agentId === 'ghost'
-      ? undefined
-      : agentId === 'narrow'
-        ? ['subagent_list']
-        : ['echo', 'subagent_list', 'subagent_spawn'],
+export function autonomyFixture(dialect: Dialect = 'libsql') {
+  return autonomyDataFixture(
+    'agentd-autonomy-',
+    (agentId) =>
+      agentId === 'ghost'
+        ? undefined
+        : agentId === 'narrow'
+          ? ['subagent_list']
+          : ['echo', 'subagent_list', 'subagent_spawn'],
+    dialect,
   );
 }
+
+/** The dialects the suites run on: libsql always, PostgreSQL when its suites are enabled. */
+export const DIALECTS: Dialect[] = pgSuitesEnabled() ? ['libsql', 'pg'] : ['libsql'];
 
 /** Polls until `check` answers a value. */
 export { eventually as until } from '@agentd/test-support';
