@@ -93,7 +93,8 @@ export class EmbeddingCache {
         this.#misses += slots.length;
         this.#remember(`${embedder.model}\u0000${hash}`, vector);
         persist.push({
-          sql: 'INSERT OR REPLACE INTO memory_embedding_cache (model, content_hash, embedding, created_at) VALUES (?, ?, ?, ?)',
+          sql: `INSERT INTO memory_embedding_cache (model, content_hash, embedding, created_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (model, content_hash) DO UPDATE SET embedding = excluded.embedding, created_at = excluded.created_at`,
           args: [embedder.model, hash, toBlob(vector), now],
         });
       });
@@ -114,8 +115,8 @@ export class EmbeddingCache {
     const excess = Number(row?.count ?? 0) - this.#maxPersisted;
     if (excess <= 0) return;
     const result = await this.#db.execute(
-      `DELETE FROM memory_embedding_cache WHERE rowid IN (
-         SELECT rowid FROM memory_embedding_cache ORDER BY created_at LIMIT ?)`,
+      `DELETE FROM memory_embedding_cache WHERE (model, content_hash) IN (
+         SELECT model, content_hash FROM memory_embedding_cache ORDER BY created_at LIMIT ?)`,
       [excess],
     );
     this.#evictions += result.rowsAffected;

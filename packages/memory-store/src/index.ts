@@ -29,7 +29,7 @@ export {
   noopLogger,
 } from './logger.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreSettings } from './memory-store.js';
-export { MIGRATION_PACKAGE, memoryMigrations } from './migrations.js';
+export { MIGRATION_PACKAGE, memoryMigrationSet, memoryMigrations, memoryPgMigrations } from './migrations.js';
 export { type MemorySection, type MemoryStoreOptions, memorySectionSchema } from './options.js';
 export { createHttpReranker, type HttpRerankerOptions, type Reranker } from './reranker.js';
 export { createLexicalReranker, type LexicalRerankerOptions } from './lexical-reranker.js';

@@ -10,7 +10,7 @@ import { deleteBySession, deleteEntry, flushEntries } from './internal/removal.j
 import { searchMemory } from './internal/search.js';
 import { backfillEmbeddings, consolidate, writeBatch } from './internal/write-path.js';
 import { noopEventSink, noopLogger } from './logger.js';
-import { MIGRATION_PACKAGE, memoryMigrations } from './migrations.js';
+import { MIGRATION_PACKAGE, memoryMigrationSet } from './migrations.js';
 import { type MemoryStoreOptions, memoryStoreSettingsSchema } from './options.js';
 import type {
   MemoryFilter,
@@ -115,7 +115,7 @@ export async function createMemoryStore(options: MemoryStoreOptions): Promise<Me
     ...rest
   } = options;
   const settings = parse(memoryStoreSettingsSchema, rest, 'memory store options');
-  await db.migrate(MIGRATION_PACKAGE, memoryMigrations);
+  await db.migrate(MIGRATION_PACKAGE, memoryMigrationSet);
   const store = new LibsqlMemoryStore(
     createMemoryContext({ db, embedder, reranker, settings, logger, events, now, randomId }),
   );

@@ -38,7 +38,7 @@ export async function browseEntries(
   const request = parse(browseInputSchema, input, 'memory browse');
   const offset = request.offset ?? 0;
   const limit = request.limit ?? 50;
-  const filter = filterSql(request);
+  const filter = filterSql(request, ctx.db.dialect);
   const total = await ctx.db.get<{ count: number }>(
     `SELECT count(*) AS count FROM memory_entries e WHERE ${filter.where}`,
     filter.args,
@@ -53,7 +53,7 @@ export async function browseEntries(
 
 export async function exportEntries(ctx: MemoryContext, filter: MemoryFilter = {}) {
   const request = parse(browseInputSchema, filter, 'memory export');
-  const where = filterSql(request);
+  const where = filterSql(request, ctx.db.dialect);
   const rows = await ctx.db.query<EntryRow>(
     `SELECT ${RECORD_COLUMNS} FROM memory_entries e WHERE ${where.where} ORDER BY e.seq`,
     { ...where.args, model: ctx.embedder.model },
@@ -73,21 +73,32 @@ export async function readStats(ctx: MemoryContext): Promise<MemoryStats> {
     vectors: number;
   }>(
     `SELECT count(*) AS entries,
-       coalesce(sum(kind = 'memory'), 0) AS memories,
-       coalesce(sum(kind = 'observation'), 0) AS observations,
+       coalesce(sum(CASE WHEN kind = 'memory' THEN 1 ELSE 0 END), 0) AS memories,
+       coalesce(sum(CASE WHEN kind = 'observation' THEN 1 ELSE 0 END), 0) AS observations,
        count(DISTINCT agent_id) AS agents,
-       coalesce(sum(embedding IS NULL OR embedding_model IS NOT ?), 0) AS missing,
-       coalesce(sum(length(CAST(content AS BLOB))), 0) AS content,
+       coalesce(sum(CASE WHEN embedding IS NULL OR embedding_model IS NULL OR embedding_model <> ?
+         THEN 1 ELSE 0 END), 0) AS missing,
+       coalesce(sum(${ctx.db.dialect === 'pg' ? 'octet_length(content)' : 'length(CAST(content AS BLOB))'}), 0)
+         AS content,
        coalesce(sum(length(embedding)), 0) AS vectors
      FROM memory_entries`,
     [ctx.embedder.model],
   );
   let database: number | null = null;
   try {
-    const pages = await ctx.db.get<{ page_count: number }>('PRAGMA page_count');
-    const size = await ctx.db.get<{ page_size: number }>('PRAGMA page_size');
-    if (pages !== undefined && size !== undefined)
-      database = Number(pages.page_count) * Number(size.page_size);
+    if (ctx.db.dialect === 'pg') {
+      // The memory tables only: the database is shared with every other package.
+      const size = await ctx.db.get<{ bytes: number }>(
+        `SELECT sum(pg_total_relation_size(CAST(name AS regclass))) AS bytes FROM (VALUES ('memory_entries'),
+           ('memory_fts'), ('memory_links'), ('memory_embedding_cache')) AS t (name)`,
+      );
+      if (size !== undefined) database = Number(size.bytes);
+    } else {
+      const pages = await ctx.db.get<{ page_count: number }>('PRAGMA page_count');
+      const size = await ctx.db.get<{ page_size: number }>('PRAGMA page_size');
+      if (pages !== undefined && size !== undefined)
+        database = Number(pages.page_count) * Number(size.page_size);
+    }
   } catch {
     // Some servers refuse PRAGMA; the size is then unknown rather than wrong.
   }

@@ -1,4 +1,5 @@
 import type { MemoryContext } from './context.js';
+import { ftsArg, ftsStatements } from './fts.pg.js';
 import { isStopword, questionWords, transcriptLine } from './lexical.js';
 import { words } from './text.js';
 
@@ -31,11 +32,10 @@ async function expansionTerms(
   });
   const candidates = [...weight.entries()].sort((a, b) => b[1] - a[1]).slice(0, EXPANSION_TERMS * 3);
   if (candidates.length === 0) return [];
+  const fts = ftsStatements(ctx.db.dialect);
   const counts = await ctx.db.query<{ term: string; n: number }>(
-    candidates
-      .map(() => 'SELECT ? AS term, (SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?) AS n')
-      .join(' UNION ALL '),
-    candidates.flatMap(([word]) => [word, `"${word.replaceAll('"', '""')}"`]),
+    candidates.map(() => fts.documentFrequency).join(' UNION ALL '),
+    candidates.flatMap(([word]) => [word, ftsArg(ctx.db.dialect, `"${word.replaceAll('"', '""')}"`)]),
   );
   const df = new Map(counts.map((row) => [row.term, Number(row.n)]));
   return candidates
@@ -67,8 +67,8 @@ export async function expandRanking(
   const terms = await expansionTerms(ctx, query, contents, Number(total?.n ?? 0));
   if (terms.length === 0) return ranked;
   const expanded = await ctx.db.query<{ seq: number; relevance: number }>(
-    'SELECT rowid AS seq, -bm25(memory_fts) AS relevance FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?',
-    [terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR '), asked],
+    ftsStatements(ctx.db.dialect).rank,
+    [ftsArg(ctx.db.dialect, terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR ')), asked],
   );
   const top = Math.max(...ranked.map((row) => Number(row.relevance)), Number.MIN_VALUE);
   const topExpanded = Math.max(...expanded.map((row) => Number(row.relevance)), Number.MIN_VALUE);

@@ -2,6 +2,7 @@ import type { SqlValue } from '@agentd/storage';
 import type { RecallRecord } from '../types.js';
 import type { MemoryContext } from './context.js';
 import { expandRanking } from './expansion.js';
+import { ftsArg, ftsStatements } from './fts.pg.js';
 import type { Lane } from './fusion.js';
 import {
   asksWhen,
@@ -43,11 +44,10 @@ export async function selectiveMatch(ctx: MemoryContext, query: string): Promise
   // idf is near zero) but make FTS5 score most of the table: left out while rarer ones exist.
   const total = await ctx.db.get<{ n: number }>('SELECT max(seq) AS n FROM memory_entries');
   const ceiling = Math.max(1000, Number(total?.n ?? 0) / 10);
+  const fts = ftsStatements(ctx.db.dialect);
   const counts = await ctx.db.query<{ term: string; n: number }>(
-    terms
-      .map(() => 'SELECT ? AS term, (SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?) AS n')
-      .join(' UNION ALL '),
-    terms.flatMap((term) => [term, term]),
+    terms.map(() => fts.documentFrequency).join(' UNION ALL '),
+    terms.flatMap((term) => [term, ftsArg(ctx.db.dialect, term)]),
   );
   const selective = counts
     .filter((row) => Number(row.n) > 0 && Number(row.n) <= ceiling)
@@ -68,20 +68,19 @@ export async function runFtsLane(
   // faster than joining every match to its entry; a selective filter that
   // leaves too few winners gets the joined query.
   const asked = Math.max(wanted * 4, 200);
-  let ranked = await ctx.db.query<{ seq: number; relevance: number }>(
-    'SELECT rowid AS seq, -bm25(memory_fts) AS relevance FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?',
-    [match, asked],
-  );
+  const fts = ftsStatements(ctx.db.dialect);
+  let ranked = await ctx.db.query<{ seq: number; relevance: number }>(fts.rank, [
+    ftsArg(ctx.db.dialect, match),
+    asked,
+  ]);
   let rows = await candidateRows(ctx, ranked, filter);
   const passing = ranked.filter((row) => rows.get(Number(row.seq))?.pass === 1).length;
   if (passing < wanted && ranked.length === asked) {
-    ranked = await ctx.db.query<{ seq: number; relevance: number }>(
-      `SELECT e.seq, -bm25(memory_fts) AS relevance
-       FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid
-       WHERE memory_fts MATCH :match AND ${filter.where}
-       ORDER BY bm25(memory_fts) LIMIT :limit`,
-      { ...filter.args, match, limit: asked },
-    );
+    ranked = await ctx.db.query<{ seq: number; relevance: number }>(fts.rankFiltered(filter.where), {
+      ...filter.args,
+      match: ftsArg(ctx.db.dialect, match),
+      limit: asked,
+    });
     rows = await candidateRows(ctx, ranked, filter);
   }
   if (ctx.settings.recall.expansionWeight > 0) {
@@ -134,7 +133,8 @@ async function loadRows(
     // words, and bounds what a search reads however long entries are.
     const found = await ctx.db.query<CandidateRow>(
       `SELECT e.seq, substr(e.content, 1, 1000) AS content, e.agent_id, e.tenant, e.session_key, e.created_at,
-         (${filter.where}) AS pass, (e.embedding IS NULL OR e.embedding_model IS NOT :model) AS missing
+         (${filter.where}) AS pass,
+         (e.embedding IS NULL OR e.embedding_model IS NULL OR e.embedding_model <> :model) AS missing
        FROM memory_entries e WHERE e.seq IN (${group.map((_, i) => `:s${i}`).join(', ')})`,
       {
         ...filter.args,

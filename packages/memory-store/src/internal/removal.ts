@@ -141,11 +141,14 @@ export async function deleteBySession(
   );
   await writesSettled;
   const began = performance.now();
-  const filter = filterSql({
-    agentId: request.agentId,
-    tenant: request.tenant,
-    sessionKey: request.sessionKey,
-  });
+  const filter = filterSql(
+    {
+      agentId: request.agentId,
+      tenant: request.tenant,
+      sessionKey: request.sessionKey,
+    },
+    ctx.db.dialect,
+  );
   const outcome = await ctx.db.transaction(async (tx) => {
     const sources = await tx.query<ScopedSeq>(
       `SELECT e.seq, e.agent_id, e.tenant FROM memory_entries e WHERE ${filter.where}`,

@@ -1,4 +1,4 @@
-import type { SqlValue } from '@agentd/storage';
+import type { Dialect, SqlValue } from '@agentd/storage';
 import { isMemoryStoreError } from '../errors.js';
 import type { MemoryErrorKind } from '../logger.js';
 import type { MemoryFilter, MemoryRecord } from '../types.js';
@@ -50,7 +50,10 @@ const FILTER_CONDITIONS = [
 ] as const satisfies ReadonlyArray<readonly [keyof MemoryFilter, string]>;
 
 /** SQL conditions on alias `e` with named arguments. */
-export function filterSql(filter: MemoryFilter): { where: string; args: Record<string, SqlValue> } {
+export function filterSql(
+  filter: MemoryFilter,
+  dialect: Dialect = 'libsql',
+): { where: string; args: Record<string, SqlValue> } {
   const clauses: string[] = [];
   const args: Record<string, SqlValue> = {};
   for (const [field, condition] of FILTER_CONDITIONS) {
@@ -61,7 +64,11 @@ export function filterSql(filter: MemoryFilter): { where: string; args: Record<s
     }
   }
   const tags = [...new Set(filter.tags ?? [])];
-  if (tags.length > 0) {
+  if (tags.length > 0 && dialect === 'pg') {
+    // Every tag in the entry's JSON array: jsonb containment on PostgreSQL.
+    args.tags = JSON.stringify(tags);
+    clauses.push('CAST(e.tags AS jsonb) @> CAST(:tags AS jsonb)');
+  } else if (tags.length > 0) {
     const names = tags.map((tag, index) => {
       args[`tag${index}`] = tag;
       return `:tag${index}`;
@@ -70,7 +77,7 @@ export function filterSql(filter: MemoryFilter): { where: string; args: Record<s
       `(SELECT count(DISTINCT value) FROM json_each(e.tags) WHERE value IN (${names.join(', ')})) = ${tags.length}`,
     );
   }
-  return { where: clauses.length === 0 ? '1' : clauses.join(' AND '), args };
+  return { where: clauses.length === 0 ? '1 = 1' : clauses.join(' AND '), args };
 }
 
 /** True when the filter narrows below an agent and tenant scope (the index cannot apply it). */

@@ -2,6 +2,7 @@ import type { SqlValue } from '@agentd/storage';
 import { MemoryStoreError } from '../errors.js';
 import type { MemoryEntry, RecallRecord, SearchInput, SearchResult } from '../types.js';
 import { AnnIndex } from './ann-index.js';
+import { exactScanPg } from './exact-scan.pg.js';
 import type { MemoryContext } from './context.js';
 import { runFtsLane, selectiveMatch } from './fts-lane.js';
 import { backfillFusion, convexFusion, type Lane, reciprocalRankFusion } from './fusion.js';
@@ -18,7 +19,7 @@ export async function searchMemory(ctx: MemoryContext, input: SearchInput): Prom
   const began = performance.now();
   const limit = request.limit ?? 10;
   const wanted = Math.max(ctx.settings.candidates, limit);
-  const filter = filterSql(request);
+  const filter = filterSql(request, ctx.db.dialect);
   const record: RecallRecord = {
     lanes: [],
     ftsCandidates: 0,
@@ -166,12 +167,15 @@ async function runVectorLane(
     if (survivors.length >= wanted || hits.length < asked) return similar(ctx, survivors);
   }
   record.exact = true;
-  const rows = await ctx.db.query<{ seq: number; distance: number }>(
-    `SELECT e.seq, vector_distance_cos(e.embedding, :query) AS distance FROM memory_entries e
+  const rows =
+    ctx.db.dialect === 'pg'
+      ? await exactScanPg(ctx, query, filter.where, filter.args, wanted)
+      : await ctx.db.query<{ seq: number; distance: number }>(
+          `SELECT e.seq, vector_distance_cos(e.embedding, :query) AS distance FROM memory_entries e
      WHERE e.embedding IS NOT NULL AND e.embedding_model = :model AND ${filter.where}
      ORDER BY distance LIMIT :limit`,
-    { ...filter.args, query: toBlob(query), model: ctx.embedder.model, limit: wanted },
-  );
+          { ...filter.args, query: toBlob(query), model: ctx.embedder.model, limit: wanted },
+        );
   return similar(
     ctx,
     rows.map((row) => ({ seq: Number(row.seq), distance: Number(row.distance) })),

@@ -6,9 +6,10 @@ import { AnnIndex } from './ann-index.js';
 import { addVectors, type MemoryContext } from './context.js';
 import { idSchema, parse, tagSchema } from './inputs.js';
 import { chunks, errorKindOf, questionMarks } from './rows.js';
+import { ftsStatements } from './fts.pg.js';
 import { indexText } from './text.js';
 import { toBlob } from './vectors.js';
-import type { SqlValue } from '@agentd/storage';
+import type { Dialect, SqlValue, Transaction } from '@agentd/storage';
 
 // The write path: embedding (through the cache), batched inserts, observations, backfill.
 
@@ -61,10 +62,12 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
   const seqs = await ctx.db.transaction(async (tx) => {
     // seq is assigned here, under the write lock, so the entry and FTS rows go
     // out as a few multi-row statements in one round trip instead of two per entry.
+    await lockSeqs(tx, ctx.db.dialect);
     const top = await tx.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM memory_entries');
     const first = Number(top?.seq ?? 0) + 1;
     const out = rows.map((_, index) => first + index);
     const statements: Array<{ sql: string; args: SqlValue[] }> = [];
+    const fts = ftsStatements(ctx.db.dialect);
     for (const [offset, group] of chunks(rows, 100).entries()) {
       const base = first + offset * 100;
       const entryArgs: SqlValue[] = [];
@@ -93,7 +96,7 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
         args: entryArgs,
       });
       statements.push({
-        sql: `INSERT INTO memory_fts (rowid, body) VALUES ${group.map(() => '(?, ?)').join(', ')}`,
+        sql: `INSERT INTO memory_fts (rowid, body) VALUES ${group.map(() => fts.insertTuple).join(', ')}`,
         args: ftsArgs,
       });
     }
@@ -158,10 +161,13 @@ export async function consolidate(
           data: { id: missing },
         });
       }
+      // seq is the next one after the highest, as SQLite gives a rowid, on both dialects.
+      await lockSeqs(tx, ctx.db.dialect);
       const inserted = await tx.get<{ seq: number }>(
-        `INSERT INTO memory_entries (id, agent_id, tenant, kind, content, session_key, tags, metadata, trust,
+        `INSERT INTO memory_entries (seq, id, agent_id, tenant, kind, content, session_key, tags, metadata, trust,
            created_at, embedding, embedding_model)
-         VALUES (?, ?, ?, 'observation', ?, NULL, ?, ?, 'learned', ?, ?, ?) RETURNING seq`,
+         VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM memory_entries), ?, ?, ?, 'observation', ?, NULL, ?, ?,
+           'learned', ?, ?, ?) RETURNING seq`,
         [
           id,
           agentId,
@@ -175,10 +181,10 @@ export async function consolidate(
         ],
       );
       const observationSeq = Number(inserted!.seq);
-      await tx.execute('INSERT INTO memory_fts (rowid, body) VALUES (?, ?)', [
-        observationSeq,
-        indexText(request.content),
-      ]);
+      await tx.execute(
+        `INSERT INTO memory_fts (rowid, body) VALUES ${ftsStatements(ctx.db.dialect).insertTuple}`,
+        [observationSeq, indexText(request.content)],
+      );
       const linkBegan = performance.now();
       for (const source of sources) {
         await tx.execute(
@@ -224,7 +230,7 @@ export async function backfillEmbeddings(ctx: MemoryContext): Promise<number> {
   for (;;) {
     const rows = await ctx.db.query<{ seq: number; agent_id: string; tenant: string; content: string }>(
       `SELECT seq, agent_id, tenant, content FROM memory_entries
-       WHERE seq > ? AND (embedding IS NULL OR embedding_model IS NOT ?) ORDER BY seq LIMIT 128`,
+       WHERE seq > ? AND (embedding IS NULL OR embedding_model IS NULL OR embedding_model <> ?) ORDER BY seq LIMIT 128`,
       [after, ctx.embedder.model],
     );
     if (rows.length === 0) break;
@@ -251,4 +257,12 @@ export async function backfillEmbeddings(ctx: MemoryContext): Promise<number> {
   }
   if (done > 0) ctx.logger.info({ step: 'extract', itemCount: done }, 'memory embeddings backfilled');
   return done;
+}
+
+/**
+ * On PostgreSQL, holds the entries table against other writers until the transaction ends, so
+ * two transactions never read the same highest seq (libsql has one writer at a time already).
+ */
+async function lockSeqs(tx: Transaction, dialect: Dialect): Promise<void> {
+  if (dialect === 'pg') await tx.execute('LOCK TABLE memory_entries IN SHARE ROW EXCLUSIVE MODE');
 }
