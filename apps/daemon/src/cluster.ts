@@ -7,7 +7,7 @@ import { cronWakegateMigrationSet } from '@agentd/cron-wakegate';
 import { graphEngineMigrationSet } from '@agentd/graph-engine';
 import { learningMigrationSet } from '@agentd/learning';
 import type { AgentdLogger } from '@agentd/logging';
-import { memoryMigrations } from '@agentd/memory-store';
+import { memoryMigrationSet } from '@agentd/memory-store';
 import { obsReportsMigrationSet } from '@agentd/obs-reports';
 import {
   type Coordinator,
@@ -68,7 +68,7 @@ const DATABASE_STORES: readonly DatabaseStore[] = [
   { name: '@agentd/obs-reports', migrations: obsReportsMigrationSet },
   {
     name: '@agentd/memory-store',
-    migrations: memoryMigrations,
+    migrations: memoryMigrationSet,
     enabled: (config) => config.memory.enabled,
   },
   { name: '@agentd/agent-runtime', migrations: agentRuntimeMigrationSet },

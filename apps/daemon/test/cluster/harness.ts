@@ -13,7 +13,7 @@ export const CLUSTER_MASTER_KEY = 'c0ffee'.repeat(10).concat('c0ff');
 
 /**
  * The config.yaml every instance gets unless a test gives another: short leases so takeovers
- * happen within seconds, memory off (its store has no PostgreSQL migrations yet).
+ * happen within seconds; memory off, which these tests do not use (lighter starts).
  */
 export const CLUSTER_CONFIG: Record<string, unknown> = {
   memory: { enabled: false },
