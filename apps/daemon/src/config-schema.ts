@@ -22,7 +22,7 @@ import { telemetrySectionSchema } from '@agentd/telemetry';
 import { gatewayTransportSchema } from '@agentd/rpc-core';
 import { secretsSectionSchema } from '@agentd/secrets';
 import { skillsSectionSchema } from '@agentd/skills';
-import { storageSectionSchema } from '@agentd/storage';
+import { clusterSectionSchema, storageSectionSchema } from '@agentd/storage';
 import { webhooksSectionSchema } from '@agentd/webhooks-hmac';
 import { workspaceSectionSchema } from '@agentd/workspace';
 import { terminalSectionSchema } from '@agentd/terminal';
@@ -94,6 +94,8 @@ export const configSections = {
   // The open streams take a new rotation at their next write; the age sweep runs at start.
   observability: section(observabilitySectionSchema),
   storage: section(storageSectionSchema, ['*']),
+  // Membership is joined once, at start, with this instance's id, URL and lease.
+  cluster: section(clusterSectionSchema, ['*']),
   graph: section(graphSectionSchema),
   // A changed launch key stops the running browser; the next call launches it anew.
   browser: section(browserSectionSchema),

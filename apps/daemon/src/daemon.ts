@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -366,6 +365,20 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     configPaths: () => [configStore.filePath],
     sections: () => configStore.sections,
     mcpServers: () => services.mcpTools.status(),
+    cluster: async () => {
+      const { coordinator } = services;
+      const members = await coordinator.instances();
+      return {
+        mode: coordinator.mode,
+        instanceId: coordinator.instanceId,
+        instances: members.map(({ instanceId, advertiseUrl, startedAt, heartbeatAt }) => ({
+          instanceId,
+          advertiseUrl,
+          startedAt,
+          heartbeatAt,
+        })),
+      };
+    },
     scheduleRestart: () => {
       // Answer first, then re-init: the caller sees the confirmation before its socket is closed.
       setTimeout(() => {
@@ -555,11 +568,13 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
     () => removeDaemonAddress(dataDir),
   );
 
+  // Port 0 is known only now: peers and gateway.status see the URL this instance listens on.
+  await services.coordinator.advertise(config.cluster.advertiseUrl ?? `http://${formatHost(host)}:${port}`);
   readiness.open();
   log.info(
     {
       startupDurationMs: now() - context.startedAt,
-      instanceId: randomUUID(),
+      instanceId: services.coordinator.instanceId,
       configName: configStore.filePath,
     },
     `agentd listening on http://${host}:${port}`,

@@ -49,7 +49,9 @@ import {
   lifecycleRunner,
 } from '@agentd/learning';
 import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
-import { type Database, openDatabase } from '@agentd/storage';
+import { type Coordinator, type Database, isPostgresUrl, openDatabase, StorageError } from '@agentd/storage';
+import { checkClusterStart, openCluster } from './cluster.js';
+import { openClusterTokens } from './cluster-tokens.js';
 import {
   createWebhookService,
   type HookResponseDeliverer,
@@ -100,6 +102,8 @@ export interface DaemonServices {
   /** Resolves a `${secret:NAME}` name: the secrets store, then the `.env` file, then the environment. */
   lookupSecret: (name: string) => Promise<string | undefined>;
   db: Database;
+  /** Membership, owned rows and the bus: the cluster's on PostgreSQL, the in-process one on libsql. */
+  coordinator: Coordinator;
   obsEvidence: ObsEvidence;
   posture: ServedWindowMonitor;
   securityAudit: SecurityAudit;
@@ -194,11 +198,20 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 
   // Opened before anything resolves a credential: every ${secret:NAME} resolves from the store
   // first, then the environment. A wrong master key fails the start here, touching nothing.
+  // Cluster mode keeps them in the shared database: its URL must be given in plain form there
+  // (AGENTD_STORAGE_URL or storage.url), since no secret can be read before the secrets open.
+  const plainStorageUrl = env.AGENTD_STORAGE_URL || config.storage.url;
+  const secretsDatabaseUrl =
+    plainStorageUrl !== undefined && isPostgresUrl(plainStorageUrl) ? plainStorageUrl : undefined;
+  // Before anything opens: a cluster start with an unported package, or a sqld URL with cluster
+  // settings, is refused naming them all (never a silent single-instance start).
+  checkClusterStart(config, plainStorageUrl);
   const secrets = await lifecycle.start(
     'secrets',
     () =>
       openSecrets({
         dataDir,
+        databaseUrl: secretsDatabaseUrl,
         env,
         masterKeyFile: config.secrets.masterKeyFile,
         now,
@@ -213,10 +226,24 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   const storageConfig = await resolveSecretRefs(config.storage, lookupSecret);
   // AGENTD_STORAGE_URL wins over storage.url (a postgres:// URL there selects cluster mode).
   const storageUrl = env.AGENTD_STORAGE_URL || storageConfig.url;
+  // Again with a URL given as a ${secret:…} reference, now resolved.
+  checkClusterStart(config, storageUrl);
+  if (storageUrl !== undefined && isPostgresUrl(storageUrl) && secretsDatabaseUrl === undefined) {
+    throw new StorageError(
+      'INVALID_OPTIONS',
+      'Cluster mode needs the postgres:// URL in AGENTD_STORAGE_URL or a plain storage.url, not a ${secret:…} reference: the secrets themselves live in that database',
+    );
+  }
   const db = await lifecycle.start(
     'storage',
     () => openDatabase({ dataDir, ...storageConfig, url: storageUrl, logger: logger.module('storage') }),
     (database) => database.close(),
+  );
+  // Membership (cluster mode: joined, heartbeats and sweeper) before any package uses the database.
+  const coordinator = await lifecycle.start(
+    'cluster',
+    () => openCluster({ db, config, log }),
+    (opened) => opened.close(),
   );
   const obsEvidence = await lifecycle.service('evidence', () =>
     createObsEvidence({ db, now, logger: logger.module('obs') }),
@@ -293,21 +320,42 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     (memorySwitch) => memorySwitch.close(),
   );
 
-  const resolveTokens = (list: TokenConfig[]): Promise<TokenConfig[]> =>
-    resolveSecretRefs(list, lookupSecret);
+  // Cluster mode keeps API tokens in the auth_tokens table, shared by every instance; the
+  // embedded default writes them into config.yaml as before.
+  const clusterTokens =
+    coordinator.mode === 'postgres'
+      ? await openClusterTokens({
+          db,
+          coordinator,
+          configuredIds: () => new Set(configStore.current().gateway.tokens.map((entry) => entry.id)),
+          log: logger.module('auth'),
+        })
+      : undefined;
+  const resolveTokens = async (list: TokenConfig[]): Promise<TokenConfig[]> => {
+    const resolved = await resolveSecretRefs(list, lookupSecret);
+    return clusterTokens ? clusterTokens.withStored(resolved) : resolved;
+  };
   const tokens: TokenStore = createTokenStore({
     tokens: await resolveTokens(config.gateway.tokens),
     now,
-    persist: async (next) => {
-      // Entries already in config.yaml are written back as they are there (a reference stays a
-      // reference); only tokens created through the API are added, as hashes.
-      const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
-      await configStore.patch({
-        gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
-      });
-    },
+    persist:
+      clusterTokens?.persist ??
+      (async (next) => {
+        // Entries already in config.yaml are written back as they are there (a reference stays a
+        // reference); only tokens created through the API are added, as hashes.
+        const configured = new Map(configStore.current().gateway.tokens.map((entry) => [entry.id, entry]));
+        await configStore.patch({
+          gateway: { tokens: next.map((entry) => configured.get(entry.id) ?? entry) },
+        });
+      }),
     logger: logger.module('auth'),
   });
+  if (clusterTokens) {
+    const stopFollowing = clusterTokens.follow(tokens, () =>
+      resolveSecretRefs(configStore.current().gateway.tokens, lookupSecret),
+    );
+    lifecycle.add('token follower', async () => stopFollowing());
+  }
 
   // Prompt-cache figures of every model call (no prompt text) go to a rotating logs/cache-trace.jsonl.
   const cacheTrace = await lifecycle.start(
@@ -338,6 +386,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     securityAudit,
     configAudit,
     db,
+    coordinator,
     obsEvidence,
     posture,
     memory,
@@ -397,6 +446,8 @@ async function startAgents(
   const approvals = await lifecycle.service('approvals', () =>
     createApprovalService({
       db,
+      // Cluster mode: a decision on any instance releases the waiter on this one.
+      ...clustered(stores.coordinator),
       config: config.approvals,
       audit: securityAudit,
       logger: logger.module('agent'),
@@ -446,6 +497,8 @@ async function startAgents(
   const cron = await lifecycle.service('cron', () =>
     createCronService({
       db,
+      // Cluster mode: fires are compare-and-sets on the due time; the heartbeat runs in a singleton.
+      ...clustered(stores.coordinator),
       runner: lifecycleRunner(
         agentRunner,
         () => learningRef,
@@ -462,6 +515,7 @@ async function startAgents(
   const heartbeat = await lifecycle.service('heartbeat', () =>
     createHeartbeatService({
       db,
+      ...clustered(stores.coordinator),
       runner: agentRunner,
       settings: config.heartbeat,
       persistSettings: async (patch) => {
@@ -493,6 +547,8 @@ async function startAgents(
   );
   const obsService = createObsService({
     db,
+    // Cluster mode: the file-based parts of a report cover this instance only, and say so.
+    ...(stores.coordinator.mode === 'postgres' ? { clusterInstanceId: stores.coordinator.instanceId } : {}),
     dataDir,
     evidence: obsEvidence,
     cronWakeGate: (window) => summarizeWakeGateFires(db, window),
@@ -637,6 +693,8 @@ function createAutonomy(
   const { db, securityAudit, events } = stores;
   return createAutonomyService({
     db,
+    // Cluster mode: runs owned and leased; kill, revoke and steer reach the owner on any instance.
+    ...clustered(stores.coordinator),
     runner: () => {
       const started = runtime();
       if (!started) throw new Error('the agent runtime is not started');
@@ -675,6 +733,14 @@ function createAutonomy(
   });
 }
 
+/**
+ * `{coordinator}` for a package that takes one, in cluster mode only: on libsql the packages
+ * keep their in-process paths exactly as before.
+ */
+function clustered(coordinator: Coordinator): { coordinator?: Coordinator } {
+  return coordinator.mode === 'postgres' ? { coordinator } : {};
+}
+
 /** The webhook service: its turns run on `links.runner`, its verdicts land in the security audit. */
 function startWebhooks(
   context: ServiceContext,
@@ -689,6 +755,8 @@ function startWebhooks(
     () =>
       createWebhookService({
         db,
+        // Cluster mode: every instance's drainer claims from the one queue under leases.
+        ...clustered(stores.coordinator),
         events,
         ...(context.spans ? { spans: context.spans } : {}),
         section: config.webhooks,

@@ -253,8 +253,43 @@ describe('gateway.status and rpc.discover', () => {
         'webhooks',
         'graph',
         'browser',
+        'cluster',
       ]),
     );
+    // The embedded default is a cluster of one: itself, at the URL it listens on.
+    expect(status.cluster.mode).toBe('single');
+    expect(status.cluster.instances).toEqual([
+      {
+        instanceId: status.cluster.instanceId,
+        advertiseUrl: daemon.url,
+        startedAt: expect.any(Number),
+        heartbeatAt: expect.any(Number),
+      },
+    ]);
+  });
+
+  it('names the instance and its advertised URL from the cluster section', async () => {
+    const daemon = await pool.start(pool.tempDir(), {
+      config: { cluster: { instanceId: 'edge-1', advertiseUrl: 'https://agentd.example.com' } },
+    });
+    const status = await createHttpClient({ url: daemon.url, token: ADMIN_TOKEN }).call('gateway.status');
+    expect(status.cluster).toMatchObject({
+      mode: 'single',
+      instanceId: 'edge-1',
+      instances: [{ instanceId: 'edge-1', advertiseUrl: 'https://agentd.example.com' }],
+    });
+  });
+
+  it('refuses cluster settings with a libsql server URL, before opening it', async () => {
+    const failure = await pool
+      .start(pool.tempDir(), {
+        config: { cluster: { leaseMs: 5000 }, storage: { url: 'libsql://db.example.invalid' } },
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+    expect(failure?.message).toMatch(/cluster section \(leaseMs\) needs a postgres:\/\/ storage URL/);
   });
 
   it('serves the method catalogue: each method registered with its scope or named as expected missing', async () => {

@@ -38,3 +38,10 @@ export {
   type EnsureBootstrapTokenOptions,
   ensureBootstrapToken,
 } from './bootstrap.js';
+export {
+  AUTH_TOKENS_MIGRATION_PACKAGE,
+  authTokensMigrations,
+  openTokenTable,
+  type TokenTable,
+  type TokenTableChange,
+} from './token-table.js';

@@ -1,4 +1,4 @@
-import type { EmbeddingCacheStats, MemoryStats } from '@agentd/contracts';
+import type { ClusterStatus, EmbeddingCacheStats, MemoryStats } from '@agentd/contracts';
 import type { RpcCallError } from './errors.js';
 
 /** Params of a method that takes none; `{}` or leaving them out are both fine. */
@@ -86,6 +86,8 @@ export interface AgentdMethods {
       nodeVersion: string;
       configPaths: string[];
       sections: string[];
+      /** The cluster mode, this instance's id and the live instances (this one only in single mode). */
+      cluster: ClusterStatus;
     };
   };
   'gateway.restart': { params: EmptyParams; result: { ok: true; restarting: true } };

@@ -45,3 +45,4 @@ export {
   secretRefSchema,
 } from './secret-refs.js';
 export { parseConfigText } from './check-config.js';
+export { sectionHashes } from './section-hashes.js';

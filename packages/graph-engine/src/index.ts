@@ -73,3 +73,7 @@ export {
   type GraphToolsOptions,
   sameAgentOnly,
 } from './tools.js';
+export {
+  MIGRATION_PACKAGE as GRAPH_MIGRATION_PACKAGE,
+  migrationSet as graphEngineMigrationSet,
+} from './internal/schema.js';

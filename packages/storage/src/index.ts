@@ -3,7 +3,13 @@ export { isPostgresUrl } from './database.js';
 export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
 export { type ErrorKind, noopLogger, type ProblemFields, type StorageLogger } from './logger.js';
 export { type AppliedMigration, type Migration, type MigrationResult, migration } from './migrations.js';
-export { type OpenDatabaseOptions, type StorageSection, storageSectionSchema } from './options.js';
+export {
+  type ClusterSection,
+  clusterSectionSchema,
+  type OpenDatabaseOptions,
+  type StorageSection,
+  storageSectionSchema,
+} from './options.js';
 export type {
   ExecuteResult,
   Queryable,

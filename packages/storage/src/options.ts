@@ -45,6 +45,36 @@ export const storageSectionSchema = z
 /** The parsed `storage` config section (defaults filled in). */
 export type StorageSection = z.output<typeof storageSectionSchema>;
 
+/**
+ * The `cluster` config section: how this instance takes part when the storage URL is
+ * `postgres://…` (cluster mode). Every key is optional; a key set with a `libsql://` or
+ * `http(s)://` server URL is refused by the daemon (that is no cluster engine).
+ */
+export const clusterSectionSchema = z
+  .object({
+    /** This instance's id, unique among live instances. @default a random UUID per start */
+    instanceId: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'use 1-128 of A-Z a-z 0-9 . _ : -')
+      .optional(),
+    /** The URL peers and operators reach this instance at. @default the URL it listens on */
+    advertiseUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    /** How long membership and owned-row leases last without renewal, ms. @default 10000 */
+    leaseMs: z.number().int().min(1000).max(600_000).optional(),
+    /**
+     * Joins a cluster whose live members hash a section differently (logged instead of
+     * refused), for a rolling config change. @default false
+     */
+    allowConfigSkew: z.boolean().optional(),
+  })
+  .strict();
+
+/** The parsed `cluster` config section. */
+export type ClusterSection = z.output<typeof clusterSectionSchema>;
+
 /** @internal The serialisable part of {@link OpenDatabaseOptions}, validated at the boundary. */
 export const openDatabaseOptionsSchema = z
   .object({

@@ -1,3 +1,4 @@
+import type { ClusterStatus } from '@agentd/contracts';
 import { noopSecurityAudit, type SecurityAudit } from '@agentd/evidence/audit';
 import { auditAdminChange, methodsOf } from './define.js';
 
@@ -8,6 +9,8 @@ export interface GatewayControl {
   sections: () => string[];
   /** State, tools and last error of each `mcp.servers` entry. */
   mcpServers?: () => unknown[];
+  /** This instance and the live members of its cluster (itself only in single mode). */
+  cluster: () => Promise<ClusterStatus>;
   /** Schedules an in-process re-init once the answer has been sent. */
   scheduleRestart: () => void;
 }
@@ -29,8 +32,10 @@ export function gatewayMethods(deps: {
     adminMethod('status', {
       description:
         'Process facts: pid, uptime in seconds, RSS bytes, Node version, config paths and sections; ' +
-        'the state, tools and last error of each MCP server under mcp.servers.',
-      handler: () => ({
+        'the state, tools and last error of each MCP server under mcp.servers; cluster: the mode ' +
+        '(postgres or single), this instance id and the live instances (id, advertised URL, start ' +
+        'and last heartbeat in epoch ms; in single mode this instance only).',
+      handler: async () => ({
         pid: process.pid,
         uptime: Math.round((deps.now() - deps.control.startedAt) / 1000),
         memoryUsage: process.memoryUsage.rss(),
@@ -38,6 +43,7 @@ export function gatewayMethods(deps: {
         configPaths: deps.control.configPaths(),
         sections: deps.control.sections(),
         ...(deps.control.mcpServers ? { mcp: { servers: deps.control.mcpServers() } } : {}),
+        cluster: await deps.control.cluster(),
       }),
     }),
     adminMethod('restart', {

@@ -35,6 +35,7 @@ export abstract class CoordinatorBase<D extends Database> implements Coordinator
 
   abstract start(): Promise<void>;
   abstract instances(): Promise<InstanceInfo[]>;
+  abstract advertise(url: string): Promise<void>;
   abstract advisoryXact<T>(key: string, callback: (tx: Transaction) => Promise<T>): Promise<T>;
   abstract close(): Promise<void>;
 

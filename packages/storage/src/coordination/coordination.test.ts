@@ -215,6 +215,19 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
     expect(members.map((row) => row.instance_id)).toEqual(['b']);
   });
 
+  it('joins with allowConfigSkew despite differing hashes, and records a URL advertised later', async () => {
+    const a = await instance('a', { configSections: { cron: 'h1' } });
+    const b = await instance('b', { configSections: { cron: 'h2' }, allowConfigSkew: true });
+    await b.coordinator.advertise('http://127.0.0.1:4567');
+    const members = await a.coordinator.instances();
+    expect(members.map((member) => [member.instanceId, member.advertiseUrl])).toEqual([
+      ['a', ''],
+      ['b', 'http://127.0.0.1:4567'],
+    ]);
+    // b recorded its own hashes: a third instance without the flag is refused against b.
+    await expect(instance('c', { configSections: { cron: 'h1' } })).rejects.toThrow(/instance b in: cron/);
+  });
+
   it('wakes a watcher on another instance by NOTIFY, long before its poll', async () => {
     const a = await instance('a');
     const b = await instance('b');

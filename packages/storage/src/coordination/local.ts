@@ -11,7 +11,7 @@ import type { BusMessage, ClusterBus, CoordinationOptions, InstanceInfo } from '
 export class LocalCoordinator extends CoordinatorBase<Database> {
   readonly mode = 'single' as const;
   readonly bus: ClusterBus;
-  readonly #advertiseUrl: string;
+  #advertiseUrl: string;
   readonly #version: string;
   /** The last fence given out per singleton: each new holder gets the next one. */
   readonly #singletons = new Map<string, number>();
@@ -54,6 +54,10 @@ export class LocalCoordinator extends CoordinatorBase<Database> {
         version: this.#version,
       },
     ];
+  }
+
+  async advertise(url: string): Promise<void> {
+    this.#advertiseUrl = url;
   }
 
   advisoryXact<T>(_key: string, callback: (tx: Transaction) => Promise<T>): Promise<T> {

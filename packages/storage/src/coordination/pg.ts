@@ -50,6 +50,7 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
   readonly #notify: boolean;
   readonly #logger: StorageLogger;
   readonly #swept = new Set<OwnedRows>();
+  #advertiseUrl: string;
   #listener: pg.PoolClient | undefined;
   #timer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
@@ -61,6 +62,7 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
   constructor(db: PgDatabase, options: CoordinationOptions) {
     super(db, options);
     this.#options = options;
+    this.#advertiseUrl = options.advertiseUrl ?? '';
     this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.leaseMs / 5));
     this.#pollMs = options.pollMs ?? 2000;
     this.#notify = options.notify ?? true;
@@ -101,6 +103,15 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
       leaseUntil: Number(row.lease_until),
       version: row.version,
     }));
+  }
+
+  async advertise(url: string): Promise<void> {
+    this.#advertiseUrl = url;
+    if (!this.#started || this.#closed) return;
+    await this.db.execute('UPDATE cluster_instances SET advertise_url = ? WHERE instance_id = ?', [
+      url,
+      this.instanceId,
+    ]);
   }
 
   override ownedRows(spec: OwnedRowsSpec): OwnedRows {
@@ -180,7 +191,17 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
         const differing = [...new Set([...Object.keys(theirs), ...Object.keys(sections)])]
           .filter((section) => theirs[section] !== sections[section])
           .sort();
-        if (differing.length > 0) {
+        if (differing.length > 0 && this.#options.allowConfigSkew === true) {
+          this.#logger.warn(
+            {
+              peer: peer.instance_id,
+              sections: differing,
+              errorKind: 'config',
+              hint: 'cluster.allowConfigSkew is set; give every instance the same config.yaml once the change is rolled out',
+            },
+            'joining although the configuration differs from a live instance',
+          );
+        } else if (differing.length > 0) {
           throw new StorageError(
             'INVALID_OPTIONS',
             `The configuration differs from live instance ${peer.instance_id} in: ${differing.join(', ')}`,
@@ -196,7 +217,7 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
            config_sections = excluded.config_sections, version = excluded.version`,
         [
           this.instanceId,
-          this.#options.advertiseUrl ?? '',
+          this.#advertiseUrl,
           this.leaseMs,
           JSON.stringify(sections),
           this.#options.version ?? '',

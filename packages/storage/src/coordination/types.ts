@@ -18,6 +18,11 @@ export interface CoordinationOptions {
    * differ from a live member's is refused, naming the sections. @default none
    */
   configSections?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Joins even when the hashes differ from a live member's (a rolling config change); the
+   * difference is logged instead. This instance's own hashes are still recorded. @default false
+   */
+  allowConfigSkew?: boolean | undefined;
   /** This build's version, recorded in membership. @default '' */
   version?: string | undefined;
   /** False sends no NOTIFY, leaving wake-ups to polling (diagnostics and tests). @default true */
@@ -142,6 +147,11 @@ export interface Coordinator {
   start(): Promise<void>;
   /** Live members, this one included. */
   instances(): Promise<InstanceInfo[]>;
+  /**
+   * Sets the URL peers reach this instance at, once it is known (a daemon listening on port 0
+   * learns its port after the coordinator started).
+   */
+  advertise(url: string): Promise<void>;
   ownedRows(spec: OwnedRowsSpec): OwnedRows;
   singleton(name: string): Singleton;
   /**

@@ -1,0 +1,69 @@
+import { createHmac } from 'node:crypto';
+import { openDatabase } from '@agentd/storage';
+import { pgSuitesEnabled } from '@agentd/storage/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers.js';
+import { CLUSTER_CONFIG, type ClusterHarness, clusterHarness } from './harness.js';
+
+const TOKEN = 'cluster-webhook-token-0123456789abcdef';
+// Scaled down from the design's 1,000 posts for a 2-core CI machine: 60 posts, 10 % resent.
+const POSTS = 60;
+
+let harness: ClusterHarness | undefined;
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+/** A signed strict-endpoint post (HMAC-SHA256 of the raw body, hex) with its delivery id. */
+async function post(url: string, index: number): Promise<number> {
+  const body = JSON.stringify({ event: 'deploy.finished', source: 'ci', data: { build: index } });
+  const response = await fetch(`${url}/hooks/webhook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-webhook-signature': createHmac('sha256', TOKEN).update(body).digest('hex'),
+      'x-webhook-id': `delivery-${index}`,
+    },
+    body,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 300_000 }, () => {
+  it('queues one job per accepted delivery, each run once, when posts and resends are spread over the instances', async () => {
+    harness = await clusterHarness('agentd_cluster_hooks');
+    const nodes = await harness.startMany(3, {
+      ...CLUSTER_CONFIG,
+      webhooks: { enabled: true, token: TOKEN },
+    });
+    const statuses: number[] = [];
+    for (let index = 0; index < POSTS; index += 1) {
+      statuses.push(await post(nodes[index % 3]!.url, index));
+      // Every tenth delivery is sent again, with the same id, to the next instance.
+      if (index % 10 === 0) statuses.push(await post(nodes[(index + 1) % 3]!.url, index));
+    }
+    expect(statuses.every((status) => status === 200)).toBe(true);
+
+    const db = await openDatabase({ url: harness.databaseUrl, poolMax: 1 });
+    try {
+      const jobs = await eventually(
+        async () => {
+          const rows = await db.query<{ delivery_id: string; status: string; attempts: number }>(
+            'SELECT delivery_id, status, attempts FROM webhook_agent_queue ORDER BY id',
+          );
+          return rows.length >= POSTS && rows.every((row) => row.status === 'done') ? rows : undefined;
+        },
+        120_000,
+        500,
+      );
+      expect(jobs).toHaveLength(POSTS);
+      expect(new Set(jobs.map((job) => job.delivery_id)).size).toBe(POSTS);
+      // Each job was claimed and run once: no second attempt on another instance.
+      expect(jobs.filter((job) => Number(job.attempts) !== 1)).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+});
