@@ -13,7 +13,7 @@ import type { SecurityAudit } from '@agentd/evidence/audit';
 import type { AgentdLogger } from '@agentd/logging';
 import type { MediaServiceOptions } from '@agentd/media';
 import type { ObsEvidence } from '@agentd/obs-reports';
-import type { Database } from '@agentd/storage';
+import type { Coordinator, Database } from '@agentd/storage';
 import type { HookResponseDeliverer } from '@agentd/webhooks-hmac';
 import type { DaemonConfig } from './config-schema.js';
 import type { channelReactions } from './learning-links.js';
@@ -120,6 +120,8 @@ export async function startChannels(
   lifecycle: Lifecycle,
   deps: {
     db: Database;
+    /** Cluster mode: polling connectors run on the instance holding their singleton. */
+    coordinator?: Coordinator | undefined;
     obsEvidence: ObsEvidence;
     securityAudit: SecurityAudit;
     runner: AgentTurnRunner;
@@ -142,6 +144,12 @@ export async function startChannels(
         // A platform with allowFrom but no agentId hands its inbound to the default agent.
         defaultAgentId: DEFAULT_AGENT_ID,
         shutdownGraceMs: config.gateway.shutdownGraceMs,
+        ...(deps.coordinator
+          ? {
+              coordinator: deps.coordinator,
+              connectorRenewMs: Math.floor((config.cluster.leaseMs ?? 10_000) / 3),
+            }
+          : {}),
         ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });

@@ -49,7 +49,14 @@ import {
   lifecycleRunner,
 } from '@agentd/learning';
 import { canSynthesize, channelReactions, memoryEvictor } from './learning-links.js';
-import { type Coordinator, type Database, isPostgresUrl, openDatabase, StorageError } from '@agentd/storage';
+import {
+  type Coordinator,
+  type Database,
+  isPostgresUrl,
+  keyedLock,
+  openDatabase,
+  StorageError,
+} from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
 import { openClusterTokens } from './cluster-tokens.js';
 import {
@@ -462,6 +469,14 @@ async function startAgents(
   const agentRuntime = await lifecycle.service('agent runtime', () =>
     createAgentRuntime({
       ...(cacheTrace ? { cacheTrace } : {}),
+      // Cluster mode: a session's turns are serialised across instances, their writes fenced.
+      ...(stores.coordinator.mode === 'postgres'
+        ? {
+            sessionLocks: keyedLock(stores.coordinator, 'session', {
+              renewEveryMs: Math.floor((config.cluster.leaseMs ?? 10_000) / 3),
+            }),
+          }
+        : {}),
       ...(context.spans ? { spans: context.spans } : {}),
       // The evidence files roll by the same policy the start-up sweep applies.
       evidenceRotation: config.observability.logRotation,
@@ -569,6 +584,8 @@ async function startAgents(
   // Before the webhooks: `deliver: true` answers go out through the channels' delivery queue.
   const channels = await startChannels(context, lifecycle, {
     db,
+    // Cluster mode: polling connectors (Telegram, Discord, Slack Socket Mode) on one instance.
+    ...clustered(stores.coordinator),
     obsEvidence,
     securityAudit,
     runner: agentRunner,
