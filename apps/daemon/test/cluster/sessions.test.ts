@@ -54,7 +54,7 @@ describe.skipIf(!pgSuitesEnabled())("a session's turns on three instances", { ti
       .filter((request) => Array.isArray(request.body?.messages))
       .map(
         (request) =>
-          (request.body?.messages as Array<{ role: string }>).filter((m) => m.role !== 'system').length,
+          (request.body!.messages as Array<{ role: string }>).filter((m) => m.role !== 'system').length,
       )
       .sort((a, b) => a - b);
     expect(seen).toEqual(Array.from({ length: 3 * PER_INSTANCE }, (_, k) => 2 * k + 1));
