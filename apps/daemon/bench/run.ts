@@ -306,7 +306,8 @@ async function startCommandTrees() {
     const tree = await startTree(command, root, env, '');
     try {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      printFigure(`${command} (${tree.size()} processes)`, tree.rssMb(), 'MB', aim);
+      const count = tree.size();
+      printFigure(`${command} (${count} process${count === 1 ? '' : 'es'})`, tree.rssMb(), 'MB', aim);
     } finally {
       await tree.stop();
     }
