@@ -8,13 +8,7 @@ import {
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
 import { type ApprovalService, createApprovalGate, createApprovalService } from '@agentd/approvals';
-import {
-  type AutonomyService,
-  createAutonomyService,
-  createAutonomyTools,
-  resolveToolSet,
-  summarizeAutonomy,
-} from '@agentd/autonomy';
+import { type AutonomyService, createAutonomyTools, summarizeAutonomy } from '@agentd/autonomy';
 import { type BrowserService, createBrowserTools } from '@agentd/browser';
 import type { ChannelsService } from '@agentd/channels';
 import { type ConfigStore, resolveSecretRefs } from '@agentd/config-store';
@@ -36,7 +30,7 @@ import {
 import type { AgentdLogger, RootLogger } from '@agentd/logging';
 import { createMediaTools, type MediaService } from '@agentd/media';
 import { createMemoryService, createMemorySwitch, type MemorySwitch } from '@agentd/memory-store';
-import { createMcpToolHost, type McpToolHost } from '@agentd/mcp';
+import type { McpToolHost } from '@agentd/mcp';
 import type { AgentdMetrics } from '@agentd/metrics';
 import { createObsEvidence, createObsService, type ObsEvidence, type ObsService } from '@agentd/obs-reports';
 import { openSecrets, type Secrets } from '@agentd/secrets';
@@ -59,12 +53,7 @@ import {
 } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
 import { openClusterTokens } from './cluster-tokens.js';
-import {
-  createWebhookService,
-  type HookResponseDeliverer,
-  type WakeTarget,
-  type WebhookService,
-} from '@agentd/webhooks-hmac';
+import type { WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
 import { createTerminalTools, type TerminalService } from '@agentd/terminal';
 import { type CacheTraceStream, openCacheTrace } from '@agentd/evidence';
@@ -73,7 +62,6 @@ import {
   createConfigAudit,
   createSecurityAudit,
   type SecurityAudit,
-  webhookAuditEvent,
 } from '@agentd/evidence/audit';
 import type { DaemonConfig } from './config-schema.js';
 import type { DaemonOptions } from './daemon.js';
@@ -82,6 +70,13 @@ import type { Lifecycle } from './lifecycle.js';
 import { startToolServices } from './tool-services.js';
 import { type OrchestrateWiring, wireOrchestrate } from './orchestrate-wiring.js';
 import { hookDeliverer, lateImageDeliverer, startChannels } from './channel-services.js';
+import {
+  clustered,
+  createAutonomy,
+  followMemory,
+  startMcpTools,
+  startWebhooks,
+} from './agent-service-parts.js';
 
 /** What the services are started from. */
 export interface ServiceContext {
@@ -404,7 +399,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
 }
 
 /** What {@link startStores} opened: the storage, evidence and audit layer under the agents. */
-type Stores = Omit<
+export type Stores = Omit<
   DaemonServices,
   | 'agentRuntime'
   | 'cron'
@@ -695,180 +690,4 @@ async function startAgents(
     },
     channels,
   };
-}
-
-/**
- * The sub-agent run service. It is made before the runtime (whose tool gates include its lease
- * gate) and reaches the runtime through `runtime()` only once a run starts.
- */
-function createAutonomy(
-  context: ServiceContext,
-  stores: Stores,
-  runtime: () => AgentRuntime | undefined,
-): AutonomyService {
-  const { config, configStore, logger, now } = context;
-  const { db, securityAudit, events } = stores;
-  return createAutonomyService({
-    db,
-    // Cluster mode: runs owned and leased; kill, revoke and steer reach the owner on any instance.
-    ...clustered(stores.coordinator),
-    runner: () => {
-      const started = runtime();
-      if (!started) throw new Error('the agent runtime is not started');
-      return started;
-    },
-    toolsOf: (agentId) => {
-      const started = runtime();
-      if (!started) return undefined;
-      let agent: { tools: string[]; toolDenylist: string[] };
-      try {
-        agent = started.agents.get(agentId);
-      } catch {
-        return undefined;
-      }
-      const denied = configStore.current().agents.toolDenylist;
-      return resolveToolSet(started.toolNames(), agent.tools, agent.toolDenylist, denied);
-    },
-    agentOf: async (sessionKey) => {
-      const status = await runtime()
-        ?.sessions.status(sessionKey)
-        .catch(() => undefined);
-      return typeof status?.agentId === 'string' ? status.agentId : undefined;
-    },
-    // The run's end becomes a note on an existing parent session, read by the parent's next turn.
-    recordOnParent: async (parentSessionKey, note) => {
-      await runtime()?.sessions.note(parentSessionKey, note);
-    },
-    costOf: async (sessionKey, sinceMs) =>
-      (await runtime()?.billing.bySession(sessionKey, sinceMs))?.totalCost ?? 0,
-    autonomy: config.autonomy,
-    security: config.security,
-    audit: securityAudit,
-    events,
-    logger: logger.module('agent'),
-    now,
-  });
-}
-
-/**
- * `{coordinator}` for a package that takes one, in cluster mode only: on libsql the packages
- * keep their in-process paths exactly as before.
- */
-function clustered(coordinator: Coordinator): { coordinator?: Coordinator } {
-  return coordinator.mode === 'postgres' ? { coordinator } : {};
-}
-
-/** The webhook service: its turns run on `links.runner`, its verdicts land in the security audit. */
-function startWebhooks(
-  context: ServiceContext,
-  lifecycle: Lifecycle,
-  stores: Stores,
-  links: { runner: AgentTurnRunner; wakeTarget: WakeTarget; deliver: HookResponseDeliverer },
-): Promise<WebhookService> {
-  const { config, logger, now } = context;
-  const { db, securityAudit, lookupSecret, events } = stores;
-  return lifecycle.start(
-    'webhooks',
-    () =>
-      createWebhookService({
-        db,
-        // Cluster mode: every instance's drainer claims from the one queue under leases.
-        ...clustered(stores.coordinator),
-        events,
-        ...(context.spans ? { spans: context.spans } : {}),
-        section: config.webhooks,
-        resolveSecrets: (fields) => resolveSecretRefs(fields, lookupSecret),
-        ...links,
-        onOutcome: (outcome, context) => {
-          const event = webhookAuditEvent(outcome, context.verified, context.firstUnsigned);
-          if (event) securityAudit.emit(event);
-        },
-        // Refusing to serve unverified hooks is a security decision.
-        onRefused: (refusal) =>
-          securityAudit.emit({
-            kind: 'webhook',
-            classification: 'denied',
-            outcome: 'failure',
-            severity: 'low',
-            ...refusal,
-          }),
-        logger: logger.module('webhooks'),
-        now,
-      }),
-    (service) => service.close(),
-  );
-}
-
-/**
- * Memory's part of the runtime follows `memory.enabled` from the next turn: session.delete /
- * reset_conversation drop the session's memories by the contract's rules, agents with
- * memory.autoRecall get their memories recalled before each turn, and the memory tools.
- */
-function followMemory(
-  memory: MemorySwitch,
-  agentRuntime: AgentRuntime,
-  learning: () => LearningService | undefined,
-): void {
-  memory.onSwitch((service) =>
-    agentRuntime.useMemory(
-      service && {
-        memory: {
-          deleteBySession: async (input) => (await service.store.deleteBySession(input)).memoriesDeleted,
-        },
-        recall: {
-          // The learning layer counts which memories each turn recalled (the memory lifecycle).
-          recall: async (request) => {
-            const found = await service.autoRecall.recall(request);
-            learning()?.noteRecall(
-              request.sessionKey,
-              found.entries.map((entry) => entry.id),
-            );
-            return found;
-          },
-          forget: (sessionKey) => service.autoRecall.forget?.(sessionKey),
-        },
-        tools: service.tools,
-      },
-    ),
-  );
-}
-
-/**
- * MCP servers' tools join the runtime's as `<id>__<tool>`; servers connect in the background,
- * so an unreachable one never holds up the start (its state is in gateway.status).
- */
-function startMcpTools(
-  context: ServiceContext,
-  lifecycle: Lifecycle,
-  agentRuntime: AgentRuntime,
-  approvals: ApprovalService,
-  lookupSecret: Stores['lookupSecret'],
-): Promise<McpToolHost> {
-  const { config, logger, now, dataDir } = context;
-  return lifecycle.start(
-    'mcp servers',
-    () => {
-      const host = createMcpToolHost({
-        servers: config.mcp.servers,
-        tools: {
-          register: (tools) => agentRuntime.registerTools(tools),
-          unregister: (names) => agentRuntime.unregisterTools(names),
-        },
-        resolveSecrets: (entry) => resolveSecretRefs(entry, lookupSecret),
-        // Servers see the agents' workspaces as roots, sample with the asking agent's model
-        // and elicit through the operator, both under the approval rules.
-        client: {
-          workspaceOf: (agentId) => workspacePath(dataDir, agentId),
-          agentIds: () => agentRuntime.agents.list(),
-          approve: (check) => approvals.check(check),
-          complete: (request) => agentRuntime.complete(request),
-        },
-        logger: logger.module('mcp'),
-        now,
-      });
-      void host.start();
-      return host;
-    },
-    (host) => host.close(),
-  );
 }
