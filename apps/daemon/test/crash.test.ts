@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openDatabase } from '@agentd/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ADMIN_TOKEN, daemonPool, rpcClient } from './helpers.js';
+import { ADMIN_TOKEN, daemonPool, eventually, rpcClient } from './helpers.js';
 
 const pool = daemonPool('agentd-crash-');
 afterEach(() => pool.cleanup());
@@ -95,8 +95,8 @@ describe('agentd killed with SIGKILL during concurrent writes', { timeout: 180_0
         acked.agents,
       ),
     ];
-    // Let the writers get going, then kill the process mid-write.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Let every writer get going (each kind acknowledged at least once), then kill mid-write.
+    await eventually(() => (Object.values(acked).every((ids) => ids.length > 0) ? true : undefined), 60_000);
     const killed = exited(first.child);
     first.child.kill('SIGKILL');
     stop.now = true;

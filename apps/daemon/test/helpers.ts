@@ -154,8 +154,11 @@ export async function rpcFailure(call: Promise<unknown>): Promise<RpcCallError> 
 
 export { alive, eventually } from '@agentd/test-support';
 
-/** `node --import tsx <src/cli.ts>`: the arguments that run the CLI from source. */
-export const cliNodeArgs = ['--import', 'tsx', join(import.meta.dirname, '..', 'src', 'cli.ts')];
+/**
+ * The arguments that run the CLI as users run it: the bundle `dist/cli.js`, which the daemon
+ * project's global setup (test/build-bundle.ts) has rebuilt from the current sources.
+ */
+export const cliNodeArgs = [join(import.meta.dirname, '..', 'dist', 'cli.js')];
 
 /** A daemon started as a real `agentd start` process. */
 export interface DaemonProcess {
@@ -186,7 +189,7 @@ export function startDaemonProcess(
     out += chunk;
   });
   return new Promise((resolve, reject) => {
-    // A hang guard, not a speed check: a real process under tsx on a loaded 2-core machine is slow.
+    // A hang guard, not a speed check: a real process on a loaded 2-core machine can be slow.
     const timer = setTimeout(() => reject(new Error(`daemon did not start: ${err}`)), 60_000);
     child.stderr?.on('data', (chunk) => {
       err += chunk;
