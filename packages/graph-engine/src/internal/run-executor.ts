@@ -347,7 +347,10 @@ async function resumeRun(ctx: GraphContext, row: RunRow): Promise<void> {
     );
   };
   if (ctx.cluster) {
-    if (!(await fencedWrite(ctx, ctx.cluster, row.run_id, reset))) return;
+    if (!(await fencedWrite(ctx, ctx.cluster, row.run_id, reset))) {
+      ctx.cluster.fences.delete(row.run_id);
+      return;
+    }
   } else {
     await ctx.db.transaction(reset);
   }
