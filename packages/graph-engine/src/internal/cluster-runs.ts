@@ -49,6 +49,7 @@ export function fencedWrite(
 /** Stops a run this instance lost to another (no further writes; the new owner carries on). */
 export function loseRun(ctx: GraphContext, cluster: ClusterRuns, runId: string): void {
   cluster.fences.delete(runId);
+  cluster.tails.delete(runId);
   const run = ctx.active.get(runId);
   if (run === undefined) return;
   ctx.active.delete(runId);
