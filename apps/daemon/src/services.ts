@@ -540,6 +540,9 @@ async function startAgents(
   const graph = await lifecycle.service('graph', () =>
     createGraphService({
       db,
+      // Cluster mode: runs owned and leased, outputs in a table, cancels reach the owner.
+      ...clustered(stores.coordinator),
+      runLeaseMs: config.cluster.leaseMs,
       runsDir: join(dataDir, 'graph-runs'),
       executor: resolveGraphExecutor({ executor: options.graphExecutor, runner: agentRunner, env }),
       // pipeline:authored carries the authoring agent's capability class (pipelineAuthoringGate).

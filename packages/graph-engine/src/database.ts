@@ -33,6 +33,8 @@ export interface GraphMigrationSet {
  * `@agentd/storage`; its `Database` satisfies this interface.
  */
 export interface GraphDatabase extends GraphQueryable {
+  /** The SQL dialect (`@agentd/storage` sets it); PostgreSQL means cluster mode. */
+  readonly dialect?: 'libsql' | 'pg' | undefined;
   /** Runs `callback` in one write transaction (rolled back when it throws). */
   transaction<T>(callback: (tx: GraphQueryable) => Promise<T>): Promise<T>;
   /** Applies this package's pending migrations. */

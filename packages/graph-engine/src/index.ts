@@ -1,4 +1,5 @@
 export { type GraphSection, type GraphSectionInput, graphSectionSchema } from './config.js';
+export { GRAPH_TOPIC, type GraphCoordinator, type GraphFencedWrite, type GraphOwnedRows } from './cluster.js';
 export type {
   GraphDatabase,
   GraphMigration,

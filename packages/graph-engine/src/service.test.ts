@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Coordinator, openCoordination } from '@agentd/storage';
 import { openTestDatabase, testDialects } from '@agentd/storage/testing';
 import { databasePerTest, rejectionOf } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,10 +14,43 @@ import { createGraphService, type GraphService, type GraphServiceOptions } from 
 describe.each(testDialects())('graph service on %s', (dialect) => {
   const temp = databasePerTest('graph-service-', (dataDir) => openTestDatabase(dialect, dataDir));
   const services: GraphService[] = [];
+  const coordinators: Coordinator[] = [];
 
   afterEach(async () => {
     for (const service of services.splice(0)) await service.close();
+    for (const coordinator of coordinators.splice(0)) await coordinator.close();
   });
+
+  /** On PostgreSQL (cluster mode) each service gets a started coordinator, as the daemon gives it. */
+  async function clustered(): Promise<Partial<GraphServiceOptions>> {
+    if (dialect !== 'pg') return {};
+    const coordinator = await openCoordination(temp.db, { leaseMs: 2000 });
+    coordinators.push(coordinator);
+    await coordinator.start();
+    return { coordinator };
+  }
+
+  /** A completed node's kept output: its file on libsql, its `graph_node_outputs` row on PostgreSQL. */
+  async function keptOutput(runId: string, nodeId: string): Promise<string | undefined> {
+    if (dialect !== 'pg') {
+      const file = join(temp.dir, 'graph-runs', runId, `${nodeId}.txt`);
+      return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    }
+    const row = await temp.db.get<{ output: string }>(
+      'SELECT output FROM graph_node_outputs WHERE run_id = ? AND node_id = ?',
+      [runId, nodeId],
+    );
+    return row?.output;
+  }
+
+  async function dropOutput(runId: string, nodeId: string): Promise<void> {
+    if (dialect !== 'pg') unlinkSync(join(temp.dir, 'graph-runs', runId, `${nodeId}.txt`));
+    else
+      await temp.db.execute('DELETE FROM graph_node_outputs WHERE run_id = ? AND node_id = ?', [
+        runId,
+        nodeId,
+      ]);
+  }
 
   async function open(options: Partial<GraphServiceOptions> = {}): Promise<GraphService> {
     const service = createGraphService({
@@ -24,6 +58,7 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
       runsDir: join(temp.dir, 'graph-runs'),
       executor: createEchoExecutor(),
       retryDelayMs: 0,
+      ...(await clustered()),
       ...options,
     });
     services.push(service);
@@ -63,7 +98,7 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
         outputs: { a: 'A(1)', d: 'D(B(A(1)),C(A(1)))' },
         source: 'memory',
       });
-      expect(readFileSync(join(temp.dir, 'graph-runs', runId, 'd.txt'), 'utf8')).toBe('D(B(A(1)),C(A(1)))');
+      expect(await keptOutput(runId, 'd')).toBe('D(B(A(1)),C(A(1)))');
     });
 
     it('cuts outputs at 12,000 characters and status outputs at 500, and falls back to disk', async () => {
@@ -90,7 +125,7 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
       const fromDisk = await service.outputs(runId);
       expect(fromDisk.source).toBe('disk');
       expect(fromDisk.outputs).toEqual(fromMemory.outputs);
-      expect(readFileSync(join(temp.dir, 'graph-runs', runId, 'big.txt'), 'utf8')).toHaveLength(20_000);
+      expect(await keptOutput(runId, 'big')).toHaveLength(20_000);
     });
 
     it('answers null for nodes that are not complete and names an unknown node', async () => {
@@ -230,8 +265,9 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
       expect(refused.code).toBe('RUN_ACTIVE');
       expect(refused.message).toBe(`Run is still running: ${runId}`);
       await service.waitForRun(runId);
-      expect(existsSync(join(temp.dir, 'graph-runs', runId, 'a.txt'))).toBe(true);
+      expect(await keptOutput(runId, 'a')).toBe('p');
       expect(await service.deleteRun(runId)).toEqual({ deleted: true, runId });
+      expect(await keptOutput(runId, 'a')).toBeUndefined();
       expect(existsSync(join(temp.dir, 'graph-runs', runId))).toBe(false);
       // One call at a time: a call made before the previous one settled would reject unobserved.
       for (const call of [
@@ -358,7 +394,7 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
         await new Promise((r) => setTimeout(r, 5));
       await before.close();
       services.splice(services.indexOf(before), 1);
-      unlinkSync(join(temp.dir, 'graph-runs', runId, 'a.txt'));
+      await dropOutput(runId, 'a');
       const seen: string[] = [];
       const after = await open({
         executor: {
@@ -470,7 +506,11 @@ describe.each(testDialects())('graph service on %s', (dialect) => {
     });
 
     it('refuses use before start and after close', async () => {
-      const service = createGraphService({ db: temp.db, runsDir: join(temp.dir, 'graph-runs') });
+      const service = createGraphService({
+        db: temp.db,
+        runsDir: join(temp.dir, 'graph-runs'),
+        ...(await clustered()),
+      });
       expect((await rejection(service.define(diamond))).code).toBe('CLOSED');
       await service.start();
       await service.close();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { GraphCoordinator } from './cluster.js';
 import type { Injected } from '@agentd/contracts';
 import { type GraphSectionInput, settingsFromSection } from './config.js';
 import type { GraphDatabase } from './database.js';
@@ -24,7 +25,8 @@ import {
   saveGraph,
 } from './internal/definitions.js';
 import { type GraphContext, graphOptionsSchema } from './internal/graph-context.js';
-import { OutputFiles } from './internal/output-files.js';
+import { releaseOwned } from './internal/cluster-runs.js';
+import { OutputFiles, OutputTable } from './internal/output-files.js';
 import { cancelRun, executeRun, resumeRuns } from './internal/run-executor.js';
 import { deleteRun, listRuns, runDetail, runOutputs, runStatus, waitForRun } from './internal/run-records.js';
 import { type GraphLogger, noopLogger } from './logger.js';
@@ -57,6 +59,15 @@ export interface GraphServiceOptions extends Injected<GraphLogger> {
   retryDelayMs?: number | undefined;
   /** Finished runs whose outputs stay in memory; older ones are served from disk. @default 16 */
   memoryRuns?: number | undefined;
+  /**
+   * The cluster coordinator (`openCoordination` of `@agentd/storage`), started by the caller.
+   * Required on PostgreSQL: a run is owned and leased by the instance executing it, resumed
+   * only by another once that lease expired, its node outputs kept in `graph_node_outputs`,
+   * and a cancel asked elsewhere reaches the owner. On libsql it may be left out.
+   */
+  coordinator?: GraphCoordinator | undefined;
+  /** Cluster mode: how long a run's ownership lasts without renewal (renewed every third). @default 15000 */
+  runLeaseMs?: number | undefined;
 }
 
 /** Durable graph definitions and runs. */
@@ -128,6 +139,29 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
     });
   }
   const settings = parsedOptions.data;
+  const coordinator = options.coordinator;
+  if (options.db.dialect === 'pg' && coordinator?.mode !== 'postgres') {
+    throw new GraphError(
+      'INVALID_OPTIONS',
+      'createGraphService: coordinator: graph runs on PostgreSQL need the cluster coordinator, so that runs are owned across instances',
+    );
+  }
+  const files = new OutputFiles(options.runsDir);
+  const cluster =
+    coordinator?.mode === 'postgres'
+      ? {
+          coordinator,
+          rows: coordinator.ownedRows({
+            table: 'graph_runs',
+            idColumn: 'run_id',
+            leaseMs: settings.runLeaseMs,
+          }),
+          leaseMs: settings.runLeaseMs,
+          fences: new Map<string, number>(),
+          tails: new Map<string, Promise<boolean>>(),
+          stop: undefined,
+        }
+      : undefined;
   const ctx: GraphContext = {
     db: options.db,
     executor: options.executor,
@@ -137,7 +171,9 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
     now: options.now ?? Date.now,
     randomId: options.randomId ?? randomUUID,
     settings,
-    files: new OutputFiles(options.runsDir),
+    files,
+    outputs: cluster ? new OutputTable(options.db) : files,
+    cluster,
     active: new Map(),
     memory: new Map(),
     batcher: undefined,
@@ -174,6 +210,8 @@ export function createGraphService(options: GraphServiceOptions): GraphService {
       for (const run of runs) run.execution.interrupt();
       await Promise.all(runs.map((run) => run.finished));
       ctx.closed = true;
+      // Handed back at once, so another instance takes them over without waiting out the lease.
+      if (ctx.cluster) await releaseOwned(ctx.cluster);
       await ctx.batcher?.close();
     },
     applyConfig(section) {

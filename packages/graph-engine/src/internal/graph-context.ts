@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { GraphCoordinator, GraphOwnedRows } from '../cluster.js';
 import type { GraphDatabase, GraphWriteBatcher } from '../database.js';
 import type { CompiledGraph, GraphLimits } from '../definition.js';
 import { GraphError } from '../errors.js';
@@ -12,7 +13,7 @@ import {
 import type { GraphExecution, NodeExecutor, RunStatus } from '../execute.js';
 import { entityIdPattern } from '../graph-types.js';
 import type { GraphLogger } from '../logger.js';
-import type { OutputFiles } from './output-files.js';
+import type { OutputFiles, OutputStore } from './output-files.js';
 import type { NodeRow, RunRow } from './schema.js';
 
 /** The service options as checked at the boundary. */
@@ -44,6 +45,13 @@ export const graphOptionsSchema = z.object({
   defaultNodeTimeoutMs: z.number().int().min(1).default(300_000),
   retryDelayMs: z.number().int().min(0).default(1000),
   memoryRuns: z.number().int().min(0).default(16),
+  coordinator: z
+    .custom<GraphCoordinator>(
+      (value) => typeof (value as GraphCoordinator | undefined)?.ownedRows === 'function',
+      'coordinator must be a coordinator (openCoordination of @agentd/storage)',
+    )
+    .optional(),
+  runLeaseMs: z.number().int().min(100).max(3_600_000).default(15_000),
   logger: z.custom<GraphLogger>((v) => typeof v === 'object' && v !== null).optional(),
   now: z.custom<() => number>((v) => typeof v === 'function').optional(),
   randomId: z.custom<() => string>((v) => typeof v === 'function').optional(),
@@ -51,6 +59,19 @@ export const graphOptionsSchema = z.object({
 
 /** The validated options of the service. */
 export type GraphSettings = z.output<typeof graphOptionsSchema>;
+
+/** A cluster's view of the runs: the coordinator, the owned-row helpers, what this instance holds. */
+export interface ClusterRuns {
+  coordinator: GraphCoordinator;
+  rows: GraphOwnedRows;
+  leaseMs: number;
+  /** The fence this instance holds each of its runs at. */
+  fences: Map<string, number>;
+  /** Per run, the last of its fenced writes: they commit in the order they were made. */
+  tails: Map<string, Promise<boolean>>;
+  /** Stops the renewal, takeover and cancel watch (set by `start()`). */
+  stop: (() => void) | undefined;
+}
 
 /** A run this process is executing. */
 export interface ActiveRun {
@@ -77,7 +98,12 @@ export interface GraphContext {
   readonly randomId: () => string;
   /** Replaced by `applyConfig`; read it at the time of use. */
   settings: GraphSettings;
+  /** The output files (libsql): where a completed node's output is written on one instance. */
   readonly files: OutputFiles;
+  /** Where outputs are read from: the files, or the `graph_node_outputs` table in a cluster. */
+  readonly outputs: OutputStore;
+  /** Cluster mode (PostgreSQL) only: how runs are owned across instances. */
+  readonly cluster: ClusterRuns | undefined;
   readonly active: Map<string, ActiveRun>;
   /** Outputs of recently finished runs, oldest first. */
   readonly memory: Map<string, Map<string, string>>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GraphSqlValue } from '../database.js';
+import type { GraphQueryable, GraphSqlValue } from '../database.js';
 import { type CompiledGraph, compileGraph, type GraphDefinition } from '../definition.js';
 import { GraphError } from '../errors.js';
 import type { GraphService } from '../service.js';
@@ -21,6 +21,15 @@ import {
   remember,
   storedLimits,
 } from './graph-context.js';
+import {
+  cancelElsewhere,
+  claimOrphans,
+  fencedWrite,
+  loseRun,
+  PG_NOW_MS,
+  startClusterLoop,
+} from './cluster-runs.js';
+import { OutputTable } from './output-files.js';
 import { MIGRATION_PACKAGE, migrationSet, type RunRow } from './schema.js';
 
 // The run executor: starting runs, resuming unfinished ones at start, cancelling.
@@ -58,18 +67,31 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
   const { runId, graphId, startedAt, graph, inputs, concurrency, defaultAgentId, tenant } = start;
   const { resumeFrom, cancelled } = start;
   const writer = ready(ctx);
-  const update = (sql: string, args: GraphSqlValue[]) =>
-    writer.write(sql, args).catch((error: unknown) => {
-      ctx.logger.error(
-        {
-          err: error,
-          runId,
-          hint: 'check the database; the run resumes from its last recorded state',
-          errorKind: 'resource',
-        },
-        'graph run progress write failed',
-      );
+  const { cluster } = ctx;
+  const writeFailed = (error: unknown) => {
+    ctx.logger.error(
+      {
+        err: error,
+        runId,
+        hint: 'check the database; the run resumes from its last recorded state',
+        errorKind: 'resource',
+      },
+      'graph run progress write failed',
+    );
+  };
+  // In a cluster each write is fenced: one refused means another instance owns the run now.
+  const fenced = async (write: (tx: GraphQueryable) => Promise<void>) => {
+    if (!cluster) return;
+    const kept = await fencedWrite(ctx, cluster, runId, write).catch((error: unknown) => {
+      writeFailed(error);
+      return true;
     });
+    if (!kept) loseRun(ctx, cluster, runId);
+  };
+  const update = (sql: string, args: GraphSqlValue[]) =>
+    cluster
+      ? fenced(async (tx) => void (await tx.execute(sql, args)))
+      : writer.write(sql, args).catch(writeFailed);
   const execution = executeGraph({
     graph,
     executor: ctx.executor!,
@@ -92,6 +114,15 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
         );
       },
       nodeSettled: async (nodeId, state) => {
+        if (state.status === 'completed' && cluster) {
+          const output = state.output ?? '';
+          // The output and the node's record commit together, at this instance's fence.
+          await fenced(async (tx) => {
+            await OutputTable.write(tx, runId, nodeId, output);
+            await tx.execute(completedNodeSql, completedNodeArgs(ctx, runId, nodeId, state, output));
+          });
+          return;
+        }
         if (state.status === 'completed') {
           const output = state.output ?? '';
           try {
@@ -110,17 +141,7 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
             );
             return;
           }
-          await update(
-            "UPDATE graph_run_nodes SET status = 'completed', attempts = ?, finished_at = ?, error = NULL, output_preview = ?, output_chars = ? WHERE run_id = ? AND node_id = ?",
-            [
-              state.attempts,
-              state.finishedAt ?? ctx.now(),
-              output.slice(0, STATUS_OUTPUT_LIMIT),
-              output.length,
-              runId,
-              nodeId,
-            ],
-          );
+          await update(completedNodeSql, completedNodeArgs(ctx, runId, nodeId, state, output));
           return;
         }
         await update(
@@ -137,16 +158,23 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
       if (output !== undefined) outputs.set(node.id, output);
     }
     if (outcome === 'interrupted') {
-      ctx.active.delete(runId);
+      if (ctx.active.get(runId) === run) ctx.active.delete(runId);
       return 'running';
     }
     try {
-      await writer.flush();
-      await ctx.db.execute('UPDATE graph_runs SET status = ?, finished_at = ? WHERE run_id = ?', [
-        outcome,
-        ctx.now(),
-        runId,
-      ]);
+      if (cluster) {
+        if (!(await finishOwned(ctx, runId, outcome))) {
+          if (ctx.active.get(runId) === run) ctx.active.delete(runId);
+          return 'running';
+        }
+      } else {
+        await writer.flush();
+        await ctx.db.execute('UPDATE graph_runs SET status = ?, finished_at = ? WHERE run_id = ?', [
+          outcome,
+          ctx.now(),
+          runId,
+        ]);
+      }
     } catch (error) {
       ctx.logger.error(
         {
@@ -159,7 +187,7 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
       );
     }
     remember(ctx, runId, outputs);
-    ctx.active.delete(runId);
+    if (ctx.active.get(runId) === run) ctx.active.delete(runId);
     ctx.logger.info(
       { runId, graphId, status: outcome, durationMs: ctx.now() - startedAt },
       'graph run finished',
@@ -171,92 +199,183 @@ export function startRun(ctx: GraphContext, start: RunStart): ActiveRun {
   return run;
 }
 
-/** Migrates, opens the write batcher and resumes every unfinished run (when an executor is set). */
+const completedNodeSql =
+  "UPDATE graph_run_nodes SET status = 'completed', attempts = ?, finished_at = ?, error = NULL, output_preview = ?, output_chars = ? WHERE run_id = ? AND node_id = ?";
+
+function completedNodeArgs(
+  ctx: GraphContext,
+  runId: string,
+  nodeId: string,
+  state: NodeState,
+  output: string,
+): GraphSqlValue[] {
+  return [
+    state.attempts,
+    state.finishedAt ?? ctx.now(),
+    output.slice(0, STATUS_OUTPUT_LIMIT),
+    output.length,
+    runId,
+    nodeId,
+  ];
+}
+
+/**
+ * The owner's final write in a cluster: the run's outcome, applied (and the ownership released)
+ * only at this instance's fence, after its earlier writes. False when the run was taken over.
+ */
+async function finishOwned(ctx: GraphContext, runId: string, outcome: RunStatus): Promise<boolean> {
+  const cluster = ctx.cluster!;
+  const fence = cluster.fences.get(runId);
+  await cluster.tails.get(runId);
+  cluster.tails.delete(runId);
+  cluster.fences.delete(runId);
+  const written =
+    fence !== undefined &&
+    (await cluster.rows.complete(runId, fence, {
+      set: 'status = ?, finished_at = ?',
+      args: [outcome, ctx.now()],
+    }));
+  if (!written) loseRun(ctx, cluster, runId);
+  return written;
+}
+
+/**
+ * Migrates, opens the write batcher and resumes unfinished runs (when an executor is set): on
+ * one instance every one; in a cluster only those nobody holds, now and whenever an owner dies.
+ */
 export async function resumeRuns(ctx: GraphContext): ReturnType<GraphService['start']> {
   if (ctx.started) return { resumed: 0 };
   await ctx.db.migrate(MIGRATION_PACKAGE, migrationSet);
   // A short delay: dependants wait for their dependency's record, so batching trades latency.
   ctx.batcher = ctx.db.createWriteBatcher({ maxBatch: 500, maxDelayMs: 1 });
   ctx.started = true;
+  const { cluster } = ctx;
+  if (cluster) {
+    const resumed = ctx.executor ? await takeOver(ctx) : 0;
+    startClusterLoop(ctx, cluster, () => (ctx.executor ? takeOver(ctx) : Promise.resolve(0)));
+    if (!ctx.executor) await warnNotResumed(ctx);
+    return { resumed };
+  }
   const unfinished = await ctx.db.query<RunRow>(
     "SELECT * FROM graph_runs WHERE status IN ('pending', 'running') ORDER BY started_at",
   );
   if (unfinished.length === 0) return { resumed: 0 };
   if (!ctx.executor) {
-    ctx.logger.warn(
-      {
-        runs: unfinished.length,
-        hint: 'configure an agent runtime (or a graph executor) and restart to resume them',
-        errorKind: 'dependency',
-      },
-      'unfinished graph runs not resumed: no node executor',
-    );
+    await warnNotResumed(ctx, unfinished.length);
     return { resumed: 0 };
   }
+  for (const row of unfinished) await resumeRun(ctx, row);
+  return { resumed: unfinished.length };
+}
+
+/** Claims and resumes the runs whose owner is gone (cluster mode). */
+async function takeOver(ctx: GraphContext): Promise<number> {
   let resumed = 0;
-  for (const row of unfinished) {
-    const graph = compileGraph(JSON.parse(row.definition), storedLimits);
-    const resumeFrom = new Map<string, NodeState>();
-    for (const node of await loadNodes(ctx, row.run_id)) {
-      const state: NodeState = {
-        status: node.status as NodeStatus,
-        attempts: node.attempts,
-        startedAt: node.started_at ?? undefined,
-        finishedAt: node.finished_at ?? undefined,
-        error: node.error ?? undefined,
-      };
-      if (node.status === 'completed') {
-        const output = await ctx.files.read(row.run_id, node.node_id);
-        // A completed node without its file runs again rather than feeding '' onwards.
-        if (output === undefined) state.status = 'pending';
-        else state.output = output;
-      }
-      resumeFrom.set(node.node_id, state);
+  for (const row of await claimOrphans(ctx.cluster!)) {
+    // This instance lost the run earlier and took it back: its old execution winds down first.
+    await ctx.active.get(row.run_id)?.finished;
+    if (ctx.closed) break;
+    await resumeRun(ctx, row);
+    resumed++;
+  }
+  return resumed;
+}
+
+async function warnNotResumed(ctx: GraphContext, count?: number): Promise<void> {
+  const runs =
+    count ??
+    Number(
+      (
+        await ctx.db.get<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM graph_runs WHERE status IN ('pending', 'running')",
+        )
+      )?.n ?? 0,
+    );
+  if (runs === 0) return;
+  ctx.logger.warn(
+    {
+      runs,
+      hint: 'configure an agent runtime (or a graph executor) and restart to resume them',
+      errorKind: 'dependency',
+    },
+    'unfinished graph runs not resumed: no node executor',
+  );
+}
+
+/** Resumes one unfinished run: completed nodes keep their outputs, the rest run again. */
+async function resumeRun(ctx: GraphContext, row: RunRow): Promise<void> {
+  const graph = compileGraph(JSON.parse(row.definition), storedLimits);
+  const resumeFrom = new Map<string, NodeState>();
+  const nodes = await loadNodes(ctx, row.run_id);
+  const kept = await ctx.outputs.readAll(
+    row.run_id,
+    nodes.filter((node) => node.status === 'completed').map((node) => node.node_id),
+  );
+  for (const node of nodes) {
+    const state: NodeState = {
+      status: node.status as NodeStatus,
+      attempts: node.attempts,
+      startedAt: node.started_at ?? undefined,
+      finishedAt: node.finished_at ?? undefined,
+      error: node.error ?? undefined,
+    };
+    if (node.status === 'completed') {
+      const output = kept.get(node.node_id);
+      // A completed node without its output runs again rather than feeding '' onwards.
+      if (output === undefined) state.status = 'pending';
+      else state.output = output;
     }
-    await ctx.files.prepare(row.run_id);
-    await ctx.db.transaction(async (tx) => {
-      await tx.execute(
-        "UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'skipped')",
-        [row.run_id],
-      );
-      for (const [nodeId, state] of resumeFrom) {
-        if (state.status === 'pending') {
-          await tx.execute("UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND node_id = ?", [
-            row.run_id,
-            nodeId,
-          ]);
-        }
+    resumeFrom.set(node.node_id, state);
+  }
+  await ctx.outputs.prepare(row.run_id);
+  const reset = async (tx: GraphQueryable) => {
+    await tx.execute(
+      "UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'skipped')",
+      [row.run_id],
+    );
+    for (const [nodeId, state] of resumeFrom) {
+      if (state.status === 'pending') {
+        await tx.execute("UPDATE graph_run_nodes SET status = 'pending' WHERE run_id = ? AND node_id = ?", [
+          row.run_id,
+          nodeId,
+        ]);
       }
-      await tx.execute(
-        "UPDATE graph_runs SET status = 'running', resumed_count = resumed_count + 1 WHERE run_id = ?",
-        [row.run_id],
-      );
-    });
-    startRun(ctx, {
+    }
+    await tx.execute(
+      "UPDATE graph_runs SET status = 'running', resumed_count = resumed_count + 1 WHERE run_id = ?",
+      [row.run_id],
+    );
+  };
+  if (ctx.cluster) {
+    if (!(await fencedWrite(ctx, ctx.cluster, row.run_id, reset))) {
+      ctx.cluster.fences.delete(row.run_id);
+      return;
+    }
+  } else {
+    await ctx.db.transaction(reset);
+  }
+  startRun(ctx, {
+    runId: row.run_id,
+    graphId: row.graph_id,
+    startedAt: Number(row.started_at),
+    graph,
+    inputs: JSON.parse(row.inputs) as Record<string, unknown>,
+    concurrency: row.concurrency,
+    defaultAgentId: row.default_agent_id ?? undefined,
+    tenant: row.tenant ?? undefined,
+    resumeFrom,
+    cancelled: Number(row.cancel_requested) === 1,
+  });
+  const completed = [...resumeFrom.values()].filter((state) => state.status === 'completed').length;
+  ctx.logger.info(
+    {
       runId: row.run_id,
       graphId: row.graph_id,
-      startedAt: row.started_at,
-      graph,
-      inputs: JSON.parse(row.inputs) as Record<string, unknown>,
-      concurrency: row.concurrency,
-      defaultAgentId: row.default_agent_id ?? undefined,
-      tenant: row.tenant ?? undefined,
-      resumeFrom,
-      cancelled: row.cancel_requested === 1,
-    });
-    resumed++;
-    const completed = [...resumeFrom.values()].filter((state) => state.status === 'completed').length;
-    ctx.logger.info(
-      {
-        runId: row.run_id,
-        graphId: row.graph_id,
-        completedNodes: completed,
-        nodeCount: graph.nodes.length,
-      },
-      'graph run resumed',
-    );
-  }
-  return { resumed };
+      completedNodes: completed,
+      nodeCount: graph.nodes.length,
+    },
+    'graph run resumed',
+  );
 }
 
 /** Checks and starts a run of a defined graph; emits `pipeline:authored` either way. */
@@ -335,11 +454,16 @@ export async function executeRun(
   }
   const runId = ctx.randomId();
   const startedAt = ctx.now();
-  await ctx.files.prepare(runId);
+  await ctx.outputs.prepare(runId);
+  const { cluster } = ctx;
+  // In a cluster the run is born owned by this instance at fence 1, its lease on the database clock.
+  const owned = cluster
+    ? { columns: ', owner, fence, lease_until', values: `, ?, 1, ${PG_NOW_MS} + ?` }
+    : { columns: '', values: '' };
   await ctx.db.transaction(async (tx) => {
     await tx.execute(
-      `INSERT INTO graph_runs (run_id, graph_id, status, definition, node_count, inputs, concurrency, default_agent_id, started_at, tenant)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO graph_runs (run_id, graph_id, status, definition, node_count, inputs, concurrency, default_agent_id, started_at, tenant${owned.columns})
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?${owned.values})`,
       [
         runId,
         graphId,
@@ -350,6 +474,7 @@ export async function executeRun(
         executeOptions.defaultAgentId ?? null,
         startedAt,
         author.tenant ?? null,
+        ...(cluster ? [cluster.coordinator.instanceId, cluster.leaseMs] : []),
       ],
     );
     // One multi-row insert per chunk keeps a 1,000-node run to a few statements.
@@ -361,7 +486,13 @@ export async function executeRun(
       );
     }
   });
-  await writer.write("UPDATE graph_runs SET status = 'running' WHERE run_id = ?", [runId]);
+  const running = "UPDATE graph_runs SET status = 'running' WHERE run_id = ?";
+  if (cluster) {
+    cluster.fences.set(runId, 1);
+    await fencedWrite(ctx, cluster, runId, async (tx) => void (await tx.execute(running, [runId])));
+  } else {
+    await writer.write(running, [runId]);
+  }
   startRun(ctx, {
     runId,
     graphId,
@@ -398,6 +529,7 @@ export async function cancelRun(ctx: GraphContext, runId: string): ReturnType<Gr
       cancelled: accepted,
     };
   }
+  if (ctx.cluster) return cancelElsewhere(ctx, ctx.cluster, runId);
   const row = await loadRun(ctx, runId);
   if (row.status !== 'pending' && row.status !== 'running') {
     return { runId, status: row.status as RunStatus, cancelled: false };

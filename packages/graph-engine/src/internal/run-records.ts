@@ -83,7 +83,7 @@ export async function runOutputs(
     }
     let text: string | undefined;
     try {
-      text = await ctx.files.read(runId, id);
+      text = await ctx.outputs.read(runId, id);
     } catch (error) {
       ctx.logger.warn(
         {
@@ -206,7 +206,7 @@ export async function deleteRun(ctx: GraphContext, runId: string): ReturnType<Gr
   });
   ctx.memory.delete(runId);
   try {
-    await ctx.files.remove(runId);
+    await ctx.outputs.remove(runId);
   } catch (error) {
     ctx.logger.warn(
       {

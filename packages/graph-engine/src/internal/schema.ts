@@ -67,7 +67,9 @@ export const migrations: GraphMigration[] = [
 ];
 
 /**
- * The same tables on PostgreSQL: epoch-ms columns are BIGINT. `graph_runs.rowid` is an identity
+ * The same tables on PostgreSQL: epoch-ms columns are BIGINT. PostgreSQL means a cluster, so
+ * a run is owned by the instance executing it (`owner`, `lease_until`, `fence`) and each
+ * completed node's output is a `graph_node_outputs` row any instance can read. `graph_runs.rowid` is an identity
  * standing in for SQLite's implicit rowid, so the runs listing breaks ties on start time in
  * insertion order with the same statement on both dialects.
  */
@@ -126,6 +128,21 @@ export const pgMigrations: GraphMigration[] = [
       );`,
     ],
   },
+  {
+    version: 2,
+    name: 'runs are owned and leased; node outputs in a table',
+    up: [
+      `ALTER TABLE graph_runs ADD COLUMN owner TEXT, ADD COLUMN lease_until BIGINT,
+         ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+      CREATE INDEX graph_runs_unfinished ON graph_runs (started_at) WHERE status IN ('pending', 'running');
+      CREATE TABLE graph_node_outputs (
+        run_id TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        output TEXT NOT NULL,
+        PRIMARY KEY (run_id, node_id)
+      );`,
+    ],
+  },
 ];
 
 /** Both dialects' lists, as `db.migrate` takes them. */
@@ -146,6 +163,8 @@ export interface RunRow {
   started_at: number;
   finished_at: number | null;
   tenant: string | null;
+  /** PostgreSQL only: the instance executing the run. */
+  owner?: string | null;
 }
 
 /** A row of graph_run_nodes. */
