@@ -1,10 +1,5 @@
-import {
-  columnTypes,
-  type Dialect,
-  type DialectMigrations,
-  type Migration,
-  migration,
-} from '@agentd/storage';
+import type { Dialect, DialectMigrations, Migration } from '@agentd/storage';
+import { columnTypes, migration } from '@agentd/storage';
 
 /** The package name migrations are recorded under. */
 export const MIGRATION_PACKAGE = '@agentd/memory-store';
