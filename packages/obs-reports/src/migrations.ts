@@ -1,10 +1,5 @@
-import {
-  columnTypes,
-  type Dialect,
-  type DialectMigrations,
-  type Migration,
-  migration,
-} from '@agentd/storage';
+import type { Dialect, DialectMigrations, Migration } from '@agentd/storage';
+import { columnTypes, migration } from '@agentd/storage';
 
 /** Package name under which the migrations are recorded. */
 export const MIGRATION_PACKAGE = '@agentd/obs-reports';
