@@ -1,11 +1,5 @@
-import {
-  columnTypes,
-  type Dialect,
-  type DialectMigrations,
-  type Migration,
-  migration,
-  ownedColumns,
-} from '@agentd/storage';
+import type { Dialect, DialectMigrations, Migration } from '@agentd/storage';
+import { columnTypes, migration, ownedColumns } from '@agentd/storage';
 
 /** The migration key this package records in `_migrations`. */
 export const MIGRATION_PACKAGE = '@agentd/autonomy';
