@@ -103,34 +103,6 @@ describe('createMemoryStore', () => {
     expect(chinese.recall.ftsCandidates).toBe(1);
   });
 
-  it('filters by agent, tenant, tags and time on both lanes', async () => {
-    let clock = 1000;
-    const store = await open({ now: () => clock });
-    await store.store({ content: 'project alpha deadline is friday', agentId: 'a1', tags: ['work'] });
-    clock = 2000;
-    await store.store({ content: 'project alpha budget is small', agentId: 'a1', tags: ['work', 'money'] });
-    clock = 3000;
-    await store.store({ content: 'project alpha for another agent', agentId: 'a2', tags: ['work'] });
-    await store.store({
-      content: 'project alpha in another tenant',
-      agentId: 'a1',
-      tenant: 't2',
-      tags: ['work'],
-    });
-    const ids = async (filter: Record<string, unknown>) =>
-      (await store.search({ query: 'project alpha', ...filter })).results
-        .map((result) => result.content)
-        .sort();
-    expect(await ids({ agentId: 'a2' })).toEqual(['project alpha for another agent']);
-    expect(await ids({ agentId: 'a1', tenant: 't2' })).toEqual(['project alpha in another tenant']);
-    expect(await ids({ agentId: 'a1', tenant: 'default', tags: ['work', 'money'] })).toEqual([
-      'project alpha budget is small',
-    ]);
-    expect(await ids({ agentId: 'a1', tenant: 'default', sinceMs: 1500, untilMs: 2500 })).toEqual([
-      'project alpha budget is small',
-    ]);
-  });
-
   it('answers with the full-text lane only and warns with hint and errorKind when the embedder is down', async () => {
     const embedder = switchableEmbedder();
     const store = await open({ embedder });

@@ -1,17 +1,23 @@
-import { type DialectMigrations, type Migration, migration } from '@agentd/storage';
+import type { Dialect, DialectMigrations, Migration } from '@agentd/storage';
+import { columnTypes, migration } from '@agentd/storage';
 
 /** The package name migrations are recorded under. */
 export const MIGRATION_PACKAGE = '@agentd/memory-store';
 
 /**
- * The memory schema, applied in order at open. A database migrated by a newer
- * build fails to open with `SCHEMA_TOO_NEW` instead of being rewritten.
+ * The tables in either dialect, written once. On PostgreSQL epoch-ms columns and seqs are BIGINT,
+ * vectors `bytea` (the ANN index stays per instance), and `memory_fts` is a plain table of
+ * `(rowid = seq, body tsvector)` with a GIN index: the text lives once, in memory_entries, as in
+ * the contentless FTS5 table, and the body is `to_tsvector('english', …)` of the same indexed
+ * words ('english' stems, as FTS5's porter tokenizer does, and drops stopwords).
  */
-export const memoryMigrations: Migration[] = [
-  migration(1, 'entries, full-text, observation links, embedding cache', [
+function schema(dialect: Dialect): string[] {
+  const pg = dialect === 'pg';
+  const t = columnTypes(dialect);
+  return [
     // seq is the rowid shared by the FTS rows and the ANN index keys; id is the public id.
     `CREATE TABLE memory_entries (
-        seq INTEGER PRIMARY KEY,
+        seq ${t.bigint} PRIMARY KEY,
         id TEXT NOT NULL UNIQUE,
         agent_id TEXT NOT NULL,
         tenant TEXT NOT NULL,
@@ -21,84 +27,55 @@ export const memoryMigrations: Migration[] = [
         tags TEXT NOT NULL DEFAULT '[]',
         metadata TEXT,
         trust TEXT NOT NULL DEFAULT 'learned' CHECK (trust IN ('system', 'learned', 'external')),
-        created_at INTEGER NOT NULL,
-        embedding BLOB,
+        created_at ${t.bigint} NOT NULL,
+        embedding ${t.bytes},
         embedding_model TEXT
       )`,
     'CREATE INDEX memory_entries_scope ON memory_entries (agent_id, tenant, created_at)',
     'CREATE INDEX memory_entries_session ON memory_entries (session_key) WHERE session_key IS NOT NULL',
     // Contentless: the text lives once, in memory_entries; the index keeps only postings.
-    `CREATE VIRTUAL TABLE memory_fts USING fts5(
+    ...(pg
+      ? [
+          `CREATE TABLE memory_fts (
+        rowid BIGINT PRIMARY KEY,
+        body tsvector NOT NULL
+      )`,
+          'CREATE INDEX memory_fts_body ON memory_fts USING GIN (body)',
+        ]
+      : [
+          `CREATE VIRTUAL TABLE memory_fts USING fts5(
         body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
       )`,
+        ]),
     `CREATE TABLE memory_links (
-        observation_seq INTEGER NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
-        source_seq INTEGER NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
+        observation_seq ${t.bigint} NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
+        source_seq ${t.bigint} NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
         source_session_key TEXT,
         PRIMARY KEY (observation_seq, source_seq)
-      ) WITHOUT ROWID`,
+      )${pg ? '' : ' WITHOUT ROWID'}`,
     'CREATE INDEX memory_links_source ON memory_links (source_seq)',
     'CREATE INDEX memory_links_session ON memory_links (source_session_key) WHERE source_session_key IS NOT NULL',
     `CREATE TABLE memory_embedding_cache (
         model TEXT NOT NULL,
         content_hash TEXT NOT NULL,
-        embedding BLOB NOT NULL,
-        created_at INTEGER NOT NULL,
+        embedding ${t.bytes} NOT NULL,
+        created_at ${t.bigint} NOT NULL,
         PRIMARY KEY (model, content_hash)
       )`,
     'CREATE INDEX memory_embedding_cache_age ON memory_embedding_cache (created_at)',
-  ]),
-];
+  ];
+}
+
+const FIRST = 'entries, full-text, observation links, embedding cache';
 
 /**
- * The same tables on PostgreSQL, written for it: epoch-ms columns and seqs are BIGINT, vectors
- * `bytea` (the ANN index stays per instance). `memory_fts` is a plain table of
- * `(rowid = seq, body tsvector)` with a GIN index: the text lives once, in memory_entries, as in
- * the contentless FTS5 table, and the body is `to_tsvector('english', …)` of the same indexed
- * words ('english' stems, as FTS5's porter tokenizer does, and drops stopwords).
+ * The memory schema on libsql, applied in order at open. A database migrated by a newer build
+ * fails to open with `SCHEMA_TOO_NEW` instead of being rewritten.
  */
-export const memoryPgMigrations: Migration[] = [
-  migration(1, 'entries, full-text, observation links, embedding cache', [
-    `CREATE TABLE memory_entries (
-        seq BIGINT PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        agent_id TEXT NOT NULL,
-        tenant TEXT NOT NULL,
-        kind TEXT NOT NULL DEFAULT 'memory' CHECK (kind IN ('memory', 'observation')),
-        content TEXT NOT NULL,
-        session_key TEXT,
-        tags TEXT NOT NULL DEFAULT '[]',
-        metadata TEXT,
-        trust TEXT NOT NULL DEFAULT 'learned' CHECK (trust IN ('system', 'learned', 'external')),
-        created_at BIGINT NOT NULL,
-        embedding BYTEA,
-        embedding_model TEXT
-      );
-    CREATE INDEX memory_entries_scope ON memory_entries (agent_id, tenant, created_at);
-    CREATE INDEX memory_entries_session ON memory_entries (session_key) WHERE session_key IS NOT NULL;
-    CREATE TABLE memory_fts (
-        rowid BIGINT PRIMARY KEY,
-        body tsvector NOT NULL
-      );
-    CREATE INDEX memory_fts_body ON memory_fts USING GIN (body);
-    CREATE TABLE memory_links (
-        observation_seq BIGINT NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
-        source_seq BIGINT NOT NULL REFERENCES memory_entries (seq) ON DELETE CASCADE,
-        source_session_key TEXT,
-        PRIMARY KEY (observation_seq, source_seq)
-      );
-    CREATE INDEX memory_links_source ON memory_links (source_seq);
-    CREATE INDEX memory_links_session ON memory_links (source_session_key) WHERE source_session_key IS NOT NULL;
-    CREATE TABLE memory_embedding_cache (
-        model TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        embedding BYTEA NOT NULL,
-        created_at BIGINT NOT NULL,
-        PRIMARY KEY (model, content_hash)
-      );
-    CREATE INDEX memory_embedding_cache_age ON memory_embedding_cache (created_at);`,
-  ]),
-];
+export const memoryMigrations: Migration[] = [migration(1, FIRST, schema('libsql'))];
+
+/** The same tables on PostgreSQL. */
+export const memoryPgMigrations: Migration[] = [migration(1, FIRST, schema('pg'))];
 
 /** Both dialects' lists, as `db.migrate(MIGRATION_PACKAGE, memoryMigrationSet)` takes them. */
 export const memoryMigrationSet: DialectMigrations = { libsql: memoryMigrations, pg: memoryPgMigrations };

@@ -2,7 +2,14 @@ export { type Database, type DatabaseKind, openDatabase, type TransactionOptions
 export { isPostgresUrl } from './database.js';
 export { isStorageError, StorageError, type StorageErrorCode, type StorageErrorOptions } from './errors.js';
 export { type ErrorKind, noopLogger, type ProblemFields, type StorageLogger } from './logger.js';
-export { type AppliedMigration, type Migration, type MigrationResult, migration } from './migrations.js';
+export {
+  type AppliedMigration,
+  type ColumnTypes,
+  columnTypes,
+  type Migration,
+  type MigrationResult,
+  migration,
+} from './migrations.js';
 export {
   type ClusterSection,
   clusterSectionSchema,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { type Database, openDatabase } from './database.js';
-import type { Dialect } from './migrations.js';
+import type { Dialect, Migration } from './migrations.js';
 import type { OpenDatabaseOptions } from './options.js';
 
 /**
@@ -82,4 +83,18 @@ export async function openTestDatabase(
     pgDatabaseOf.set(dataDir, url);
   }
   return openDatabase({ ...options, url });
+}
+
+/**
+ * The migrations kept in `file`, a JSON list of `{version, name, up}` written as they shipped.
+ * A package's test compares the head of its list with it: `_migrations` records only a version
+ * and a name, so a migration that ran on users' databases must keep its SQL byte for byte, or a
+ * fresh database would no longer get the schema the old ones have.
+ */
+export function readShippedMigrations(file: URL): Migration[] {
+  const shipped: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  if (!Array.isArray(shipped) || shipped.length === 0) {
+    throw new Error(`${file.pathname} holds no list of shipped migrations`);
+  }
+  return shipped as Migration[];
 }

@@ -1,5 +1,5 @@
 import type { InboundMessage } from '../adapter.js';
-import type { ChannelsDatabase, ChannelsMigration } from './queue-store.js';
+import type { ChannelsDatabase, ChannelsDialect, ChannelsMigration } from './queue-store.js';
 
 export const INBOUND_TABLE = 'channel_inbound';
 
@@ -8,25 +8,28 @@ export const INBOUND_TABLE = 'channel_inbound';
  * platform is told it arrived (Telegram's next `getUpdates` offset, a webhook's 200, a Socket
  * Mode ack), and marked `done` once its turn has ended and its answer is queued. A message
  * still `pending` at start was cut off by a stop or a crash and runs again, once: a second cut
- * leaves it `abandoned`.
+ * leaves it `abandoned`. Written once for both dialects (epoch-ms columns BIGINT on PostgreSQL).
  */
-export const inboundMigration: ChannelsMigration = {
-  version: 3,
-  name: 'inbound journal',
-  up: [
-    `CREATE TABLE ${INBOUND_TABLE} (
+export function inboundMigration(dialect: ChannelsDialect): ChannelsMigration {
+  const ms = dialect === 'pg' ? 'BIGINT' : 'INTEGER';
+  return {
+    version: 3,
+    name: 'inbound journal',
+    up: [
+      `CREATE TABLE ${INBOUND_TABLE} (
       inbound_key TEXT PRIMARY KEY,
       channel_type TEXT NOT NULL,
       agent_id TEXT NOT NULL,
       message TEXT NOT NULL,
       stage TEXT NOT NULL CHECK (stage IN ('pending', 'done', 'abandoned')),
       attempts INTEGER NOT NULL,
-      created_at INTEGER NOT NULL,
-      updated_at INTEGER NOT NULL
+      created_at ${ms} NOT NULL,
+      updated_at ${ms} NOT NULL
     )`,
-    `CREATE INDEX ${INBOUND_TABLE}_stage ON ${INBOUND_TABLE} (stage, created_at)`,
-  ],
-};
+      `CREATE INDEX ${INBOUND_TABLE}_stage ON ${INBOUND_TABLE} (stage, created_at)`,
+    ],
+  };
+}
 
 /** One journalled inbound message. */
 export interface InboundRecord {
