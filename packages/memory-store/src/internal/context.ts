@@ -1,4 +1,4 @@
-import type { Database } from '@agentd/storage';
+import type { ClusterBus, Database } from '@agentd/storage';
 import type { z } from 'zod';
 import type { Embedder } from '../embedder.js';
 import { EmbeddingCache } from '../embedding-cache.js';
@@ -20,6 +20,8 @@ export type Settings = z.output<typeof memoryStoreSettingsSchema>;
  */
 export interface MemoryContext {
   readonly db: Database;
+  /** Carries change notices between instances on PostgreSQL; none on libsql or standalone. */
+  readonly bus: ClusterBus | undefined;
   /** Replaced by `applyConfig`, like the reranker, settings, cache and index. */
   embedder: Embedder;
   reranker: Reranker | undefined;
@@ -40,6 +42,7 @@ export interface MemoryContext {
 /** Builds the context, with an empty index of the configured kind. */
 export function createMemoryContext(parts: {
   db: Database;
+  bus: ClusterBus | undefined;
   embedder: Embedder;
   reranker: Reranker | undefined;
   settings: Settings;
