@@ -5,6 +5,7 @@ import { EmbeddingCache, type EmbeddingCacheStats } from './embedding-cache.js';
 import { MemoryStoreError } from './errors.js';
 import { browseEntries, exportEntries, inspectEntry, readStats } from './internal/browse.js';
 import { ChangeFollower } from './internal/changes.pg.js';
+import { detectPgVector, preparePgVectorIndex } from './internal/pgvector.pg.js';
 import { createMemoryContext, type MemoryContext, rebuildIndex, vectorIndexFor } from './internal/context.js';
 import { parse, storeInputSchema } from './internal/inputs.js';
 import { deleteBySession, deleteEntry, flushEntries } from './internal/removal.js';
@@ -118,8 +119,9 @@ export async function createMemoryStore(options: MemoryStoreOptions): Promise<Me
   } = options;
   const settings = parse(memoryStoreSettingsSchema, rest, 'memory store options');
   await db.migrate(MIGRATION_PACKAGE, memoryMigrationSet);
+  const pgvector = await detectPgVector(db, logger);
   const store = new LibsqlMemoryStore(
-    createMemoryContext({ db, bus, embedder, reranker, settings, logger, events, now, randomId }),
+    createMemoryContext({ db, bus, embedder, reranker, settings, logger, events, now, randomId, pgvector }),
   );
   store.startRebuild();
   store.follow();
@@ -174,13 +176,17 @@ class LibsqlMemoryStore implements MemoryStore {
     ctx.reranker = reranker;
     ctx.settings = next;
     if (!reindex) return;
-    ctx.index = vectorIndexFor(next.index, embedder.dimensions);
+    ctx.index = ctx.pgvector === undefined ? vectorIndexFor(next.index, embedder.dimensions) : undefined;
     ctx.indexReady = false;
     ctx.indexError = null;
     this.startRebuild();
   }
 
   startRebuild(): void {
+    if (this.#ctx.pgvector !== undefined) {
+      this.#rebuild = preparePgVectorIndex(this.#ctx);
+      return;
+    }
     const follower = this.#follower;
     if (follower === undefined || this.#ctx.index === undefined) {
       this.#rebuild = rebuildIndex(this.#ctx);
@@ -202,7 +208,7 @@ class LibsqlMemoryStore implements MemoryStore {
   /** Starts following other instances' changes once the first rebuild is done (PostgreSQL). */
   follow(): void {
     const follower = this.#follower;
-    if (follower === undefined) return;
+    if (follower === undefined || this.#ctx.pgvector !== undefined) return;
     void this.#rebuild.then(() => {
       if (this.#closing === undefined) follower.start(this.#ctx.bus);
     });

@@ -6,6 +6,7 @@ import type { EventSink, MemoryLogger } from '../logger.js';
 import type { memoryStoreSettingsSchema } from '../options.js';
 import type { Reranker } from '../reranker.js';
 import { AnnIndex, QuantizedIndex, type VectorIndex } from './ann-index.js';
+import type { PgVector } from './pgvector.pg.js';
 import { loadUsearch } from './usearch.js';
 import { fromBlob } from './vectors.js';
 
@@ -31,8 +32,10 @@ export interface MemoryContext {
   readonly now: () => number;
   readonly randomId: () => string;
   cache: EmbeddingCache;
-  /** Undefined when the index is disabled: vector recall is then always exact. */
+  /** Undefined when the index is disabled (vector recall is then exact) or pgvector answers. */
   index: VectorIndex | undefined;
+  /** Set when the vectors live in pgvector too: the vector lane is a SQL query, no index here. */
+  pgvector: PgVector | undefined;
   /** True once the background rebuild has loaded every stored vector. */
   indexReady: boolean;
   rebuildMs: number | null;
@@ -50,12 +53,13 @@ export function createMemoryContext(parts: {
   events: EventSink;
   now: () => number;
   randomId: () => string;
+  pgvector: PgVector | undefined;
 }): MemoryContext {
   const { db, embedder, settings, now } = parts;
   return {
     ...parts,
     cache: new EmbeddingCache(db, { ...settings.cache, now }),
-    index: vectorIndexFor(settings.index, embedder.dimensions),
+    index: parts.pgvector === undefined ? vectorIndexFor(settings.index, embedder.dimensions) : undefined,
     indexReady: false,
     rebuildMs: null,
     indexError: null,

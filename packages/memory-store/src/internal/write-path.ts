@@ -9,6 +9,7 @@ import { chunks, errorKindOf, questionMarks } from './rows.js';
 import { anchorOf, dateWords, resolveRelative } from './dates.js';
 import { logChanges, logRange } from './changes.pg.js';
 import { ftsStatements } from './fts.pg.js';
+import { copyVectors } from './pgvector.pg.js';
 import { transcriptLine } from './lexical.js';
 import { indexText } from './text.js';
 import { toBlob } from './vectors.js';
@@ -110,6 +111,12 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
     }
     await tx.batch(statements);
     if (ctx.db.dialect === 'pg') await logRange(tx, ctx.bus, first, first + rows.length - 1);
+    if (ctx.pgvector !== undefined && vectors !== undefined) {
+      await copyVectors(
+        tx,
+        rows.map((row, index) => ({ seq: first + index, vector: row.vector! })),
+      );
+    }
     return out;
   });
   ctx.logger.info(
@@ -210,6 +217,9 @@ export async function consolidate(
         'observation linked to its sources',
       );
       if (ctx.db.dialect === 'pg') await logRange(tx, ctx.bus, observationSeq, observationSeq);
+      if (ctx.pgvector !== undefined && vector !== undefined) {
+        await copyVectors(tx, [{ seq: observationSeq, vector }]);
+      }
       return observationSeq;
     }),
   );
@@ -260,6 +270,12 @@ export async function backfillEmbeddings(ctx: MemoryContext): Promise<number> {
           tx,
           ctx.bus,
           rows.map((row) => ({ seq: Number(row.seq), agent_id: row.agent_id, tenant: row.tenant })),
+        );
+      }
+      if (ctx.pgvector !== undefined) {
+        await copyVectors(
+          tx,
+          rows.map((row, index) => ({ seq: Number(row.seq), vector: vectors[index]! })),
         );
       }
       for (const [index, row] of rows.entries()) {
