@@ -10,7 +10,7 @@ import { createMemoryStore, type MemoryStore } from './memory-store.js';
 // `pg` driver speaks to. Debian's PostgreSQL 15 has no pgvector, so the server suites run the
 // bytea path and this one the pgvector SQL.
 
-describe('memory store on PostgreSQL with pgvector (PGlite)', { timeout: 120_000 }, () => {
+describe('memory store on PostgreSQL with pgvector (PGlite)', { timeout: 180_000 }, () => {
   let pglite: PGlite;
   let server: PGLiteSocketServer;
   let db: Database;
@@ -21,7 +21,8 @@ describe('memory store on PostgreSQL with pgvector (PGlite)', { timeout: 120_000
     server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1' });
     await server.start();
     db = await openDatabase({ url: `postgres://postgres@${server.getServerConn()}/postgres`, poolMax: 1 });
-  }, 60_000);
+    // PGlite runs initdb in WebAssembly at create: seconds on a quiet machine, far more on a busy one.
+  }, 180_000);
 
   afterAll(async () => {
     for (const store of stores.splice(0)) await store.close();
