@@ -68,6 +68,10 @@ describe('memory store on PostgreSQL with pgvector (PGlite)', { timeout: 180_000
     const found = await vectorSearch(reader, 'kingfishers river', 'solo');
     expect(found.results[0]?.id).toBe(id);
     expect(found.recall).toMatchObject({ exact: false, lanes: ['vector'] });
+    // Every crowd entry is nearer to this question than the solo one: the agent's filter still
+    // gets its entry (the planner may take the scope index here, or HNSW with an iterative scan).
+    const filtered = await vectorSearch(reader, 'parking notes about the river banks', 'solo');
+    expect(filtered.results.map((entry) => entry.id)).toContain(id);
   });
 
   it('plans the lane on the HNSW index: the query matches its expression and predicate', async () => {
