@@ -310,6 +310,8 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
         open: async (section) =>
           createMemoryService({
             database: db,
+            // In cluster mode each instance's vector index follows the others' writes.
+            ...(coordinator.mode === 'postgres' ? { bus: coordinator.bus } : {}),
             section,
             resolveSecrets: (raw) => resolveSecretRefs(raw, lookupSecret),
             logger: logger.module('memory'),

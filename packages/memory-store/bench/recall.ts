@@ -12,7 +12,11 @@
  * and skips with a message when none is there.
  *
  * Flags: --data=<dir>  --only=<name fragment>  --misses=<variant name fragment> (prints missed questions)
+ *
+ * MEMORY_RECALL_PG_URL=postgres://… runs the same protocol on PostgreSQL: each store gets a
+ * database of its own made on that server (dropped after). Plain BM25 is FTS5's and is left out.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -42,6 +46,7 @@ const dataDir = resolve(
     join(here, '..', '..', '..', '..', 'shared', 'data', 'memory-dev'),
 );
 const only = flag('only');
+const pgServer = process.env.MEMORY_RECALL_PG_URL;
 const missesOf = flag('misses');
 
 /** A configuration measured: store settings applied in place, and the lanes searched. */
@@ -216,7 +221,9 @@ async function main(): Promise<void> {
     return;
   }
   const chosen = variants.filter(
-    (variant) => only === undefined || variant.name.includes(only) || variant.bm25,
+    (variant) =>
+      (only === undefined || variant.name.includes(only) || variant.bm25) &&
+      !(variant.bm25 && pgServer !== undefined),
   );
   // Folds: each conversation's own questions, and the questions written for this project
   // over all of them (bench/paraphrases.ts), scored apart.
@@ -232,7 +239,7 @@ async function main(): Promise<void> {
       const group = chosen.filter((variant) => (variant.embedder ?? 'hashing') === kind);
       if (group.length === 0) continue;
       const embedder = embedderFor(kind, fake.baseUrl);
-      const db = await openDatabase({ url: `file:${join(dir, `${kind}.db`)}` });
+      const { db, drop } = await openBenchDatabase(dir, kind);
       const store = await createMemoryStore({ database: db, embedder });
       for (const conversation of conversations) {
         const diaOf = await ingest(store, conversation);
@@ -254,12 +261,38 @@ async function main(): Promise<void> {
       }
       await store.close();
       await db.close();
+      await drop();
     }
   } finally {
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }
   report(conversations, folds, chosen, scores);
+}
+
+/** The libsql file of one store, or with MEMORY_RECALL_PG_URL a fresh database on that server. */
+async function openBenchDatabase(
+  dir: string,
+  kind: string,
+): Promise<{ db: Database; drop: () => Promise<void> }> {
+  if (pgServer === undefined) {
+    return {
+      db: await openDatabase({ url: `file:${join(dir, `${kind}.db`)}` }),
+      drop: async () => undefined,
+    };
+  }
+  const name = `agentd_recall_${kind}_${randomBytes(4).toString('hex')}`;
+  const admin = await openDatabase({ url: pgServer, poolMax: 1 });
+  await admin.execute(`CREATE DATABASE ${name}`);
+  const url = new URL(pgServer);
+  url.pathname = `/${name}`;
+  return {
+    db: await openDatabase({ url: url.toString() }),
+    drop: async () => {
+      await admin.execute(`DROP DATABASE ${name}`);
+      await admin.close();
+    },
+  };
 }
 
 /** Prints the table: overall on the development questions, by category, then by fold with the spread. */
@@ -273,7 +306,7 @@ function report(
   const questionCount = conversations.reduce((sum, conversation) => sum + conversation.questions.length, 0);
   const ownCount = paraphrases.filter((qa) => development.includes(qa.conversation)).length;
   console.log(
-    `\nrecall on the development set: ${development.join(', ')} (${questionCount} questions, limit 5); ` +
+    `\n${pgServer === undefined ? 'libsql' : 'PostgreSQL'}: recall on the development set: ${development.join(', ')} (${questionCount} questions, limit 5); ` +
       `own: ${ownCount} questions written for this benchmark over the same sessions`,
   );
   const categories = Object.keys(CATEGORY_NAMES).map(Number);

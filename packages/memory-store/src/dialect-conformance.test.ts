@@ -55,6 +55,20 @@ describe.each(testDialects())('memory store on %s', (dialect) => {
     expect((await store.search({ query: '?! …', rerank: false })).recall.ftsCandidates).toBe(0);
   });
 
+  it('ranks a rare word above a common one repeated, as bm25 weighs words by their rarity', async () => {
+    const store = await open();
+    await store.storeMany([
+      ...Array.from({ length: 8 }, (_, index) => ({ content: `the river river river bends, mile ${index}` })),
+      { content: 'an otter swam past' },
+      { content: 'a quiet pond' },
+    ]);
+    const { results } = await store.search({ query: 'river otter', lanes: ['fts'], rerank: false });
+    expect(results[0]?.content).toBe('an otter swam past');
+    // Phrases keep their word order, and a multi-word phrase is matched as one.
+    const phrase = await store.search({ query: 'quiet pond', lanes: ['fts'], rerank: false });
+    expect(phrase.results[0]?.content).toBe('a quiet pond');
+  });
+
   // With the ANN index the vector lane filters its candidates; without it the scan is exact.
   it.each([
     { lane: 'the ANN index', index: true },

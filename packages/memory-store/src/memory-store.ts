@@ -4,6 +4,8 @@ import { createHashingEmbedder, type Embedder } from './embedder.js';
 import { EmbeddingCache, type EmbeddingCacheStats } from './embedding-cache.js';
 import { MemoryStoreError } from './errors.js';
 import { browseEntries, exportEntries, inspectEntry, readStats } from './internal/browse.js';
+import { ChangeFollower } from './internal/changes.pg.js';
+import { detectPgVector, preparePgVectorIndex } from './internal/pgvector.pg.js';
 import { createMemoryContext, type MemoryContext, rebuildIndex, vectorIndexFor } from './internal/context.js';
 import { parse, storeInputSchema } from './internal/inputs.js';
 import { deleteBySession, deleteEntry, flushEntries } from './internal/removal.js';
@@ -106,6 +108,7 @@ interface Pending {
 export async function createMemoryStore(options: MemoryStoreOptions): Promise<MemoryStore> {
   const {
     database: db,
+    bus,
     embedder = createHashingEmbedder(),
     reranker,
     logger = noopLogger,
@@ -116,10 +119,12 @@ export async function createMemoryStore(options: MemoryStoreOptions): Promise<Me
   } = options;
   const settings = parse(memoryStoreSettingsSchema, rest, 'memory store options');
   await db.migrate(MIGRATION_PACKAGE, memoryMigrationSet);
+  const pgvector = await detectPgVector(db, logger);
   const store = new LibsqlMemoryStore(
-    createMemoryContext({ db, embedder, reranker, settings, logger, events, now, randomId }),
+    createMemoryContext({ db, bus, embedder, reranker, settings, logger, events, now, randomId, pgvector }),
   );
   store.startRebuild();
+  store.follow();
   return store;
 }
 
@@ -134,9 +139,18 @@ class LibsqlMemoryStore implements MemoryStore {
   #timer: NodeJS.Timeout | undefined;
   #writeChain: Promise<void> = Promise.resolve();
   #closing: Promise<void> | undefined;
+  /** On PostgreSQL, keeps the in-process index in step with other instances' writes. */
+  readonly #follower: ChangeFollower | undefined;
 
   constructor(ctx: MemoryContext) {
     this.#ctx = ctx;
+    if (ctx.db.dialect === 'pg') {
+      this.#follower = new ChangeFollower(ctx, () => {
+        ctx.index = vectorIndexFor(ctx.settings.index, ctx.embedder.dimensions);
+        ctx.indexReady = false;
+        this.startRebuild();
+      });
+    }
   }
 
   get embedder(): Embedder {
@@ -162,14 +176,42 @@ class LibsqlMemoryStore implements MemoryStore {
     ctx.reranker = reranker;
     ctx.settings = next;
     if (!reindex) return;
-    ctx.index = vectorIndexFor(next.index, embedder.dimensions);
+    ctx.index = ctx.pgvector === undefined ? vectorIndexFor(next.index, embedder.dimensions) : undefined;
     ctx.indexReady = false;
     ctx.indexError = null;
     this.startRebuild();
   }
 
   startRebuild(): void {
-    this.#rebuild = rebuildIndex(this.#ctx);
+    if (this.#ctx.pgvector !== undefined) {
+      this.#rebuild = preparePgVectorIndex(this.#ctx);
+      return;
+    }
+    const follower = this.#follower;
+    if (follower === undefined || this.#ctx.index === undefined) {
+      this.#rebuild = rebuildIndex(this.#ctx);
+      return;
+    }
+    // The log's end is read before the entries, so a change made meanwhile is applied after.
+    this.#rebuild = follower.mark().then(
+      () => rebuildIndex(this.#ctx),
+      (error: unknown) => {
+        this.#ctx.indexError = error instanceof Error ? error.message : String(error);
+        this.#ctx.logger.warn(
+          { err: error, errorKind: 'dependency', hint: 'vector recall stays on exact search' },
+          'memory change log unreadable; index not rebuilt',
+        );
+      },
+    );
+  }
+
+  /** Starts following other instances' changes once the first rebuild is done (PostgreSQL). */
+  follow(): void {
+    const follower = this.#follower;
+    if (follower === undefined || this.#ctx.pgvector !== undefined) return;
+    void this.#rebuild.then(() => {
+      if (this.#closing === undefined) follower.start(this.#ctx.bus);
+    });
   }
 
   ready(): Promise<void> {
@@ -291,6 +333,7 @@ class LibsqlMemoryStore implements MemoryStore {
       while (this.#pending.length > 0) this.#flushPending();
       await this.#writeChain;
       await this.#rebuild;
+      this.#follower?.stop();
       this.#ctx.index?.clear();
     })();
     return this.#closing;

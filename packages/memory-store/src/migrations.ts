@@ -74,8 +74,25 @@ const FIRST = 'entries, full-text, observation links, embedding cache';
  */
 export const memoryMigrations: Migration[] = [migration(1, FIRST, schema('libsql'))];
 
-/** The same tables on PostgreSQL. */
-export const memoryPgMigrations: Migration[] = [migration(1, FIRST, schema('pg'))];
+/** The same tables on PostgreSQL, then what a cluster of instances needs. */
+export const memoryPgMigrations: Migration[] = [
+  migration(1, FIRST, schema('pg')),
+  // Several instances share these tables, each with its own vector index: the change log tells
+  // them which entries' vectors changed, and seqs come from a sequence so a deleted entry's seq
+  // is never given to another (an index still holding it would answer the wrong entry).
+  migration(2, 'change log for the per-instance vector indexes, seqs never reused', [
+    `CREATE TABLE memory_changes (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        entry_seq BIGINT NOT NULL,
+        agent_id TEXT NOT NULL,
+        tenant TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+    CREATE INDEX memory_changes_age ON memory_changes (created_at);
+    CREATE SEQUENCE memory_entry_seq;
+    SELECT setval('memory_entry_seq', coalesce((SELECT max(seq) FROM memory_entries), 0) + 1, false);`,
+  ]),
+];
 
 /** Both dialects' lists, as `db.migrate(MIGRATION_PACKAGE, memoryMigrationSet)` takes them. */
 export const memoryMigrationSet: DialectMigrations = { libsql: memoryMigrations, pg: memoryPgMigrations };

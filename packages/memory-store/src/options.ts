@@ -1,5 +1,5 @@
 import type { Injected } from '@agentd/contracts';
-import type { Database } from '@agentd/storage';
+import type { ClusterBus, Database } from '@agentd/storage';
 import { z } from 'zod';
 import type { util } from 'zod/v4/core';
 import {
@@ -72,6 +72,13 @@ export const memoryStoreSettingsSchema = z
 export interface MemoryStoreOptions extends Injected<MemoryLogger> {
   /** An open database (from `@agentd/storage`); the store migrates it and never closes it. */
   database: Database;
+  /**
+   * The cluster bus, on PostgreSQL shared by several instances: each write announces the
+   * entries it changed, and every instance's vector index follows within about a second
+   * (it also polls every second, so a lost notice only delays that). Without it, a store on
+   * PostgreSQL polls alone; on libsql it is not used.
+   */
+  bus?: ClusterBus | undefined;
   /**
    * Turns texts into vectors.
    * @default createHashingEmbedder() (lexical, 384 dimensions)

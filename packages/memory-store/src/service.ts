@@ -50,6 +50,8 @@ export interface MemoryServiceOptions {
    * @default the section as it is
    */
   resolveSecrets?: ((section: MemorySection) => Promise<MemorySection>) | undefined;
+  /** The cluster bus on PostgreSQL (see {@link MemoryStoreOptions.bus}). @default none */
+  bus?: MemoryStoreOptions['bus'];
   /** @default no-op */
   logger?: MemoryLogger | undefined;
   /** Receives `memory:*` events. @default drops them */
@@ -98,6 +100,7 @@ export async function createMemoryService(options: MemoryServiceOptions): Promis
   let section = await resolve(options.section);
   const store = await createMemoryStore({
     database: options.database,
+    bus: options.bus,
     ...storeSettings(section, createEmbedderFromConfig(section.embedder)),
     logger,
     events: options.events,

@@ -1,4 +1,4 @@
-import type { Database } from '@agentd/storage';
+import type { ClusterBus, Database } from '@agentd/storage';
 import type { z } from 'zod';
 import type { Embedder } from '../embedder.js';
 import { EmbeddingCache } from '../embedding-cache.js';
@@ -6,6 +6,7 @@ import type { EventSink, MemoryLogger } from '../logger.js';
 import type { memoryStoreSettingsSchema } from '../options.js';
 import type { Reranker } from '../reranker.js';
 import { AnnIndex, QuantizedIndex, type VectorIndex } from './ann-index.js';
+import type { PgVector } from './pgvector.pg.js';
 import { loadUsearch } from './usearch.js';
 import { fromBlob } from './vectors.js';
 
@@ -20,6 +21,8 @@ export type Settings = z.output<typeof memoryStoreSettingsSchema>;
  */
 export interface MemoryContext {
   readonly db: Database;
+  /** Carries change notices between instances on PostgreSQL; none on libsql or standalone. */
+  readonly bus: ClusterBus | undefined;
   /** Replaced by `applyConfig`, like the reranker, settings, cache and index. */
   embedder: Embedder;
   reranker: Reranker | undefined;
@@ -29,8 +32,10 @@ export interface MemoryContext {
   readonly now: () => number;
   readonly randomId: () => string;
   cache: EmbeddingCache;
-  /** Undefined when the index is disabled: vector recall is then always exact. */
+  /** Undefined when the index is disabled (vector recall is then exact) or pgvector answers. */
   index: VectorIndex | undefined;
+  /** Set when the vectors live in pgvector too: the vector lane is a SQL query, no index here. */
+  pgvector: PgVector | undefined;
   /** True once the background rebuild has loaded every stored vector. */
   indexReady: boolean;
   rebuildMs: number | null;
@@ -40,6 +45,7 @@ export interface MemoryContext {
 /** Builds the context, with an empty index of the configured kind. */
 export function createMemoryContext(parts: {
   db: Database;
+  bus: ClusterBus | undefined;
   embedder: Embedder;
   reranker: Reranker | undefined;
   settings: Settings;
@@ -47,12 +53,13 @@ export function createMemoryContext(parts: {
   events: EventSink;
   now: () => number;
   randomId: () => string;
+  pgvector: PgVector | undefined;
 }): MemoryContext {
   const { db, embedder, settings, now } = parts;
   return {
     ...parts,
     cache: new EmbeddingCache(db, { ...settings.cache, now }),
-    index: vectorIndexFor(settings.index, embedder.dimensions),
+    index: parts.pgvector === undefined ? vectorIndexFor(settings.index, embedder.dimensions) : undefined,
     indexReady: false,
     rebuildMs: null,
     indexError: null,

@@ -1,5 +1,5 @@
 import type { MemoryContext } from './context.js';
-import { ftsArg, ftsStatements } from './fts.pg.js';
+import { ftsArg, ftsStatements, rankArg } from './fts.pg.js';
 import { isStopword, questionWords, transcriptLine } from './lexical.js';
 import { words } from './text.js';
 
@@ -82,7 +82,10 @@ export async function mergeQuery(
   if (terms.length === 0 || weight === 0) return ranked;
   const expanded = await ctx.db.query<{ seq: number; relevance: number }>(
     ftsStatements(ctx.db.dialect).rank,
-    [ftsArg(ctx.db.dialect, terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR ')), asked],
+    {
+      match: rankArg(ctx.db.dialect, terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' OR ')),
+      limit: asked,
+    },
   );
   const top = Math.max(...ranked.map((row) => Number(row.relevance)), Number.MIN_VALUE);
   const topExpanded = Math.max(...expanded.map((row) => Number(row.relevance)), Number.MIN_VALUE);

@@ -2,7 +2,7 @@ import type { SqlValue } from '@agentd/storage';
 import type { RecallRecord } from '../types.js';
 import type { MemoryContext } from './context.js';
 import { expandRanking, mergeQuery } from './expansion.js';
-import { ftsArg, ftsStatements } from './fts.pg.js';
+import { ftsArg, ftsStatements, rankArg } from './fts.pg.js';
 import type { Lane } from './fusion.js';
 import {
   asksWhen,
@@ -70,16 +70,16 @@ export async function runFtsLane(
   // leaves too few winners gets the joined query.
   const asked = Math.max(wanted * 4, 200);
   const fts = ftsStatements(ctx.db.dialect);
-  let ranked = await ctx.db.query<{ seq: number; relevance: number }>(fts.rank, [
-    ftsArg(ctx.db.dialect, match),
-    asked,
-  ]);
+  let ranked = await ctx.db.query<{ seq: number; relevance: number }>(fts.rank, {
+    match: rankArg(ctx.db.dialect, match),
+    limit: asked,
+  });
   let rows = await candidateRows(ctx, ranked, filter);
   const passing = ranked.filter((row) => rows.get(Number(row.seq))?.pass === 1).length;
   if (passing < wanted && ranked.length === asked) {
     ranked = await ctx.db.query<{ seq: number; relevance: number }>(fts.rankFiltered(filter.where), {
       ...filter.args,
-      match: ftsArg(ctx.db.dialect, match),
+      match: rankArg(ctx.db.dialect, match),
       limit: asked,
     });
     rows = await candidateRows(ctx, ranked, filter);

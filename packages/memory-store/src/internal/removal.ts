@@ -4,6 +4,8 @@ import { MemoryStoreError } from '../errors.js';
 import type { MemoryStore } from '../memory-store.js';
 import type { SessionDeleteResult } from '../types.js';
 import { AnnIndex } from './ann-index.js';
+import { logChanges, logRange } from './changes.pg.js';
+import { lockSeqs } from './write-path.js';
 import type { MemoryContext } from './context.js';
 import { idSchema, parse } from './inputs.js';
 import { chunks, filterSql, questionMarks, type ScopedSeq } from './rows.js';
@@ -11,8 +13,9 @@ import { chunks, filterSql, questionMarks, type ScopedSeq } from './rows.js';
 // Removal: one entry, a session's memories (with the observations derived from
 // them), or everything of an agent; each keeps FTS rows, links and the index in step.
 
-/** Deletes entries with their FTS rows and links, inside `tx`. */
-async function deleteRows(tx: Transaction, rows: ScopedSeq[]): Promise<void> {
+/** Deletes entries with their FTS rows and links, inside `tx` (logged for other instances on PostgreSQL). */
+async function deleteRows(ctx: MemoryContext, tx: Transaction, rows: ScopedSeq[]): Promise<void> {
+  if (ctx.db.dialect === 'pg') await logChanges(tx, ctx.bus, rows);
   for (const group of chunks(rows, 500)) {
     const seqs = group.map((row) => row.seq);
     const marks = questionMarks(seqs.length);
@@ -39,6 +42,7 @@ function unindex(ctx: MemoryContext, rows: ScopedSeq[]): void {
  * observation derived from them).
  */
 async function removeSources(
+  ctx: MemoryContext,
   tx: Transaction,
   sources: ScopedSeq[],
   sessionKey: string | undefined,
@@ -85,7 +89,7 @@ async function removeSources(
     }
   }
   const removed = [...sources, ...doomed];
-  await deleteRows(tx, removed);
+  await deleteRows(ctx, tx, removed);
   return {
     removed,
     observationsDeleted: doomed.length,
@@ -109,11 +113,12 @@ async function scoped(tx: Transaction, seqs: number[]): Promise<ScopedSeq[]> {
 export async function deleteEntry(ctx: MemoryContext, writesSettled: Promise<void>, id: string) {
   await writesSettled;
   const outcome = await ctx.db.transaction(async (tx) => {
+    await lockSeqs(tx, ctx.db.dialect);
     const row = await tx.get<ScopedSeq>('SELECT seq, agent_id, tenant FROM memory_entries WHERE id = ?', [
       id,
     ]);
     if (row === undefined) return undefined;
-    return removeSources(tx, [{ ...row, seq: Number(row.seq) }], undefined, false);
+    return removeSources(ctx, tx, [{ ...row, seq: Number(row.seq) }], undefined, false);
   });
   if (outcome === undefined) {
     throw new MemoryStoreError('NOT_FOUND', `Memory entry not found: ${id}`, { data: { id } });
@@ -150,11 +155,13 @@ export async function deleteBySession(
     ctx.db.dialect,
   );
   const outcome = await ctx.db.transaction(async (tx) => {
+    await lockSeqs(tx, ctx.db.dialect);
     const sources = await tx.query<ScopedSeq>(
       `SELECT e.seq, e.agent_id, e.tenant FROM memory_entries e WHERE ${filter.where}`,
       filter.args,
     );
     const result = await removeSources(
+      ctx,
       tx,
       sources.map((row) => ({ ...row, seq: Number(row.seq) })),
       request.sessionKey,
@@ -188,8 +195,10 @@ export async function flushEntries(
   const request = parse(z.object({ agentId: idSchema.optional() }).strict(), input, 'memory flush');
   await writesSettled;
   const flushed = await ctx.db.transaction(async (tx) => {
+    await lockSeqs(tx, ctx.db.dialect);
     if (request.agentId === undefined) {
       const count = await tx.get<{ count: number }>('SELECT count(*) AS count FROM memory_entries');
+      if (ctx.db.dialect === 'pg') await logRange(tx, ctx.bus, 1, Number.MAX_SAFE_INTEGER);
       await tx.execute('DELETE FROM memory_fts');
       await tx.execute('DELETE FROM memory_links');
       await tx.execute('DELETE FROM memory_entries');
@@ -200,6 +209,7 @@ export async function flushEntries(
       [request.agentId],
     );
     await deleteRows(
+      ctx,
       tx,
       rows.map((row) => ({ ...row, seq: Number(row.seq) })),
     );

@@ -3,6 +3,7 @@ import { MemoryStoreError } from '../errors.js';
 import type { MemoryEntry, RecallRecord, SearchInput, SearchResult } from '../types.js';
 import { AnnIndex } from './ann-index.js';
 import { exactScanPg } from './exact-scan.pg.js';
+import { pgVectorScan } from './pgvector.pg.js';
 import type { MemoryContext } from './context.js';
 import { runFtsLane, selectiveMatch } from './fts-lane.js';
 import { backfillFusion, convexFusion, type Lane, reciprocalRankFusion } from './fusion.js';
@@ -166,6 +167,10 @@ async function runVectorLane(
     const survivors = hits.filter((hit) => kept.has(hit.seq)).slice(0, wanted);
     // Too few survivors while the graph had more to give: the filter is selective, so scan it exactly.
     if (survivors.length >= wanted || hits.length < asked) return similar(ctx, survivors);
+  }
+  if (ctx.pgvector !== undefined) {
+    const hits = await pgVectorScan(ctx, ctx.pgvector, query, filter.where, filter.args, wanted);
+    return similar(ctx, hits);
   }
   record.exact = true;
   const rows =

@@ -7,7 +7,9 @@ import { addVectors, type MemoryContext } from './context.js';
 import { idSchema, parse, tagSchema } from './inputs.js';
 import { chunks, errorKindOf, questionMarks } from './rows.js';
 import { anchorOf, dateWords, resolveRelative } from './dates.js';
+import { logChanges, logRange } from './changes.pg.js';
 import { ftsStatements } from './fts.pg.js';
+import { copyVectors } from './pgvector.pg.js';
 import { transcriptLine } from './lexical.js';
 import { indexText } from './text.js';
 import { toBlob } from './vectors.js';
@@ -71,8 +73,7 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
     // seq is assigned here, under the write lock, so the entry and FTS rows go
     // out as a few multi-row statements in one round trip instead of two per entry.
     await lockSeqs(tx, ctx.db.dialect);
-    const top = await tx.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM memory_entries');
-    const first = Number(top?.seq ?? 0) + 1;
+    const first = await firstSeq(tx, ctx.db.dialect, rows.length);
     const out = rows.map((_, index) => first + index);
     const statements: Array<{ sql: string; args: SqlValue[] }> = [];
     const fts = ftsStatements(ctx.db.dialect);
@@ -109,6 +110,13 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
       });
     }
     await tx.batch(statements);
+    if (ctx.db.dialect === 'pg') await logRange(tx, ctx.bus, first, first + rows.length - 1);
+    if (ctx.pgvector !== undefined && vectors !== undefined) {
+      await copyVectors(
+        tx,
+        rows.map((row, index) => ({ seq: first + index, vector: row.vector! })),
+      );
+    }
     return out;
   });
   ctx.logger.info(
@@ -169,12 +177,16 @@ export async function consolidate(
           data: { id: missing },
         });
       }
-      // seq is the next one after the highest, as SQLite gives a rowid, on both dialects.
+      // seq is the next one after the highest, as SQLite gives a rowid (PostgreSQL: its sequence).
       await lockSeqs(tx, ctx.db.dialect);
+      const next =
+        ctx.db.dialect === 'pg'
+          ? "nextval('memory_entry_seq')"
+          : '(SELECT coalesce(max(seq), 0) + 1 FROM memory_entries)';
       const inserted = await tx.get<{ seq: number }>(
         `INSERT INTO memory_entries (seq, id, agent_id, tenant, kind, content, session_key, tags, metadata, trust,
            created_at, embedding, embedding_model)
-         VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM memory_entries), ?, ?, ?, 'observation', ?, NULL, ?, ?,
+         VALUES (${next}, ?, ?, ?, 'observation', ?, NULL, ?, ?,
            'learned', ?, ?, ?) RETURNING seq`,
         [
           id,
@@ -204,6 +216,10 @@ export async function consolidate(
         { step: 'link', durationMs: performance.now() - linkBegan, itemCount: sources.length },
         'observation linked to its sources',
       );
+      if (ctx.db.dialect === 'pg') await logRange(tx, ctx.bus, observationSeq, observationSeq);
+      if (ctx.pgvector !== undefined && vector !== undefined) {
+        await copyVectors(tx, [{ seq: observationSeq, vector }]);
+      }
       return observationSeq;
     }),
   );
@@ -248,6 +264,20 @@ export async function backfillEmbeddings(ctx: MemoryContext): Promise<number> {
       rows.map((row) => row.content),
     );
     await ctx.db.transaction(async (tx) => {
+      if (ctx.db.dialect === 'pg') {
+        await lockSeqs(tx, 'pg');
+        await logChanges(
+          tx,
+          ctx.bus,
+          rows.map((row) => ({ seq: Number(row.seq), agent_id: row.agent_id, tenant: row.tenant })),
+        );
+      }
+      if (ctx.pgvector !== undefined) {
+        await copyVectors(
+          tx,
+          rows.map((row, index) => ({ seq: Number(row.seq), vector: vectors[index]! })),
+        );
+      }
       for (const [index, row] of rows.entries()) {
         await tx.execute('UPDATE memory_entries SET embedding = ?, embedding_model = ? WHERE seq = ?', [
           toBlob(vectors[index]!),
@@ -269,8 +299,25 @@ export async function backfillEmbeddings(ctx: MemoryContext): Promise<number> {
 
 /**
  * On PostgreSQL, holds the entries table against other writers until the transaction ends, so
- * two transactions never read the same highest seq (libsql has one writer at a time already).
+ * seqs and change-log ids are taken, and committed, in one order by every instance (libsql has
+ * one writer at a time already).
  */
-async function lockSeqs(tx: Transaction, dialect: Dialect): Promise<void> {
+export async function lockSeqs(tx: Transaction, dialect: Dialect): Promise<void> {
   if (dialect === 'pg') await tx.execute('LOCK TABLE memory_entries IN SHARE ROW EXCLUSIVE MODE');
+}
+
+/**
+ * The first of `count` new seqs, under {@link lockSeqs}: after the highest on libsql (as SQLite
+ * gives a rowid), from a sequence on PostgreSQL, which never gives a deleted entry's seq again.
+ */
+async function firstSeq(tx: Transaction, dialect: Dialect, count: number): Promise<number> {
+  if (dialect === 'pg') {
+    const last = await tx.get<{ seq: number }>(
+      "SELECT setval('memory_entry_seq', nextval('memory_entry_seq') + ? - 1) AS seq",
+      [count],
+    );
+    return Number(last!.seq) - count + 1;
+  }
+  const top = await tx.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM memory_entries');
+  return Number(top?.seq ?? 0) + 1;
 }
