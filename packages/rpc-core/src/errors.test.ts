@@ -44,6 +44,15 @@ describe('RpcError', () => {
     expect(RpcError.internal().toJSON()).toEqual({ code: -32603, message: 'Internal error' });
   });
 
+  it('names the owning instance of a call that belongs elsewhere (-32010, the pinned data)', () => {
+    const owner = { instanceId: 'a1', advertiseUrl: 'http://10.0.0.1:7777' };
+    expect(RpcError.instanceAffinity('Browser tab ab12', owner).toJSON()).toEqual({
+      code: -32010,
+      message: 'Browser tab ab12 is held by instance a1; call http://10.0.0.1:7777',
+      data: { code: 'INSTANCE_AFFINITY', instanceId: 'a1', advertiseUrl: 'http://10.0.0.1:7777' },
+    });
+  });
+
   it('never serialises its cause', () => {
     const error = RpcError.internal('Internal error', new Error('secret detail'));
     expect(JSON.stringify(error)).not.toContain('secret detail');
