@@ -12,6 +12,7 @@ describe('ErrorCodes', () => {
       RateLimited: -32000,
       Unauthorized: -32001,
       NotFound: -32004,
+      InstanceAffinity: -32010,
     });
   });
 });
