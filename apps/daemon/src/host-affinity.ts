@@ -112,12 +112,14 @@ export function hostBoundBrowser(browser: BrowserService, affinity: HostAffinity
  */
 export function hostBoundTerminal(terminal: TerminalService, affinity: HostAffinity): TerminalService {
   const kind = HANDLE_KINDS.terminal;
-  const placed = async <T>(sessionId: string, call: () => Promise<T>): Promise<T> => {
+  // Drives are each agent's own: the key names the agent, so another agent learns nothing.
+  const key = (agentId: string, sessionId: string) => `${agentId}/${sessionId}`;
+  const placed = async <T>(agentId: string, sessionId: string, call: () => Promise<T>): Promise<T> => {
     try {
       return await call();
     } catch (error) {
       if (isTerminalError(error) && error.code === 'SESSION_NOT_FOUND') {
-        refuseElsewhere(`Terminal drive ${sessionId}`, await affinity.locate(kind, sessionId));
+        refuseElsewhere(`Terminal drive ${sessionId}`, await affinity.locate(kind, key(agentId, sessionId)));
       }
       throw error;
     }
@@ -126,18 +128,19 @@ export function hostBoundTerminal(terminal: TerminalService, affinity: HostAffin
     ...terminal,
     async open(agentId, params, context) {
       const opened = await terminal.open(agentId, params, context);
-      await affinity.record(kind, opened.sessionId);
-      if (opened.evicted !== undefined) await affinity.forget(kind, opened.evicted);
+      await affinity.record(kind, key(agentId, opened.sessionId));
+      if (opened.evicted !== undefined) await affinity.forget(kind, key(agentId, opened.evicted));
       return opened;
     },
     send: (agentId, sessionId, params, context) =>
-      placed(sessionId, () => terminal.send(agentId, sessionId, params, context)),
-    read: (agentId, sessionId, params) => placed(sessionId, () => terminal.read(agentId, sessionId, params)),
+      placed(agentId, sessionId, () => terminal.send(agentId, sessionId, params, context)),
+    read: (agentId, sessionId, params) =>
+      placed(agentId, sessionId, () => terminal.read(agentId, sessionId, params)),
     wait: (agentId, sessionId, params, context) =>
-      placed(sessionId, () => terminal.wait(agentId, sessionId, params, context)),
+      placed(agentId, sessionId, () => terminal.wait(agentId, sessionId, params, context)),
     async close(agentId, sessionId) {
-      const closed = await placed(sessionId, () => terminal.close(agentId, sessionId));
-      await affinity.forget(kind, sessionId);
+      const closed = await placed(agentId, sessionId, () => terminal.close(agentId, sessionId));
+      await affinity.forget(kind, key(agentId, sessionId));
       return closed;
     },
   };
