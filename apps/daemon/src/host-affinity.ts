@@ -40,6 +40,16 @@ export async function requireHome(
   refuseElsewhere(`Agent ${id} (its home instance)`, await affinity.home(id));
 }
 
+/** Whether this instance may run a scheduled turn of `agentId`: not when it is homed elsewhere. */
+export async function firesHere(
+  affinity: HostAffinity,
+  runtime: AgentRuntime,
+  agentId: string,
+): Promise<boolean> {
+  if (affinity.holdsHome(agentId) || !needsHome(runtime, agentId)) return true;
+  return (await affinity.home(agentId)).where !== 'elsewhere';
+}
+
 /** Methods that start a turn of the agent their params name (`agentId`, else the default agent). */
 const AGENT_TURN_METHODS = new Set(['agent.execute', 'agent.stream', 'session.send', 'session.spawn']);
 

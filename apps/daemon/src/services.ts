@@ -54,7 +54,7 @@ import {
   StorageError,
 } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
-import { hostBoundBrowser, hostBoundTerminal } from './host-affinity.js';
+import { firesHere, hostBoundBrowser, hostBoundTerminal } from './host-affinity.js';
 import { openClusterTokens } from './cluster-tokens.js';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
@@ -532,6 +532,8 @@ async function startAgents(
         () => lifecycleSession,
       ),
       workspaceDir: (agentId) => workspacePath(dataDir, agentId),
+      // Cluster mode: a homed agent's jobs fire on its home only.
+      firesHere: (agentId) => firesHere(stores.affinity, agentRuntime, agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
       now,
