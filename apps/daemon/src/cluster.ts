@@ -50,7 +50,6 @@ export const NOT_YET_CLUSTER_SAFE = [
   'channel delivery lanes (each instance sends what it queued; per-chat order holds per instance) and webchat sockets',
   'graph-run ownership (each instance resumes every unfinished run at start)',
   'memory index freshness (each instance keeps its own vector index)',
-  'host-bound handles (terminal, browser, orchestrate) answer only on the instance that made them',
 ] as const;
 
 /**
