@@ -2,7 +2,7 @@ import type { Database } from '../database.js';
 import { StorageError } from '../errors.js';
 import { noopLogger, type StorageLogger } from '../logger.js';
 import { migration } from '../migrations.js';
-import { nowMs, ownedColumns } from './sql.js';
+import { identifier, nowMs, ownedColumns } from './sql.js';
 import type { Coordinator, OwnedRows } from './types.js';
 
 /**
@@ -45,6 +45,12 @@ export interface HostAffinity {
    * held it (or its lease expired); otherwise the live instance that holds it.
    */
   home(agentId: string): Promise<Placement>;
+  /**
+   * A claim condition for rows naming an agent in `column` (NULL meaning `defaultAgentId`): true
+   * unless that agent is homed on another live instance, so a homed agent's queued work is
+   * claimed only on its home. `undefined` on libsql (nothing to filter).
+   */
+  notHomedElsewhere(column: string, defaultAgentId: string): { sql: string; args: string[] } | undefined;
   /** Whether this instance holds the home of `agentId` now, without a database call. */
   holdsHome(agentId: string): boolean;
   /** Gives up the homes held and forgets this instance's handles, then stops renewing. Idempotent. */
@@ -96,6 +102,7 @@ function singleInstanceAffinity(): HostAffinity {
     forgetAll: async () => undefined,
     locate: async () => HERE,
     home: async () => HERE,
+    notHomedElsewhere: () => undefined,
     holdsHome: () => true,
     close: async () => undefined,
   };
@@ -172,6 +179,14 @@ class PgHostAffinity implements HostAffinity {
 
   holdsHome(agentId: string): boolean {
     return this.#held.has(agentId);
+  }
+
+  notHomedElsewhere(column: string, defaultAgentId: string): { sql: string; args: string[] } {
+    return {
+      sql: `COALESCE(${identifier(column, 'agent column')}, ?) NOT IN (SELECT agent_id FROM agent_homes
+              WHERE owner IS NOT NULL AND owner <> ? AND lease_until >= ${NOW})`,
+      args: [checkKey(defaultAgentId, 'defaultAgentId'), this.#me],
+    };
   }
 
   async home(agentId: string): Promise<Placement> {
