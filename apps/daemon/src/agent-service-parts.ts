@@ -1,6 +1,6 @@
 // The services around the agents that services.ts starts: sub-agent runs (autonomy), webhooks,
 // memory that follows the config, and the MCP tool host.
-import type { AgentRuntime } from '@agentd/agent-runtime';
+import { type AgentRuntime, DEFAULT_AGENT_ID } from '@agentd/agent-runtime';
 import type { ApprovalService } from '@agentd/approvals';
 import { type AutonomyService, createAutonomyService, resolveToolSet } from '@agentd/autonomy';
 import { resolveSecretRefs } from '@agentd/config-store';
@@ -98,6 +98,8 @@ export function startWebhooks(
         db,
         // Cluster mode: every instance's drainer claims from the one queue under leases.
         ...clustered(stores.coordinator),
+        // A homed agent's jobs are claimed on its home only.
+        claimWhere: stores.affinity.notHomedElsewhere('agent_id', DEFAULT_AGENT_ID),
         events,
         ...(context.spans ? { spans: context.spans } : {}),
         section: config.webhooks,

@@ -48,7 +48,6 @@ export const INSTANCE_LOCAL_CONFIG = [
  */
 export const NOT_YET_CLUSTER_SAFE = [
   'channel delivery lanes (each instance sends what it queued; per-chat order holds per instance) and webchat sockets',
-  'host-bound handles (terminal, browser, orchestrate) answer only on the instance that made them',
 ] as const;
 
 /**

@@ -33,9 +33,11 @@ import {
   acquireDataDirLock,
   type DataDirLock,
   type RepairPrivateModesResult,
+  relayOverBus,
   repairPrivateModes,
   usePrivateUmask,
 } from '@agentd/storage';
+import { withHomes } from './host-affinity.js';
 import { configSections, type DaemonConfig } from './config-schema.js';
 import { createConsoleFiles, defaultConsoleDir } from './console-files.js';
 import { gatewayMetricsHandler, listenForMetrics } from './metrics-http.js';
@@ -407,10 +409,13 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   };
 
   const registry = new MethodRegistry();
-  for (const method of [
-    ...builtInMethods({ services, control, configStore, config, logger, now, reresolveSecret }),
-    ...(options.methods ?? []),
-  ]) {
+  // Turns and workspaces of agents homed on another instance answer -32010 (cluster mode).
+  const methods = withHomes(
+    builtInMethods({ services, control, configStore, config, logger, now, reresolveSecret }),
+    services.affinity,
+    agentRuntime,
+  );
+  for (const method of [...methods, ...(options.methods ?? [])]) {
     registry.register(method);
   }
   registry.register(rpcDiscoverMethod(registry, { title: 'agentd', version: VERSION }));
@@ -432,6 +437,19 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   // Changed limits build a new generation for new connections; open sockets keep theirs.
   const gateway = createGatewayPool(() => buildGateway(config));
   lifecycle.add('gateway', () => gateway.ws.close());
+  // Server pushes for one client (or all) reach its sockets on every instance.
+  const pushes = relayOverBus<WsPush>(
+    services.coordinator,
+    'ws-push',
+    ({ clientId, method, params }) =>
+      clientId === undefined
+        ? gateway.ws.broadcast(method, params)
+        : gateway.ws.notify(clientId, method, params),
+    log,
+  );
+  lifecycle.add('ws-push', () => pushes.close());
+  const push = (clientId: string | undefined, method: string, params: unknown): void =>
+    void pushes.send({ ...(clientId === undefined ? {} : { clientId }), method, params });
   // webchat's chats are the WebSocket clients: a delivery is a notification to every socket of one.
   services.channels.attachWebchat((clientId, method, params) => gateway.ws.notify(clientId, method, params));
   tokens.onRevoke((tokenId) => {
@@ -481,11 +499,9 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
   liveConfig.on(['autonomy', 'security'], (next) =>
     services.autonomy.applyConfig({ autonomy: next.autonomy, security: next.security }),
   );
-  // Sub-agent completions go to the client that started the run tree.
-  services.autonomy.setNotifier((clientId, method, params) => {
-    if (clientId === undefined) gateway.ws.broadcast(method, params);
-    else gateway.ws.notify(clientId, method, params);
-  });
+  // Sub-agent completions go to the client that started the run tree, on whichever instance
+  // its sockets are (cluster mode: over the bus, each instance delivering to its own).
+  services.autonomy.setNotifier(push);
   configStore.onChange((cfg, change) => {
     config = cfg;
     return liveConfig.apply(cfg, change.changedSections);
@@ -629,14 +645,18 @@ async function serve(context: ServeContext): Promise<RunningDaemon> {
       return services.memory.current;
     },
     heartbeat,
-    notify: (clientId, method, params) => {
-      if (clientId === undefined) gateway.ws.broadcast(method, params);
-      else gateway.ws.notify(clientId, method, params);
-    },
+    notify: push,
     reload,
     restart,
     stop,
   };
+}
+
+/** A JSON-RPC notification for one client's sockets, or every socket without `clientId`. */
+interface WsPush {
+  clientId?: string;
+  method: string;
+  params: unknown;
 }
 
 /** An unbound admin caller: approval notifications name sessions of every tenant. */

@@ -47,11 +47,14 @@ import {
   type Coordinator,
   type Database,
   isPostgresUrl,
+  type HostAffinity,
   keyedLock,
   openDatabase,
+  openHostAffinity,
   StorageError,
 } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
+import { firesHere, hostBoundBrowser, hostBoundTerminal } from './host-affinity.js';
 import { openClusterTokens } from './cluster-tokens.js';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
@@ -106,6 +109,8 @@ export interface DaemonServices {
   db: Database;
   /** Membership, owned rows and the bus: the cluster's on PostgreSQL, the in-process one on libsql. */
   coordinator: Coordinator;
+  /** Host-bound handles and agent homes: recorded rows in cluster mode, everything here on libsql. */
+  affinity: HostAffinity;
   obsEvidence: ObsEvidence;
   posture: ServedWindowMonitor;
   securityAudit: SecurityAudit;
@@ -245,6 +250,17 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
   const coordinator = await lifecycle.start(
     'cluster',
     () => openCluster({ db, config, log }),
+    (opened) => opened.close(),
+  );
+  const affinity = await lifecycle.start(
+    'affinity',
+    () =>
+      openHostAffinity({
+        db,
+        coordinator,
+        leaseMs: config.cluster.leaseMs,
+        logger: logger.module('cluster'),
+      }),
     (opened) => opened.close(),
   );
   const obsEvidence = await lifecycle.service('evidence', () =>
@@ -391,6 +407,7 @@ async function startStores(context: ServiceContext, lifecycle: Lifecycle): Promi
     configAudit,
     db,
     coordinator,
+    affinity,
     obsEvidence,
     posture,
     memory,
@@ -517,6 +534,8 @@ async function startAgents(
         () => lifecycleSession,
       ),
       workspaceDir: (agentId) => workspacePath(dataDir, agentId),
+      // Cluster mode: a homed agent's jobs fire on its home only.
+      firesHere: (agentId) => firesHere(stores.affinity, agentRuntime, agentId),
       ...config.cron,
       wakeGate: { ...config.cron.wakeGate, path: config.cron.wakeGate.path ?? env.PATH },
       now,
@@ -575,11 +594,15 @@ async function startAgents(
 
   // Media starts before the channels; a generated image reaches them once they run.
   const images = lateImageDeliverer();
-  const { browser, media, mediaMainProvider, workspace, terminal } = await startToolServices(
-    context,
-    lifecycle,
-    { events, lookupSecret, deliverImage: images.deliverImage },
-  );
+  const tools = await startToolServices(context, lifecycle, {
+    events,
+    lookupSecret,
+    deliverImage: images.deliverImage,
+  });
+  const { media, mediaMainProvider, workspace } = tools;
+  // Tabs and drives are recorded with this instance: named on another, they answer -32010.
+  const browser = hostBoundBrowser(tools.browser, stores.affinity);
+  const terminal = hostBoundTerminal(tools.terminal, stores.affinity);
 
   // Before the webhooks: `deliver: true` answers go out through the channels' delivery queue.
   const channels = await startChannels(context, lifecycle, {

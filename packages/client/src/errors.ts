@@ -68,6 +68,11 @@ export const RPC_ERROR_CODES = {
   RATE_LIMITED: -32000,
   /** An agent, session, job, graph or run does not exist. */
   NOT_FOUND: -32004,
+  /**
+   * Cluster mode: what the call names lives on another instance; `data` is
+   * `{ code: 'INSTANCE_AFFINITY', instanceId, advertiseUrl }`: call `advertiseUrl` instead.
+   */
+  INSTANCE_AFFINITY: -32010,
 } as const;
 
 /**

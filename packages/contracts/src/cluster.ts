@@ -18,3 +18,18 @@ export interface ClusterStatus {
   instanceId: string;
   instances: ClusterInstance[];
 }
+
+/**
+ * `error.data` of the `-32010` answer (rpc-core's `ErrorCodes.InstanceAffinity`) to a call that
+ * reached an instance which does not hold what it names: a host-bound handle (terminal drive,
+ * browser tab, orchestrate run) made on another live instance, or a turn or workspace of an
+ * agent whose home is another instance. The caller retries at `advertiseUrl`; calls are never
+ * proxied.
+ */
+export interface InstanceAffinityData {
+  code: 'INSTANCE_AFFINITY';
+  /** The instance that holds it. */
+  instanceId: string;
+  /** Where that instance is reached (its membership row). */
+  advertiseUrl: string;
+}

@@ -24,7 +24,7 @@ export type {
   TurnToolChoice,
 } from './client-turn.js';
 export type { AutonomyBlock, AutonomyRunSummary, ToolServerStatus } from './autonomy.js';
-export type { ClusterInstance, ClusterStatus } from './cluster.js';
+export type { ClusterInstance, ClusterStatus, InstanceAffinityData } from './cluster.js';
 export type { AgentdErrorOptions } from './errors.js';
 export type { EventSink } from './events.js';
 export type { Injected } from './injected.js';

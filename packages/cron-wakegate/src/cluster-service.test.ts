@@ -93,6 +93,7 @@ async function instance(
   id: string,
   gate?: ReturnType<typeof pauseGate>,
   runLeaseMs = 3000,
+  firesHere?: (agentId: string) => boolean,
 ): Promise<Instance> {
   const db = await openDatabase({ url, poolMax: 4 });
   const coordinator = await openCoordination(db, { instanceId: id, pollMs: 200, heartbeatMs: 200 });
@@ -100,13 +101,14 @@ async function instance(
   const turns: string[] = [];
   const runner = scriptedRunner();
   runner.respond(async (request) => {
-    turns.push(request.sessionKey ?? '');
+    turns.push(`${request.agentId ?? ''}|${request.sessionKey ?? ''}`);
     return ok('done');
   });
   const cron = createCronService({
     db: gate ? pausable(db, new Set(['execute', 'query', 'get', 'batch', 'transaction']), gate) : db,
     coordinator: gate ? pausable(coordinator, new Set(['casDue']), gate) : coordinator,
     runLeaseMs,
+    firesHere,
     runner,
     workspaceDir: () => tmpdir(),
     defaultTimeZone: 'UTC',
@@ -271,5 +273,27 @@ describe.skipIf(!pgSuitesEnabled())('cron on PostgreSQL without a coordinator', 
     } finally {
       await db.close();
     }
+  });
+});
+
+describe.skipIf(!pgSuitesEnabled())('cron on PostgreSQL with a homed agent', () => {
+  it("fires a homed agent's jobs only on the instance that may (its home), the others anywhere", async () => {
+    const target = await freshPgDatabaseUrl('agentd_cron');
+    const away = await instance(target, 'a', undefined, 3000, (agentId) => agentId !== 'coder');
+    const home = await instance(target, 'b', undefined, 3000, () => true);
+    for (const [name, agentId] of [
+      ['code', 'coder'],
+      ['chat', 'main'],
+    ] as const) {
+      await away.cron.add({ name, agentId, message: 'tick', schedule: { kind: 'interval', everyMs: 1000 } });
+    }
+    await eventually(() => (home.cron.list().length === 2 ? true : undefined));
+    await sleep(3300);
+    for (const each of [away, home]) await each.cron.close();
+    const runs = await checkSlots(home.db, 2);
+    const turns = [...away.turns, ...home.turns];
+    expect(turns).toHaveLength(runs);
+    expect(away.turns.filter((turn) => turn.startsWith('coder|'))).toEqual([]);
+    expect(home.turns.filter((turn) => turn.startsWith('coder|')).length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -47,6 +47,13 @@ export interface CronServiceOptions {
    * @default 10000
    */
   runLeaseMs?: number | undefined;
+  /**
+   * Cluster mode: whether this instance may fire a scheduled job of `agentId`. An agent whose
+   * tools work on one host (its home instance) has its fires claimed only there: the other
+   * instances leave the slot to it, and learn its next due time from the row. Forced runs
+   * (`runNow`) run where they are asked. @default every job fires on every instance
+   */
+  firesHere?: ((agentId: string) => boolean | Promise<boolean>) | undefined;
   /** Runs the model turn of a fire. */
   runner: AgentTurnRunner;
   /** The workspace directory of an agent; a gate runs there (created when missing). */
@@ -205,7 +212,7 @@ export function createCronService(options: CronServiceOptions): CronService {
   };
   const cluster =
     options.coordinator?.mode === 'postgres'
-      ? new ClusterCron(ctx, options.coordinator, options.runLeaseMs ?? 10_000)
+      ? new ClusterCron(ctx, options.coordinator, options.runLeaseMs ?? 10_000, options.firesHere)
       : undefined;
   if (cluster !== undefined) {
     ctx.cluster = cluster;

@@ -12,6 +12,7 @@ describe('ErrorCodes', () => {
       RateLimited: -32000,
       Unauthorized: -32001,
       NotFound: -32004,
+      InstanceAffinity: -32010,
     });
   });
 });
@@ -42,6 +43,15 @@ describe('RpcError', () => {
     expect(RpcError.insufficientScope('admin').message).toBe("Insufficient scope: requires 'admin'");
     expect(RpcError.rateLimited().toJSON()).toEqual({ code: -32000, message: 'Message rate limit exceeded' });
     expect(RpcError.internal().toJSON()).toEqual({ code: -32603, message: 'Internal error' });
+  });
+
+  it('names the owning instance of a call that belongs elsewhere (-32010, the pinned data)', () => {
+    const owner = { instanceId: 'a1', advertiseUrl: 'http://10.0.0.1:7777' };
+    expect(RpcError.instanceAffinity('Browser tab ab12', owner).toJSON()).toEqual({
+      code: -32010,
+      message: 'Browser tab ab12 is held by instance a1; call http://10.0.0.1:7777',
+      data: { code: 'INSTANCE_AFFINITY', instanceId: 'a1', advertiseUrl: 'http://10.0.0.1:7777' },
+    });
   });
 
   it('never serialises its cause', () => {

@@ -1,4 +1,4 @@
-import type { AgentdErrorOptions, ValidationIssue } from '@agentd/contracts';
+import type { AgentdErrorOptions, InstanceAffinityData, ValidationIssue } from '@agentd/contracts';
 import { AgentdError } from '@agentd/errors';
 
 /**
@@ -6,7 +6,8 @@ import { AgentdError } from '@agentd/errors';
  *
  * The first five are fixed by JSON-RPC 2.0. The server-defined ones follow the
  * interface document and its decisions page: `-32000` for rate limits,
- * `-32004` for an unknown entity, `-32001` for a failed HTTP authentication.
+ * `-32004` for an unknown entity, `-32001` for a failed HTTP authentication, `-32010` for a
+ * call that belongs on another instance of a cluster.
  */
 export const ErrorCodes = {
   ParseError: -32700,
@@ -17,6 +18,7 @@ export const ErrorCodes = {
   RateLimited: -32000,
   Unauthorized: -32001,
   NotFound: -32004,
+  InstanceAffinity: -32010,
 } as const;
 
 /** One of the values of {@link ErrorCodes}; handlers may still use any integer. */
@@ -107,6 +109,23 @@ export class RpcError extends Error {
   static notFound(kind: string, id: string | number): RpcError {
     const label = kind.length > 0 ? kind[0]!.toUpperCase() + kind.slice(1) : kind;
     return new RpcError(ErrorCodes.NotFound, `${label} not found: ${id}`, { data: { kind, id } });
+  }
+
+  /**
+   * `-32010`: what the call names lives on another instance (`owner`, from its membership row);
+   * `what` says what, e.g. `Browser tab ab12cd34`.
+   */
+  static instanceAffinity(what: string, owner: { instanceId: string; advertiseUrl: string }): RpcError {
+    const data: InstanceAffinityData = {
+      code: 'INSTANCE_AFFINITY',
+      instanceId: owner.instanceId,
+      advertiseUrl: owner.advertiseUrl,
+    };
+    return new RpcError(
+      ErrorCodes.InstanceAffinity,
+      `${what} is held by instance ${owner.instanceId}; call ${owner.advertiseUrl || 'that instance'}`,
+      { data },
+    );
   }
 
   /** Rebuilds an {@link RpcError} from a received `error` member (used by clients of the memory pair). */

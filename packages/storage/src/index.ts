@@ -45,12 +45,15 @@ export {
 } from './private-modes.js';
 export {
   type BusMessage,
+  type BusRelay,
   type CasDueSpec,
   type Claimed,
   type ClusterBus,
   type CoordinationOptions,
   type Coordinator,
   type FencedWrite,
+  type HostAffinity,
+  type HostAffinityOptions,
   type InstanceInfo,
   type KeyedLease,
   type KeyedLock,
@@ -59,9 +62,12 @@ export {
   localKeyedLock,
   nowMs,
   openCoordination,
+  openHostAffinity,
   type OwnedRows,
   type OwnedRowsSpec,
   ownedColumns,
+  type Placement,
+  relayOverBus,
   type Singleton,
 } from './coordination/index.js';
 export type { Dialect, DialectMigrations, MigrationSet } from './migrations.js';

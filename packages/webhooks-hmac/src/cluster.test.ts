@@ -1,4 +1,11 @@
-import { type Coordinator, type Database, openCoordination, openDatabase } from '@agentd/storage';
+import {
+  type Coordinator,
+  type Database,
+  type HostAffinity,
+  openCoordination,
+  openDatabase,
+  openHostAffinity,
+} from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { eventually } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +14,7 @@ import { webhooksSectionSchema } from './config.js';
 import { webhookMigrationSet } from './migrations.js';
 import { createWebhookService } from './service.js';
 import { type AgentTurnRunner, createQueueDrainer, type QueueDrainer } from './queue-drainer.js';
+import type { ClaimWhere } from './internal/job-claims.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
 
 // Three instances in one process, as three daemons would be: each its own pool, coordinator
@@ -17,6 +25,8 @@ interface Instance {
   store: WebhookStore;
   drainer: QueueDrainer | undefined;
   turns: string[];
+  /** The agent of each turn, in order. */
+  agents: string[];
 }
 
 const opened: Instance[] = [];
@@ -29,10 +39,11 @@ afterEach(async () => {
   }
 });
 
-function recordingRunner(turns: string[], delayMs = 2): AgentTurnRunner {
+function recordingRunner(turns: string[], delayMs = 2, agents?: string[]): AgentTurnRunner {
   return {
     async runTurn(request) {
       turns.push(request.turnKey ?? '');
+      agents?.push(request.agentId ?? '');
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       return {
         response: 'ok',
@@ -47,24 +58,31 @@ function recordingRunner(turns: string[], delayMs = 2): AgentTurnRunner {
 async function instance(
   url: string,
   id: string,
-  options: { drain?: boolean; jobLeaseMs?: number; concurrency?: number } = {},
+  options: {
+    drain?: boolean;
+    jobLeaseMs?: number;
+    concurrency?: number;
+    claimWhere?: (coordinator: Coordinator, db: Database) => Promise<ClaimWhere | undefined>;
+  } = {},
 ): Promise<Instance> {
   const db = await openDatabase({ url, poolMax: 4 });
   const coordinator = await openCoordination(db, { instanceId: id, pollMs: 100, heartbeatMs: 100 });
   await coordinator.start();
   await db.migrate('@agentd/webhooks-hmac', webhookMigrationSet);
-  const store = createWebhookStore({ db, coordinator, jobLeaseMs: options.jobLeaseMs ?? 10_000 });
+  const claimWhere = await options.claimWhere?.(coordinator, db);
+  const store = createWebhookStore({ db, coordinator, jobLeaseMs: options.jobLeaseMs ?? 10_000, claimWhere });
   const turns: string[] = [];
+  const agents: string[] = [];
   const drainer =
     options.drain === false
       ? undefined
       : createQueueDrainer({
           store,
-          runner: recordingRunner(turns),
+          runner: recordingRunner(turns, 2, agents),
           coordinator,
           concurrency: options.concurrency ?? 4,
         });
-  const made = { db, coordinator, store, drainer, turns };
+  const made = { db, coordinator, store, drainer, turns, agents };
   opened.push(made);
   return made;
 }
@@ -175,5 +193,44 @@ describe.skipIf(!pgSuitesEnabled())('webhook queue takeover on PostgreSQL', () =
     await eventually(async () => ((await a.store.queueStats()).done === 1 ? true : undefined));
     expect(a.turns).toHaveLength(1);
     expect(b.turns).toHaveLength(0);
+  });
+});
+
+describe.skipIf(!pgSuitesEnabled())('webhook queue with a homed agent on PostgreSQL', () => {
+  it("leaves a homed agent's jobs to its home instance; other agents' jobs run anywhere", async () => {
+    const target = await testDialects()
+      .find((dialect) => dialect.name === 'pg')!
+      .url();
+    const homes: HostAffinity[] = [];
+    const homeFilter = async (coordinator: Coordinator, db: Database) => {
+      const affinity = await openHostAffinity({ db, coordinator });
+      homes.push(affinity);
+      return affinity.notHomedElsewhere('agent_id', 'default');
+    };
+    try {
+      const away = await instance(target, 'away', { claimWhere: homeFilter });
+      const home = await instance(target, 'home', { claimWhere: homeFilter });
+      expect(await homes[1]!.home('coder')).toEqual({ where: 'here' });
+      // Queued on the instance that is not the home, before either drains.
+      for (let n = 0; n < 20; n += 1) {
+        const agentId = n % 2 === 0 ? 'coder' : 'chat';
+        await away.store.accept({
+          endpoint: 'mapped',
+          mappingId: 'm',
+          deliveryId: `h${n}`,
+          plan: { ...plan(n), agentId },
+        });
+      }
+      await away.drainer?.start();
+      await home.drainer?.start();
+      away.drainer?.kick();
+      home.drainer?.kick();
+      await eventually(async () => ((await away.store.queueStats()).done === 20 ? true : undefined));
+      expect(away.agents.filter((agent) => agent === 'coder')).toEqual([]);
+      expect(home.agents.filter((agent) => agent === 'coder')).toHaveLength(10);
+      expect([...away.agents, ...home.agents].filter((agent) => agent === 'chat')).toHaveLength(10);
+    } finally {
+      for (const affinity of homes) await affinity.close();
+    }
   });
 });

@@ -30,6 +30,7 @@ export {
   type WebhookResponse,
 } from './handler.js';
 export type { HeaderSource } from './internal/headers.js';
+export type { ClaimWhere } from './internal/job-claims.js';
 export { noopLogger, type WebhookLogger } from './logger.js';
 export {
   findMapping,

@@ -11,6 +11,7 @@ import {
   type HookResponseDeliverer,
   type QueueDrainer,
 } from './queue-drainer.js';
+import type { ClaimWhere } from './internal/job-claims.js';
 import { createWebhookStore, type WebhookDatabase, type WebhookStore } from './store.js';
 import { type WebhookMigrationSet, webhookMigrationSet } from './migrations.js';
 import { deliverPendingWakes, type WakeTarget } from './wake.js';
@@ -82,6 +83,8 @@ export interface WebhookServiceOptions {
   coordinator?: WebhookCoordinator | undefined;
   /** The lease of a cluster claim. @default 10000 */
   jobLeaseMs?: number | undefined;
+  /** Cluster mode: an extra condition on the jobs this instance claims (see the store's `claimWhere`). */
+  claimWhere?: ClaimWhere | undefined;
   /** @default no-op */
   logger?: WebhookLogger;
   /** Clock in milliseconds. @default Date.now */
@@ -130,6 +133,7 @@ export async function createWebhookService(options: WebhookServiceOptions): Prom
     now,
     ...(coordinator ? { coordinator } : {}),
     ...(options.jobLeaseMs !== undefined ? { jobLeaseMs: options.jobLeaseMs } : {}),
+    ...(options.claimWhere !== undefined ? { claimWhere: options.claimWhere } : {}),
   });
   const prune = () =>
     store

@@ -7,7 +7,7 @@ import { OutcomeCounters } from './internal/outcome-counters.js';
 import { parseWith } from './internal/validate.js';
 import { noopLogger, type WebhookLogger } from './logger.js';
 import type { WebhookCoordinator } from './cluster.js';
-import { jobClaims } from './internal/job-claims.js';
+import { type ClaimWhere, jobClaims } from './internal/job-claims.js';
 import type { WebhookDialect } from './migrations.js';
 
 export {
@@ -64,6 +64,12 @@ export interface WebhookStoreOptions extends Pick<Injected<WebhookLogger>, 'logg
   coordinator?: WebhookCoordinator | undefined;
   /** How long a cluster claim lasts without renewal (the drainer renews it while the turn runs). @default 10000 */
   jobLeaseMs?: number;
+  /**
+   * Cluster mode: an extra condition (SQL over a `webhook_agent_queue` row, `?` placeholders)
+   * on the jobs this instance claims; the daemon leaves a homed agent's jobs to its home.
+   * @default every job
+   */
+  claimWhere?: ClaimWhere | undefined;
 }
 
 const storeOptionsSchema = z.object({
@@ -213,7 +219,7 @@ export interface WebhookStore {
  * @throws {WebhookError} `INVALID_OPTIONS` naming the offending option.
  */
 export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
-  const { db, coordinator, logger = noopLogger, now = Date.now, ...rest } = options;
+  const { db, coordinator, claimWhere, logger = noopLogger, now = Date.now, ...rest } = options;
   const settings = parseWith(storeOptionsSchema, rest, 'webhook store options');
   if (!db || typeof db.execute !== 'function' || typeof db.transaction !== 'function') {
     throw new WebhookError(
@@ -224,7 +230,7 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
   let closed = false;
   // Scalar MAX(a, b) is SQLite's spelling; PostgreSQL's is GREATEST.
   const greatest = db.dialect === 'pg' ? 'GREATEST' : 'MAX';
-  const claims = jobClaims(db, coordinator, settings.jobLeaseMs);
+  const claims = jobClaims(db, coordinator, settings.jobLeaseMs, claimWhere);
   const counters = new OutcomeCounters(db, logger, settings.counterFlushMs);
 
   const ensureOpen = () => {

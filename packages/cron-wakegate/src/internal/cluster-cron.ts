@@ -57,6 +57,7 @@ export class ClusterCron implements ClusterFires, Recorder {
   readonly #ctx: CronContext;
   readonly #coordinator: Coordinator;
   readonly #leaseMs: number;
+  readonly #firesHere: ((agentId: string) => boolean | Promise<boolean>) | undefined;
   readonly #pending = new Set<Promise<void>>();
   // Writes of one job in order, of different jobs in parallel: a run's record lands at once, so
   // the next slot's overlap check does not mistake a finished run for one in progress.
@@ -65,10 +66,16 @@ export class ClusterCron implements ClusterFires, Recorder {
   #unwatch: (() => void) | undefined;
   #syncing: Promise<void> | undefined;
 
-  constructor(ctx: CronContext, coordinator: Coordinator, leaseMs: number) {
+  constructor(
+    ctx: CronContext,
+    coordinator: Coordinator,
+    leaseMs: number,
+    firesHere?: (agentId: string) => boolean | Promise<boolean>,
+  ) {
     this.#ctx = ctx;
     this.#coordinator = coordinator;
     this.#leaseMs = leaseMs;
+    this.#firesHere = firesHere;
   }
 
   /** Starts the tick (renew own runs, sweep expired ones, reload jobs) and the bus watch. */
@@ -80,6 +87,7 @@ export class ClusterCron implements ClusterFires, Recorder {
 
   stop(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
     this.#unwatch?.();
   }
 
@@ -102,6 +110,16 @@ export class ClusterCron implements ClusterFires, Recorder {
 
   async #fire(job: JobState, trigger: FireTrigger, due: number): Promise<void> {
     const ctx = this.#ctx;
+    if (this.#firesHere !== undefined && !(await this.#firesHere(job.agentId))) {
+      // Its home fires it, and the next reload brings the moved due time. Asked again after a
+      // lease time while the slot is still open, so a home that died is taken over here.
+      const retry = setTimeout(() => {
+        if (!job.removed && job.nextRunAtMs === due && this.#timer !== undefined)
+          this.fire(job, trigger, due);
+      }, this.#leaseMs);
+      retry.unref?.();
+      return;
+    }
     const ts = ctx.now();
     const next = job.schedule.kind === 'once' ? 0 : (nextFireAfter(job.schedule, ts) ?? 0);
     const fence = await this.#coordinator.casDue({

@@ -43,5 +43,13 @@ export {
   keyedLock,
   localKeyedLock,
 } from './keyed-lock.js';
+export {
+  affinityPgMigrations,
+  type HostAffinity,
+  type HostAffinityOptions,
+  openHostAffinity,
+  type Placement,
+} from './affinity.js';
+export { type BusRelay, relayOverBus } from './relay.js';
 export { nowMs, ownedColumns } from './sql.js';
 export type * from './types.js';

@@ -8,6 +8,12 @@ export interface JobWrite {
   args: WebhookSqlValue[];
 }
 
+/** An extra claim condition: SQL over a queue row with `?` placeholders, and their values. */
+export interface ClaimWhere {
+  sql: string;
+  args?: WebhookSqlValue[] | undefined;
+}
+
 /** A claimed row and the fence its later writes carry (undefined in process). */
 export interface ClaimedRow {
   row: Record<string, unknown>;
@@ -86,7 +92,14 @@ const CLAIMABLE = "(status = 'queued' AND next_attempt_at <= ?) OR status = 'run
 const DB_NOW = '(extract(epoch from now()) * 1000)::bigint';
 
 /** Claims shared by every instance of a cluster (PostgreSQL). */
-export function clusterClaims(db: WebhookDatabase, rows: WebhookOwnedRows, leaseMs: number): JobClaims {
+export function clusterClaims(
+  db: WebhookDatabase,
+  rows: WebhookOwnedRows,
+  leaseMs: number,
+  extra?: ClaimWhere,
+): JobClaims {
+  const where = extra === undefined ? CLAIMABLE : `(${CLAIMABLE}) AND (${extra.sql})`;
+  const whereArgs = (at: number): WebhookSqlValue[] => [at, ...(extra?.args ?? [])];
   const fenced = (fence: number | undefined): number => {
     if (fence === undefined) {
       throw new WebhookError(
@@ -100,8 +113,8 @@ export function clusterClaims(db: WebhookDatabase, rows: WebhookOwnedRows, lease
     leaseMs,
     async claim(at) {
       const [taken] = await rows.claim({
-        where: CLAIMABLE,
-        args: [at],
+        where,
+        args: whereArgs(at),
         orderBy: 'next_attempt_at, id',
         limit: 1,
       });
@@ -127,8 +140,8 @@ export function clusterClaims(db: WebhookDatabase, rows: WebhookOwnedRows, lease
     },
     async due(at) {
       const result = await db.execute(
-        `SELECT COUNT(*) AS n FROM ${QUEUE} WHERE (${CLAIMABLE}) AND (owner IS NULL OR lease_until < ${DB_NOW})`,
-        [at],
+        `SELECT COUNT(*) AS n FROM ${QUEUE} WHERE (${where}) AND (owner IS NULL OR lease_until < ${DB_NOW})`,
+        whereArgs(at),
       );
       return Number(result.rows[0]?.n ?? 0);
     },
@@ -140,8 +153,9 @@ export function jobClaims(
   db: WebhookDatabase,
   coordinator: WebhookCoordinator | undefined,
   leaseMs: number,
+  extra?: ClaimWhere,
 ): JobClaims {
   return isCluster(coordinator)
-    ? clusterClaims(db, coordinator.ownedRows({ table: QUEUE, leaseMs }), leaseMs)
+    ? clusterClaims(db, coordinator.ownedRows({ table: QUEUE, leaseMs }), leaseMs, extra)
     : localClaims(db);
 }
