@@ -159,5 +159,34 @@ describe.skipIf(!pgSuitesEnabled())(
       expect(row).toMatchObject({ attempts: 2, owner: null, last_error: null });
       await oneTurn('killed-1', nodes[0]!);
     });
+
+    it("refuses the writes of an instance stopped past its lease: its job completes elsewhere once, and the old owner's completion is rejected after SIGCONT", async () => {
+      const owner = await startTurn('stopped-1', nodes[0]!);
+      harness!.pause(owner);
+      let resumed = false;
+      try {
+        const row = await done('stopped-1');
+        expect(calls('stopped-1')).toBe(2);
+        expect(row).toMatchObject({ attempts: 2, owner: null, last_error: null });
+        harness!.resume(owner);
+        resumed = true;
+        // The old owner wakes with its turn still open: its lease renewal or its completion finds
+        // the claim gone and is refused, which it logs.
+        await eventually(
+          () =>
+            /webhook job claim lost|webhook agent turn failed/.test(owner.process.stdout())
+              ? true
+              : undefined,
+          30_000,
+          100,
+        );
+        // Nothing it did after waking reached the job row or the session.
+        expect(await job('stopped-1')).toEqual(row);
+        expect(calls('stopped-1')).toBe(2);
+        await oneTurn('stopped-1', nodes.find((node) => node !== owner)!);
+      } finally {
+        if (!resumed) harness!.resume(owner);
+      }
+    });
   },
 );
