@@ -19,6 +19,8 @@ export interface BenchNode {
   url: string;
   /** A client whose calls may wait two minutes (turns that wait on approvals). */
   client: HttpClient;
+  /** The warn and error lines the instance logged lately (the last 20). */
+  problems(): string[];
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,7 @@ export async function startNode(
   writeFileSync(join(dataDir, 'config.yaml'), stringify(config));
   const entry = existsSync(built) ? [built] : ['--import', 'tsx', join(here, '..', 'src', 'cli.ts')];
   const child = spawn(process.execPath, [...entry, 'start', '--data-dir', dataDir, '--port', '0'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       AGENTD_STORAGE_URL: databaseUrl,
@@ -44,9 +46,21 @@ export async function startNode(
       ...env,
     },
   });
+  const problems: string[] = [];
+  let partial = '';
+  child.stdout?.on('data', (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!/"level":\s*(40|50|60)|"level":"(warn|error|fatal)"/.test(line)) continue;
+      problems.push(line.slice(0, 600));
+      if (problems.length > 20) problems.shift();
+    }
+  });
   const url = await listening(child);
   return {
     url,
+    problems: () => [...problems],
     client: createHttpClient({ url, token: BENCH_TOKEN, requestTimeoutMs: 120_000 }),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {

@@ -2,8 +2,13 @@
  * Cluster benchmark: agentd instances as child processes on one PostgreSQL database.
  *
  *   npx -y pnpm@10 bench cluster          (from the repository root; builds first)
- *   cd apps/daemon && npx tsx bench/run-cluster.ts [--smoke] [--part cron]
+ *   cd apps/daemon && npx tsx bench/run-cluster.ts [--smoke] [--part cron|turns|approvals]
  *
+ * - turns: N = 1, 2, 3 instances, a fake OpenAI-compatible provider that answers after 200 ms,
+ *   64 concurrent sessions spread over the instances: turns/s and p50/p99 per N, with the
+ *   ratios N=2/N=1 and N=3/N=1.
+ * - approvals: a turn on one instance waits on an approval decided on another; the time from
+ *   the decision's answer to the turn's, with NOTIFY and with NOTIFY suppressed.
  * - cron: fire latency on three instances, from a slot's due time to its run row's fire time
  *   (`cron_runs.ts - scheduled_at_ms`: the winning instance's clock when its timer fired, just
  *   before its compare-and-set on the due time won), with NOTIFY and with NOTIFY suppressed
@@ -14,7 +19,10 @@
  * the coordination's overhead, not scaling.
  */
 import { openDatabase } from '@agentd/storage';
+import { startFakeOpenAi } from '../../../packages/agent-runtime/test/fake-providers.js';
 import { createPgDatabase, postgres } from '../../../packages/storage/bench/pg-server.js';
+import { printComparison } from '../../../tooling/bench/harness.js';
+import { APPROVALS_CONFIG, approvalWakeUps, sessionTurns, type TurnLoad } from './cluster-loads.js';
 import { type BenchNode, printLatency, startNodes, stopNodes } from './cluster-nodes.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -28,6 +36,13 @@ const CRON_JOBS = 20;
 const CRON_SECONDS = smoke ? 6 : 30;
 /** Slots this soon after the last job was added are left out (instances still loading them). */
 const CRON_SETTLE_MS = 3000;
+
+const SESSIONS = 64;
+const PROVIDER_MS = 200;
+const TURN_SECONDS = smoke ? 5 : 30;
+const WARM_SECONDS = smoke ? 2 : 5;
+const APPROVAL_SAMPLES = smoke ? 3 : 20;
+const MODEL_KEY = 'sk-bench-cluster-model-0123';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,6 +74,48 @@ async function cronLatencies(serverUrl: string, name: string, env: NodeJS.Proces
   }
 }
 
+/** Turns of 64 sessions on `count` instances, after a warm-up that opens every session. */
+async function turns(serverUrl: string, providerUrl: string, count: number): Promise<TurnLoad> {
+  const url = await createPgDatabase(serverUrl, `agentd_bench_turns_${count}`);
+  const config = {
+    ...BASE_CONFIG,
+    providers: {
+      entries: {
+        slow: {
+          type: 'openai-compatible',
+          baseUrl: providerUrl,
+          apiKey: '${secret:MODEL_KEY}',
+          models: ['gpt-fake'],
+        },
+      },
+    },
+    agents: { entries: { solo: { name: 'Solo', provider: 'slow' } } },
+  };
+  const nodes = await startNodes(count, url, config, { MODEL_KEY });
+  try {
+    await sessionTurns(nodes, 'solo', SESSIONS, WARM_SECONDS * 1000, 'run');
+    const load = await sessionTurns(nodes, 'solo', SESSIONS, TURN_SECONDS * 1000, 'run');
+    if (load.failures.size > 0) {
+      console.log(`\nN = ${count}: failed turns ${JSON.stringify(Object.fromEntries(load.failures))}`);
+      for (const node of nodes) for (const line of node.problems()) console.log(`  ${line}`);
+    }
+    return load;
+  } finally {
+    await stopNodes(nodes);
+  }
+}
+
+/** Approval wake-ups on two instances (the waiter and the decider). */
+async function approvals(serverUrl: string, name: string, env: NodeJS.ProcessEnv): Promise<number[]> {
+  const url = await createPgDatabase(serverUrl, name);
+  const nodes = await startNodes(2, url, { ...BASE_CONFIG, ...APPROVALS_CONFIG }, env);
+  try {
+    return await approvalWakeUps(nodes[0]!, nodes[1]!, APPROVAL_SAMPLES);
+  } finally {
+    await stopNodes(nodes);
+  }
+}
+
 const server = postgres();
 try {
   if (runs('cron')) {
@@ -67,6 +124,33 @@ try {
     );
     printLatency('with NOTIFY', await cronLatencies(server.url, 'agentd_bench_cron_notify', {}));
     printLatency('NOTIFY suppressed', await cronLatencies(server.url, 'agentd_bench_cron_poll', NO_NOTIFY));
+  }
+  if (runs('turns')) {
+    const model = await startFakeOpenAi({
+      apiKey: MODEL_KEY,
+      respond: () => ({ text: 'ok', hangMs: PROVIDER_MS }),
+    });
+    try {
+      const loads: Array<[number, TurnLoad]> = [];
+      for (const count of [1, 2, 3]) loads.push([count, await turns(server.url, model.url, count)]);
+      printComparison(
+        `agent turns/s, ${SESSIONS} concurrent sessions, provider answering after ${PROVIDER_MS} ms, ${TURN_SECONDS} s each`,
+        loads.map(([count, load]) => ({
+          name: `N = ${count}`,
+          ops: load.turns,
+          ms: load.ms,
+          opsPerSec: (load.turns * 1000) / load.ms,
+        })),
+      );
+      for (const [count, load] of loads) printLatency(`turn latency, N = ${count}`, load.latencies);
+    } finally {
+      await model.close();
+    }
+  }
+  if (runs('approvals')) {
+    console.log(`\napproval wake-up, decided on B, turn waiting on A (${APPROVAL_SAMPLES} samples each)`);
+    printLatency('with NOTIFY', await approvals(server.url, 'agentd_bench_approvals_notify', {}));
+    printLatency('NOTIFY suppressed', await approvals(server.url, 'agentd_bench_approvals_poll', NO_NOTIFY));
   }
 } finally {
   server.stop();
