@@ -96,10 +96,14 @@ export function startWebhooks(
     () =>
       createWebhookService({
         db,
-        // Cluster mode: every instance's drainer claims from the one queue under leases.
+        // Cluster mode: every instance's drainer claims from the one queue under leases, as long
+        // as the cluster's other leases (`cluster.leaseMs`).
         ...clustered(stores.coordinator),
         // A homed agent's jobs are claimed on its home only.
         claimWhere: stores.affinity.notHomedElsewhere('agent_id', DEFAULT_AGENT_ID),
+        ...(stores.coordinator.mode === 'postgres' && config.cluster.leaseMs !== undefined
+          ? { jobLeaseMs: config.cluster.leaseMs }
+          : {}),
         events,
         ...(context.spans ? { spans: context.spans } : {}),
         section: config.webhooks,

@@ -17,53 +17,24 @@
  * here that it costs in a real cluster. Reported, not gated: cluster mode trades speed per
  * call for several instances. `--smoke` shortens every phase.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { interleave, printComparison } from '../../../tooling/bench/harness.js';
 import { type Database, openDatabase } from '../src/index.js';
+import { createPgDatabase, postgres } from './pg-server.js';
 
 const smoke = process.argv.includes('--smoke');
 const timing = smoke
   ? { warmupMs: 200, durationMs: 300, rounds: 1 }
   : { warmupMs: 1000, durationMs: 2000, rounds: 3 };
-const root = join(import.meta.dirname, '..', '..', '..');
-const script = join(root, 'tooling', 'scripts', 'pg-test-server.sh');
-
-/** The server URL, and how to stop it when this run started it. */
-function postgres(): { url: string; stop: () => void } {
-  const given = process.env.AGENTD_BENCH_PG_URL;
-  if (given) return { url: given, stop: () => undefined };
-  const state = join(tmpdir(), `agentd-bench-pg-${process.pid}.dir`);
-  const env = { ...process.env, PG_TEST_FSYNC: 'on', PG_TEST_STATE: state };
-  const started = spawnSync('bash', [script, 'start'], { env, encoding: 'utf8' });
-  const url = /AGENTD_TEST_PG_URL=(\S+)/.exec(started.stdout ?? '')?.[1];
-  if (started.status !== 0 || url === undefined) {
-    throw new Error(
-      `PostgreSQL did not start (set AGENTD_BENCH_PG_URL to use a running one): ${started.stderr}`,
-    );
-  }
-  return { url, stop: () => void spawnSync('bash', [script, 'stop'], { env, stdio: 'inherit' }) };
-}
-
 /** A new database on the server, with `synchronous_commit` set for every connection to it. */
 async function pgDatabase(
   serverUrl: string,
   name: string,
   synchronousCommit: 'on' | 'off',
 ): Promise<Database> {
-  const admin = await openDatabase({ url: serverUrl, poolMax: 1 });
-  try {
-    await admin.execute(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.execute(`CREATE DATABASE ${name}`);
-    await admin.execute(`ALTER DATABASE ${name} SET synchronous_commit = ${synchronousCommit}`);
-  } finally {
-    await admin.close();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return openDatabase({ url: url.toString() });
+  return openDatabase({ url: await createPgDatabase(serverUrl, name, synchronousCommit) });
 }
 
 async function prepare(db: Database): Promise<void> {

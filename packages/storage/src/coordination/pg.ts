@@ -21,6 +21,12 @@ const NOTIFY_LIMIT_BYTES = 7900;
 // Large-event rows are read within moments of their notice; older ones are deleted by the sweep.
 const EVENT_RETENTION_MS = 10 * 60_000;
 const NOW = nowMs('pg');
+/**
+ * Test-only: `1` in a process's environment sends no NOTIFY from its coordinator (unless the
+ * `notify` option says otherwise), so cluster tests and benchmarks of whole daemons can measure
+ * the polling backstop alone. Never set it in production: wake-ups then wait for a poll.
+ */
+export const SUPPRESS_NOTIFY_ENV = 'AGENTD_TEST_CLUSTER_NO_NOTIFY';
 
 interface InstanceRow {
   instance_id: string;
@@ -65,7 +71,7 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
     this.#advertiseUrl = options.advertiseUrl ?? '';
     this.#heartbeatMs = options.heartbeatMs ?? Math.max(100, Math.floor(this.leaseMs / 5));
     this.#pollMs = options.pollMs ?? 2000;
-    this.#notify = options.notify ?? true;
+    this.#notify = options.notify ?? process.env[SUPPRESS_NOTIFY_ENV] !== '1';
     this.#logger = options.logger ?? noopLogger;
     this.watchers.onError = (error, topic) =>
       this.#logger.warn(

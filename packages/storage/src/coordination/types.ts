@@ -25,7 +25,10 @@ export interface CoordinationOptions {
   allowConfigSkew?: boolean | undefined;
   /** This build's version, recorded in membership. @default '' */
   version?: string | undefined;
-  /** False sends no NOTIFY, leaving wake-ups to polling (diagnostics and tests). @default true */
+  /**
+   * False sends no NOTIFY, leaving wake-ups to polling (diagnostics and tests).
+   * @default true, unless the test-only env var `AGENTD_TEST_CLUSTER_NO_NOTIFY` is `1`
+   */
   notify?: boolean | undefined;
   logger?: StorageLogger | undefined;
 }
