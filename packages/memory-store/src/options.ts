@@ -42,6 +42,7 @@ export const memoryStoreSettingsSchema = z
       synonymWeight: z.number().min(0).max(4).default(0.2),
       synonymSenses: z.number().int().min(1).max(8).default(1),
       synonymsPerWord: z.number().int().min(1).max(16).default(4),
+      nameClasses: z.boolean().default(true),
     }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
@@ -140,6 +141,12 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
         synonymSenses?: number | undefined;
         /** @default 4 */
         synonymsPerWord?: number | undefined;
+        /**
+         * Index the WordNet classes of the names an entry holds ("Bach": composer) with its
+         * words, and search those of the names a question holds with its topic words. Read at
+         * write for the index, at search for the question. @default true
+         */
+        nameClasses?: boolean | undefined;
       }
     | undefined;
   /**

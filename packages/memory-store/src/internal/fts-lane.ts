@@ -12,6 +12,7 @@ import {
   topicWords,
   transcriptLine,
 } from './lexical.js';
+import { nameClasses } from './names.js';
 import { chunks } from './rows.js';
 import { synonymTerms } from './synonyms.js';
 import { orExpression, queryTerms } from './text.js';
@@ -37,9 +38,10 @@ interface CandidateRow {
 
 /** The FTS5 MATCH for a question, or undefined when it has no words. */
 export async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
+  const classes = ctx.settings.recall.nameClasses ? nameClasses(query) : [];
   const terms = ctx.settings.recall.stopwords
-    ? topicWords(query).map((word) => `"${word.replaceAll('"', '""')}"`)
-    : queryTerms(query);
+    ? [...new Set([...topicWords(query), ...classes])].map((word) => `"${word.replaceAll('"', '""')}"`)
+    : queryTerms([query, ...classes].join(' '));
   if (terms.length <= 1) return orExpression(terms);
   // Words found in more than a tenth of a large store barely move bm25 (their
   // idf is near zero) but make FTS5 score most of the table: left out while rarer ones exist.
