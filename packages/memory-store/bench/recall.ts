@@ -82,6 +82,11 @@ const variants: Variant[] = [
     settings: { recall: { synonymSenses: 2, synonymsPerWord: 8 } },
   },
   {
+    name: '+ proximity of topic words, 0.2 (off by default)',
+    settings: { recall: { proximityWeight: 0.2 } },
+  },
+  { name: '+ proximity of topic words, 0.5', settings: { recall: { proximityWeight: 0.5 } } },
+  {
     name: '+ expansion from co-occurrence, 0.1 (off by default)',
     settings: { recall: { expansionWeight: 0.1 } },
   },

@@ -42,6 +42,7 @@ export const memoryStoreSettingsSchema = z
       synonymWeight: z.number().min(0).max(4).default(0.2),
       synonymSenses: z.number().int().min(1).max(8).default(1),
       synonymsPerWord: z.number().int().min(1).max(16).default(4),
+      proximityWeight: z.number().min(0).max(4).default(0),
       nameClasses: z.boolean().default(true),
     }),
     index: settingsGroup({
@@ -141,6 +142,12 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
         synonymSenses?: number | undefined;
         /** @default 4 */
         synonymsPerWord?: number | undefined;
+        /**
+         * Added, times the share of the question's topic-word pairs that stand within four
+         * words of each other in an entry. Off by default (see the README's ablations).
+         * @default 0
+         */
+        proximityWeight?: number | undefined;
         /**
          * Index the WordNet classes of the names an entry holds ("Bach": composer) with its
          * words, and search those of the names a question holds with its topic words. Read at

@@ -13,6 +13,7 @@ import {
   transcriptLine,
 } from './lexical.js';
 import { nameClasses } from './names.js';
+import { proximityShare, proximityStems } from './proximity.js';
 import { chunks } from './rows.js';
 import { synonymTerms } from './synonyms.js';
 import { orExpression, queryTerms } from './text.js';
@@ -189,7 +190,8 @@ function rescore(
   ranked: Array<{ seq: number; relevance: number }>,
   rows: Map<number, CandidateRow>,
 ): Lane {
-  const { neighbourWeight, neighbourSpan, speakerWeight, timeWeight } = ctx.settings.recall;
+  const { neighbourWeight, neighbourSpan, speakerWeight, timeWeight, proximityWeight } = ctx.settings.recall;
+  const stems = proximityWeight > 0 ? proximityStems(query) : [];
   const top = Math.max(...ranked.map((row) => Number(row.relevance)), Number.MIN_VALUE);
   // bm25 normalised by the best match, so the weights mean the same on every question.
   const own = new Map<number, number>();
@@ -216,6 +218,7 @@ function rescore(
     const line = transcriptLine(row.content);
     if (speakerWeight > 0 && namesSpeaker(asked, line.speaker)) score += speakerWeight;
     if (when && timeWeight > 0 && mentionsTime(line.text)) score += timeWeight;
+    if (stems.length > 1) score += proximityWeight * proximityShare(stems, row.content);
     scored.push({ seq: row.seq, relevance: score });
   }
   return scored.sort((a, b) => b.relevance - a.relevance || a.seq - b.seq);
