@@ -77,11 +77,20 @@ const variants: Variant[] = [
   { name: '- no speaker match', settings: { recall: { speakerWeight: 0 } } },
   { name: '- no time match for "when"', settings: { recall: { timeWeight: 0 } } },
   { name: '- no WordNet synonyms', settings: { recall: { synonymWeight: 0 } } },
+  {
+    name: "- no WordNet classes of the question's names",
+    settings: { recall: { nameClasses: false } },
+  },
   { name: '+ WordNet synonyms at 0.3, not 0.2', settings: { recall: { synonymWeight: 0.3 } } },
   {
     name: '+ WordNet synonyms, 2 senses, 8 a word',
     settings: { recall: { synonymSenses: 2, synonymsPerWord: 8 } },
   },
+  {
+    name: '+ proximity of topic words, 0.2 (off by default)',
+    settings: { recall: { proximityWeight: 0.2 } },
+  },
+  { name: '+ proximity of topic words, 0.5', settings: { recall: { proximityWeight: 0.5 } } },
   {
     name: '+ expansion from co-occurrence, 0.1 (off by default)',
     settings: { recall: { expansionWeight: 0.1 } },

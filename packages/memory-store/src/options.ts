@@ -42,6 +42,8 @@ export const memoryStoreSettingsSchema = z
       synonymWeight: z.number().min(0).max(4).default(0.2),
       synonymSenses: z.number().int().min(1).max(8).default(1),
       synonymsPerWord: z.number().int().min(1).max(16).default(4),
+      proximityWeight: z.number().min(0).max(4).default(0),
+      nameClasses: z.boolean().default(true),
     }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
@@ -147,6 +149,18 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
         synonymSenses?: number | undefined;
         /** @default 4 */
         synonymsPerWord?: number | undefined;
+        /**
+         * Added, times the share of the question's topic-word pairs that stand within four
+         * words of each other in an entry. Off by default (see the README's ablations).
+         * @default 0
+         */
+        proximityWeight?: number | undefined;
+        /**
+         * Index the WordNet classes of the names an entry holds ("Bach": composer) with its
+         * words, and search those of the names a question holds with its topic words. Read at
+         * write for the index, at search for the question. @default true
+         */
+        nameClasses?: boolean | undefined;
       }
     | undefined;
   /**

@@ -12,6 +12,8 @@ import {
   topicWords,
   transcriptLine,
 } from './lexical.js';
+import { nameClasses } from './names.js';
+import { proximityShare, proximityStems } from './proximity.js';
 import { chunks } from './rows.js';
 import { synonymTerms } from './synonyms.js';
 import { orExpression, queryTerms } from './text.js';
@@ -37,9 +39,10 @@ interface CandidateRow {
 
 /** The FTS5 MATCH for a question, or undefined when it has no words. */
 export async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
+  const classes = ctx.settings.recall.nameClasses ? nameClasses(query) : [];
   const terms = ctx.settings.recall.stopwords
-    ? topicWords(query).map((word) => `"${word.replaceAll('"', '""')}"`)
-    : queryTerms(query);
+    ? [...new Set([...topicWords(query), ...classes])].map((word) => `"${word.replaceAll('"', '""')}"`)
+    : queryTerms([query, ...classes].join(' '));
   if (terms.length <= 1) return orExpression(terms);
   // Words found in more than a tenth of a large store barely move bm25 (their
   // idf is near zero) but make FTS5 score most of the table: left out while rarer ones exist.
@@ -187,7 +190,8 @@ function rescore(
   ranked: Array<{ seq: number; relevance: number }>,
   rows: Map<number, CandidateRow>,
 ): Lane {
-  const { neighbourWeight, neighbourSpan, speakerWeight, timeWeight } = ctx.settings.recall;
+  const { neighbourWeight, neighbourSpan, speakerWeight, timeWeight, proximityWeight } = ctx.settings.recall;
+  const stems = proximityWeight > 0 ? proximityStems(query) : [];
   const top = Math.max(...ranked.map((row) => Number(row.relevance)), Number.MIN_VALUE);
   // bm25 normalised by the best match, so the weights mean the same on every question.
   const own = new Map<number, number>();
@@ -214,6 +218,7 @@ function rescore(
     const line = transcriptLine(row.content);
     if (speakerWeight > 0 && namesSpeaker(asked, line.speaker)) score += speakerWeight;
     if (when && timeWeight > 0 && mentionsTime(line.text)) score += timeWeight;
+    if (stems.length > 1) score += proximityWeight * proximityShare(stems, row.content);
     scored.push({ seq: row.seq, relevance: score });
   }
   return scored.sort((a, b) => b.relevance - a.relevance || a.seq - b.seq);

@@ -127,6 +127,12 @@ export interface Thesaurus {
    * WordNet's detachment rules), single words only, lower-cased, at most `limit`.
    */
   synonyms(word: string, senses: number, limit: number): string[];
+  /**
+   * The classes a name is an instance of in its commonest noun sense ("vivaldi": composer,
+   * violinist; "rome": capital): WordNet's instance hypernyms, a multi-word class by its
+   * last word. Empty for a word that names no instance.
+   */
+  classes(name: string): string[];
   /** Closes the files (they open again on the next lookup). */
   close(): void;
 }
@@ -148,7 +154,7 @@ export function openWordNet(dir: string): Thesaurus {
     return out;
   }
 
-  function synsetWords(part: Part, offset: number): string[] {
+  function synsetWords(part: Part, offset: number, heads = false): string[] {
     const line = data[part]!.lineAt(offset);
     const fields = line.split(' ');
     const count = Number.parseInt(fields[3]!, 16);
@@ -156,7 +162,22 @@ export function openWordNet(dir: string): Thesaurus {
     for (let i = 0; i < count; i++) {
       // A lemma, with an adjective's syntactic marker ("(a)") taken off.
       const lemma = fields[4 + i * 2]!.replace(/\(\w+\)$/, '').toLowerCase();
-      if (/^[a-z]+$/.test(lemma)) out.push(lemma);
+      const word = heads ? lemma.slice(lemma.lastIndexOf('_') + 1) : lemma;
+      if (/^[a-z]+$/.test(word)) out.push(word);
+    }
+    return out;
+  }
+
+  /** The noun synsets a synset is an instance of (its `@i` pointers). */
+  function instanceOf(offset: number): number[] {
+    const fields = data.noun!.lineAt(offset).split(' ');
+    // offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [symbol offset pos source/target]...
+    const at = 4 + Number.parseInt(fields[3]!, 16) * 2;
+    const pointers = Number(fields[at]);
+    const out: number[] = [];
+    for (let i = 0; i < pointers; i++) {
+      const base = at + 1 + i * 4;
+      if (fields[base] === '@i' && fields[base + 2] === 'n') out.push(Number(fields[base + 1]));
     }
     return out;
   }
@@ -180,6 +201,21 @@ export function openWordNet(dir: string): Thesaurus {
         }
       }
       const out = [...new Set(found)].filter((synonym) => !own.has(synonym)).slice(0, limit);
+      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
+      cache.set(key, out);
+      return out;
+    },
+    classes(name) {
+      const key = `\u0001${name}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const entry = index.noun!.find(name)?.split(' ');
+      let out: string[] = [];
+      if (entry !== undefined) {
+        const first = entry[6 + Number(entry[3])];
+        const found = instanceOf(Number(first)).flatMap((offset) => synsetWords('noun', offset, true));
+        out = [...new Set(found)].filter((word) => word !== name);
+      }
       if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
       cache.set(key, out);
       return out;

@@ -11,6 +11,7 @@ import { logChanges, logRange } from './changes.pg.js';
 import { ftsStatements } from './fts.pg.js';
 import { copyVectors } from './pgvector.pg.js';
 import { transcriptLine } from './lexical.js';
+import { nameClasses } from './names.js';
 import { indexText } from './text.js';
 import { toBlob } from './vectors.js';
 import type { Dialect, SqlValue, Transaction } from '@agentd/storage';
@@ -50,7 +51,9 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
   const texts = inputs.map((input) => {
     const line = transcriptLine(input.content);
     const told = resolveRelative(line.text, anchorOf(line.date, input.createdAt ?? ctx.now()));
-    return indexText([input.content, ...told.map(dateWords)].join(' '));
+    // So are the WordNet classes of the names it holds ("Bach": composer), when enabled.
+    const classes = ctx.settings.recall.nameClasses ? nameClasses(line.text) : [];
+    return indexText([input.content, ...told.map(dateWords), ...classes].join(' '));
   });
   const vectors = await embedForWrite(
     ctx,
