@@ -71,7 +71,12 @@ function platform() {
 type Platform = ReturnType<typeof platform>;
 
 /** One instance: its own pool and coordinator (1 s leases), and a delivery queue in cluster mode. */
-async function instance(url: string, id: string, chat: Platform, options: { check?: boolean } = {}) {
+async function instance(
+  url: string,
+  id: string,
+  chat: Platform,
+  options: { check?: boolean; now?: () => number } = {},
+) {
   const db = track(await openDatabase({ url, poolMax: 4 }));
   await db.migrate('@agentd/channels', channelsMigrationSet());
   const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs: 1000 }));
@@ -83,6 +88,7 @@ async function instance(url: string, id: string, chat: Platform, options: { chec
       ...(options.check ? { reconcile: chat.check } : {}),
       baseDelayMs: 10,
       cluster: { coordinator, renewMs: 100, scanMs: 200 },
+      ...(options.now ? { now: options.now } : {}),
     }),
   );
   await queue.start();
@@ -126,6 +132,29 @@ describe.skipIf(!pgSuitesEnabled())('delivery lanes of three instances on one Po
     // One sender per chat at a time, although every instance sent some.
     expect(chat.overlaps()).toBe(0);
     expect(new Set(chat.senders).size).toBeGreaterThan(1);
+  });
+
+  it("keeps each chat's stored order the order its entries became visible in, whatever the enqueuing instance's clock says", async () => {
+    const url = await freshPgDatabaseUrl('agentd_channels_lanes_order');
+    const chat = platform();
+    const a = await instance(url, 'a', chat);
+    // B's clock is behind: the entry it writes after A's first was sent carries an earlier time.
+    const b = await instance(url, 'b', chat, { now: () => Date.now() - 1500 });
+    await a.queue.enqueue(send('chat', 'one'));
+    await expect.poll(() => stages(a.db), { timeout: 10_000 }).toEqual({ sent: 1 });
+    await b.queue.enqueue(send('chat', 'two'));
+    await a.queue.enqueue(send('chat', 'three'));
+    await expect.poll(() => stages(a.db), { timeout: 10_000 }).toEqual({ sent: 3 });
+    expect(chat.chats.get('chat')).toEqual(['one', 'two', 'three']);
+    // The queue's order (the order a new owner would work the chat in) is the order sent.
+    const rows = await a.db.query<{ operation: string }>(
+      'SELECT operation FROM channel_deliveries ORDER BY created_at, rowid',
+    );
+    expect(rows.map((row) => (JSON.parse(row.operation) as { text: string }).text)).toEqual([
+      'one',
+      'two',
+      'three',
+    ]);
   });
 
   it("refuses a stalled owner's record once another instance took its lane and re-sent the in-doubt entry (at least once)", async () => {

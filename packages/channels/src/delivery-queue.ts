@@ -158,7 +158,8 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const { db } = options;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
-  const commits = createGroupCommit(db);
+  // Several instances write one queue: each chat's stored order must be its commit order.
+  const commits = createGroupCommit(db, { chatOrdered: options.cluster !== undefined });
   const get = async (deliveryId: string): Promise<DeliveryEntry | undefined> => {
     const [row] = (await db.execute(sql.byId, [deliveryId])).rows;
     return row ? toEntry(row) : undefined;
