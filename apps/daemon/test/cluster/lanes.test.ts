@@ -40,7 +40,7 @@ afterAll(async () => {
  */
 function sendAll(texts: string[][], targets: ClusterNode[]): Promise<unknown> {
   const batches = new Map<string, { node: ClusterNode; calls: unknown[] }>();
-  texts.forEach((list, c) =>
+  texts.forEach((list, c) => {
     list.forEach((text, k) => {
       const node = targets[(c * list.length + k) % targets.length]!;
       const key = `${node.name}:${c}`;
@@ -52,8 +52,8 @@ function sendAll(texts: string[][], targets: ClusterNode[]): Promise<unknown> {
         method: 'message.send',
         params: { channel_type: 'discord', channel_id: chatId(c), text },
       });
-    }),
-  );
+    });
+  });
   return Promise.all(
     [...batches.values()].map(({ node, calls }) =>
       postRpc(node.url, JSON.stringify(calls)).catch((error: unknown) => error),
