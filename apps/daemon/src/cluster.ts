@@ -47,7 +47,6 @@ export const INSTANCE_LOCAL_CONFIG = [
  * one process, and the start log says so.
  */
 export const NOT_YET_CLUSTER_SAFE = [
-  'channel delivery lanes and webchat (shared through lane leases and the bus, not yet shown under load with three daemons)',
   'graph-run ownership (each instance resumes every unfinished run at start)',
   'memory index freshness (each instance keeps its own vector index)',
   'host-bound handles (terminal, browser, orchestrate) answer only on the instance that made them',
