@@ -47,7 +47,7 @@ export const INSTANCE_LOCAL_CONFIG = [
  * one process, and the start log says so.
  */
 export const NOT_YET_CLUSTER_SAFE = [
-  'channel delivery lanes (each instance sends what it queued; per-chat order holds per instance) and webchat sockets',
+  "channel inbound resumed at start (an instance that starts re-runs every pending inbound message, a live peer's in-flight ones included)",
 ] as const;
 
 /**

@@ -5,6 +5,13 @@ import { ChannelsError } from './errors.js';
 import { createAttemptStep } from './internal/attempt.js';
 import { createGroupCommit } from './internal/group-commit.js';
 import { createHeld, type HeldEntry } from './internal/held.js';
+import { settleInDoubt } from './internal/in-doubt.js';
+import {
+  type ClusterLanes,
+  createClusterLanes,
+  type LaneCoordinator,
+  SETTLED_TOPIC,
+} from './internal/cluster-lanes.js';
 import { createLanes } from './internal/lanes.js';
 import {
   type ChannelsDatabase,
@@ -13,6 +20,7 @@ import {
   type DeliveryStage,
   deliveryIdAt,
   sql,
+  storableText,
   toEntry,
 } from './internal/queue-store.js';
 import { parseWith } from './internal/validate.js';
@@ -61,6 +69,19 @@ export interface DeliveryQueueOptions {
   concurrency?: number;
   /** Called after every attempt. */
   onAttempt?(outcome: AttemptOutcome): void;
+  /**
+   * Cluster mode (a coordinator on PostgreSQL): each chat's lane is worked by the instance
+   * holding its lease, entries are written `queued` by any instance and named on the bus, and
+   * the holder's writes are fenced (see `cluster-lanes.ts`). Without it the lanes are this
+   * process's own, in memory.
+   */
+  cluster?: {
+    coordinator: LaneCoordinator;
+    /** How often a held lane lease is renewed; under a third of the coordinator's lease. @default 3000 */
+    renewMs?: number;
+    /** How often every instance looks for lanes with due entries nobody works on. @default 2000 */
+    scanMs?: number;
+  };
   now?: () => number;
   /** Jitter source of the retry delays, answering in [0, 1). @default Math.random */
   random?: () => number;
@@ -137,7 +158,8 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const { db } = options;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? noopLogger;
-  const commits = createGroupCommit(db);
+  // Several instances write one queue: each chat's stored order must be its commit order.
+  const commits = createGroupCommit(db, { chatOrdered: options.cluster !== undefined });
   const get = async (deliveryId: string): Promise<DeliveryEntry | undefined> => {
     const [row] = (await db.execute(sql.byId, [deliveryId])).rows;
     return row ? toEntry(row) : undefined;
@@ -164,6 +186,23 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       );
     },
   });
+  const cluster: ClusterLanes | undefined = options.cluster
+    ? createClusterLanes({
+        db,
+        coordinator: options.cluster.coordinator,
+        commits,
+        policy: settings,
+        deliver: options.deliver,
+        reconcile: options.reconcile,
+        renewMs: options.cluster.renewMs ?? 3000,
+        scanMs: options.cluster.scanMs ?? 2000,
+        onAttempt: options.onAttempt,
+        now,
+        random: options.random ?? Math.random,
+        logger,
+      })
+    : undefined;
+  let unsubscribeSettled: (() => void) | undefined;
   let starting: Promise<void> | undefined;
   let started = false;
   let closed = false;
@@ -186,7 +225,8 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
   const write = (request: EnqueueRequest, after?: HeldEntry) => {
     const at = now();
     const deliveryId = deliveryIdAt(at);
-    const live = started && !closed;
+    // In a cluster the lane's holder (perhaps another instance) claims it; nothing is held here.
+    const live = started && !closed && cluster === undefined;
     // A chat with nothing ahead and a free lane is attempted at once, so its row is written
     // already claimed: one commit before the platform call instead of two.
     const claimed = live && lanes.startsAt(chatOf(request));
@@ -216,19 +256,47 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
     return { entry, written, item };
   };
   /** The caller's answer once the write committed: the new entry, or the one holding its key. */
-  const answerWrite = async (write: { entry: DeliveryEntry; written: Promise<boolean> }) => {
+  const answerWrite = async (write: { entry: DeliveryEntry; written: Promise<boolean> }, announce = true) => {
     const { entry } = write;
-    if (await write.written) return { entry, existing: false };
+    if (await write.written) {
+      if (cluster && announce) await announceLane(entry);
+      return { entry, existing: false };
+    }
     const [row] = (await db.execute(sql.byKey, [entry.idempotencyKey])).rows;
     if (!row) throw new ChannelsError('NOT_FOUND', `delivery not found: ${entry.idempotencyKey}`);
     return { entry: toEntry(row), existing: true };
   };
+  /** Names the entry's lane on the bus; a lost notice only waits for the next scan. */
+  const announceLane = (entry: DeliveryEntry): Promise<void> =>
+    (cluster as ClusterLanes)
+      .announce({ channelType: entry.channelType, channelId: storableText(entry.operation.channelId) })
+      .catch((err: unknown) =>
+        logger.warn(
+          {
+            err,
+            deliveryId: entry.deliveryId,
+            errorKind: 'dependency',
+            hint: 'the lane scan finds the entry',
+          },
+          'lane notice not published',
+        ),
+      );
   return {
     async start() {
       if (started) return;
       starting ??= (async () => {
         // Writes handed over before the start are committed before the stored entries are read.
         await commits.idle();
+        if (cluster && options.cluster) {
+          // In-doubt rows are settled by each lane's next holder, not by whoever starts.
+          unsubscribeSettled = options.cluster.coordinator.bus.subscribe(SETTLED_TOPIC, (message) => {
+            const id = (message.payload as { deliveryId?: unknown } | null)?.deliveryId;
+            if (typeof id === 'string') held.recheck(id);
+          });
+          started = true;
+          cluster.start();
+          return;
+        }
         await recoverInDoubt({ db, options, now, logger });
         const rows = (await db.execute(sql.pending)).rows;
         started = true;
@@ -261,7 +329,11 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
         previous = written.item;
         return written;
       });
-      return Promise.all(writes.map(answerWrite));
+      const answers = await Promise.all(writes.map((written) => answerWrite(written, false)));
+      // The parts share a chat: one notice names its lane once every part is stored.
+      const first = answers.find((answer) => !answer.existing);
+      if (cluster && first) await announceLane(first.entry);
+      return answers;
     },
     settled: (deliveryId, timeoutMs) => held.settled(deliveryId, timeoutMs),
     get,
@@ -289,8 +361,12 @@ export function createDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueu
       closed = true;
       // Attempts in flight may finish (each platform client has its own timeout), but a stop
       // does not wait on a platform longer than this: an unrecorded attempt is recovered at start.
+      unsubscribeSettled?.();
       let wait: NodeJS.Timeout | undefined;
-      await Promise.race([lanes.close(), new Promise((resolve) => (wait = setTimeout(resolve, 5000)))]);
+      await Promise.race([
+        cluster ? cluster.close(5000) : lanes.close(),
+        new Promise((resolve) => (wait = setTimeout(resolve, 5000))),
+      ]);
       clearTimeout(wait);
       await held.idle();
       await commits.idle();
@@ -320,26 +396,22 @@ async function recoverInDoubt(context: {
   const { db, options, now, logger } = context;
   for (const row of (await db.execute(sql.inDoubt)).rows) {
     const entry = toEntry(row);
-    const attempt = { deliveryId: entry.deliveryId, attempt: entry.attempts };
-    let found: OutboundResult | null | undefined;
-    try {
-      found = await options.reconcile?.(entry.channelType, entry.operation, attempt);
-    } catch (err) {
+    const outcome = await settleInDoubt(entry, options.reconcile);
+    if (outcome.kind === 'unknown') {
       // The platform could not be asked now: a later start asks again; nothing is re-sent.
       logger.warn(
-        { err, deliveryId: entry.deliveryId, errorKind: 'network', hint: 'reconciled at the next start' },
+        {
+          err: outcome.error,
+          deliveryId: entry.deliveryId,
+          errorKind: 'network',
+          hint: 'reconciled at the next start',
+        },
         'in-doubt delivery not reconciled',
       );
       continue;
     }
-    if (found) await db.execute(sql.sent, [found.messageId, now(), entry.deliveryId]);
-    else if (found === null || entry.rootRunId === undefined)
-      await db.execute(sql.requeue, [now(), now(), entry.deliveryId]);
-    else
-      await db.execute(sql.deadLetter, [
-        'in doubt: the daemon stopped during the attempt and the platform cannot say whether it was sent',
-        now(),
-        entry.deliveryId,
-      ]);
+    if (outcome.kind === 'sent') await db.execute(sql.sent, [outcome.messageId, now(), entry.deliveryId]);
+    else if (outcome.kind === 'requeue') await db.execute(sql.requeue, [now(), now(), entry.deliveryId]);
+    else await db.execute(sql.deadLetter, [outcome.reason, now(), entry.deliveryId]);
   }
 }

@@ -206,6 +206,21 @@ describe('discord over the REST API', () => {
     expect(discord.created('222')).toHaveLength(1);
   });
 
+  it("sits out its own count of Discord's global 50 requests per second instead of failing the sends over it", async () => {
+    const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
+    // 60 messages at once, each to its own channel: more than the second's global budget.
+    const results = await Promise.allSettled(
+      Array.from({ length: 60 }, (_, i) =>
+        adapter.deliver(
+          { op: 'send', channelId: String(500 + i), text: `burst ${i}` },
+          { deliveryId: `burst-${i}`, attempt: 1 },
+        ),
+      ),
+    );
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    expect(discord.of(/^POST \/channels\/5\d\d\/messages$/)).toHaveLength(60);
+  });
+
   it('reconciles an in-doubt post through its enforced nonce: never created twice', async () => {
     const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
     await expectReconciled('discord', '333', adapter, () =>

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentTurnRunner } from '@agentd/contracts';
-import type { Coordinator } from '@agentd/storage';
 import type {
   ChannelAdapter,
   FetchedMessage,
@@ -30,6 +29,7 @@ import {
   type StageCounts,
 } from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
+import type { LaneCoordinator } from './internal/cluster-lanes.js';
 import { type ConnectorGate, holdConnector } from './internal/connector-gate.js';
 import { formatFor } from './internal/format.js';
 import { isAllowed } from './internal/inbound.js';
@@ -44,6 +44,7 @@ import {
   WEBCHAT_SENT,
 } from './internal/queue-store.js';
 import { messageLimit, splitMessage } from './internal/split.js';
+import { createWebchatRelay } from './internal/webchat-relay.js';
 import { type ChannelsLogger, noopLogger } from './logger.js';
 
 /** Builds the adapter of a configured platform (tests and embedders may replace one). */
@@ -136,10 +137,14 @@ export interface ChannelsServiceOptions {
   /**
    * Cluster mode: connectors that only one instance per account may run (`exclusive` adapters:
    * Telegram polling, the Discord gateway, Slack Socket Mode) run on the instance holding the
-   * singleton `channels:<platform>` of this coordinator. @default every connector runs here
+   * singleton `channels:<platform>` of this coordinator. On PostgreSQL (`mode` `postgres`) each
+   * chat's delivery lane is worked by the instance holding its lease, and webchat notifications
+   * reach sockets on any instance through its bus. @default everything runs here
    */
-  coordinator?: Pick<Coordinator, 'singleton'> | undefined;
-  /** How often a connector's singleton is taken or renewed; under a third of the lease. @default 3000 */
+  coordinator?: LaneCoordinator | undefined;
+  /** How long a webchat delivery waits for another instance to say it reached the client. @default 2000 */
+  webchatAckMs?: number;
+  /** How often a connector singleton or a lane lease is taken or renewed; under a third of the lease. @default 3000 */
   connectorRenewMs?: number;
   now?: () => number;
   logger?: ChannelsLogger;
@@ -204,8 +209,19 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
   const refused = new Map<string, number>();
   let started = false;
 
+  const clustered = options.coordinator?.mode === 'postgres' ? options.coordinator : undefined;
+  let localWebchat: ((clientId: string, method: string, params: unknown) => number) | undefined;
+  const relay = clustered
+    ? createWebchatRelay({
+        bus: clustered.bus,
+        instanceId: clustered.instanceId,
+        local: (clientId, method, params) => localWebchat?.(clientId, method, params) ?? 0,
+        ackTimeoutMs: options.webchatAckMs ?? 2000,
+      })
+    : undefined;
   const webchat = createWebchatAdapter({
     history: async (clientId, limit) => webchatHistory(options.db, clientId, limit),
+    ...(relay ? { relay: relay.notify } : {}),
   });
   const adapterOf = (channelType: string): ChannelAdapter => {
     if (channelType === 'webchat') return webchat;
@@ -233,6 +249,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     ...section.delivery,
     ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
     ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    ...(clustered ? { cluster: { coordinator: clustered, renewMs: options.connectorRenewMs ?? 3000 } } : {}),
     now,
     logger,
   });
@@ -369,7 +386,10 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       queue.configure(section.delivery);
       await reconcileAdapters();
     },
-    attachWebchat: (notify) => webchat.attach(notify),
+    attachWebchat(notify) {
+      localWebchat = notify;
+      webchat.attach(notify);
+    },
     async deliver(channelType, operation, request = {}) {
       // Unknown and unconfigured platforms, and operations a platform lacks, are refused
       // before anything is written.
@@ -455,6 +475,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       await turns.drain(options.shutdownGraceMs ?? 10_000);
       await queue.close();
       adapters.clear();
+      relay?.close();
       await webchat.stop();
     },
   };

@@ -38,10 +38,30 @@ export interface FakeDiscord extends FakeApi<DiscordCall, RegExp> {
   holdOnce(pattern: RegExp): void;
   /** Open, identified Gateway sessions. */
   sessions(): number;
+  /**
+   * From now on message POSTs are received but neither carried out nor answered, as a platform
+   * that has stopped responding (each client waits for its answer; Discord's own timeout ends it).
+   */
+  stall(): void;
+  /** POSTs received while stalled, not yet answered. */
+  stalled(): number;
+  /** Carries out the stalled POSTs in arrival order (their messages are created) without answering them. */
+  carryOutStalled(): void;
+  /** Carries out what is still stalled, answers every stalled POST, and serves the next ones at once. */
+  unstall(): void;
+  /**
+   * How many times a message POST arrived while another POST to the same channel was still being
+   * served (only possible with `latencyMs`): two senders in one chat at once.
+   */
+  overlaps(): number;
 }
 
 /** Starts the fake on 127.0.0.1:0; only `Bot <token>` is accepted. */
-export async function startFakeDiscord(options: { token: string }): Promise<FakeDiscord> {
+export async function startFakeDiscord(options: {
+  token: string;
+  /** How long each message POST takes to be served, as a loaded platform would. @default 0 */
+  latencyMs?: number;
+}): Promise<FakeDiscord> {
   const calls: DiscordCall[] = [];
   const failures: Array<{ pattern: RegExp; status: number; times: number; retryAfter?: number | undefined }> =
     [];
@@ -50,6 +70,17 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   let nextId = 10_000_000_000_000_000n;
   let hold: RegExp | undefined;
   const held: ServerResponse[] = [];
+  let stalling = false;
+  const serving = new Set<string>();
+  let overlaps = 0;
+  const stalledPosts: Array<{
+    res: ServerResponse;
+    request: [string, string, Record<string, unknown>];
+    outcome?: [number, unknown];
+  }> = [];
+  const carryOut = () => {
+    for (const post of stalledPosts) post.outcome ??= route(...post.request);
+  };
 
   const answer = (
     res: ServerResponse,
@@ -143,6 +174,17 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
         code: failure.status === 400 ? 50035 : 0,
       });
     }
+    const post = method === 'POST' && /^\/channels\/\d+\/messages$/.test(path);
+    if (stalling && post) {
+      stalledPosts.push({ res, request: [method, path, body] });
+      return;
+    }
+    if (post && options.latencyMs) {
+      if (serving.has(path)) overlaps += 1;
+      serving.add(path);
+      await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
+      serving.delete(path);
+    }
     const [status, result] = route(method, path, body);
     if (hold?.test(`${method} ${path}`)) {
       hold = undefined;
@@ -193,6 +235,21 @@ export async function startFakeDiscord(options: { token: string }): Promise<Fake
   return {
     gatewayUrl,
     handshakes,
+    stall() {
+      stalling = true;
+    },
+    stalled: () => stalledPosts.length,
+    overlaps: () => overlaps,
+    carryOutStalled: carryOut,
+    unstall() {
+      stalling = false;
+      carryOut();
+      // A client that died meanwhile no longer reads its answer; the others get theirs.
+      for (const post of stalledPosts.splice(0)) {
+        const [status, result] = post.outcome ?? [500, { message: 'fake failed', code: 0 }];
+        if (!post.res.destroyed) answer(post.res, status, result);
+      }
+    },
     dispatchMessage(data) {
       for (const socket of identified)
         socket.send(JSON.stringify({ op: 0, t: 'MESSAGE_CREATE', s: ++sequence, d: data }));

@@ -39,6 +39,9 @@ export function discordNonce(deliveryId: string): string {
 
 type Route = `/${string}`;
 
+/** The longest rate-limit wait the REST client sits out itself (a second and its 50 ms offset). */
+const SHORT_RATE_LIMIT_MS = 1_100;
+
 /**
  * The Discord adapter: the REST API through `@discordjs/rest` (at `apiBaseUrl`). Every message
  * is posted with the delivery's `nonce` and `enforce_nonce: true`, so Discord itself answers
@@ -51,7 +54,12 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
     ...(options.apiBaseUrl ? { api: options.apiBaseUrl.replace(/\/+$/, '') } : {}),
     // The delivery queue owns retries and backoff.
     retries: 0,
-    rejectOnRateLimit: () => true,
+    // A limit that clears within about a second is waited out here: the client's own count of
+    // Discord's global 50 requests per second (reset every second), or a 429 with a short
+    // `retry_after` (Discord did not carry that request out). Handing those back to the queue
+    // would let the chat's next message overtake the one waiting for its retry. Longer waits go
+    // back to the queue as `rate_limit` with their wait.
+    rejectOnRateLimit: (limit) => Math.max(limit.timeToReset, limit.retryAfter) > SHORT_RATE_LIMIT_MS,
   }).setToken(options.botToken);
   const scrub = secretScrubber([options.botToken]);
   const now = options.now ?? Date.now;

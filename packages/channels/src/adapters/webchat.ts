@@ -12,6 +12,11 @@ export interface WebchatAdapterOptions {
    * (the daemon's WebSocket transport). Unset until the gateway exists: sends wait in the queue.
    */
   notify?: ((clientId: string, method: string, params: unknown) => number) | undefined;
+  /**
+   * Cluster mode: carries each notification to the client's sockets on every instance and
+   * answers how many it reached (used instead of `notify`, which it calls for this instance).
+   */
+  relay?: ((clientId: string, method: string, params: unknown) => Promise<number>) | undefined;
   /** Messages already delivered to a client, newest first (the queue's own record). */
   history?: ((clientId: string, limit: number) => Promise<FetchedMessage[]>) | undefined;
 }
@@ -23,7 +28,8 @@ const noActions = z.object({ action: z.never() });
  * The built-in `webchat` channel: the daemon's WebSocket clients, addressed by clientId.
  * Every operation is one `webchat.message` notification carrying the delivery id, so a client
  * that sees a repeat (at-least-once after a crash) can drop it. A client with no open socket
- * is a permanent failure (`deadLetter` at once): a notification is for the sockets open now.
+ * is a permanent failure (`deadLetter` at once): a notification is for the sockets open now. In
+ * a cluster a `relay` reaches the client's sockets on every instance.
  */
 export function createWebchatAdapter(options: WebchatAdapterOptions = {}): ChannelAdapter & {
   /** Late binding: the gateway is built after the services. */
@@ -45,12 +51,10 @@ export function createWebchatAdapter(options: WebchatAdapterOptions = {}): Chann
     async deliver(operation, attempt): Promise<OutboundResult> {
       const messageId =
         operation.op === 'send' || operation.op === 'attach' ? attempt.deliveryId : operation.messageId;
-      const reached = notify?.(operation.channelId, WEBCHAT_NOTIFICATION, {
-        ...operation,
-        event: operation.op,
-        deliveryId: attempt.deliveryId,
-        messageId,
-      });
+      const params = { ...operation, event: operation.op, deliveryId: attempt.deliveryId, messageId };
+      const reached = options.relay
+        ? await options.relay(operation.channelId, WEBCHAT_NOTIFICATION, params)
+        : notify?.(operation.channelId, WEBCHAT_NOTIFICATION, params);
       if (!reached)
         throw platformError('webchat', `client ${operation.channelId} is not connected`, {
           retryable: false,

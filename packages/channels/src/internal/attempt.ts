@@ -33,18 +33,8 @@ export interface AttemptContext {
 export function createAttemptStep(context: AttemptContext): (item: HeldEntry) => Promise<boolean> {
   const { policy, commits, held, now } = context;
 
-  const report = (entry: DeliveryEntry, began: number, errorKind?: string) => {
-    try {
-      context.onAttempt?.({
-        entry,
-        outcome: errorKind === undefined ? 'delivered' : 'failed',
-        latencyMs: now() - began,
-        ...(errorKind !== undefined ? { errorKind } : {}),
-      });
-    } catch {
-      // Observability must never stop a delivery.
-    }
-  };
+  const report = (entry: DeliveryEntry, began: number, errorKind?: string) =>
+    reportAttempt(context, entry, began, errorKind);
 
   /** The claim: the commit point before the attempt. `undefined` when the database refused it. */
   const claim = async (item: HeldEntry): Promise<boolean | undefined> => {
@@ -64,41 +54,17 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
 
   const failed = (item: HeldEntry, error: unknown, began: number): boolean => {
     const { entry } = item;
-    const message = storableText(describe(error));
-    const data = isChannelsError(error) ? error.data : undefined;
-    // Unknown throws (network, a library bug) are treated as transient; a platform's own
-    // refusal says whether it is.
-    const retryable =
-      !isChannelsError(error) ||
-      (error.code === 'PLATFORM_ERROR' && data?.retryable === true) ||
-      error.code === 'UNCONFIGURED';
-    const kind = data?.retryAfterMs !== undefined ? 'rate_limit' : retryable ? 'retryable' : 'permanent';
     const at = now();
-    if (!retryable || entry.attempts >= policy.maxAttempts) {
-      const why = retryable ? `gave up after ${entry.attempts} attempts: ${message}` : message;
+    const plan = planFailure(entry, error, policy, at, context.random);
+    if (plan.deadLetter !== undefined) {
+      const why = plan.deadLetter;
       const dead: DeliveryEntry = { ...entry, stage: 'deadLetter', lastError: why, updatedAt: at };
       held.finish(item, dead, commits.run(sql.deadLetter, [why, at, entry.deliveryId]));
-      context.logger.warn(
-        {
-          deliveryId: entry.deliveryId,
-          channelType: entry.channelType,
-          attempts: entry.attempts,
-          errorKind: 'network',
-          hint: 'see lastError of the entry; fix the target or the platform config and send again',
-        },
-        'delivery dead-lettered',
-      );
-      report(dead, began, kind);
+      logDeadLetter(context.logger, entry);
+      report(dead, began, plan.kind);
       return false;
     }
-    const nextAttemptAt =
-      at +
-      backoffDelay(entry.attempts, {
-        initialMs: policy.baseDelayMs,
-        maxMs: policy.maxDelayMs,
-        retryAfterMs: data?.retryAfterMs,
-        random: context.random,
-      });
+    const { message, nextAttemptAt } = plan;
     item.entry = { ...entry, stage: 'failed', lastError: message, nextAttemptAt, updatedAt: at };
     // The retry's claim is committed after this record: the commits keep their order.
     held.track(
@@ -106,7 +72,7 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
       'failure',
       entry.deliveryId,
     );
-    report(item.entry, began, kind);
+    report(item.entry, began, plan.kind);
     return true;
   };
 
@@ -145,6 +111,84 @@ export function createAttemptStep(context: AttemptContext): (item: HeldEntry) =>
     report(sent, began);
     return false;
   };
+}
+
+/** Tells `onAttempt` how an attempt ended; an observer that throws never stops a delivery. */
+export function reportAttempt(
+  context: Pick<AttemptContext, 'onAttempt' | 'now'>,
+  entry: DeliveryEntry,
+  began: number,
+  errorKind?: string,
+): void {
+  try {
+    context.onAttempt?.({
+      entry,
+      outcome: errorKind === undefined ? 'delivered' : 'failed',
+      latencyMs: context.now() - began,
+      ...(errorKind !== undefined ? { errorKind } : {}),
+    });
+  } catch {
+    // Observability must never stop a delivery.
+  }
+}
+
+/** What a failed attempt leads to: `deadLetter` (its reason) or a retry at `nextAttemptAt`. */
+export interface FailurePlan {
+  /** `rate_limit`, `retryable` or `permanent`, for traces. */
+  kind: string;
+  /** The error as stored (`lastError`). */
+  message: string;
+  /** Set when the entry goes to `deadLetter`: the reason stored. */
+  deadLetter: string | undefined;
+  nextAttemptAt: number;
+}
+
+/**
+ * Decides what a failed attempt leads to. Unknown throws (network, a library bug) are treated as
+ * transient; a platform's own refusal says whether it is. A permanent refusal or the last
+ * attempt goes to `deadLetter`; otherwise the retry waits `backoffDelay` (at least `retry_after`).
+ */
+export function planFailure(
+  entry: DeliveryEntry,
+  error: unknown,
+  policy: AttemptContext['policy'],
+  at: number,
+  random: () => number,
+): FailurePlan {
+  const message = storableText(describe(error));
+  const data = isChannelsError(error) ? error.data : undefined;
+  const retryable =
+    !isChannelsError(error) ||
+    (error.code === 'PLATFORM_ERROR' && data?.retryable === true) ||
+    error.code === 'UNCONFIGURED';
+  const kind = data?.retryAfterMs !== undefined ? 'rate_limit' : retryable ? 'retryable' : 'permanent';
+  if (!retryable || entry.attempts >= policy.maxAttempts) {
+    const why = retryable ? `gave up after ${entry.attempts} attempts: ${message}` : message;
+    return { kind, message, deadLetter: why, nextAttemptAt: entry.nextAttemptAt };
+  }
+  const nextAttemptAt =
+    at +
+    backoffDelay(entry.attempts, {
+      initialMs: policy.baseDelayMs,
+      maxMs: policy.maxDelayMs,
+      retryAfterMs: data?.retryAfterMs,
+      random,
+    });
+  return { kind, message, deadLetter: undefined, nextAttemptAt };
+}
+
+/** The warning of an entry given up. */
+export function logDeadLetter(logger: Logger, entry: DeliveryEntry): void {
+  logger.warn(
+    {
+      deliveryId: entry.deliveryId,
+      channelType: entry.channelType,
+      attempts: entry.attempts,
+      errorKind: 'network',
+      hint: 'see lastError of the entry; fix the target or the platform config and send again',
+    },
+    'delivery dead-lettered',
+  );
 }
 
 /** An error's message, kept short; adapters already keep tokens out of their messages. */

@@ -4,6 +4,7 @@ import {
   type ChannelsStatement,
   type DeliveryEntry,
   insertEntries,
+  lockChats,
   markSent,
   ROWS_PER_STATEMENT,
 } from './queue-store.js';
@@ -37,9 +38,16 @@ export interface GroupCommit {
 
 /**
  * Creates the committer. A commit that fails as a whole is split: each change is committed on
- * its own, so one bad row refuses only its own caller and the others are written.
+ * its own, so one bad row refuses only its own caller and the others are written. With
+ * `chatOrdered` (PostgreSQL, several instances writing one queue) new entries are written in
+ * the order they came under their chats' commit locks, so each chat's stored order is the
+ * order its rows became visible in.
  */
-export function createGroupCommit(db: ChannelsDatabase): GroupCommit {
+export function createGroupCommit(
+  db: ChannelsDatabase,
+  options: { chatOrdered?: boolean } = {},
+): GroupCommit {
+  const chatOrdered = options.chatOrdered === true;
   let waiting: Change[] = [];
   let running: Promise<void> | undefined;
 
@@ -60,7 +68,7 @@ export function createGroupCommit(db: ChannelsDatabase): GroupCommit {
   };
 
   const commit = async (changes: Change[]): Promise<void> => {
-    const { statements, settle } = plan(changes);
+    const { statements, settle } = plan(changes, chatOrdered);
     let results: Array<{ rows: Record<string, unknown>[] }>;
     try {
       results = await db.batch(statements);
@@ -88,7 +96,10 @@ export function createGroupCommit(db: ChannelsDatabase): GroupCommit {
  * on another change of the same commit (an entry is claimed or recorded only after its own
  * write has committed), so grouping by kind keeps the meaning.
  */
-function plan(changes: Change[]): {
+function plan(
+  changes: Change[],
+  chatOrdered: boolean,
+): {
   statements: ChannelsStatement[];
   settle(results: Array<{ rows: Record<string, unknown>[] }>): void;
 } {
@@ -98,14 +109,23 @@ function plan(changes: Change[]): {
   const singles: Array<Extract<Change, { kind: 'statement' }>> = [];
   for (const change of changes) {
     // An entry without a caller's key carries its own new delivery id as its key.
+    // Chat-ordered, every new entry goes in one sequence of statements in the order it came.
     if (change.kind === 'insert')
-      (change.entry.idempotencyKey === change.entry.deliveryId ? fresh : keyed).push(change);
+      (change.entry.idempotencyKey === change.entry.deliveryId && !chatOrdered ? fresh : keyed).push(change);
     else if (change.kind === 'sent') acks.push(change);
     else singles.push(change);
   }
   const statements: ChannelsStatement[] = [];
   // `ids` undefined: the statement wrote every row of the group (or failed as a whole).
   const groups: Array<{ changes: Array<{ done: Outcome }>; ids: string[] | undefined }> = [];
+  if (chatOrdered && keyed.length > 0) {
+    statements.push(
+      lockChats(
+        keyed.map(({ entry }) => ({ channelType: entry.channelType, channelId: entry.operation.channelId })),
+      ),
+    );
+    groups.push({ changes: [], ids: undefined });
+  }
   for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
     const group = fresh.slice(start, start + ROWS_PER_STATEMENT);
     statements.push(
@@ -118,7 +138,13 @@ function plan(changes: Change[]): {
   }
   for (let start = 0; start < keyed.length; start += ROWS_PER_STATEMENT) {
     const group = keyed.slice(start, start + ROWS_PER_STATEMENT);
-    statements.push(insertEntries(group.map((change) => change.entry)));
+    statements.push(
+      insertEntries(
+        group.map((change) => change.entry),
+        false,
+        chatOrdered,
+      ),
+    );
     groups.push({ changes: group, ids: group.map((change) => change.entry.deliveryId) });
   }
   for (let start = 0; start < acks.length; start += ROWS_PER_STATEMENT) {

@@ -33,6 +33,11 @@ export interface Held {
   settled(deliveryId: string, timeoutMs: number): Promise<DeliveryEntry>;
   /** Resolves when every record handed over so far is committed or has failed. */
   idle(): Promise<void>;
+  /**
+   * The entry may have been settled elsewhere (another instance of a cluster owns its lane):
+   * its waiters read it and hear it when it is `sent` or `deadLetter`.
+   */
+  recheck(deliveryId: string): void;
 }
 
 /** Creates the registry; `get` reads a stored entry for callers of entries not in memory. */
@@ -131,6 +136,19 @@ export function createHeld(options: {
     },
     async idle() {
       while (records.size > 0) await Promise.all(records);
+    },
+    recheck(deliveryId) {
+      if (!waiters.has(deliveryId)) return;
+      get(deliveryId).then(
+        (entry) => {
+          if (entry?.stage !== 'sent' && entry?.stage !== 'deadLetter') return;
+          const list = waiters.get(deliveryId) ?? [];
+          waiters.delete(deliveryId);
+          for (const resolve of list) resolve(entry);
+        },
+        // The waiters read the entry again at their time-out.
+        () => undefined,
+      );
     },
   };
 }

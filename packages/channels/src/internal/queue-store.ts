@@ -192,6 +192,34 @@ const COLUMNS = `delivery_id, idempotency_key, channel_type, channel_id, operati
   next_attempt_at, created_at, updated_at, root_run_id`;
 /** Bound values per inserted row, in {@link COLUMNS} order. */
 const INSERT_ARITY = 11;
+/** Where `created_at` stands in {@link COLUMNS}. */
+const CREATED_AT_INDEX = 8;
+/**
+ * PostgreSQL only: `created_at` raised to the latest of its chat's stored rows, so that under the
+ * chat's commit lock (see {@link lockChats}) the queue's order (`created_at`, then `rowid`) is the
+ * order the rows became visible in. Its two extra arguments (type, chat) follow the time.
+ */
+const CHAT_ORDERED_CREATED_AT = `GREATEST(CAST(? AS BIGINT), COALESCE((SELECT MAX(created_at) FROM ${QUEUE_TABLE}
+  WHERE channel_type = CAST(? AS TEXT) AND channel_id = CAST(? AS TEXT)), 0))`;
+
+/**
+ * PostgreSQL only: takes each named chat's commit lock (a transaction-scoped advisory lock, in
+ * sorted order so two committers never wait on each other in a circle). Inserts of one chat then
+ * commit one after another, each after the rows before it are visible: an instance reading the
+ * chat never sees a row ordered before one it already read (and perhaps sent).
+ */
+export function lockChats(chats: readonly { channelType: string; channelId: string }[]): ChannelsStatement {
+  const keys = [...new Set(chats.map((chat) => `${chat.channelType}:${storableText(chat.channelId)}`))];
+  return {
+    sql: `SELECT COUNT(pg_advisory_xact_lock(${CHAT_LOCK_CLASS}, hashtext(chat))) AS locked
+      FROM (SELECT chat FROM (VALUES ${keys.map(() => '(CAST(? AS TEXT))').join(', ')}) AS chats(chat)
+        ORDER BY chat OFFSET 0) AS sorted`,
+    args: keys,
+  };
+}
+/** The first key of the chats' advisory locks (two-key locks never meet the one-key ones). */
+const CHAT_LOCK_CLASS = 0x63686174;
+
 /** Rows per multi-row statement, far below SQLite's 32,766 bound parameters. */
 export const ROWS_PER_STATEMENT = 500;
 
@@ -202,9 +230,13 @@ export const ROWS_PER_STATEMENT = 500;
  * statement is a plain INSERT (no conflict clause, nothing returned; SQLite does measurably less
  * per row), and it either writes every row or fails.
  */
-export function insertEntries(entries: readonly DeliveryEntry[], fresh = false): ChannelsStatement {
+export function insertEntries(
+  entries: readonly DeliveryEntry[],
+  fresh = false,
+  chatOrdered = false,
+): ChannelsStatement {
   const args: ChannelsSqlValue[] = [];
-  for (const entry of entries)
+  for (const entry of entries) {
     args.push(
       entry.deliveryId,
       entry.idempotencyKey,
@@ -215,10 +247,15 @@ export function insertEntries(entries: readonly DeliveryEntry[], fresh = false):
       entry.attempts,
       entry.nextAttemptAt,
       entry.createdAt,
+      // The created_at term's own arguments follow its time, where their marks stand.
+      ...(chatOrdered ? [entry.channelType, storableText(entry.operation.channelId)] : []),
       entry.updatedAt,
       entry.rootRunId ?? null,
     );
-  const row = `(${Array.from({ length: INSERT_ARITY }, () => '?').join(', ')})`;
+  }
+  const marks = Array.from({ length: INSERT_ARITY }, () => '?');
+  if (chatOrdered) marks[CREATED_AT_INDEX] = CHAT_ORDERED_CREATED_AT;
+  const row = `(${marks.join(', ')})`;
   return {
     sql: `INSERT INTO ${QUEUE_TABLE} (${COLUMNS}) VALUES ${entries.map(() => row).join(', ')}${
       fresh ? '' : '\n      ON CONFLICT (idempotency_key) DO NOTHING RETURNING delivery_id'

@@ -48,6 +48,8 @@ export abstract class CoordinatorBase<D extends Database> implements Coordinator
   protected abstract claimSingleton(name: string, held: number | undefined): Promise<number | undefined>;
   /** Gives up singleton `name` held at `fence`. */
   protected abstract freeSingleton(name: string, fence: number): Promise<void>;
+  /** The WHERE term true while this instance holds singleton `name` at `fence`. */
+  protected abstract singletonTerm(name: string, fence: number): { sql: string; args: SqlValue[] };
 
   ownedRows(spec: OwnedRowsSpec): OwnedRows {
     return createOwnedRows(
@@ -64,6 +66,7 @@ export abstract class CoordinatorBase<D extends Database> implements Coordinator
   singleton(name: string): Singleton {
     const claim = (held: number | undefined) => this.claimSingleton(name, held);
     const free = (fence: number) => this.freeSingleton(name, fence);
+    const term = (fence: number) => this.singletonTerm(name, fence);
     let held: number | undefined;
     return {
       name,
@@ -73,6 +76,9 @@ export abstract class CoordinatorBase<D extends Database> implements Coordinator
       async acquire() {
         held = await claim(held);
         return held;
+      },
+      heldTerm() {
+        return held === undefined ? undefined : term(held);
       },
       async release() {
         if (held === undefined) return;

@@ -195,6 +195,34 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
     expect(await aBot.acquire()).toBe(3);
   });
 
+  it("refuses a stalled holder's write guarded by heldTerm once another instance took the singleton", async () => {
+    const a = await instance('a', { leaseMs: 1000 });
+    const b = await instance('b', { leaseMs: 1000 });
+    await createJobs(a.db, 1);
+    const guarded = async (holder: Coordinator, singleton: ReturnType<Coordinator['singleton']>) => {
+      const term = singleton.heldTerm();
+      if (term === undefined) return 0;
+      const db = holder === a.coordinator ? a.db : b.db;
+      const result = await db.execute(`UPDATE jobs SET result = ? WHERE id = 1 AND ${term.sql}`, [
+        holder.instanceId,
+        ...term.args,
+      ]);
+      return result.rowsAffected;
+    };
+    const aLane = a.coordinator.singleton('lane:1');
+    const bLane = b.coordinator.singleton('lane:1');
+    expect(aLane.heldTerm()).toBeUndefined();
+    expect(await aLane.acquire()).toBe(1);
+    expect(await guarded(a.coordinator, aLane)).toBe(1);
+    // A stalls past its lease; B takes the singleton over: A's late write matches nothing.
+    await sleep(1300);
+    expect(await bLane.acquire()).toBe(2);
+    expect(await guarded(a.coordinator, aLane)).toBe(0);
+    expect(await guarded(b.coordinator, bLane)).toBe(1);
+    const row = await a.db.get<{ result: string }>('SELECT result FROM jobs WHERE id = 1');
+    expect(row?.result).toBe('b');
+  });
+
   it('lists live members, refuses a duplicate id and a differing config, and forgets one that left', async () => {
     const a = await instance('a', {
       advertiseUrl: 'http://10.0.0.1:7777',

@@ -82,6 +82,10 @@ export class LocalCoordinator extends CoordinatorBase<Database> {
     return fence;
   }
 
+  protected singletonTerm(): { sql: string; args: SqlValue[] } {
+    return { sql: '1 = 1', args: [] };
+  }
+
   protected async freeSingleton(): Promise<void> {
     // Nothing else could hold it: the next acquire simply takes the next fence.
   }

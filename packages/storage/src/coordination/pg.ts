@@ -5,7 +5,7 @@ import { noopLogger, type StorageLogger } from '../logger.js';
 import type { PgDatabase } from '../pg/pg-database.js';
 import type { Queryable, SqlValue, Transaction } from '../types.js';
 import { CoordinatorBase } from './base.js';
-import { coordinationPgMigrations, nowMs } from './sql.js';
+import { coordinationPgMigrations, nowMs, singletonHeld } from './sql.js';
 import type {
   BusMessage,
   ClusterBus,
@@ -172,6 +172,10 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
       [name, this.instanceId, this.leaseMs],
     );
     return row === undefined ? undefined : Number(row.fence);
+  }
+
+  protected singletonTerm(name: string, fence: number): { sql: string; args: SqlValue[] } {
+    return singletonHeld(name, this.instanceId, fence);
   }
 
   protected async freeSingleton(name: string, fence: number): Promise<void> {

@@ -26,6 +26,21 @@ export function nowMs(dialect: Dialect): string {
     : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 }
 
+/**
+ * On PostgreSQL, the WHERE term true only while `owner` holds singleton `name` at `fence`; the
+ * singleton's row is locked `FOR SHARE` until the write's transaction ends.
+ */
+export function singletonHeld(
+  name: string,
+  owner: string,
+  fence: number,
+): { sql: string; args: [string, string, number] } {
+  return {
+    sql: `EXISTS (SELECT 1 FROM cluster_singletons WHERE name = ? AND owner = ? AND fence = ? AND lease_until >= ${nowMs('pg')} FOR SHARE)`,
+    args: [name, owner, fence],
+  };
+}
+
 /** The columns an owned-rows table adds, for a package's migration of either dialect. */
 export function ownedColumns(dialect: Dialect): string {
   return dialect === 'pg'

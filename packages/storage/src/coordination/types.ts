@@ -114,6 +114,14 @@ export interface Singleton {
   release(): Promise<void>;
   /** The fence held since the last successful acquire, if any. */
   readonly fence: number | undefined;
+  /**
+   * A term for the WHERE of a write that may happen only while this instance still holds the
+   * singleton at the fence it holds now (undefined while not held): on PostgreSQL the
+   * singleton's row is locked `FOR SHARE` until the write's transaction ends, so no instance
+   * takes it over halfway and a stalled holder's late write matches nothing; in single mode it
+   * is always true. Bind `args` where the term stands.
+   */
+  heldTerm(): { sql: string; args: SqlValue[] } | undefined;
 }
 
 /** A notice on the bus. `payload` is JSON data; `from` the publishing instance. */
