@@ -75,12 +75,15 @@ async function stored() {
   return { total: rows.length, sent: rows.filter((row) => row.stage === 'sent').length, byChat };
 }
 
-/** Waits until every stored message is sent; answers the stored rows. */
+/**
+ * Waits until every stored message is sent; answers the stored rows. The bound is a hang guard,
+ * not a speed check (1,000 messages over three daemons on a loaded 2-core machine took 37-58 s).
+ */
 async function allSent(total: number) {
   return eventually(async () => {
     const now = await stored();
     return now.sent === total ? now : undefined;
-  }, 60_000).catch(async (error: unknown) => {
+  }, 150_000).catch(async (error: unknown) => {
     const stages = await db!.query('SELECT stage, COUNT(*) AS n FROM channel_deliveries GROUP BY stage');
     const perChat = await db!.query(
       "SELECT channel_id, SUM(CASE WHEN stage = 'sent' THEN 1 ELSE 0 END) AS sent, SUM(CASE WHEN stage = 'sending' THEN 1 ELSE 0 END) AS sending FROM channel_deliveries GROUP BY channel_id",
@@ -99,7 +102,7 @@ async function allSent(total: number) {
 /** Each chat's texts as Discord created them. */
 const createdTexts = (c: number) => discord!.created(chatId(c)).map((message) => String(message.content));
 
-describe.skipIf(!pgSuitesEnabled())('channel delivery lanes on three instances', { timeout: 180_000 }, () => {
+describe.skipIf(!pgSuitesEnabled())('channel delivery lanes on three instances', { timeout: 300_000 }, () => {
   it('sends 20 chats × 50 messages enqueued round-robin on every instance once each, one sender per chat, in order', async () => {
     const texts = Array.from({ length: CHATS }, (_, c) =>
       Array.from({ length: PER_CHAT }, (_, k) => `c${c} m${k}`),
