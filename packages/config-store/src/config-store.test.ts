@@ -697,6 +697,31 @@ describe('ConfigStore.gc', () => {
     expect(commitCount(dataDir)).toBe(6);
     expect((await store.history()).entries).toHaveLength(6);
   });
+
+  it('answers the sha git has for HEAD when the branch ref is packed, and keeps committing', async () => {
+    const { store, dataDir } = await loadedStore();
+    await store.set('gateway', 'maxBatchSize', 2);
+    await store.gc();
+    expect(existsSync(join(dataDir, '.git', 'refs', 'heads', 'main'))).toBe(false);
+    const unchanged = await store.patch({ gateway: { maxBatchSize: 2 } });
+    expect(unchanged.sha).toBe(head(dataDir));
+    const changed = await store.set('gateway', 'maxBatchSize', 3);
+    expect(changed.sha).toBe(head(dataDir));
+    expect(commitCount(dataDir)).toBe(3);
+  });
+});
+
+describe('ConfigStore commits', () => {
+  it('commits the file again after it was untracked by hand', async () => {
+    const { store, dataDir } = await loadedStore();
+    await store.set('gateway', 'maxBatchSize', 2);
+    git(dataDir, 'rm', '--cached', '--quiet', 'config.yaml');
+    git(dataDir, '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '--quiet', '-m', 'untrack');
+    const result = await store.set('gateway', 'maxBatchSize', 3);
+    expect(result.sha).toBe(head(dataDir));
+    expect(git(dataDir, 'ls-files').trim()).toBe('config.yaml');
+    expect(git(dataDir, 'show', 'HEAD:config.yaml')).toContain('maxBatchSize: 3');
+  });
 });
 
 describe('ConfigStore.onChange', () => {

@@ -94,7 +94,8 @@ export async function initialLoad(ctx: ConfigContext): Promise<void> {
     });
   }
   const repository = new ConfigGit(ctx.dataDir, ctx.settings.fileName, ctx.settings.author);
-  if (!(await exists(join(ctx.dataDir, '.git')))) await repository.init();
+  const newRepository = !(await exists(join(ctx.dataDir, '.git')));
+  if (newRepository) await repository.init();
   const ignorePath = join(ctx.dataDir, '.gitignore');
   if (!(await exists(ignorePath))) {
     // The data dir also holds databases, logs and workspaces: ignore
@@ -129,7 +130,13 @@ export async function initialLoad(ctx: ConfigContext): Promise<void> {
   }
 
   const existing = snapshotFromText(ctx, text, 'CONFIG_INVALID', ctx.filePath);
-  await recordOutsideEdit(ctx, repository);
+  if (newRepository) {
+    // A repository made just now has no history: the file is untracked, so asking git is moot.
+    const sha = await repository.commit('config: initial import', ctx.settings.now());
+    ctx.logger.info({ file: ctx.filePath, sha }, 'config: initial import');
+  } else {
+    await recordOutsideEdit(ctx, repository);
+  }
   ctx.git = repository;
   ctx.snapshot = existing;
 }

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type SimpleGit, simpleGit } from 'simple-git';
 import { ConfigStoreError } from '../errors.js';
 
@@ -27,6 +29,12 @@ export interface LogEntry {
  */
 export class ConfigGit {
   private readonly git: SimpleGit;
+  /**
+   * True once this store has committed the file: later commits name it as a pathspec (`git commit
+   * -- <file>` takes its working-tree content) instead of running `git add` first. Each git call is
+   * a process start, which costs far more than the git work on a one-file repository.
+   */
+  private tracked = false;
 
   constructor(
     private readonly directory: string,
@@ -64,7 +72,18 @@ export class ConfigGit {
 
   /** Stage and commit the config file only; returns the new commit's sha. */
   async commit(message: string, timestampMs: number): Promise<string> {
+    if (this.tracked) {
+      // Untracked again (a `git rm --cached` by hand) or any other refusal: the full path below.
+      const sha = await this.commitStaged(message, timestampMs).catch(() => undefined);
+      if (sha !== undefined) return sha;
+    }
     await this.run(['add', '--', this.fileName]);
+    const sha = await this.commitStaged(message, timestampMs);
+    this.tracked = true;
+    return sha;
+  }
+
+  private async commitStaged(message: string, timestampMs: number): Promise<string> {
     await this.run([
       'commit',
       '--quiet',
@@ -78,7 +97,10 @@ export class ConfigGit {
       '--',
       this.fileName,
     ]);
-    return this.head() as Promise<string>;
+    const sha = await this.head();
+    if (sha === undefined)
+      throw new ConfigStoreError('GIT_FAILED', `git commit made no HEAD in ${this.directory}`);
+    return sha;
   }
 
   /** Undo a staged but uncommitted change of the config file after a failed commit. */
@@ -86,9 +108,21 @@ export class ConfigGit {
     await this.run(['reset', '--quiet', '--', this.fileName]).catch(() => undefined);
   }
 
-  /** The sha HEAD points at, or `undefined` before the first commit. */
-  head(): Promise<string | undefined> {
-    return this.resolveCommit('HEAD');
+  /**
+   * The sha HEAD points at, or `undefined` before the first commit. Read from the repository's
+   * files when HEAD is a loose ref or detached (as git leaves it after every commit), which spares a
+   * process start; anything else (a packed ref after `gc`, another ref backend) asks git.
+   */
+  async head(): Promise<string | undefined> {
+    const gitDir = join(this.directory, '.git');
+    const headText = await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => '');
+    const symbolic = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(headText)?.[1];
+    const direct =
+      symbolic === undefined || symbolic.includes('..')
+        ? headText
+        : await readFile(join(gitDir, symbolic), 'utf8').catch(() => '');
+    const sha = /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(direct)?.[1];
+    return sha ?? this.resolveCommit('HEAD');
   }
 
   /** Full sha of the commit `reference` names, or `undefined` when there is none. */
