@@ -189,9 +189,10 @@ describe('keyless vision (tesseract OCR and ffmpeg image facts)', () => {
     expect(answer.description).toMatch(/Frame 2: 480×240 px mjpeg/);
     expect(answer.description.endsWith('Text read across the frames:\nChapter Seven')).toBe(true);
     expect((await video.providers()).video[1]).toMatchObject({ engine: 'tesseract-frames', available: true });
-    // A 13 KB video of 6500×6200 frames: refused by the pixel cap, not decoded.
-    const huge = join(dir, 'huge.mkv');
-    renderLavfi('color=c=gray:s=6500x6200:d=1:r=1', ['-c:v', 'ffv1'], huge);
+    // A 10 KB video of 6500×6200 frames: refused by the pixel cap, not decoded. Rendering it takes
+    // ffmpeg some 14 s of CPU, so it is kept as a file (made by `ffmpeg -f lavfi -i
+    // color=c=gray:s=6500x6200:d=1:r=1 -c:v ffv1 huge-6500x6200.mkv`).
+    const huge = join(import.meta.dirname, '..', 'fixtures', 'huge-6500x6200.mkv');
     await expect(video.describeVideo({ data: (await readFile(huge)).toString('base64') })).rejects.toSatisfy(
       (error) => isMediaError(error, 'TOO_LARGE') && error.data?.maxPixels === 40_000_000,
     );
