@@ -1,5 +1,6 @@
 import {
   type ChannelsDatabase,
+  type ChannelsSqlResult,
   type ChannelsSqlValue,
   type ChannelsStatement,
   type DeliveryEntry,
@@ -7,6 +8,7 @@ import {
   lockChats,
   markSent,
   ROWS_PER_STATEMENT,
+  sentRecords,
 } from './queue-store.js';
 
 /** One change waiting for the next commit; `done` hears whether it wrote a row. */
@@ -28,7 +30,10 @@ interface Outcome {
 export interface GroupCommit {
   /** Writes a new entry; `false` when its idempotency key was already stored. */
   insert(entry: DeliveryEntry): Promise<boolean>;
-  /** Records an attempt of a `sending` entry acknowledged at `at`; `false` when no such row. */
+  /**
+   * Records an attempt of a `sending` entry acknowledged at `at`; `false` when the row was not
+   * `sending` and does not hold that record.
+   */
   sent(deliveryId: string, messageId: string, at: number): Promise<boolean>;
   /** Runs one statement ending in `RETURNING`; `true` when it returned a row. */
   run(sql: string, args: ChannelsSqlValue[]): Promise<boolean>;
@@ -69,7 +74,7 @@ export function createGroupCommit(
 
   const commit = async (changes: Change[]): Promise<void> => {
     const { statements, settle } = plan(changes, chatOrdered);
-    let results: Array<{ rows: Record<string, unknown>[] }>;
+    let results: ChannelsSqlResult[];
     try {
       results = await db.batch(statements);
     } catch (error) {
@@ -77,7 +82,7 @@ export function createGroupCommit(
       else for (const change of changes) await commit([change]);
       return;
     }
-    settle(results);
+    settle(results, db);
   };
 
   return {
@@ -101,7 +106,7 @@ function plan(
   chatOrdered: boolean,
 ): {
   statements: ChannelsStatement[];
-  settle(results: Array<{ rows: Record<string, unknown>[] }>): void;
+  settle(results: ChannelsSqlResult[], db: ChannelsDatabase): void;
 } {
   const fresh: Array<Extract<Change, { kind: 'insert' }>> = [];
   const keyed: Array<Extract<Change, { kind: 'insert' }>> = [];
@@ -116,15 +121,15 @@ function plan(
     else singles.push(change);
   }
   const statements: ChannelsStatement[] = [];
-  // `ids` undefined: the statement wrote every row of the group (or failed as a whole).
-  const groups: Array<{ changes: Array<{ done: Outcome }>; ids: string[] | undefined }> = [];
+  // How each statement's result says which of its changes wrote a row.
+  const groups: Group[] = [];
   if (chatOrdered && keyed.length > 0) {
     statements.push(
       lockChats(
         keyed.map(({ entry }) => ({ channelType: entry.channelType, channelId: entry.operation.channelId })),
       ),
     );
-    groups.push({ changes: [], ids: undefined });
+    groups.push({ by: 'all', changes: [] });
   }
   for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
     const group = fresh.slice(start, start + ROWS_PER_STATEMENT);
@@ -134,7 +139,7 @@ function plan(
         true,
       ),
     );
-    groups.push({ changes: group, ids: undefined });
+    groups.push({ by: 'all', changes: group });
   }
   for (let start = 0; start < keyed.length; start += ROWS_PER_STATEMENT) {
     const group = keyed.slice(start, start + ROWS_PER_STATEMENT);
@@ -145,36 +150,71 @@ function plan(
         chatOrdered,
       ),
     );
-    groups.push({ changes: group, ids: group.map((change) => change.entry.deliveryId) });
+    groups.push({ by: 'returned', changes: group, ids: group.map((change) => change.entry.deliveryId) });
   }
   for (let start = 0; start < acks.length; start += ROWS_PER_STATEMENT) {
     const group = acks.slice(start, start + ROWS_PER_STATEMENT);
     statements.push(markSent(group));
-    groups.push({ changes: group, ids: group.map((change) => change.deliveryId) });
+    groups.push({ by: 'count', changes: group });
   }
   for (const single of singles) {
     statements.push(single.statement);
-    groups.push({ changes: [single], ids: [] });
+    groups.push({ by: 'row', changes: [single] });
   }
   return {
     statements,
-    settle(results) {
+    settle(results, db) {
       groups.forEach((group, index) => {
-        const rows = results[index]?.rows ?? [];
-        const { ids } = group;
-        if (ids === undefined) {
-          for (const change of group.changes) change.done.resolve(true);
-          return;
-        }
-        if (ids.length === 0) {
-          group.changes[0]?.done.resolve(rows.length > 0);
-          return;
-        }
-        const written = new Set(rows.map((row) => String(row.delivery_id)));
-        group.changes.forEach((change, position) => {
-          change.done.resolve(written.has(ids[position] ?? ''));
-        });
+        settleGroup(group, results[index], db);
       });
     },
   };
+}
+
+/** The changes of one statement, and how its result says which of them wrote a row. */
+type Group =
+  /** The statement wrote every row of the group (or failed as a whole). */
+  | { by: 'all'; changes: Array<{ done: Outcome }> }
+  /** RETURNING named the rows written, in `ids`, one per change. */
+  | { by: 'returned'; changes: Array<{ done: Outcome }>; ids: string[] }
+  /** One statement of one change, ending in RETURNING: a row returned says it wrote. */
+  | { by: 'row'; changes: Array<{ done: Outcome }> }
+  /** Acknowledgements: every row was written when the statement changed as many as it named. */
+  | { by: 'count'; changes: Array<Extract<Change, { kind: 'sent' }>> };
+
+function settleGroup(group: Group, result: ChannelsSqlResult | undefined, db: ChannelsDatabase): void {
+  const rows = result?.rows ?? [];
+  switch (group.by) {
+    case 'all':
+      for (const change of group.changes) change.done.resolve(true);
+      return;
+    case 'row':
+      group.changes[0]?.done.resolve(rows.length > 0);
+      return;
+    case 'returned': {
+      const written = new Set(rows.map((row) => String(row.delivery_id)));
+      group.changes.forEach((change, position) => {
+        change.done.resolve(written.has(group.ids[position] ?? ''));
+      });
+      return;
+    }
+    case 'count': {
+      const { changes } = group;
+      if ((result?.rowsAffected ?? 0) >= changes.length) {
+        for (const change of changes) change.done.resolve(true);
+        return;
+      }
+      // Some row was not `sending` any more: the stored rows say which records hold.
+      sentRecords(db, changes).then(
+        (held) => {
+          changes.forEach((change, position) => {
+            change.done.resolve(held[position] === true);
+          });
+        },
+        (error: unknown) => {
+          for (const change of changes) change.done.reject(error);
+        },
+      );
+    }
+  }
 }

@@ -265,8 +265,10 @@ export function insertEntries(
 }
 
 /**
- * One UPDATE recording a group of acknowledged attempts, each with the time it was acknowledged;
- * RETURNING names the rows it changed.
+ * One UPDATE recording a group of acknowledged attempts, each with the time it was acknowledged.
+ * It returns no rows: reading them back costs a driver call per row, on every delivery. Its
+ * count of changed rows says whether every row was still `sending` (always, unless something
+ * else wrote them); when it falls short, {@link sentRecords} tells which rows hold the record.
  */
 export function markSent(
   acks: readonly { deliveryId: string; messageId: string; at: number }[],
@@ -278,9 +280,35 @@ export function markSent(
     sql: `UPDATE ${QUEUE_TABLE} SET stage = 'sent', message_id = acked.column2, last_error = NULL,
         updated_at = CAST(acked.column3 AS BIGINT)
       FROM (VALUES ${acks.map(() => '(?, ?, ?)').join(', ')}) AS acked
-      WHERE delivery_id = acked.column1 AND stage = 'sending' RETURNING delivery_id`,
+      WHERE delivery_id = acked.column1 AND stage = 'sending'`,
     args,
   };
+}
+
+/**
+ * After a {@link markSent} that changed fewer rows than it named: which of its acknowledgements
+ * the stored rows hold (`sent` with that message id at that time). A row that holds it by another
+ * writer's hand is as good: what the acknowledgement was to record is stored.
+ */
+export async function sentRecords(
+  db: ChannelsDatabase,
+  acks: readonly { deliveryId: string; messageId: string; at: number }[],
+): Promise<boolean[]> {
+  const { rows } = await db.execute(
+    `SELECT delivery_id, stage, message_id, updated_at FROM ${QUEUE_TABLE}
+      WHERE delivery_id IN (${acks.map(() => '?').join(', ')})`,
+    acks.map((ack) => ack.deliveryId),
+  );
+  const stored = new Map(rows.map((row) => [String(row.delivery_id), row]));
+  return acks.map((ack) => {
+    const row = stored.get(ack.deliveryId);
+    return (
+      row !== undefined &&
+      row.stage === 'sent' &&
+      String(row.message_id) === ack.messageId &&
+      Number(row.updated_at) === ack.at
+    );
+  });
 }
 
 /** The SQL the queue runs, kept together so the state machine reads in one place. */
