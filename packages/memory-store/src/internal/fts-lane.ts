@@ -39,7 +39,8 @@ interface CandidateRow {
 
 /** The FTS5 MATCH for a question, or undefined when it has no words. */
 export async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
-  const classes = ctx.settings.recall.nameClasses ? nameClasses(query) : [];
+  const { nameClasses: classesOn, namePlaces } = ctx.settings.recall;
+  const classes = classesOn ? nameClasses(query, namePlaces) : [];
   const terms = ctx.settings.recall.stopwords
     ? [...new Set([...topicWords(query), ...classes])].map((word) => `"${word.replaceAll('"', '""')}"`)
     : queryTerms([query, ...classes].join(' '));
@@ -93,9 +94,9 @@ export async function runFtsLane(
     for (const [seq, row] of await candidateRows(ctx, missing, filter))
       if (!rows.has(seq)) rows.set(seq, row);
   }
-  const { synonymWeight, synonymSenses, synonymsPerWord } = ctx.settings.recall;
+  const { synonymWeight, synonymSenses, synonymsPerWord, derivations } = ctx.settings.recall;
   if (synonymWeight > 0) {
-    const terms = synonymTerms(query, synonymSenses, synonymsPerWord);
+    const terms = synonymTerms(query, synonymSenses, synonymsPerWord, derivations);
     ranked = await mergeQuery(ctx, ranked, terms, synonymWeight, asked);
     const missing = ranked.filter((row) => !rows.has(Number(row.seq)));
     for (const [seq, row] of await candidateRows(ctx, missing, filter))
