@@ -4,14 +4,7 @@ import type { MemoryContext } from './context.js';
 import { expandRanking, mergeQuery } from './expansion.js';
 import { ftsArg, ftsStatements, rankArg } from './fts.pg.js';
 import type { Lane } from './fusion.js';
-import {
-  asksWhen,
-  mentionsTime,
-  namesSpeaker,
-  questionWords,
-  topicWords,
-  transcriptLine,
-} from './lexical.js';
+import { asksWhen, mentionsTime, speakersAsked, topicWords, transcriptLine } from './lexical.js';
 import { nameClasses } from './names.js';
 import { proximityShare, proximityStems } from './proximity.js';
 import { chunks } from './rows.js';
@@ -197,7 +190,12 @@ function rescore(
   // bm25 normalised by the best match, so the weights mean the same on every question.
   const own = new Map<number, number>();
   for (const row of ranked) own.set(Number(row.seq), Number(row.relevance) / top);
-  const asked = new Set(questionWords(query));
+  const speakers = new Set<string>();
+  for (const row of rows.values()) {
+    const speaker = transcriptLine(row.content).speaker;
+    if (speaker !== undefined) speakers.add(speaker);
+  }
+  const asked = speakersAsked(query, speakers);
   const when = asksWhen(query);
   const scored: Lane = [];
   for (const row of rows.values()) {
@@ -217,7 +215,7 @@ function rescore(
     }
     if (score === 0) continue;
     const line = transcriptLine(row.content);
-    if (speakerWeight > 0 && namesSpeaker(asked, line.speaker)) score += speakerWeight;
+    if (speakerWeight > 0 && line.speaker !== undefined && asked.has(line.speaker)) score += speakerWeight;
     if (when && timeWeight > 0 && mentionsTime(line.text)) score += timeWeight;
     if (stems.length > 1) score += proximityWeight * proximityShare(stems, row.content);
     scored.push({ seq: row.seq, relevance: score });
