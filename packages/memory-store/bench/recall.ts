@@ -271,7 +271,7 @@ async function main(): Promise<void> {
     for (const [at, { kind, variants: group, settings }] of groups.entries()) {
       if (group.length === 0) continue;
       const embedder = embedderFor(kind, fake.baseUrl);
-      const { db, drop } = await openBenchDatabase(dir, `${kind}-${at}`);
+      const { db, drop } = await openBenchDatabase(dir, `${kind}_${at}`);
       const store = await createMemoryStore({ ...settings, database: db, embedder });
       for (const conversation of conversations) {
         const diaOf = await ingest(store, conversation);
