@@ -66,8 +66,12 @@ describe('transcript lines', () => {
     expect(asked("What does Melanie think about Caroline's decision?")).toEqual(['melanie']);
     expect(asked('What book did Caroline recommend to Melanie?')).toEqual(['caroline']);
     expect(asked('According to Melanie, what is Caroline good at?')).toEqual(['melanie']);
-    // No side role, or only side roles: every named speaker stays.
-    expect(asked('What does Caroline tell Melanie?')).toEqual(['caroline', 'melanie']);
+    // Of several left, the first named is the subject, unless they are asked about together.
+    expect(asked('What does Caroline tell Melanie?')).toEqual(['caroline']);
+    expect(asked('How does Melanie describe the bowl that Caroline made?')).toEqual(['melanie']);
+    expect(asked('Did Caroline and Melanie go camping?')).toEqual(['caroline', 'melanie']);
+    expect(asked('What do Melanie, Caroline both like?')).toEqual(['caroline', 'melanie']);
+    // Only side roles: every named speaker stays.
     expect(asked("Is Caroline's art like Melanie's?")).toEqual(['caroline', 'melanie']);
     // One name alone is asked about whatever its role; a name that is no speaker is not.
     expect(asked("What is Caroline's identity?")).toEqual(['caroline']);

@@ -111,7 +111,9 @@ const ACCORDING = /\baccording to\s+([\p{L}\p{M}][\p{L}\p{M}\p{N}-]*)/iu;
 /**
  * Of the speakers a question names, the ones it asks about as speaking: when it names several,
  * a name it only holds as a possessor or after a preposition is left out ("What does Melanie
- * think about Caroline's decision?" asks for Melanie's turns), unless that leaves none.
+ * think about Caroline's decision?" asks for Melanie's turns), unless that leaves none; of
+ * several still left, the first named is the subject ("What does Jon tell Gina?"), unless the
+ * question asks about them together ("Jon and Gina", "both").
  */
 export function speakersAsked(question: string, speakers: Iterable<string>): Set<string> {
   const asked = new Set(questionWords(question));
@@ -129,5 +131,32 @@ export function speakersAsked(question: string, speakers: Iterable<string>): Set
   const mentions = (word: string) =>
     questionWords(question).filter((asked) => asked === word).length - (side.get(word) ?? 0);
   const speaking = named.filter((speaker) => words(speaker).some((word) => mentions(word) > 0));
-  return new Set(speaking.length > 0 ? speaking : named);
+  const sequence = questionWords(question);
+  if (speaking.length < 2 || together(sequence, speaking))
+    return new Set(speaking.length > 0 ? speaking : named);
+  // Several left, not asked about together: a question puts its subject first ("What does
+  // Jon tell Gina?"), the others are who is spoken to or about.
+  const first = (speaker: string) =>
+    Math.min(
+      ...words(speaker)
+        .map((word) => sequence.indexOf(word))
+        .filter((at) => at >= 0),
+    );
+  return new Set([speaking.reduce((best, speaker) => (first(speaker) < first(best) ? speaker : best))]);
+}
+
+/**
+ * True when the question asks about the speakers together: two of their names joined by "and"
+ * or "or" ("Did Jon and Gina ..."), or "both", "together", "each other".
+ */
+function together(sequence: string[], speakers: string[]): boolean {
+  const names = new Set(speakers.flatMap((speaker) => words(speaker)));
+  if (sequence.some((word) => word === 'both' || word === 'together')) return true;
+  if (sequence.some((word, at) => word === 'each' && sequence[at + 1] === 'other')) return true;
+  return sequence.some(
+    (word, at) =>
+      (word === 'and' || word === 'or') &&
+      names.has(sequence[at - 1] ?? '') &&
+      names.has(sequence[at + 1] ?? ''),
+  );
 }
