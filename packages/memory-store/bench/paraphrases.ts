@@ -37,6 +37,13 @@ export const paraphrases: Own[] = [
   own('26', 1, 'Which crafts does Melanie practise?', 'D5:10', 'D16:8'),
   own('26', 1, 'What creative things has Melanie done with her children?', 'D8:4', 'D8:6'),
   own('26', 1, 'In what ways has Caroline supported young LGBTQ people?', 'D3:1', 'D9:2'),
+  // Naming both speakers, written over turns drawn at random (a seeded draw, not chosen).
+  own('26', 4, 'What did Melanie tell Caroline about her family after the accident?', 'D18:5'),
+  own('26', 4, 'What did Melanie say to Caroline about pets?', 'D7:14'),
+  own('26', 4, 'What kind of drawing does Caroline tell Melanie she likes?', 'D14:29'),
+  own('26', 4, 'Which singer did Melanie tell Caroline about?', 'D11:3'),
+  own('26', 4, 'What event with her paintings did Caroline announce to Melanie?', 'D9:12'),
+  own('26', 4, "What did Caroline like in Melanie's photo of the leaves?", 'D16:3'),
   own('30', 4, "Which styles does Jon's dance group perform?", 'D1:24'),
   own('30', 2, "When was Jon's group due to perform at a festival?", 'D1:24'),
   own('30', 4, 'What did Gina start to grow her shop?', 'D2:1'),
@@ -59,4 +66,12 @@ export const paraphrases: Own[] = [
   own('30', 4, 'How is Jon covering costs while the studio struggles?', 'D18:2'),
   own('30', 3, 'Did Gina learn dancing on her own?', 'D13:8'),
   own('30', 4, 'What slogan does Gina keep repeating to Jon?', 'D19:2'),
+  // Naming both speakers, written over turns drawn at random (a seeded draw, not chosen).
+  own('30', 4, 'What did Jon tell Gina about losing his job?', 'D16:8'),
+  own('30', 4, "How does Gina describe Jon's studio beyond a business?", 'D13:6'),
+  own('30', 4, 'Which event did Jon invite Gina to?', 'D8:15'),
+  own('30', 4, 'What does Jon say keeps his mind focused, in his chat with Gina?', 'D11:17'),
+  own('30', 4, "What did Gina predict about Jon's competition?", 'D4:14'),
+  own('30', 4, 'What did Jon promise Gina he would not do?', 'D19:11'),
+  own('30', 4, 'What did Gina say Jon earned the kudos for?', 'D9:12'),
 ];

@@ -62,6 +62,11 @@ interface Variant {
   embedder?: 'hashing' | 'concept' | 'endpoint';
   /** Plain FTS5 BM25 over the store's own index instead of the store's recall. */
   bm25?: true;
+  /**
+   * The settings change what is indexed at write: the variant gets a store of its own, made
+   * and filled with them (other variants share a store filled with the defaults).
+   */
+  atWrite?: true;
 }
 
 const OFF = { stopwords: false, neighbourWeight: 0, neighbourSpan: 0, speakerWeight: 0, timeWeight: 0 };
@@ -85,6 +90,15 @@ const variants: Variant[] = [
   {
     name: '+ WordNet synonyms, 2 senses, 8 a word',
     settings: { recall: { synonymSenses: 2, synonymsPerWord: 8 } },
+  },
+  {
+    name: '+ WordNet derivations in the synonym query',
+    settings: { recall: { derivations: true } },
+  },
+  {
+    name: '+ WordNet places of names (Rome: Italy)',
+    settings: { recall: { namePlaces: true } },
+    atWrite: true,
   },
   {
     name: '+ proximity of topic words, 0.2 (off by default)',
@@ -243,13 +257,22 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'memory-recall-'));
   const fake = await startFakeEmbeddingsServer(256);
   try {
-    // Variants sharing an embedder share a store: recall settings change in place.
-    for (const kind of ['hashing', 'concept', 'endpoint'] as const) {
-      const group = chosen.filter((variant) => (variant.embedder ?? 'hashing') === kind);
+    // Variants sharing an embedder share a store filled with the defaults: recall settings
+    // change in place. A variant whose settings act at write gets a store of its own.
+    const groups = (['hashing', 'concept', 'endpoint'] as const).flatMap((kind) => {
+      const ofKind = chosen.filter((variant) => (variant.embedder ?? 'hashing') === kind);
+      return [
+        { kind, variants: ofKind.filter((variant) => !variant.atWrite), settings: {} },
+        ...ofKind
+          .filter((variant) => variant.atWrite)
+          .map((variant) => ({ kind, variants: [variant], settings: variant.settings ?? {} })),
+      ];
+    });
+    for (const [at, { kind, variants: group, settings }] of groups.entries()) {
       if (group.length === 0) continue;
       const embedder = embedderFor(kind, fake.baseUrl);
-      const { db, drop } = await openBenchDatabase(dir, kind);
-      const store = await createMemoryStore({ database: db, embedder });
+      const { db, drop } = await openBenchDatabase(dir, `${kind}_${at}`);
+      const store = await createMemoryStore({ ...settings, database: db, embedder });
       for (const conversation of conversations) {
         const diaOf = await ingest(store, conversation);
         for (const variant of group) {

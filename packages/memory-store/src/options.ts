@@ -42,8 +42,10 @@ export const memoryStoreSettingsSchema = z
       synonymWeight: z.number().min(0).max(4).default(0.2),
       synonymSenses: z.number().int().min(1).max(8).default(1),
       synonymsPerWord: z.number().int().min(1).max(16).default(4),
+      derivations: z.boolean().default(false),
       proximityWeight: z.number().min(0).max(4).default(0),
       nameClasses: z.boolean().default(true),
+      namePlaces: z.boolean().default(false),
     }),
     index: settingsGroup({
       enabled: z.boolean().default(true),
@@ -150,6 +152,11 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
         /** @default 4 */
         synonymsPerWord?: number | undefined;
         /**
+         * Add to the synonym query the words WordNet derives from or to each topic word across
+         * parts of speech ("creative": create, creativity). @default false
+         */
+        derivations?: boolean | undefined;
+        /**
          * Added, times the share of the question's topic-word pairs that stand within four
          * words of each other in an entry. Off by default (see the README's ablations).
          * @default 0
@@ -161,6 +168,11 @@ export interface MemoryStoreOptions extends Injected<MemoryLogger> {
          * write for the index, at search for the question. @default true
          */
         nameClasses?: boolean | undefined;
+        /**
+         * With `nameClasses`, also the places a name stands in ("Rome": italy), by WordNet's
+         * part holonyms, indexed at write and searched with a question. @default false
+         */
+        namePlaces?: boolean | undefined;
       }
     | undefined;
   /**

@@ -43,6 +43,15 @@ describe('full-text recall beyond bm25', () => {
     expect((await search('Where did Ana go with her kids?'))[0]).toBe(conversation[7]);
   });
 
+  it('of two speakers named, ranks first the one asked about, not the one talked to or about', async () => {
+    await memory.store.storeMany(conversation.map((content) => ({ content })));
+    expect((await search('Where did Ana say to Ben she went with her kids?'))[0]).toBe(conversation[7]);
+    expect((await search('Where did Ana tell Ben she went with her kids?'))[0]).toBe(conversation[7]);
+    expect((await search("Where did Ana go with Ben's kids?"))[0]).toBe(conversation[7]);
+    expect((await search('According to Ana, where did Ben go with the kids?'))[0]).toBe(conversation[7]);
+    expect((await search('Where did Ben say to Ana he went with his kids?'))[0]).toBe(conversation[6]);
+  });
+
   it('prefers, for a question asking when, the turn that says when', async () => {
     await memory.store.storeMany(
       [

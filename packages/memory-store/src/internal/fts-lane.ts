@@ -4,14 +4,7 @@ import type { MemoryContext } from './context.js';
 import { expandRanking, mergeQuery } from './expansion.js';
 import { ftsArg, ftsStatements, rankArg } from './fts.pg.js';
 import type { Lane } from './fusion.js';
-import {
-  asksWhen,
-  mentionsTime,
-  namesSpeaker,
-  questionWords,
-  topicWords,
-  transcriptLine,
-} from './lexical.js';
+import { asksWhen, mentionsTime, speakersAsked, topicWords, transcriptLine } from './lexical.js';
 import { nameClasses } from './names.js';
 import { proximityShare, proximityStems } from './proximity.js';
 import { chunks } from './rows.js';
@@ -39,7 +32,8 @@ interface CandidateRow {
 
 /** The FTS5 MATCH for a question, or undefined when it has no words. */
 export async function selectiveMatch(ctx: MemoryContext, query: string): Promise<string | undefined> {
-  const classes = ctx.settings.recall.nameClasses ? nameClasses(query) : [];
+  const { nameClasses: classesOn, namePlaces } = ctx.settings.recall;
+  const classes = classesOn ? nameClasses(query, namePlaces) : [];
   const terms = ctx.settings.recall.stopwords
     ? [...new Set([...topicWords(query), ...classes])].map((word) => `"${word.replaceAll('"', '""')}"`)
     : queryTerms([query, ...classes].join(' '));
@@ -93,9 +87,9 @@ export async function runFtsLane(
     for (const [seq, row] of await candidateRows(ctx, missing, filter))
       if (!rows.has(seq)) rows.set(seq, row);
   }
-  const { synonymWeight, synonymSenses, synonymsPerWord } = ctx.settings.recall;
+  const { synonymWeight, synonymSenses, synonymsPerWord, derivations } = ctx.settings.recall;
   if (synonymWeight > 0) {
-    const terms = synonymTerms(query, synonymSenses, synonymsPerWord);
+    const terms = synonymTerms(query, synonymSenses, synonymsPerWord, derivations);
     ranked = await mergeQuery(ctx, ranked, terms, synonymWeight, asked);
     const missing = ranked.filter((row) => !rows.has(Number(row.seq)));
     for (const [seq, row] of await candidateRows(ctx, missing, filter))
@@ -196,7 +190,12 @@ function rescore(
   // bm25 normalised by the best match, so the weights mean the same on every question.
   const own = new Map<number, number>();
   for (const row of ranked) own.set(Number(row.seq), Number(row.relevance) / top);
-  const asked = new Set(questionWords(query));
+  const speakers = new Set<string>();
+  for (const row of rows.values()) {
+    const speaker = transcriptLine(row.content).speaker;
+    if (speaker !== undefined) speakers.add(speaker);
+  }
+  const asked = speakersAsked(query, speakers);
   const when = asksWhen(query);
   const scored: Lane = [];
   for (const row of rows.values()) {
@@ -216,7 +215,7 @@ function rescore(
     }
     if (score === 0) continue;
     const line = transcriptLine(row.content);
-    if (speakerWeight > 0 && namesSpeaker(asked, line.speaker)) score += speakerWeight;
+    if (speakerWeight > 0 && line.speaker !== undefined && asked.has(line.speaker)) score += speakerWeight;
     if (when && timeWeight > 0 && mentionsTime(line.text)) score += timeWeight;
     if (stems.length > 1) score += proximityWeight * proximityShare(stems, row.content);
     scored.push({ seq: row.seq, relevance: score });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { backfillFusion } from './fusion.js';
-import { asksWhen, mentionsTime, namesSpeaker, topicWords, transcriptLine } from './lexical.js';
+import {
+  asksWhen,
+  mentionsTime,
+  namesSpeaker,
+  speakersAsked,
+  topicWords,
+  transcriptLine,
+} from './lexical.js';
 
 describe('question analysis', () => {
   it('keeps topic words, splitting possessives and dropping function words', () => {
@@ -51,6 +58,25 @@ describe('transcript lines', () => {
     expect(namesSpeaker(new Set(['what', 'did', 'ann', 'say']), 'mary ann')).toBe(true);
     expect(namesSpeaker(new Set(['what', 'did', 'jon', 'say']), 'mary ann')).toBe(false);
     expect(namesSpeaker(new Set(['jon']), undefined)).toBe(false);
+  });
+
+  it('of several speakers named, keeps those asked about as speaking', () => {
+    const speakers = ['caroline', 'melanie', 'mary ann'];
+    const asked = (question: string) => [...speakersAsked(question, speakers)].sort();
+    expect(asked("What does Melanie think about Caroline's decision?")).toEqual(['melanie']);
+    expect(asked('What book did Caroline recommend to Melanie?')).toEqual(['caroline']);
+    expect(asked('According to Melanie, what is Caroline good at?')).toEqual(['melanie']);
+    // Of several left, the first named is the subject, unless they are asked about together.
+    expect(asked('What does Caroline tell Melanie?')).toEqual(['caroline']);
+    expect(asked('How does Melanie describe the bowl that Caroline made?')).toEqual(['melanie']);
+    expect(asked('Did Caroline and Melanie go camping?')).toEqual(['caroline', 'melanie']);
+    expect(asked('What do Melanie, Caroline both like?')).toEqual(['caroline', 'melanie']);
+    // Only side roles: every named speaker stays.
+    expect(asked("Is Caroline's art like Melanie's?")).toEqual(['caroline', 'melanie']);
+    // One name alone is asked about whatever its role; a name that is no speaker is not.
+    expect(asked("What is Caroline's identity?")).toEqual(['caroline']);
+    expect(asked('What did Ann say to Jon?')).toEqual(['mary ann']);
+    expect(asked('What did Jon say?')).toEqual([]);
   });
 });
 

@@ -99,3 +99,64 @@ export function namesSpeaker(questionWords: Set<string>, speaker: string | undef
   if (speaker === undefined) return false;
   return words(speaker).some((word) => questionWords.has(word));
 }
+
+// A name written as a possessor ("Caroline's decision") or after a preposition ("to Melanie",
+// "with Jon") stands in the question as what is talked about or to, not as who speaks;
+// "according to Gina" names who speaks (then the only one asked about).
+const SIDE_ROLE =
+  /(?<!\baccording )\b(?:to|with|about|from|for|at|of|by)\s+([\p{L}\p{M}][\p{L}\p{M}\p{N}-]*)|([\p{L}\p{M}][\p{L}\p{M}\p{N}-]*)['\u2019]s\b/giu;
+
+const ACCORDING = /\baccording to\s+([\p{L}\p{M}][\p{L}\p{M}\p{N}-]*)/iu;
+
+/**
+ * Of the speakers a question names, the ones it asks about as speaking: when it names several,
+ * a name it only holds as a possessor or after a preposition is left out ("What does Melanie
+ * think about Caroline's decision?" asks for Melanie's turns), unless that leaves none; of
+ * several still left, the first named is the subject ("What does Jon tell Gina?"), unless the
+ * question asks about them together ("Jon and Gina", "both").
+ */
+export function speakersAsked(question: string, speakers: Iterable<string>): Set<string> {
+  const asked = new Set(questionWords(question));
+  const named = [...new Set(speakers)].filter((speaker) => namesSpeaker(asked, speaker));
+  if (named.length < 2) return new Set(named);
+  const source = ACCORDING.exec(question)?.[1]?.toLowerCase();
+  const cited = named.filter((speaker) => source !== undefined && words(speaker).includes(source));
+  if (cited.length > 0) return new Set(cited);
+  // Every mention of a name as a subject or object: one in a side role counts for nothing.
+  const side = new Map<string, number>();
+  for (const match of question.matchAll(SIDE_ROLE)) {
+    const word = (match[1] ?? match[2])!.toLowerCase();
+    side.set(word, (side.get(word) ?? 0) + 1);
+  }
+  const mentions = (word: string) =>
+    questionWords(question).filter((asked) => asked === word).length - (side.get(word) ?? 0);
+  const speaking = named.filter((speaker) => words(speaker).some((word) => mentions(word) > 0));
+  const sequence = questionWords(question);
+  if (speaking.length < 2 || together(sequence, speaking))
+    return new Set(speaking.length > 0 ? speaking : named);
+  // Several left, not asked about together: a question puts its subject first ("What does
+  // Jon tell Gina?"), the others are who is spoken to or about.
+  const first = (speaker: string) =>
+    Math.min(
+      ...words(speaker)
+        .map((word) => sequence.indexOf(word))
+        .filter((at) => at >= 0),
+    );
+  return new Set([speaking.reduce((best, speaker) => (first(speaker) < first(best) ? speaker : best))]);
+}
+
+/**
+ * True when the question asks about the speakers together: two of their names joined by "and"
+ * or "or" ("Did Jon and Gina ..."), or "both", "together", "each other".
+ */
+function together(sequence: string[], speakers: string[]): boolean {
+  const names = new Set(speakers.flatMap((speaker) => words(speaker)));
+  if (sequence.some((word) => word === 'both' || word === 'together')) return true;
+  if (sequence.some((word, at) => word === 'each' && sequence[at + 1] === 'other')) return true;
+  return sequence.some(
+    (word, at) =>
+      (word === 'and' || word === 'or') &&
+      names.has(sequence[at - 1] ?? '') &&
+      names.has(sequence[at + 1] ?? ''),
+  );
+}

@@ -25,9 +25,16 @@ function names(text: string): string[] {
   return [...out];
 }
 
-/** The WordNet classes of the capitalised words inside the sentences of `text` that name an instance, distinct. */
-export function nameClasses(text: string): string[] {
+/**
+ * The WordNet classes of the capitalised words inside the sentences of `text` that name an
+ * instance, distinct; with `places`, also the places each stands in ("Rome": capital, italy).
+ */
+export function nameClasses(text: string, places = false): string[] {
   const out = new Set<string>();
-  for (const name of names(text)) for (const type of wordNet().classes(name.toLowerCase())) out.add(type);
+  for (const name of names(text)) {
+    const word = name.toLowerCase();
+    for (const type of wordNet().classes(word)) out.add(type);
+    if (places) for (const place of wordNet().places(word)) out.add(place);
+  }
   return [...out];
 }

@@ -24,6 +24,26 @@ describe('WordNet synonyms', () => {
   });
 });
 
+describe('WordNet derivations', () => {
+  it('answers the words derived from or to a word across parts of speech, through its inflections', () => {
+    const thesaurus = openWordNet(dir);
+    try {
+      expect(thesaurus.derivations('creative', 1, 4)).toEqual(
+        expect.arrayContaining(['create', 'creativity']),
+      );
+      expect(thesaurus.derivations('dancers', 1, 4)).toEqual(['dance']);
+      expect(thesaurus.derivations('painted', 1, 4)).toEqual(expect.arrayContaining(['painter', 'painting']));
+      expect(thesaurus.derivations('creative', 1, 1)).toHaveLength(1);
+      // Synonyms are not derivations, nor is the word itself.
+      expect(thesaurus.derivations('creative', 1, 8)).not.toContain('originative');
+      expect(thesaurus.derivations('creative', 1, 8)).not.toContain('creative');
+      expect(thesaurus.derivations('qwzxv', 1, 4)).toEqual([]);
+    } finally {
+      thesaurus.close();
+    }
+  });
+});
+
 const memory = storeEachTest('memory-synonyms-');
 
 describe('recall through synonyms', () => {
@@ -40,5 +60,20 @@ describe('recall through synonyms', () => {
     };
     expect(await found(0.2)).toEqual(['Our youngster is doing great at school.']);
     expect(await found(0)).toEqual([]);
+  });
+
+  it('finds a note through a derived word only with derivations on', async () => {
+    await memory.store.storeMany(
+      ['She wants to create something new.', 'The garden looks nice this spring.'].map((content) => ({
+        content,
+      })),
+    );
+    const found = async (derivations: boolean) => {
+      memory.store.applyConfig({ recall: { derivations } });
+      const { results } = await memory.store.search({ query: 'Is she creative?', limit: 3, lanes: ['fts'] });
+      return results.map((result) => result.content);
+    };
+    expect(await found(true)).toEqual(['She wants to create something new.']);
+    expect(await found(false)).toEqual([]);
   });
 });

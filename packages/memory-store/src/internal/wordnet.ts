@@ -10,6 +10,8 @@ import { join } from 'node:path';
 
 const PARTS = ['noun', 'verb', 'adj', 'adv'] as const;
 type Part = (typeof PARTS)[number];
+// A pointer's part of speech ("s" is a satellite adjective, kept in the adjective files).
+const PART_OF: Record<string, Part> = { n: 'noun', v: 'verb', a: 'adj', s: 'adj', r: 'adv' };
 
 // WordNet's own detachment rules (its `morphy`): the endings an inflected form may carry, and
 // what replaces each, by part of speech. A candidate base counts only when the index holds it.
@@ -133,6 +135,20 @@ export interface Thesaurus {
    * last word. Empty for a word that names no instance.
    */
   classes(name: string): string[];
+  /**
+   * The places a named instance stands in, in its commonest noun sense ("rome": italy;
+   * "boston": massachusetts): WordNet's part holonyms of an instance, each by its first
+   * lemma when that is a single word.
+   * Empty for a word that names no instance.
+   */
+  places(name: string): string[];
+  /**
+   * The words WordNet records as derivationally related to `word` in its first `senses`
+   * senses of each part of speech (its `+` pointers: "creative" to create and creativity,
+   * "dancer" to dance), single words only, lower-cased, at most `limit`: morphology across
+   * parts of speech that a stemmer does not join.
+   */
+  derivations(word: string, senses: number, limit: number): string[];
   /** Closes the files (they open again on the next lookup). */
   close(): void;
 }
@@ -154,7 +170,11 @@ export function openWordNet(dir: string): Thesaurus {
     return out;
   }
 
-  function synsetWords(part: Part, offset: number, heads = false): string[] {
+  /**
+   * The lemmas of the synset at `offset`, lower-cased: single words only, or with `heads` a
+   * multi-word lemma by its last word; with `all`, every lemma in its place (by word number).
+   */
+  function synsetWords(part: Part, offset: number, heads = false, all = false): string[] {
     const line = data[part]!.lineAt(offset);
     const fields = line.split(' ');
     const count = Number.parseInt(fields[3]!, 16);
@@ -163,13 +183,54 @@ export function openWordNet(dir: string): Thesaurus {
       // A lemma, with an adjective's syntactic marker ("(a)") taken off.
       const lemma = fields[4 + i * 2]!.replace(/\(\w+\)$/, '').toLowerCase();
       const word = heads ? lemma.slice(lemma.lastIndexOf('_') + 1) : lemma;
-      if (/^[a-z]+$/.test(word)) out.push(word);
+      if (all || /^[a-z]+$/.test(word)) out.push(word);
     }
     return out;
   }
 
-  /** The noun synsets a synset is an instance of (its `@i` pointers). */
-  function instanceOf(offset: number): number[] {
+  /** The senses (synset offsets) of `base` as `part`, commonest first, at most `senses`. */
+  function sensesOf(part: Part, base: string, senses: number): number[] {
+    const entry = index[part]!.find(base)!.split(' ');
+    // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offsets...
+    const synsetCount = Number(entry[2]);
+    const pointerCount = Number(entry[3]);
+    return entry
+      .slice(6 + pointerCount, 6 + pointerCount + synsetCount)
+      .slice(0, senses)
+      .map(Number);
+  }
+
+  /** The words the `+` pointers of `lemma` in the synset at `offset` lead to. */
+  function derivedFrom(part: Part, offset: number, lemma: string): string[] {
+    const fields = data[part]!.lineAt(offset).split(' ');
+    const count = Number.parseInt(fields[3]!, 16);
+    let own = 0;
+    for (let i = 0; i < count; i++) {
+      if (fields[4 + i * 2]!.replace(/\(\w+\)$/, '').toLowerCase() === lemma) own = i + 1;
+    }
+    if (own === 0) return [];
+    const at = 4 + count * 2;
+    const out: string[] = [];
+    for (let i = 0; i < Number(fields[at]); i++) {
+      const base = at + 1 + i * 4;
+      // symbol offset pos source/target: two hex digits each, the source word then the target's.
+      const link = fields[base + 3]!;
+      if (fields[base] !== '+' || Number.parseInt(link.slice(0, 2), 16) !== own) continue;
+      const targetPart = PART_OF[fields[base + 2]!];
+      if (targetPart === undefined) continue;
+      const target = synsetWords(targetPart, Number(fields[base + 1]), false, true)[
+        Number.parseInt(link.slice(2), 16) - 1
+      ];
+      if (target !== undefined && /^[a-z]+$/.test(target)) out.push(target);
+    }
+    return out;
+  }
+
+  /**
+   * The noun synsets a synset points to by `symbol`: `@i` the classes it is an instance of,
+   * `#p` the wholes it is a part of.
+   */
+  function pointed(offset: number, symbol: '@i' | '#p'): number[] {
     const fields = data.noun!.lineAt(offset).split(' ');
     // offset lex_filenum ss_type w_cnt [word lex_id]... p_cnt [symbol offset pos source/target]...
     const at = 4 + Number.parseInt(fields[3]!, 16) * 2;
@@ -177,7 +238,7 @@ export function openWordNet(dir: string): Thesaurus {
     const out: number[] = [];
     for (let i = 0; i < pointers; i++) {
       const base = at + 1 + i * 4;
-      if (fields[base] === '@i' && fields[base + 2] === 'n') out.push(Number(fields[base + 1]));
+      if (fields[base] === symbol && fields[base + 2] === 'n') out.push(Number(fields[base + 1]));
     }
     return out;
   }
@@ -192,12 +253,7 @@ export function openWordNet(dir: string): Thesaurus {
       for (const part of PARTS) {
         for (const base of bases(word, part)) {
           own.add(base);
-          const entry = index[part]!.find(base)!.split(' ');
-          // lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offsets...
-          const synsetCount = Number(entry[2]);
-          const pointerCount = Number(entry[3]);
-          const offsets = entry.slice(6 + pointerCount, 6 + pointerCount + synsetCount);
-          for (const offset of offsets.slice(0, senses)) found.push(...synsetWords(part, Number(offset)));
+          for (const offset of sensesOf(part, base, senses)) found.push(...synsetWords(part, offset));
         }
       }
       const out = [...new Set(found)].filter((synonym) => !own.has(synonym)).slice(0, limit);
@@ -213,9 +269,45 @@ export function openWordNet(dir: string): Thesaurus {
       let out: string[] = [];
       if (entry !== undefined) {
         const first = entry[6 + Number(entry[3])];
-        const found = instanceOf(Number(first)).flatMap((offset) => synsetWords('noun', offset, true));
+        const found = pointed(Number(first), '@i').flatMap((offset) => synsetWords('noun', offset, true));
         out = [...new Set(found)].filter((word) => word !== name);
       }
+      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
+      cache.set(key, out);
+      return out;
+    },
+    places(name) {
+      const key = `\u0003${name}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const entry = index.noun!.find(name)?.split(' ');
+      let out: string[] = [];
+      if (entry !== undefined) {
+        const first = Number(entry[6 + Number(entry[3])]);
+        // Only a named instance (a city, a region) stands inside a place worth naming.
+        if (pointed(first, '@i').length > 0) {
+          // A place by its first lemma, its usual name ("Massachusetts", not "MA").
+          const found = pointed(first, '#p').flatMap((offset) => synsetWords('noun', offset).slice(0, 1));
+          out = [...new Set(found)].filter((word) => word !== name);
+        }
+      }
+      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
+      cache.set(key, out);
+      return out;
+    },
+    derivations(word, senses, limit) {
+      const key = `\u0002${word}\u0000${senses}\u0000${limit}`;
+      const cached = cache.get(key);
+      if (cached !== undefined) return cached;
+      const found: string[] = [];
+      const own = new Set<string>([word]);
+      for (const part of PARTS) {
+        for (const base of bases(word, part)) {
+          own.add(base);
+          for (const offset of sensesOf(part, base, senses)) found.push(...derivedFrom(part, offset, base));
+        }
+      }
+      const out = [...new Set(found)].filter((derived) => !own.has(derived)).slice(0, limit);
       if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
       cache.set(key, out);
       return out;

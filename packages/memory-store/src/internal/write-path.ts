@@ -52,7 +52,8 @@ export async function writeBatch(ctx: MemoryContext, inputs: StoreInput[]): Prom
     const line = transcriptLine(input.content);
     const told = resolveRelative(line.text, anchorOf(line.date, input.createdAt ?? ctx.now()));
     // So are the WordNet classes of the names it holds ("Bach": composer), when enabled.
-    const classes = ctx.settings.recall.nameClasses ? nameClasses(line.text) : [];
+    const { nameClasses: classesOn, namePlaces } = ctx.settings.recall;
+    const classes = classesOn ? nameClasses(line.text, namePlaces) : [];
     return indexText([input.content, ...told.map(dateWords), ...classes].join(' '));
   });
   const vectors = await embedForWrite(
