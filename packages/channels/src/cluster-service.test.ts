@@ -1,6 +1,5 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
 import { recordingRunner, serveChannels } from '../test/fixtures.js';
@@ -10,14 +9,9 @@ import { type ChannelsService, createChannelsService } from './service.js';
 
 const TOKEN = '123456:cluster-service-telegram-token';
 const SECRET = 'cluster-webhook-secret';
-const opened: Array<{ close(): Promise<unknown> }> = [];
-const track = <T extends { close(): Promise<unknown> }>(value: T): T => {
-  opened.unshift(value);
-  return value;
-};
-afterEach(async () => {
-  for (const handle of opened.splice(0)) await handle.close();
-});
+const instances = testInstances();
+const track = instances.track;
+afterEach(() => instances.closeAll());
 
 /** One instance's channels service: its own pool and coordinator on the shared database. */
 async function instance(
@@ -26,10 +20,10 @@ async function instance(
   section: Record<string, unknown>,
   turns: AgentTurnRequest[],
 ) {
-  const db = track(await openDatabase({ url, poolMax: 4 }));
-  await db.migrate('@agentd/channels', channelsMigrationSet());
-  const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs: 1000 }));
-  await coordinator.start();
+  const { db, coordinator, track } = await instances.open(url, id, {
+    coordination: { leaseMs: 1000 },
+    migrate: { packageName: '@agentd/channels', migrations: channelsMigrationSet() },
+  });
   const service: ChannelsService = track(
     createChannelsService({
       db,
