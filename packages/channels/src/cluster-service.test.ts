@@ -2,7 +2,7 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
-import { recordingRunner, serveChannels } from '../test/fixtures.js';
+import { recordingRunner, serveChannels, telegramWebhookSection } from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
 import { channelsMigrationSet } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
@@ -77,16 +77,7 @@ describe.skipIf(!pgSuitesEnabled())('channels service on two instances of one Po
       track(await serveChannels(() => services[1])),
     ];
     const section = (base: string) => ({
-      telegram: {
-        enabled: true,
-        botToken: TOKEN,
-        apiBaseUrl: telegram.url,
-        agentId: 'helper',
-        allowFrom: ['100'],
-        mode: 'webhook',
-        webhookUrl: `${base}/channels/telegram/webhook`,
-        webhookSecret: SECRET,
-      },
+      telegram: telegramWebhookSection(TOKEN, telegram.url, base, { webhookSecret: SECRET }),
     });
     services.push((await instance(url, 'a', section(servers[0]!.url), turns)).service);
     services.push((await instance(url, 'b', section(servers[1]!.url), turns)).service);

@@ -158,6 +158,29 @@ export async function serveChannels(
 }
 
 /**
+ * A `telegram` section in webhook mode: bot `botToken` on the fake at `apiBaseUrl`, agent
+ * `helper`, user 100 allowed, updates posted to the service served at `base` (see
+ * {@link serveChannels}); `extra` adds or overrides fields.
+ */
+export function telegramWebhookSection(
+  botToken: string,
+  apiBaseUrl: string,
+  base: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    enabled: true,
+    botToken,
+    apiBaseUrl,
+    agentId: 'helper',
+    allowFrom: ['100'],
+    mode: 'webhook',
+    webhookUrl: `${base}/channels/telegram/webhook`,
+    ...extra,
+  };
+}
+
+/**
  * Posts `payload` to `<url>/channels/slack/events` signed as Slack signs its Events API
  * callbacks (`v0=` HMAC-SHA256 of `v0:<timestamp>:<body>` with the signing secret); `ts`
  * (seconds) defaults to now, an old one tests the replay window.
