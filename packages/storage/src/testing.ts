@@ -88,6 +88,23 @@ export async function openTestDatabase(
 }
 
 /**
+ * {@link openTestDatabase} as one instance of a cluster has it: on PostgreSQL (pool of 4 unless
+ * `options` says) with its own started coordinator, which closes with the handle; on libsql none.
+ */
+export async function openTestInstance(
+  dialect: Dialect,
+  dataDir: string,
+  options: Omit<OpenDatabaseOptions, 'url' | 'dataDir'> = {},
+): Promise<{ db: Database; coordinator: Coordinator | undefined }> {
+  if (dialect === 'libsql')
+    return { db: await openTestDatabase(dialect, dataDir, options), coordinator: undefined };
+  const db = await openTestDatabase(dialect, dataDir, { poolMax: 4, ...options });
+  const coordinator = await openCoordination(db);
+  await coordinator.start();
+  return { db, coordinator };
+}
+
+/**
  * The migrations kept in `file`, a JSON list of `{version, name, up}` written as they shipped.
  * A package's test compares the head of its list with it: `_migrations` records only a version
  * and a name, so a migration that ran on users' databases must keep its SQL byte for byte, or a
