@@ -3,7 +3,7 @@ import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/stor
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryAttempt, OutboundOperation, OutboundResult } from './adapter.js';
 import { createDeliveryQueue, type DeliveryQueue } from './delivery-queue.js';
-import { channelsMigrationSet } from './internal/queue-store.js';
+import { openChannelsInstance } from '../test/fixtures.js';
 
 const instances = testInstances();
 afterEach(() => instances.closeAll());
@@ -71,10 +71,7 @@ async function instance(
   chat: Platform,
   options: { check?: boolean; now?: () => number } = {},
 ) {
-  const { db, coordinator, track } = await instances.open(url, id, {
-    coordination: { leaseMs: 1000 },
-    migrate: { packageName: '@agentd/channels', migrations: channelsMigrationSet() },
-  });
+  const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const queue: DeliveryQueue = track(
     createDeliveryQueue({
       db,

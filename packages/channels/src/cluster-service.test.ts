@@ -2,9 +2,13 @@ import type { AgentTurnRequest } from '@agentd/contracts';
 import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
-import { recordingRunner, serveChannels, telegramWebhookSection } from '../test/fixtures.js';
+import {
+  openChannelsInstance,
+  recordingRunner,
+  serveChannels,
+  telegramWebhookSection,
+} from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
-import { channelsMigrationSet } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const TOKEN = '123456:cluster-service-telegram-token';
@@ -20,10 +24,7 @@ async function instance(
   section: Record<string, unknown>,
   turns: AgentTurnRequest[],
 ) {
-  const { db, coordinator, track } = await instances.open(url, id, {
-    coordination: { leaseMs: 1000 },
-    migrate: { packageName: '@agentd/channels', migrations: channelsMigrationSet() },
-  });
+  const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const service: ChannelsService = track(
     createChannelsService({
       db,

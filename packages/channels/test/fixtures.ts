@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
 import type { Database, Dialect } from '@agentd/storage';
-import { openTestDatabase as openDialectDatabase } from '@agentd/storage/testing';
+import {
+  openTestDatabase as openDialectDatabase,
+  type TestInstance,
+  type TestInstances,
+} from '@agentd/storage/testing';
 import { afterEach, beforeEach } from 'vitest';
 import { createChannelsHttpHandler } from '../src/http-handler.js';
 import { channelsMigrationSet } from '../src/internal/queue-store.js';
@@ -137,6 +141,21 @@ export function recordingRunner(
       };
     },
   };
+}
+
+/**
+ * One instance of a cluster test on the database at `url`: its own pool and coordinator (1 s
+ * leases) from `instances`, the channels tables migrated.
+ */
+export function openChannelsInstance(
+  instances: TestInstances,
+  url: string,
+  id: string,
+): Promise<TestInstance> {
+  return instances.open(url, id, {
+    coordination: { leaseMs: 1000 },
+    migrate: { packageName: '@agentd/channels', migrations: channelsMigrationSet() },
+  });
 }
 
 /**
