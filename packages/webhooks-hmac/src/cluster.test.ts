@@ -6,7 +6,7 @@ import {
   openHostAffinity,
 } from '@agentd/storage';
 import { pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
-import { eventually } from '@agentd/test-support';
+import { eventually, turnRunner } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../test/helpers.js';
 import { webhooksSectionSchema } from './config.js';
@@ -32,19 +32,12 @@ const cluster = testInstances();
 afterEach(() => cluster.closeAll());
 
 function recordingRunner(turns: string[], delayMs = 2, agents?: string[]): AgentTurnRunner {
-  return {
-    async runTurn(request) {
-      turns.push(request.turnKey ?? '');
-      agents?.push(request.agentId ?? '');
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      return {
-        response: 'ok',
-        tokensUsed: { input: 1, output: 1, total: 2 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? '',
-      };
-    },
-  };
+  return turnRunner(async (request) => {
+    turns.push(request.turnKey ?? '');
+    agents?.push(request.agentId ?? '');
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return 'ok';
+  });
 }
 
 async function instance(
