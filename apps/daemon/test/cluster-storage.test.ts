@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createHttpClient } from '@agentd/client';
-import { isStorageError, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { isStorageError } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled, withDatabase } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { unportedPackages } from '../src/cluster.js';
 import { configSections, type DaemonConfig } from '../src/config-schema.js';
@@ -38,12 +38,10 @@ describe.skipIf(!pgSuitesEnabled())('storage on PostgreSQL', () => {
     );
     expect(isStorageError(failure) && failure.code).toBe('MIGRATION_INVALID');
     expect((failure as Error).message).toContain(`cannot start: ${unported.join(', ')} `);
-    const db = await openDatabase({ url });
-    try {
-      expect(await db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([]);
-    } finally {
-      await db.close();
-    }
+    const tables = await withDatabase(url, (db) =>
+      db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"),
+    );
+    expect(tables).toEqual([]);
   });
 });
 

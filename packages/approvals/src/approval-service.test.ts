@@ -1,14 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type Coordinator,
-  type Database,
-  type Dialect,
-  openCoordination,
-  openDatabase,
-} from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import type { Coordinator, Database, Dialect } from '@agentd/storage';
+import { openTestInstance, testDialects } from '@agentd/storage/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApprovalService, type ApprovalTimers, createApprovalService } from './approval-service.js';
 import type { ApprovalsConfigInput } from './config.js';
@@ -54,29 +48,15 @@ afterEach(async () => {
 
 // The suite runs on each dialect; on PostgreSQL a database per directory, each handle with its
 // own cluster coordinator (closed with the handle), as one instance of a cluster.
-const DIALECTS: Dialect[] = pgSuitesEnabled() ? ['libsql', 'pg'] : ['libsql'];
 let dialect: Dialect = 'libsql';
-const pgUrls = new Map<string, string>();
 const coordinators = new WeakMap<Database, Coordinator>();
 
 async function openDb(dir?: string): Promise<{ db: Database; dir: string }> {
   const dataDir = dir ?? mkdtempSync(join(tmpdir(), 'approvals-'));
   if (!dir) dirs.push(dataDir);
-  if (dialect === 'libsql') {
-    const db = await openDatabase({ dataDir });
-    dbs.push(db);
-    return { db, dir: dataDir };
-  }
-  let url = pgUrls.get(dataDir);
-  if (url === undefined) {
-    url = await freshPgDatabaseUrl('agentd_approvals');
-    pgUrls.set(dataDir, url);
-  }
-  const db = await openDatabase({ url, poolMax: 4 });
+  const { db, coordinator } = await openTestInstance(dialect, dataDir);
   dbs.push(db);
-  const coordinator = await openCoordination(db);
-  await coordinator.start();
-  coordinators.set(db, coordinator);
+  if (coordinator !== undefined) coordinators.set(db, coordinator);
   return { db, dir: dataDir };
 }
 
@@ -123,7 +103,7 @@ async function untilPending(service: ApprovalService, count: number) {
   expect(service.pending()).toHaveLength(count);
 }
 
-describe.each(DIALECTS)('approval service on %s', (name) => {
+describe.each(testDialects())('approval service on %s', (name) => {
   beforeAll(() => {
     dialect = name;
   });

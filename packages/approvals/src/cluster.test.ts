@@ -1,6 +1,6 @@
-import { type CoordinationOptions, type Database, openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
-import { eventually } from '@agentd/test-support';
+import type { CoordinationOptions, Database } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances, withDatabase } from '@agentd/storage/testing';
+import { eventually, thrownBy } from '@agentd/test-support';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApprovalService, createApprovalService } from './approval-service.js';
 import { isApprovalsError } from './errors.js';
@@ -19,55 +19,36 @@ const call = (sessionKey = 's1') => ({
 
 describe('approvals on PostgreSQL without a coordinator', () => {
   it.skipIf(!pgSuitesEnabled())('is refused, naming the option', async () => {
-    const db = await openDatabase({ url: await freshPgDatabaseUrl('agentd_approvals'), poolMax: 1 });
-    try {
-      let caught: unknown;
-      try {
-        createApprovalService({ db, config: REQUIRE });
-      } catch (error) {
-        caught = error;
-      }
-      expect(isApprovalsError(caught, 'INVALID_OPTIONS')).toBe(true);
-      expect(String((caught as Error).message)).toContain('coordinator');
-    } finally {
-      await db.close();
-    }
+    const caught = await withDatabase(await freshPgDatabaseUrl('agentd_approvals'), async (db) =>
+      thrownBy<Error>(() => createApprovalService({ db, config: REQUIRE })),
+    );
+    expect(isApprovalsError(caught, 'INVALID_OPTIONS')).toBe(true);
+    expect(String(caught.message)).toContain('coordinator');
   });
 });
 
 // Two (or three) instances, each with its own pool and coordinator, on one PostgreSQL database.
 describe.skipIf(!pgSuitesEnabled())('approvals across instances on PostgreSQL', () => {
   let url: string;
-  const opened: Array<() => Promise<void>> = [];
+  const instances = testInstances();
   beforeAll(async () => {
     url = await freshPgDatabaseUrl('agentd_approvals');
   });
   afterEach(async () => {
-    for (const close of opened.splice(0).reverse()) await close();
-    const db = await openDatabase({ url, poolMax: 1 });
-    await db.execute('DELETE FROM approval_requests');
-    await db.close();
+    await instances.closeAll();
+    await withDatabase(url, (db) => db.execute('DELETE FROM approval_requests'));
   });
 
   async function instance(
     instanceId: string,
     options: CoordinationOptions = {},
   ): Promise<{ db: Database; service: ApprovalService; leave: () => Promise<void> }> {
-    const db = await openDatabase({ url, poolMax: 4 });
-    const coordinator = await openCoordination(db, { instanceId, ...options });
-    await coordinator.start();
-    const service = createApprovalService({ db, coordinator, config: REQUIRE });
-    await service.start();
-    let left = false;
+    const { db, coordinator, track, leave } = await instances.open(url, instanceId, {
+      coordination: options,
+    });
     // Leaving: the service stops (its rows stay pending) and the instance leaves membership.
-    const leave = async () => {
-      if (left) return;
-      left = true;
-      await service.close();
-      await coordinator.close();
-      await db.close();
-    };
-    opened.push(leave);
+    const service = track(createApprovalService({ db, coordinator, config: REQUIRE }));
+    await service.start();
     return { db, service, leave };
   }
 

@@ -1,5 +1,6 @@
-import { type CoordinationOptions, type Database, openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import type { CoordinationOptions } from '@agentd/storage';
+import { thrownBy } from '@agentd/test-support';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances, withDatabase } from '@agentd/storage/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { scriptedRunner, until } from '../test/helpers.js';
 import {
@@ -16,35 +17,27 @@ const NO_POLL = 3_600_000;
 
 describe('autonomy on PostgreSQL without a coordinator', () => {
   it.skipIf(!pgSuitesEnabled())('is refused, naming the option', async () => {
-    const db = await openDatabase({ url: await freshPgDatabaseUrl('agentd_autonomy'), poolMax: 1 });
-    try {
-      let caught: unknown;
-      try {
-        createAutonomyService({ db, toolsOf, runner: () => scriptedRunner() });
-      } catch (error) {
-        caught = error;
-      }
-      expect(isAutonomyError(caught, 'INVALID_OPTIONS')).toBe(true);
-      expect(String((caught as Error).message)).toContain('coordinator');
-    } finally {
-      await db.close();
-    }
+    const caught = await withDatabase(await freshPgDatabaseUrl('agentd_autonomy'), async (db) =>
+      thrownBy<Error>(() => createAutonomyService({ db, toolsOf, runner: () => scriptedRunner() })),
+    );
+    expect(isAutonomyError(caught, 'INVALID_OPTIONS')).toBe(true);
+    expect(String(caught.message)).toContain('coordinator');
   });
 });
 
 // Instances, each with its own pool and coordinator, on one PostgreSQL database.
 describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', () => {
   let url: string;
-  const opened: Array<() => Promise<void>> = [];
+  const instances = testInstances();
   beforeAll(async () => {
     url = await freshPgDatabaseUrl('agentd_autonomy');
   });
   afterEach(async () => {
-    for (const close of opened.splice(0).reverse()) await close();
-    const db = await openDatabase({ url, poolMax: 1 });
-    await db.execute('DELETE FROM autonomy_runs');
-    await db.execute('DELETE FROM autonomy_steers');
-    await db.close();
+    await instances.closeAll();
+    await withDatabase(url, async (db) => {
+      await db.execute('DELETE FROM autonomy_runs');
+      await db.execute('DELETE FROM autonomy_steers');
+    });
   });
 
   async function instance(
@@ -52,23 +45,12 @@ describe.skipIf(!pgSuitesEnabled())('autonomy across instances on PostgreSQL', (
     options: CoordinationOptions = {},
     service: Partial<AutonomyServiceOptions> = {},
   ) {
-    const db: Database = await openDatabase({ url, poolMax: 4 });
-    const coordinator = await openCoordination(db, { instanceId, ...options });
-    await coordinator.start();
+    const { db, coordinator, track } = await instances.open(url, instanceId, { coordination: options });
     const runner = scriptedRunner();
-    const autonomy: AutonomyService = createAutonomyService({
-      db,
-      coordinator,
-      toolsOf,
-      runner: () => runner,
-      ...service,
-    });
+    const autonomy: AutonomyService = track(
+      createAutonomyService({ db, coordinator, toolsOf, runner: () => runner, ...service }),
+    );
     await autonomy.start();
-    opened.push(async () => {
-      await autonomy.close();
-      await coordinator.close();
-      await db.close();
-    });
     return { db, runner, service: autonomy };
   }
 

@@ -6,14 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type Coordinator,
-  type Database,
-  type Dialect,
-  openCoordination,
-  openDatabase,
-} from '@agentd/storage';
-import { freshPgDatabaseUrl } from '@agentd/storage/testing';
+import type { Coordinator, Database, Dialect } from '@agentd/storage';
+import { openTestInstance } from '@agentd/storage/testing';
 import {
   type AutonomyService,
   type AutonomyServiceOptions,
@@ -50,21 +44,12 @@ export function autonomyDataFixture(
   const databases: Database[] = [];
   const services: AutonomyService[] = [];
   const coordinators = new WeakMap<Database, Coordinator>();
-  let pgUrl: Promise<string> | undefined;
   return {
     dir,
     async open() {
-      if (dialect === 'libsql') {
-        const db = await openDatabase({ dataDir: dir });
-        databases.push(db);
-        return db;
-      }
-      pgUrl ??= freshPgDatabaseUrl('agentd_autonomy');
-      const db = await openDatabase({ url: await pgUrl, poolMax: 4 });
+      const { db, coordinator } = await openTestInstance(dialect, dir);
       databases.push(db);
-      const coordinator = await openCoordination(db);
-      await coordinator.start();
-      coordinators.set(db, coordinator);
+      if (coordinator !== undefined) coordinators.set(db, coordinator);
       return db;
     },
     async service(db, options) {

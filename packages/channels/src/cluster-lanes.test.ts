@@ -1,18 +1,12 @@
-import { type Database, openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import type { Database } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryAttempt, OutboundOperation, OutboundResult } from './adapter.js';
 import { createDeliveryQueue, type DeliveryQueue } from './delivery-queue.js';
-import { channelsMigrationSet } from './internal/queue-store.js';
+import { openChannelsInstance } from '../test/fixtures.js';
 
-const opened: Array<{ close(): Promise<unknown> }> = [];
-const track = <T extends { close(): Promise<unknown> }>(value: T): T => {
-  opened.unshift(value);
-  return value;
-};
-afterEach(async () => {
-  for (const handle of opened.splice(0)) await handle.close();
-});
+const instances = testInstances();
+afterEach(() => instances.closeAll());
 
 /**
  * A recording chat platform shared by every instance: the texts each chat received in order,
@@ -77,10 +71,7 @@ async function instance(
   chat: Platform,
   options: { check?: boolean; now?: () => number } = {},
 ) {
-  const db = track(await openDatabase({ url, poolMax: 4 }));
-  await db.migrate('@agentd/channels', channelsMigrationSet());
-  const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs: 1000 }));
-  await coordinator.start();
+  const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const queue: DeliveryQueue = track(
     createDeliveryQueue({
       db,

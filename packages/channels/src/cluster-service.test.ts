@@ -1,23 +1,21 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
-import { openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
-import { recordingRunner, serveChannels } from '../test/fixtures.js';
+import {
+  openChannelsInstance,
+  recordingRunner,
+  serveChannels,
+  telegramWebhookSection,
+} from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
-import { channelsMigrationSet } from './internal/queue-store.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
 const TOKEN = '123456:cluster-service-telegram-token';
 const SECRET = 'cluster-webhook-secret';
-const opened: Array<{ close(): Promise<unknown> }> = [];
-const track = <T extends { close(): Promise<unknown> }>(value: T): T => {
-  opened.unshift(value);
-  return value;
-};
-afterEach(async () => {
-  for (const handle of opened.splice(0)) await handle.close();
-});
+const instances = testInstances();
+const track = instances.track;
+afterEach(() => instances.closeAll());
 
 /** One instance's channels service: its own pool and coordinator on the shared database. */
 async function instance(
@@ -26,10 +24,7 @@ async function instance(
   section: Record<string, unknown>,
   turns: AgentTurnRequest[],
 ) {
-  const db = track(await openDatabase({ url, poolMax: 4 }));
-  await db.migrate('@agentd/channels', channelsMigrationSet());
-  const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs: 1000 }));
-  await coordinator.start();
+  const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const service: ChannelsService = track(
     createChannelsService({
       db,
@@ -83,16 +78,7 @@ describe.skipIf(!pgSuitesEnabled())('channels service on two instances of one Po
       track(await serveChannels(() => services[1])),
     ];
     const section = (base: string) => ({
-      telegram: {
-        enabled: true,
-        botToken: TOKEN,
-        apiBaseUrl: telegram.url,
-        agentId: 'helper',
-        allowFrom: ['100'],
-        mode: 'webhook',
-        webhookUrl: `${base}/channels/telegram/webhook`,
-        webhookSecret: SECRET,
-      },
+      telegram: telegramWebhookSection(TOKEN, telegram.url, base, { webhookSecret: SECRET }),
     });
     services.push((await instance(url, 'a', section(servers[0]!.url), turns)).service);
     services.push((await instance(url, 'b', section(servers[1]!.url), turns)).service);

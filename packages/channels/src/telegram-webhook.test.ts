@@ -1,7 +1,7 @@
 import type { AgentTurnRequest } from '@agentd/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
-import { recordingRunner, serveChannels, useTestBed } from '../test/fixtures.js';
+import { recordingRunner, serveChannels, telegramWebhookSection, useTestBed } from '../test/fixtures.js';
 import { defaultWebhookSecret } from './adapters/telegram.js';
 import { channelsSectionSchema } from './config.js';
 import { type ChannelsService, createChannelsService } from './service.js';
@@ -32,16 +32,7 @@ async function startService(telegramSection: Record<string, unknown>): Promise<C
   service = createChannelsService({
     db: bed.db,
     section: channelsSectionSchema.parse({
-      telegram: {
-        enabled: true,
-        botToken: TOKEN,
-        apiBaseUrl: telegram.url,
-        agentId: 'helper',
-        allowFrom: ['100'],
-        mode: 'webhook',
-        webhookUrl: `${base}/channels/telegram/webhook`,
-        ...telegramSection,
-      },
+      telegram: telegramWebhookSection(TOKEN, telegram.url, base, telegramSection),
       delivery: { baseDelayMs: 20, maxAttempts: 3 },
     }),
     runner: recordingRunner(turns),

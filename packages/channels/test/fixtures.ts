@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentTurnRequest, AgentTurnRunner } from '@agentd/contracts';
 import type { Database, Dialect } from '@agentd/storage';
-import { openTestDatabase as openDialectDatabase } from '@agentd/storage/testing';
+import {
+  openTestDatabase as openDialectDatabase,
+  type TestInstance,
+  type TestInstances,
+} from '@agentd/storage/testing';
 import { afterEach, beforeEach } from 'vitest';
 import { createChannelsHttpHandler } from '../src/http-handler.js';
 import { channelsMigrationSet } from '../src/internal/queue-store.js';
@@ -140,6 +144,21 @@ export function recordingRunner(
 }
 
 /**
+ * One instance of a cluster test on the database at `url`: its own pool and coordinator (1 s
+ * leases) from `instances`, the channels tables migrated.
+ */
+export function openChannelsInstance(
+  instances: TestInstances,
+  url: string,
+  id: string,
+): Promise<TestInstance> {
+  return instances.open(url, id, {
+    coordination: { leaseMs: 1000 },
+    migrate: { packageName: '@agentd/channels', migrations: channelsMigrationSet() },
+  });
+}
+
+/**
  * A local HTTP server routing `/channels/…` to the service `current()` answers at each request
  * (a test may replace its service), 404 for anything else, as the daemon's routes do.
  */
@@ -155,6 +174,29 @@ export async function serveChannels(
     res.writeHead(404).end();
   });
   return { url, close };
+}
+
+/**
+ * A `telegram` section in webhook mode: bot `botToken` on the fake at `apiBaseUrl`, agent
+ * `helper`, user 100 allowed, updates posted to the service served at `base` (see
+ * {@link serveChannels}); `extra` adds or overrides fields.
+ */
+export function telegramWebhookSection(
+  botToken: string,
+  apiBaseUrl: string,
+  base: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    enabled: true,
+    botToken,
+    apiBaseUrl,
+    agentId: 'helper',
+    allowFrom: ['100'],
+    mode: 'webhook',
+    webhookUrl: `${base}/channels/telegram/webhook`,
+    ...extra,
+  };
 }
 
 /**

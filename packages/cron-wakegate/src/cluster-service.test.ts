@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Coordinator, type Database, openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { type Coordinator, type Database, openDatabase } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances, withDatabase } from '@agentd/storage/testing';
 import { eventually } from '@agentd/test-support';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ok, scriptedRunner } from '../test/helpers.js';
@@ -39,14 +39,8 @@ interface Instance {
   cron: CronService;
   turns: string[];
 }
-const opened: Instance[] = [];
-afterEach(async () => {
-  for (const each of opened.splice(0)) {
-    await each.cron.close();
-    await each.coordinator.close();
-    await each.db.close();
-  }
-});
+const instances = testInstances();
+afterEach(() => instances.closeAll());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -95,9 +89,9 @@ async function instance(
   runLeaseMs = 3000,
   firesHere?: (agentId: string) => boolean,
 ): Promise<Instance> {
-  const db = await openDatabase({ url, poolMax: 4 });
-  const coordinator = await openCoordination(db, { instanceId: id, pollMs: 200, heartbeatMs: 200 });
-  await coordinator.start();
+  const { db, coordinator, track } = await instances.open(url, id, {
+    coordination: { pollMs: 200, heartbeatMs: 200 },
+  });
   const turns: string[] = [];
   const runner = scriptedRunner();
   runner.respond(async (request) => {
@@ -114,10 +108,9 @@ async function instance(
     defaultTimeZone: 'UTC',
     runRetentionDays: 0,
   });
+  track(cron);
   await cron.start();
-  const made = { db, coordinator, cron, turns };
-  opened.push(made);
-  return made;
+  return { db, coordinator, cron, turns };
 }
 
 /**
@@ -216,42 +209,37 @@ describe.skipIf(!pgSuitesEnabled())('heartbeat on PostgreSQL with three instance
     const target = await freshPgDatabaseUrl('agentd_cron');
     const messages: string[] = [];
     const services: HeartbeatService[] = [];
-    const handles: Array<{ close(): Promise<void> }> = [];
-    try {
-      for (const id of ['a', 'b', 'c']) {
-        const db = await openDatabase({ url: target, poolMax: 3 });
-        const coordinator = await openCoordination(db, { instanceId: id, leaseMs: 1000 });
-        await coordinator.start();
-        handles.unshift(db, coordinator);
-        const runner = scriptedRunner();
-        runner.respond(async (request) => {
-          messages.push(request.message);
-          return ok('beat');
-        });
-        const heartbeat = createHeartbeatService({
+    for (const id of ['a', 'b', 'c']) {
+      const { db, coordinator, track } = await instances.open(target, id, {
+        poolMax: 3,
+        coordination: { leaseMs: 1000 },
+      });
+      const runner = scriptedRunner();
+      runner.respond(async (request) => {
+        messages.push(request.message);
+        return ok('beat');
+      });
+      const heartbeat = track(
+        createHeartbeatService({
           db,
           coordinator,
           runner,
           singletonRenewMs: 200,
           settings: { enabled: true, intervalMs: 1000, coalesceWindowMs: 0 },
-        });
-        await heartbeat.start();
-        services.push(heartbeat);
-      }
-      services[2]!.queueForNextBeat('queued on c');
-      await sleep(3600);
-      for (const heartbeat of services) await heartbeat.close();
-      // One beat an interval among the three (each alone would beat three times).
-      expect(messages.length).toBeGreaterThanOrEqual(2);
-      expect(messages.length).toBeLessThanOrEqual(4);
-      expect(messages.filter((message) => message.includes('- queued on c'))).toHaveLength(1);
-      const db = await openDatabase({ url: target, poolMax: 1 });
-      handles.unshift(db);
-      expect(await db.query('SELECT * FROM heartbeat_queue')).toEqual([]);
-    } finally {
-      for (const heartbeat of services) await heartbeat.close();
-      for (const handle of handles) await handle.close();
+        }),
+      );
+      await heartbeat.start();
+      services.push(heartbeat);
     }
+    services[2]!.queueForNextBeat('queued on c');
+    await sleep(3600);
+    for (const heartbeat of services) await heartbeat.close();
+    // One beat an interval among the three (each alone would beat three times).
+    expect(messages.length).toBeGreaterThanOrEqual(2);
+    expect(messages.length).toBeLessThanOrEqual(4);
+    expect(messages.filter((message) => message.includes('- queued on c'))).toHaveLength(1);
+    const queued = await withDatabase(target, (db) => db.query('SELECT * FROM heartbeat_queue'));
+    expect(queued).toEqual([]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Coordinator, type Database, openCoordination, openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { openDatabase } from '@agentd/storage';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
 import { type Deferred, deferred, eventually, recordingLogger } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NodeExecutor, NodeRequest } from './execute.js';
@@ -15,18 +15,14 @@ describe.skipIf(!pgSuitesEnabled())(
   () => {
     let url: string;
     let dir: string;
-    const opened: Array<{ service: GraphService; coordinator: Coordinator; db: Database }> = [];
+    const instances = testInstances();
 
     beforeEach(async () => {
       url = await freshPgDatabaseUrl('agentd_graph_cluster');
       dir = mkdtempSync(join(tmpdir(), 'agentd-graph-cluster-'));
     });
     afterEach(async () => {
-      for (const { service, coordinator, db } of opened.splice(0).reverse()) {
-        await service.close();
-        await coordinator.close();
-        await db.close();
-      }
+      await instances.closeAll();
       rmSync(dir, { recursive: true, force: true });
     });
 
@@ -35,18 +31,19 @@ describe.skipIf(!pgSuitesEnabled())(
       options: Partial<GraphServiceOptions> & { notify?: boolean } = {},
     ): Promise<GraphService> {
       const { notify = true, ...rest } = options;
-      const db = await openDatabase({ url, poolMax: 4 });
-      const coordinator = await openCoordination(db, { instanceId, leaseMs: 2000, pollMs: 100, notify });
-      await coordinator.start();
-      const service = createGraphService({
-        db,
-        runsDir: join(dir, instanceId),
-        coordinator,
-        retryDelayMs: 0,
-        runLeaseMs: 1500,
-        ...rest,
+      const { db, coordinator, track } = await instances.open(url, instanceId, {
+        coordination: { leaseMs: 2000, pollMs: 100, notify },
       });
-      opened.push({ service, coordinator, db });
+      const service = track(
+        createGraphService({
+          db,
+          runsDir: join(dir, instanceId),
+          coordinator,
+          retryDelayMs: 0,
+          runLeaseMs: 1500,
+          ...rest,
+        }),
+      );
       await service.start();
       return service;
     }
@@ -90,7 +87,7 @@ describe.skipIf(!pgSuitesEnabled())(
       expect(second.seen).toEqual([]);
 
       // The owner is paused past its lease: the second instance's next round takes the run over.
-      const probe = opened[0]!.db;
+      const probe = instances.track(await openDatabase({ url, poolMax: 1 }));
       await probe.execute('UPDATE graph_runs SET lease_until = 0 WHERE run_id = ?', [runId]);
       expect(
         await eventually(async () => ((await b.waitForRun(runId)) === 'completed' ? true : undefined)),

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '@agentd/storage';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
+import { freshPgDatabaseUrl, pgSuitesEnabled, withDatabase } from '@agentd/storage/testing';
 import { tempDirs } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSecretsError } from './errors.js';
@@ -44,14 +43,11 @@ describe.skipIf(!pgSuitesEnabled())('secrets in a cluster (PostgreSQL)', () => {
     ]);
     expect((await b.list({ filter: 'openai*' })).map((info) => info.name)).toEqual([]);
     expect(b.path).not.toContain('agentd@');
-    const db = await openDatabase({ url, poolMax: 1 });
-    try {
-      const rows = await db.query<{ ciphertext: Buffer }>('SELECT ciphertext FROM secrets');
-      expect(rows).toHaveLength(3);
-      for (const row of rows) expect(Buffer.from(row.ciphertext).includes(Buffer.from(PLANTED))).toBe(false);
-    } finally {
-      await db.close();
-    }
+    const rows = await withDatabase(url, (db) =>
+      db.query<{ ciphertext: Buffer }>('SELECT ciphertext FROM secrets'),
+    );
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(Buffer.from(row.ciphertext).includes(Buffer.from(PLANTED))).toBe(false);
   });
 
   it('refuses to start under another master key (the canary), decrypting nothing', async () => {

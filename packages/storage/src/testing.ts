@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { openCoordination } from './coordination/index.js';
+import type { CoordinationOptions, Coordinator } from './coordination/types.js';
 import { type Database, openDatabase } from './database.js';
-import type { Dialect, Migration } from './migrations.js';
+import type { Dialect, Migration, MigrationSet } from './migrations.js';
 import type { OpenDatabaseOptions } from './options.js';
 
 /**
@@ -86,6 +88,23 @@ export async function openTestDatabase(
 }
 
 /**
+ * {@link openTestDatabase} as one instance of a cluster has it: on PostgreSQL (pool of 4 unless
+ * `options` says) with its own started coordinator, which closes with the handle; on libsql none.
+ */
+export async function openTestInstance(
+  dialect: Dialect,
+  dataDir: string,
+  options: Omit<OpenDatabaseOptions, 'url' | 'dataDir'> = {},
+): Promise<{ db: Database; coordinator: Coordinator | undefined }> {
+  if (dialect === 'libsql')
+    return { db: await openTestDatabase(dialect, dataDir, options), coordinator: undefined };
+  const db = await openTestDatabase(dialect, dataDir, { poolMax: 4, ...options });
+  const coordinator = await openCoordination(db);
+  await coordinator.start();
+  return { db, coordinator };
+}
+
+/**
  * The migrations kept in `file`, a JSON list of `{version, name, up}` written as they shipped.
  * A package's test compares the head of its list with it: `_migrations` records only a version
  * and a name, so a migration that ran on users' databases must keep its SQL byte for byte, or a
@@ -97,4 +116,102 @@ export function readShippedMigrations(file: URL): Migration[] {
     throw new Error(`${file.pathname} holds no list of shipped migrations`);
   }
   return shipped as Migration[];
+}
+
+/** Anything a test opens and must close. */
+export interface Closable {
+  close(): Promise<unknown>;
+}
+
+/** One instance of a cluster run in the test's process: its own pool and a started coordinator. */
+export interface TestInstance {
+  readonly db: Database;
+  readonly coordinator: Coordinator;
+  /** Closes `value` when this instance leaves (before its coordinator and pool). */
+  track<T extends Closable>(value: T): T;
+  /** Closes what the instance opened, newest first; once (later calls do nothing). */
+  leave(): Promise<void>;
+}
+
+/** The instances of one test, each opened with {@link TestInstances.open}. */
+export interface TestInstances {
+  /**
+   * Opens an instance on `url`: its own pool (`poolMax` 4 unless given), as a separate daemon
+   * would have, the `migrate` migrations applied, and a coordinator for `instanceId` started.
+   */
+  open(
+    url: string,
+    instanceId: string,
+    options?: {
+      coordination?: Omit<CoordinationOptions, 'instanceId'>;
+      poolMax?: number;
+      migrate?: { packageName: string; migrations: MigrationSet };
+    },
+  ): Promise<TestInstance>;
+  /** Closes `value` at {@link TestInstances.closeAll}, before the instances leave. */
+  track<T extends Closable>(value: T): T;
+  /** Closes everything tracked and makes every instance leave, newest first. */
+  closeAll(): Promise<void>;
+}
+
+/** Newest first: closes each once, every one even when one fails, then throws the first failure. */
+async function closeEach(handles: Closable[]): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  for (const handle of handles) {
+    try {
+      await handle.close();
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (failure !== undefined) throw failure.error;
+}
+
+/**
+ * The instances of a multi-instance test (call `closeAll` in `afterEach`): several pools and
+ * coordinators on one database stand for several daemons, without the cost of processes.
+ */
+export function testInstances(): TestInstances {
+  const opened: Closable[] = [];
+  const track = <T extends Closable>(value: T): T => {
+    opened.unshift(value);
+    return value;
+  };
+  return {
+    track,
+    async open(url, instanceId, options = {}) {
+      const own: Closable[] = [];
+      let left: Promise<void> | undefined;
+      const leave = () => {
+        left ??= closeEach(own.splice(0));
+        return left;
+      };
+      track({ close: leave });
+      const ownTrack = <T extends Closable>(value: T): T => {
+        own.unshift(value);
+        return value;
+      };
+      const db = ownTrack(await openDatabase({ url, poolMax: options.poolMax ?? 4 }));
+      if (options.migrate !== undefined) {
+        await db.migrate(options.migrate.packageName, options.migrate.migrations);
+      }
+      const coordinator = ownTrack(await openCoordination(db, { ...options.coordination, instanceId }));
+      await coordinator.start();
+      return { db, coordinator, track: ownTrack, leave };
+    },
+    closeAll: () => closeEach(opened.splice(0)),
+  };
+}
+
+/**
+ * Opens `url` with one connection, answers what `run` answers with it, and closes it whatever
+ * happens: for a test that looks at (or empties) the tables of a database other handles use.
+ */
+export async function withDatabase<T>(url: string, run: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase({ url, poolMax: 1 });
+  try {
+    return await run(db);
+  } finally {
+    await db.close();
+  }
 }

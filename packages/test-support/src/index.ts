@@ -12,3 +12,4 @@ export { type ErrorClass, rejectionOf, thrownBy } from './failures.js';
 export { type DatabasePerTest, databasePerTest } from './database-per-test.js';
 export { seriesValue } from './prometheus.js';
 export { type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.js';
+export { turnRunner } from './turn-runner.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alive, deferred, eventually, pidsOf, recordingLogger, tempDirs } from './index.js';
+import { alive, deferred, eventually, pidsOf, recordingLogger, tempDirs, turnRunner } from './index.js';
 
 describe('recordingLogger', () => {
   it('keeps every call with its level, fields and message, in order', () => {
@@ -101,5 +101,23 @@ describe('pidsOf', () => {
       child.kill();
     }
     await eventually(() => (pidsOf('sleep', '4711.5').length === 0 ? true : undefined));
+  });
+});
+
+describe('turnRunner', () => {
+  it("answers each turn with what answer returns, the request's session key or the fallback", async () => {
+    const seen: string[] = [];
+    const runner = turnRunner(async (request) => {
+      seen.push(request.message);
+      return `re: ${request.message}`;
+    }, 'fallback');
+    expect(await runner.runTurn({ message: 'hi', sessionKey: 's1' })).toEqual({
+      response: 're: hi',
+      tokensUsed: { input: 1, output: 1, total: 2 },
+      finishReason: 'stop',
+      sessionKey: 's1',
+    });
+    expect((await runner.runTurn({ message: 'again' })).sessionKey).toBe('fallback');
+    expect(seen).toEqual(['hi', 'again']);
   });
 });

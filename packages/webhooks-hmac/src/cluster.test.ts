@@ -2,12 +2,11 @@ import {
   type Coordinator,
   type Database,
   type HostAffinity,
-  openCoordination,
   openDatabase,
   openHostAffinity,
 } from '@agentd/storage';
-import { pgSuitesEnabled } from '@agentd/storage/testing';
-import { eventually } from '@agentd/test-support';
+import { pgSuitesEnabled, testInstances } from '@agentd/storage/testing';
+import { eventually, turnRunner } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDialects } from '../test/helpers.js';
 import { webhooksSectionSchema } from './config.js';
@@ -29,30 +28,16 @@ interface Instance {
   agents: string[];
 }
 
-const opened: Instance[] = [];
-afterEach(async () => {
-  for (const instance of opened.splice(0)) {
-    await instance.drainer?.stop();
-    await instance.store.close();
-    await instance.coordinator.close();
-    await instance.db.close();
-  }
-});
+const cluster = testInstances();
+afterEach(() => cluster.closeAll());
 
 function recordingRunner(turns: string[], delayMs = 2, agents?: string[]): AgentTurnRunner {
-  return {
-    async runTurn(request) {
-      turns.push(request.turnKey ?? '');
-      agents?.push(request.agentId ?? '');
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      return {
-        response: 'ok',
-        tokensUsed: { input: 1, output: 1, total: 2 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? '',
-      };
-    },
-  };
+  return turnRunner(async (request) => {
+    turns.push(request.turnKey ?? '');
+    agents?.push(request.agentId ?? '');
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return 'ok';
+  });
 }
 
 async function instance(
@@ -65,12 +50,14 @@ async function instance(
     claimWhere?: (coordinator: Coordinator, db: Database) => Promise<ClaimWhere | undefined>;
   } = {},
 ): Promise<Instance> {
-  const db = await openDatabase({ url, poolMax: 4 });
-  const coordinator = await openCoordination(db, { instanceId: id, pollMs: 100, heartbeatMs: 100 });
-  await coordinator.start();
+  const { db, coordinator, track } = await cluster.open(url, id, {
+    coordination: { pollMs: 100, heartbeatMs: 100 },
+  });
   await db.migrate('@agentd/webhooks-hmac', webhookMigrationSet);
   const claimWhere = await options.claimWhere?.(coordinator, db);
-  const store = createWebhookStore({ db, coordinator, jobLeaseMs: options.jobLeaseMs ?? 10_000, claimWhere });
+  const store = track(
+    createWebhookStore({ db, coordinator, jobLeaseMs: options.jobLeaseMs ?? 10_000, claimWhere }),
+  );
   const turns: string[] = [];
   const agents: string[] = [];
   const drainer =
@@ -82,9 +69,8 @@ async function instance(
           coordinator,
           concurrency: options.concurrency ?? 4,
         });
-  const made = { db, coordinator, store, drainer, turns, agents };
-  opened.push(made);
-  return made;
+  if (drainer !== undefined) track({ close: () => drainer.stop() });
+  return { db, coordinator, store, drainer, turns, agents };
 }
 
 const plan = (n: number) => ({ action: 'agent' as const, message: `m${n}`, sessionKey: `hook:${n}` });

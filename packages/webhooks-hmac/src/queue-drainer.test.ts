@@ -1,4 +1,4 @@
-import { databasePerTest } from '@agentd/test-support';
+import { databasePerTest, turnRunner } from '@agentd/test-support';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AgentTurnRunner, createQueueDrainer } from './queue-drainer.js';
 import { openMigrated } from '../test/helpers.js';
@@ -17,18 +17,10 @@ afterEach(() => store.close());
 
 function fakeRunner(behaviour: (request: TurnRequest) => Promise<string> = async (r) => `echo ${r.message}`) {
   const requests: TurnRequest[] = [];
-  const runner: AgentTurnRunner = {
-    async runTurn(request) {
-      requests.push(request);
-      const response = await behaviour(request);
-      return {
-        response,
-        tokensUsed: { input: 1, output: 1, total: 2 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? 'none',
-      };
-    },
-  };
+  const runner = turnRunner((request) => {
+    requests.push(request);
+    return behaviour(request);
+  }, 'none');
   return { runner, requests };
 }
 

@@ -1,10 +1,9 @@
 import { openDatabase } from '@agentd/storage';
-import { databasePerTest } from '@agentd/test-support';
+import { databasePerTest, turnRunner } from '@agentd/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson as post, testServers } from '../test/helpers.js';
 import { type WebhooksSection, webhooksSectionSchema } from './config.js';
 import type { WebhookOutcome } from './handler.js';
-import type { AgentTurnRunner } from './queue-drainer.js';
 import { createWebhookService, type WebhookRefusal, type WebhookService } from './service.js';
 import { signatureHeaders } from './signature.js';
 import { webhookMigrations } from './store.js';
@@ -28,18 +27,11 @@ const section = (input: Record<string, unknown>): WebhooksSection => webhooksSec
 function fakeRunner() {
   const messages: string[] = [];
   let notify: (() => void) | undefined;
-  const runner: AgentTurnRunner = {
-    async runTurn(request) {
-      messages.push(request.message);
-      notify?.();
-      return {
-        response: 'ok',
-        tokensUsed: { input: 1, output: 1, total: 2 },
-        finishReason: 'stop',
-        sessionKey: request.sessionKey ?? 'hook:none',
-      };
-    },
-  };
+  const runner = turnRunner((request) => {
+    messages.push(request.message);
+    notify?.();
+    return 'ok';
+  }, 'hook:none');
   const first = () =>
     messages.length > 0
       ? Promise.resolve()

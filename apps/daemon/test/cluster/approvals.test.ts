@@ -1,6 +1,5 @@
 import type { PendingApproval } from '@agentd/approvals';
 import { createHttpClient } from '@agentd/client';
-import { openDatabase } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, eventually, rpcClient } from '../helpers.js';
@@ -111,15 +110,11 @@ describe.skipIf(!pgSuitesEnabled())('approvals on three instances', { timeout: 1
       env: { AGENTD_TEST_CLUSTER_NO_NOTIFY: '1' },
     });
     nodes[2] = restarted;
-    const db = await openDatabase({ url: harness!.databaseUrl, poolMax: 1 });
-    try {
-      const row = await db.get<{ status: string }>('SELECT status FROM approval_requests WHERE id = ?', [
-        request.id,
-      ]);
-      expect(row?.status).toBe('pending');
-    } finally {
-      await db.close();
-    }
+    const row = await (await harness!.database()).get<{ status: string }>(
+      'SELECT status FROM approval_requests WHERE id = ?',
+      [request.id],
+    );
+    expect(row?.status).toBe('pending');
     expect(turn.doneAt).toBeUndefined();
     expect((await listed(restarted, 'default:rpc:ops-restart')).id).toBe(request.id);
     // C publishes no notice now: A finds the decision at its next poll of the row.

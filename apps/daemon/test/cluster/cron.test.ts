@@ -1,20 +1,16 @@
 import { createHttpClient } from '@agentd/client';
-import { openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers.js';
-import { type ClusterHarness, type ClusterNode, clusterHarness } from './harness.js';
+import { type ClusterNode, harnessPerTest } from './harness.js';
 
 // Scaled down from the design's 50 jobs for 60 s to fit a 2-core CI machine: 20 jobs every
 // second for about 20 s, on three instances.
 const JOBS = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let harness: ClusterHarness | undefined;
-afterEach(async () => {
-  await harness?.cleanup();
-  harness = undefined;
-});
+const harnesses = harnessPerTest();
 
 async function addJobs(node: ClusterNode): Promise<void> {
   const client = createHttpClient({ url: node.url, token: ADMIN_TOKEN });
@@ -28,31 +24,28 @@ async function addJobs(node: ClusterNode): Promise<void> {
 }
 
 /** Every run row's slot, by job: `[jobId, scheduledAtMs, rows]`. */
-async function slots(url: string): Promise<Array<{ job_id: string; scheduled_at_ms: number; rows: number }>> {
-  const db = await openDatabase({ url, poolMax: 1 });
-  try {
-    const rows = await db.query<{ job_id: string; scheduled_at_ms: number; rows: number }>(
-      `SELECT job_id, scheduled_at_ms, COUNT(*) AS rows FROM cron_runs
-        WHERE scheduled_at_ms IS NOT NULL GROUP BY job_id, scheduled_at_ms ORDER BY job_id, scheduled_at_ms`,
-    );
-    return rows.map((row) => ({
-      ...row,
-      scheduled_at_ms: Number(row.scheduled_at_ms),
-      rows: Number(row.rows),
-    }));
-  } finally {
-    await db.close();
-  }
+async function slots(
+  db: Database,
+): Promise<Array<{ job_id: string; scheduled_at_ms: number; rows: number }>> {
+  const rows = await db.query<{ job_id: string; scheduled_at_ms: number; rows: number }>(
+    `SELECT job_id, scheduled_at_ms, COUNT(*) AS rows FROM cron_runs
+      WHERE scheduled_at_ms IS NOT NULL GROUP BY job_id, scheduled_at_ms ORDER BY job_id, scheduled_at_ms`,
+  );
+  return rows.map((row) => ({
+    ...row,
+    scheduled_at_ms: Number(row.scheduled_at_ms),
+    rows: Number(row.rows),
+  }));
 }
 
 describe.skipIf(!pgSuitesEnabled())('cron on three instances', { timeout: 300_000 }, () => {
   it('fires each slot once and none missing on three instances; none twice after a kill -9 and a SIGSTOP past the lease', async () => {
-    harness = await clusterHarness('agentd_cluster_cron');
+    const harness = await harnesses.open('agentd_cluster_cron');
     const nodes = await harness.startMany(3);
     await addJobs(nodes[0]!);
     await sleep(10_000);
 
-    const healthy = await slots(harness.databaseUrl);
+    const healthy = await slots(await harness.database());
     expect(healthy.filter((slot) => slot.rows > 1)).toEqual([]);
     const byJob = new Map<string, number[]>();
     for (const slot of healthy)
@@ -72,7 +65,7 @@ describe.skipIf(!pgSuitesEnabled())('cron on three instances', { timeout: 300_00
     harness.resume(nodes[2]!);
     await sleep(6000);
 
-    const after = await slots(harness.databaseUrl);
+    const after = await slots(await harness.database());
     expect(after.filter((slot) => slot.rows > 1)).toEqual([]);
     const last = new Map<string, number>();
     for (const slot of after)

@@ -4,8 +4,8 @@ import {
   type FakeProvider,
   startFakeOpenAi,
 } from '../../../../packages/agent-runtime/test/fake-providers.js';
-import { eventually, openAiProviders, type RpcClient, rpcClient } from '../helpers.js';
-import { CLUSTER_CONFIG, type ClusterHarness, type ClusterNode, clusterHarness } from './harness.js';
+import { eventually, type RpcClient, rpcClient } from '../helpers.js';
+import { type ClusterHarness, type ClusterNode, clusterHarness, modelClusterConfig } from './harness.js';
 
 const MODEL_KEY = 'sk-cluster-graph-model-0123';
 
@@ -54,13 +54,8 @@ beforeAll(async () => {
     },
   });
   harness = await clusterHarness('agentd_cluster_graph');
-  const config = {
-    ...CLUSTER_CONFIG,
-    providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-fake']),
-    agents: { entries: { solo: { name: 'Solo', provider: 'oai' } } },
-  };
-  for (const name of ['n1', 'n2', 'n3'])
-    nodes.push(await harness.start(name, { config, env: { MODEL_KEY } }));
+  const config = modelClusterConfig(model.url, { solo: { name: 'Solo', provider: 'oai' } });
+  nodes = await harness.startMany(3, config, { MODEL_KEY });
   clients = nodes.map((node) => rpcClient(node.url));
 }, 180_000);
 

@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpClient } from '@agentd/client';
 import type { ClusterStatus } from '@agentd/contracts';
+import { type Database, openDatabase } from '@agentd/storage';
 import { freshPgDatabaseUrl } from '@agentd/storage/testing';
+import { afterEach } from 'vitest';
 import { stringify } from 'yaml';
-import { ADMIN_TOKEN, type DaemonProcess, startDaemonProcess } from '../helpers.js';
+import { ADMIN_TOKEN, type DaemonProcess, openAiProviders, startDaemonProcess } from '../helpers.js';
 
 /** The master key every instance of a test cluster shares (64 hex digits). */
 export const CLUSTER_MASTER_KEY = 'c0ffee'.repeat(10).concat('c0ff');
@@ -19,6 +21,21 @@ export const CLUSTER_CONFIG: Record<string, unknown> = {
   memory: { enabled: false },
   cluster: { leaseMs: 3000 },
 };
+
+/**
+ * {@link CLUSTER_CONFIG} with agents `entries` on one OpenAI-compatible provider `oai` at
+ * `modelUrl` (model `gpt-fake`), its key read from the secret `MODEL_KEY` (give it in `env`).
+ */
+export function modelClusterConfig(
+  modelUrl: string,
+  entries: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  return {
+    ...CLUSTER_CONFIG,
+    providers: openAiProviders('oai', modelUrl, 'MODEL_KEY', ['gpt-fake']),
+    agents: { entries },
+  };
+}
 
 /** One instance: a real `agentd start` process with its own data dir. */
 export interface ClusterNode {
@@ -41,8 +58,10 @@ export interface ClusterHarness {
     name: string,
     options?: { config?: Record<string, unknown>; dataDir?: string; env?: NodeJS.ProcessEnv },
   ): Promise<ClusterNode>;
-  /** Starts `count` instances one after another (`n1`, `n2`, …) with the same config. */
-  startMany(count: number, config?: Record<string, unknown>): Promise<ClusterNode[]>;
+  /** Starts `count` instances one after another (`n1`, `n2`, …) with the same config and env. */
+  startMany(count: number, config?: Record<string, unknown>, env?: NodeJS.ProcessEnv): Promise<ClusterNode[]>;
+  /** One connection to {@link databaseUrl}, opened at the first call and closed by `cleanup`. */
+  database(): Promise<Database>;
   /** `gateway.status`'s cluster object, asked of `node`. */
   status(node: ClusterNode): Promise<ClusterStatus>;
   /** kill -9: no shutdown, its rows and leases stay as they were. */
@@ -51,7 +70,7 @@ export interface ClusterHarness {
   pause(node: ClusterNode): void;
   /** SIGCONT. */
   resume(node: ClusterNode): void;
-  /** Kills every instance (resuming stopped ones first) and removes every data dir. */
+  /** Kills every instance (resuming stopped ones first), closes the database, removes every data dir. */
   cleanup(): Promise<void>;
 }
 
@@ -59,6 +78,7 @@ export async function clusterHarness(prefix = 'agentd_cluster'): Promise<Cluster
   const databaseUrl = await freshPgDatabaseUrl(prefix);
   const children: ChildProcess[] = [];
   const dirs: string[] = [];
+  let database: Promise<Database> | undefined;
   const environment = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
     AGENTD_STORAGE_URL: databaseUrl,
     AGENTD_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -77,12 +97,21 @@ export async function clusterHarness(prefix = 'agentd_cluster'): Promise<Cluster
       const started = await startDaemonProcess(dataDir, environment(options.env), children);
       return { name, dataDir, url: started.url, child: started.child, process: started };
     },
-    async startMany(count, config) {
+    async startMany(count, config, env) {
       const nodes: ClusterNode[] = [];
       for (let index = 1; index <= count; index += 1) {
-        nodes.push(await harness.start(`n${index}`, config === undefined ? {} : { config }));
+        nodes.push(
+          await harness.start(`n${index}`, {
+            ...(config === undefined ? {} : { config }),
+            ...(env === undefined ? {} : { env }),
+          }),
+        );
       }
       return nodes;
+    },
+    database() {
+      database ??= openDatabase({ url: databaseUrl, poolMax: 1 });
+      return database;
     },
     async status(node) {
       const status = await createHttpClient({ url: node.url, token: ADMIN_TOKEN }).call('gateway.status');
@@ -104,6 +133,8 @@ export async function clusterHarness(prefix = 'agentd_cluster'): Promise<Cluster
         child.kill('SIGKILL');
         await exited;
       }
+      if (database !== undefined) await (await database).close();
+      database = undefined;
       for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -118,4 +149,25 @@ export async function refusedStart(start: Promise<ClusterNode>): Promise<string>
   );
   if (outcome === undefined) throw new Error('the instance started, but it should have been refused');
   return outcome;
+}
+
+/**
+ * A harness per test, for files whose tests each start their own cluster: `open` makes one (its
+ * database named after `prefix`), and it is cleaned up after the test, with `alsoClose`.
+ */
+export function harnessPerTest(alsoClose?: () => Promise<unknown>): {
+  open(prefix?: string): Promise<ClusterHarness>;
+} {
+  let current: ClusterHarness | undefined;
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+    await alsoClose?.();
+  });
+  return {
+    async open(prefix) {
+      current = await clusterHarness(prefix);
+      return current;
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../../../packages/channels/test/fake-discord.js';
@@ -14,7 +14,7 @@ const chatId = (c: number) => String(900_000_000_000_000_000n + BigInt(c));
 let harness: ClusterHarness | undefined;
 let discord: FakeDiscord | undefined;
 let nodes: ClusterNode[] = [];
-let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+let db: Database | undefined;
 
 beforeAll(async () => {
   if (!pgSuitesEnabled()) return;
@@ -25,10 +25,9 @@ beforeAll(async () => {
     ...CLUSTER_CONFIG,
     channels: { discord: { enabled: true, botToken: TOKEN, apiBaseUrl: discord.url } },
   });
-  db = await openDatabase({ url: harness.databaseUrl, poolMax: 1 });
+  db = await harness.database();
 }, 180_000);
 afterAll(async () => {
-  await db?.close();
   await harness?.cleanup();
   await discord?.close();
 });

@@ -1,32 +1,23 @@
-import { nowMs, openDatabase } from '@agentd/storage';
+import { type Database, nowMs } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';
-import { CLUSTER_CONFIG, type ClusterHarness, clusterHarness, refusedStart } from './harness.js';
+import { CLUSTER_CONFIG, harnessPerTest, refusedStart } from './harness.js';
 
-let harness: ClusterHarness | undefined;
-afterEach(async () => {
-  await harness?.cleanup();
-  harness = undefined;
-});
+const harnesses = harnessPerTest();
 
 /** The live holder and fence of the heartbeat singleton every instance renews. */
-async function heartbeatHolder(url: string): Promise<{ owner: string; fence: number } | undefined> {
-  const db = await openDatabase({ url, poolMax: 1 });
-  try {
-    const row = await db.get<{ owner: string; fence: number }>(
-      `SELECT owner, fence FROM cluster_singletons
-        WHERE name = 'cron-wakegate:heartbeat' AND lease_until >= ${nowMs('pg')}`,
-    );
-    return row === undefined ? undefined : { owner: row.owner, fence: Number(row.fence) };
-  } finally {
-    await db.close();
-  }
+async function heartbeatHolder(db: Database): Promise<{ owner: string; fence: number } | undefined> {
+  const row = await db.get<{ owner: string; fence: number }>(
+    `SELECT owner, fence FROM cluster_singletons
+      WHERE name = 'cron-wakegate:heartbeat' AND lease_until >= ${nowMs('pg')}`,
+  );
+  return row === undefined ? undefined : { owner: row.owner, fence: Number(row.fence) };
 }
 
 describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', { timeout: 180_000 }, () => {
   it('see each other in gateway.status.cluster, each at the URL it listens on', async () => {
-    harness = await clusterHarness();
+    const harness = await harnesses.open();
     const nodes = await harness.startMany(3);
     for (const node of nodes) {
       const cluster = await harness.status(node);
@@ -41,11 +32,12 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
   });
 
   it('forgets an instance killed with -9 within 15 s, and another takes its singleton over', async () => {
-    harness = await clusterHarness();
+    const harness = await harnesses.open();
     const nodes = await harness.startMany(3);
     const ids = new Map<string, (typeof nodes)[number]>();
     for (const node of nodes) ids.set((await harness.status(node)).instanceId, node);
-    const holder = await eventually(() => heartbeatHolder(harness!.databaseUrl), 15_000, 250);
+    const db = await harness.database();
+    const holder = await eventually(() => heartbeatHolder(db), 15_000, 250);
     const victim = ids.get(holder.owner)!;
     expect(victim).toBeDefined();
     const killedAt = Date.now();
@@ -53,7 +45,7 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
     const survivor = nodes.find((node) => node !== victim)!;
     await eventually(
       async () => {
-        const members = (await harness!.status(survivor)).instances.map((member) => member.instanceId);
+        const members = (await harness.status(survivor)).instances.map((member) => member.instanceId);
         return members.length === 2 && !members.includes(holder.owner) ? true : undefined;
       },
       15_000,
@@ -61,7 +53,7 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
     );
     const next = await eventually(
       async () => {
-        const now = await heartbeatHolder(harness!.databaseUrl);
+        const now = await heartbeatHolder(db);
         return now !== undefined && now.owner !== holder.owner ? now : undefined;
       },
       15_000,
@@ -73,7 +65,7 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
   });
 
   it('refuses a join whose config differs in a section, naming it', async () => {
-    harness = await clusterHarness();
+    const harness = await harnesses.open();
     await harness.startMany(2);
     const message = await refusedStart(
       harness.start('odd', { config: { ...CLUSTER_CONFIG, cron: { maxConcurrentRuns: 7 } } }),
@@ -82,7 +74,7 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
   });
 
   it('joins a differing config with cluster.allowConfigSkew, and ignores instance-local entries', async () => {
-    harness = await clusterHarness();
+    const harness = await harnesses.open();
     await harness.start('a');
     // Another port and instance id are this instance's own: no skew.
     const local = await harness.start('b', {
@@ -100,7 +92,7 @@ describe.skipIf(!pgSuitesEnabled())('three daemons on one PostgreSQL database', 
   });
 
   it('refuses a second instance on one data dir', async () => {
-    harness = await clusterHarness();
+    const harness = await harnesses.open();
     const [first] = await harness.startMany(1);
     const message = await refusedStart(harness.start('twin', { dataDir: first!.dataDir }));
     expect(message).toMatch(/lock|already|in use/i);

@@ -1,22 +1,19 @@
 import { pgSuitesEnabled } from '@agentd/storage/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type FakeProvider,
   startFakeOpenAi,
 } from '../../../../packages/agent-runtime/test/fake-providers.js';
-import { openAiProviders, rpcClient, sessionMessages } from '../helpers.js';
-import { CLUSTER_CONFIG, type ClusterHarness, clusterHarness } from './harness.js';
+import { rpcClient, sessionMessages } from '../helpers.js';
+import { harnessPerTest, modelClusterConfig } from './harness.js';
 
 const MODEL_KEY = 'sk-cluster-session-model-0123';
 // The design's 3 × 20 concurrent turns on one session.
 const PER_INSTANCE = 20;
 
-let harness: ClusterHarness | undefined;
 let model: FakeProvider | undefined;
-afterEach(async () => {
-  await harness?.cleanup();
+const harnesses = harnessPerTest(async () => {
   await model?.close();
-  harness = undefined;
   model = undefined;
 });
 
@@ -27,15 +24,9 @@ describe.skipIf(!pgSuitesEnabled())("a session's turns on three instances", { ti
       apiKey: MODEL_KEY,
       respond: () => ({ text: 'one two three four', chunkDelayMs: 5 }),
     });
-    harness = await clusterHarness('agentd_cluster_sessions');
-    const config = {
-      ...CLUSTER_CONFIG,
-      providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-fake']),
-      agents: { entries: { solo: { name: 'Solo', provider: 'oai' } } },
-    };
-    const nodes = [];
-    for (const name of ['n1', 'n2', 'n3'])
-      nodes.push(await harness.start(name, { config, env: { MODEL_KEY } }));
+    const harness = await harnesses.open('agentd_cluster_sessions');
+    const config = modelClusterConfig(model.url, { solo: { name: 'Solo', provider: 'oai' } });
+    const nodes = await harness.startMany(3, config, { MODEL_KEY });
     const clients = nodes.map((node) => rpcClient(node.url));
     await Promise.all(
       clients.flatMap((client, instance) =>

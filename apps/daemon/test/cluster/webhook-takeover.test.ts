@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { type Database, openDatabase } from '@agentd/storage';
+import type { Database } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeProvider,
   startFakeOpenAi,
 } from '../../../../packages/agent-runtime/test/fake-providers.js';
-import { eventually, openAiProviders, rpcClient, sessionMessages } from '../helpers.js';
-import { CLUSTER_CONFIG, type ClusterHarness, type ClusterNode, clusterHarness } from './harness.js';
+import { eventually, rpcClient, sessionMessages } from '../helpers.js';
+import { type ClusterHarness, type ClusterNode, clusterHarness, modelClusterConfig } from './harness.js';
 
 const TOKEN = 'cluster-takeover-token-0123456789abcdef';
 const MODEL_KEY = 'sk-cluster-takeover-model-0123';
@@ -47,9 +47,7 @@ beforeAll(async () => {
   });
   harness = await clusterHarness('agentd_cluster_takeover');
   const config = {
-    ...CLUSTER_CONFIG,
-    providers: openAiProviders('oai', model.url, 'MODEL_KEY', ['gpt-fake']),
-    agents: { entries: { hooked: { name: 'Hooked', provider: 'oai' } } },
+    ...modelClusterConfig(model.url, { hooked: { name: 'Hooked', provider: 'oai' } }),
     webhooks: {
       enabled: true,
       token: TOKEN,
@@ -63,13 +61,11 @@ beforeAll(async () => {
       ],
     },
   };
-  for (const name of ['n1', 'n2', 'n3'])
-    nodes.push(await harness.start(name, { config, env: { MODEL_KEY } }));
+  nodes = await harness.startMany(3, config, { MODEL_KEY });
   for (const node of nodes) byId.set((await harness.status(node)).instanceId, node);
-  db = await openDatabase({ url: harness.databaseUrl, poolMax: 1 });
+  db = await harness.database();
 }, 180_000);
 afterAll(async () => {
-  await db?.close();
   await harness?.cleanup();
   await model?.close();
 });

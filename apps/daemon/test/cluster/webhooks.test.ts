@@ -1,19 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { openDatabase } from '@agentd/storage';
 import { pgSuitesEnabled } from '@agentd/storage/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';
-import { CLUSTER_CONFIG, type ClusterHarness, clusterHarness } from './harness.js';
+import { CLUSTER_CONFIG, harnessPerTest } from './harness.js';
 
 const TOKEN = 'cluster-webhook-token-0123456789abcdef';
 // Scaled down from the design's 1,000 posts for a 2-core CI machine: 60 posts, 10 % resent.
 const POSTS = 60;
 
-let harness: ClusterHarness | undefined;
-afterEach(async () => {
-  await harness?.cleanup();
-  harness = undefined;
-});
+const harnesses = harnessPerTest();
 
 /** A signed strict-endpoint post (HMAC-SHA256 of the raw body, hex) with its delivery id. */
 async function post(url: string, index: number): Promise<number> {
@@ -33,7 +28,7 @@ async function post(url: string, index: number): Promise<number> {
 
 describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 300_000 }, () => {
   it('queues one job per accepted delivery, each run once, when posts and resends are spread over the instances', async () => {
-    harness = await clusterHarness('agentd_cluster_hooks');
+    const harness = await harnesses.open('agentd_cluster_hooks');
     const nodes = await harness.startMany(3, {
       ...CLUSTER_CONFIG,
       webhooks: { enabled: true, token: TOKEN },
@@ -46,24 +41,20 @@ describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 30
     }
     expect(statuses.every((status) => status === 200)).toBe(true);
 
-    const db = await openDatabase({ url: harness.databaseUrl, poolMax: 1 });
-    try {
-      const jobs = await eventually(
-        async () => {
-          const rows = await db.query<{ delivery_id: string; status: string; attempts: number }>(
-            'SELECT delivery_id, status, attempts FROM webhook_agent_queue ORDER BY id',
-          );
-          return rows.length >= POSTS && rows.every((row) => row.status === 'done') ? rows : undefined;
-        },
-        120_000,
-        500,
-      );
-      expect(jobs).toHaveLength(POSTS);
-      expect(new Set(jobs.map((job) => job.delivery_id)).size).toBe(POSTS);
-      // Each job was claimed and run once: no second attempt on another instance.
-      expect(jobs.filter((job) => Number(job.attempts) !== 1)).toEqual([]);
-    } finally {
-      await db.close();
-    }
+    const db = await harness.database();
+    const jobs = await eventually(
+      async () => {
+        const rows = await db.query<{ delivery_id: string; status: string; attempts: number }>(
+          'SELECT delivery_id, status, attempts FROM webhook_agent_queue ORDER BY id',
+        );
+        return rows.length >= POSTS && rows.every((row) => row.status === 'done') ? rows : undefined;
+      },
+      120_000,
+      500,
+    );
+    expect(jobs).toHaveLength(POSTS);
+    expect(new Set(jobs.map((job) => job.delivery_id)).size).toBe(POSTS);
+    // Each job was claimed and run once: no second attempt on another instance.
+    expect(jobs.filter((job) => Number(job.attempts) !== 1)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { eventually } from '@agentd/test-support';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../database.js';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '../testing.js';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances, withDatabase } from '../testing.js';
 import { type HostAffinity, openCoordination, openHostAffinity, relayOverBus } from './index.js';
 
 describe('host affinity on libsql (one instance)', () => {
@@ -34,18 +34,11 @@ describe('host affinity on libsql (one instance)', () => {
 
 describe.skipIf(!pgSuitesEnabled())('host affinity on PostgreSQL', () => {
   let url: string;
-  const opened: Array<{ close(): Promise<void> }> = [];
-  const track = <T extends { close(): Promise<void> }>(value: T): T => {
-    opened.unshift(value);
-    return value;
-  };
-  // Each instance gets its own pool, as separate daemons would.
+  const instances = testInstances();
   async function instance(id: string, leaseMs = 10_000) {
-    const db = track(await openDatabase({ url, poolMax: 4 }));
-    const coordinator = track(
-      await openCoordination(db, { instanceId: id, leaseMs, advertiseUrl: `http://${id}.test:7777` }),
-    );
-    await coordinator.start();
+    const { db, coordinator, track } = await instances.open(url, id, {
+      coordination: { leaseMs, advertiseUrl: `http://${id}.test:7777` },
+    });
     const affinity: HostAffinity = track(await openHostAffinity({ db, coordinator, leaseMs }));
     return { db, coordinator, affinity };
   }
@@ -54,12 +47,12 @@ describe.skipIf(!pgSuitesEnabled())('host affinity on PostgreSQL', () => {
     url = await freshPgDatabaseUrl();
   });
   afterEach(async () => {
-    for (const handle of opened.splice(0)) await handle.close().catch(() => undefined);
-    const db = await openDatabase({ url });
-    await db.execute('DELETE FROM cluster_handles');
-    await db.execute('DELETE FROM agent_homes');
-    await db.execute('DELETE FROM cluster_instances');
-    await db.close();
+    await instances.closeAll().catch(() => undefined);
+    await withDatabase(url, async (db) => {
+      await db.execute('DELETE FROM cluster_handles');
+      await db.execute('DELETE FROM agent_homes');
+      await db.execute('DELETE FROM cluster_instances');
+    });
   });
 
   it("locates a handle on the instance that made it, with that instance's URL", async () => {

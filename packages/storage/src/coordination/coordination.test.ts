@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { eventually, recordingLogger } from '@agentd/test-support';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database.js';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '../testing.js';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances, withDatabase } from '../testing.js';
 import { type Coordinator, openCoordination, ownedColumns } from './index.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -80,29 +80,20 @@ describe('coordination on libsql (in process)', () => {
 
 describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
   let url: string;
-  const opened: Array<{ close(): Promise<void> }> = [];
-  const track = <T extends { close(): Promise<void> }>(value: T): T => {
-    opened.unshift(value);
-    return value;
-  };
-  // Each instance gets its own pool, as separate daemons would.
-  async function instance(id: string, options: Parameters<typeof openCoordination>[1] = {}) {
-    const db = track(await openDatabase({ url, poolMax: 4 }));
-    const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs: 10_000, ...options }));
-    await coordinator.start();
-    return { db, coordinator };
-  }
+  const instances = testInstances();
+  const instance = (id: string, options: Parameters<typeof openCoordination>[1] = {}) =>
+    instances.open(url, id, { coordination: { leaseMs: 10_000, ...options } });
 
   beforeAll(async () => {
     url = await freshPgDatabaseUrl();
   });
   afterEach(async () => {
-    for (const handle of opened.splice(0)) await handle.close();
-    const db = await openDatabase({ url });
-    await db.execute('DROP TABLE IF EXISTS jobs');
-    await db.execute('DELETE FROM cluster_instances');
-    await db.execute('DELETE FROM cluster_singletons');
-    await db.close();
+    await instances.closeAll();
+    await withDatabase(url, async (db) => {
+      await db.execute('DROP TABLE IF EXISTS jobs');
+      await db.execute('DELETE FROM cluster_instances');
+      await db.execute('DELETE FROM cluster_singletons');
+    });
   });
 
   it('gives 3 workers × 300 rows exactly 300 claims (SKIP LOCKED)', async () => {
@@ -167,13 +158,11 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
 
   it('sweeps on its own timer every heartbeat', async () => {
     const a = await instance('a', { leaseMs: 1000, heartbeatMs: 3_600_000 });
-    await instance('b', { leaseMs: 1000, heartbeatMs: 50 });
+    const b = await instance('b', { leaseMs: 1000, heartbeatMs: 50 });
     await createJobs(a.db, 1);
     await a.coordinator.ownedRows({ table: 'jobs' }).claim();
     // b sweeps tables it registered: registering is asking for its owned-rows helpers.
-    (opened.find((handle) => (handle as Coordinator).instanceId === 'b') as Coordinator).ownedRows({
-      table: 'jobs',
-    });
+    b.coordinator.ownedRows({ table: 'jobs' });
     await eventually(async () => {
       const row = await a.db.get<{ owner: string | null }>('SELECT owner FROM jobs WHERE id = 1');
       return row?.owner === null ? true : undefined;
@@ -238,7 +227,7 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
       /in: cron/,
     );
     await a.coordinator.close();
-    const db = track(await openDatabase({ url }));
+    const db = instances.track(await openDatabase({ url }));
     const members = await db.query<{ instance_id: string }>('SELECT instance_id FROM cluster_instances');
     expect(members.map((row) => row.instance_id)).toEqual(['b']);
   });

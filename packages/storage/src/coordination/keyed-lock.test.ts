@@ -5,7 +5,7 @@ import { eventually } from '@agentd/test-support';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database.js';
 import { isStorageError } from '../errors.js';
-import { freshPgDatabaseUrl, pgSuitesEnabled } from '../testing.js';
+import { freshPgDatabaseUrl, pgSuitesEnabled, testInstances } from '../testing.js';
 import { type Coordinator, type KeyedLock, keyedLock, openCoordination } from './index.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,22 +61,13 @@ describe('keyedLock on libsql (in process)', () => {
 
 describe.skipIf(!pgSuitesEnabled())('keyedLock on PostgreSQL', () => {
   let url: string;
-  const opened: Array<{ close(): Promise<void> }> = [];
-  const track = <T extends { close(): Promise<void> }>(value: T): T => {
-    opened.unshift(value);
-    return value;
-  };
-  async function instance(id: string, leaseMs = 10_000) {
-    const db = track(await openDatabase({ url, poolMax: 4 }));
-    const coordinator = track(await openCoordination(db, { instanceId: id, leaseMs }));
-    await coordinator.start();
-    return { db, coordinator };
-  }
+  const instances = testInstances();
+  const instance = (id: string, leaseMs = 10_000) => instances.open(url, id, { coordination: { leaseMs } });
   beforeAll(async () => {
     url = await freshPgDatabaseUrl('agentd_keyed_lock');
   });
   afterEach(async () => {
-    for (const handle of opened.splice(0)) await handle.close();
+    await instances.closeAll();
   });
 
   it('serialises 3 instances × 20 concurrent tasks of one key, and leaves other keys free', async () => {
