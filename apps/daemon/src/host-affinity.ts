@@ -50,12 +50,16 @@ export async function firesHere(
   return (await affinity.home(agentId)).where !== 'elsewhere';
 }
 
-/** Methods that start a turn of the agent their params name (`agentId`, else the default agent). */
-const AGENT_TURN_METHODS = new Set(['agent.execute', 'agent.stream', 'session.send', 'session.spawn']);
+/**
+ * Methods that start a turn of the agent their params name (`agentId`, else the default
+ * agent) in a new session, answered before the turn runs: a spawn answers its run id at once.
+ * Every other turn is checked by the runtime's turn placement, against the agent that runs it.
+ */
+const AGENT_TURN_METHODS = new Set(['session.spawn']);
 
 /**
- * Adds the home check to the methods that run an agent's turn or touch its workspace: a call
- * for an agent homed on another instance answers `-32010` with that instance's URL.
+ * Adds the home check to the methods that start a sub-agent or touch an agent's workspace: a
+ * call for an agent homed on another instance answers `-32010` with that instance's URL.
  */
 export function withHomes(methods: AnyMethod[], affinity: HostAffinity, runtime: AgentRuntime): AnyMethod[] {
   return methods.map((method) => {

@@ -54,7 +54,7 @@ import {
   StorageError,
 } from '@agentd/storage';
 import { checkClusterStart, openCluster } from './cluster.js';
-import { firesHere, hostBoundBrowser, hostBoundTerminal } from './host-affinity.js';
+import { firesHere, hostBoundBrowser, hostBoundTerminal, requireHome } from './host-affinity.js';
 import { openClusterTokens } from './cluster-tokens.js';
 import type { WebhookService } from '@agentd/webhooks-hmac';
 import { createWorkspaceTools, type WorkspaceService, workspacePath } from '@agentd/workspace';
@@ -673,6 +673,10 @@ async function startAgents(
     },
   });
   agentRuntime.useTurnObserver((turn) => learning.observeTurn(turn));
+  // Cluster mode: every turn (RPC, chat stream, `/v1`, webhook, channel, sub-agent) of an agent
+  // with host-bound tools takes its home, or is refused with -32010 where another instance has it.
+  if (stores.coordinator.mode === 'postgres')
+    agentRuntime.useTurnPlacement((agentId) => requireHome(stores.affinity, agentRuntime, agentId));
   stores.bindSkills({
     toolsDenied: (agentId, tools) => agentRuntime.toolsDenied(agentId, tools),
     learned: (agentId) => learning.learnedSkills(agentId),

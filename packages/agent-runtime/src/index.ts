@@ -94,6 +94,7 @@ export type {
   TurnSkills,
   ObservedTurn,
   TurnObserver,
+  TurnPlacement,
   TurnRecallRequest,
   TurnRecallResult,
 } from './runtime-options.js';

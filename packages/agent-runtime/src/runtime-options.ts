@@ -18,7 +18,7 @@ import { type AgentRuntimeLogger, noopLogger } from './logger.js';
 import type { OfflineProviderOptions } from './offline-provider.js';
 import type { ModelProvider } from './provider.js';
 import type { ToolGate } from './tool-gates.js';
-import { type AgentTool, type EventSink, noopEventSink } from './types.js';
+import { type AgentTool, type EventSink, noopEventSink, type TurnOrigin } from './types.js';
 
 /** Deletes the memory entries a session produced (memory-store provides it). */
 export interface SessionMemory {
@@ -56,6 +56,14 @@ export type { ObservedTurn };
 
 /** Sees every finished turn (the learning layer resolves outcomes from them). */
 export type TurnObserver = (turn: ObservedTurn) => void;
+
+/**
+ * Decides where a turn may run (a cluster's home instance): called before every turn with the
+ * agent that runs it (an existing session's own agent, whatever the request names) and the
+ * turn's origin, before the turn queues for its session. A throw refuses the turn with that
+ * error; nothing is recorded.
+ */
+export type TurnPlacement = (agentId: string, origin: TurnOrigin) => Promise<void> | void;
 
 /** What one recall found (the shape memory-store's `AutoRecall.recall` answers). */
 export interface TurnRecallResult {
@@ -177,6 +185,8 @@ export interface RuntimeSettings {
   skills: TurnSkills | undefined;
   /** Set by `useTurnObserver`. */
   observer: TurnObserver | undefined;
+  /** Set by `useTurnPlacement`. */
+  placement: TurnPlacement | undefined;
   sessionCacheSize: number;
   sessionLocks: KeyedLock;
   events: EventSink;
@@ -259,6 +269,7 @@ export function resolveRuntimeOptions(options: AgentRuntimeOptions): RuntimeSett
     recall: options.recall,
     skills: undefined,
     observer: undefined,
+    placement: undefined,
     sessionCacheSize: data.sessionCacheSize,
     sessionLocks: options.sessionLocks ?? localKeyedLock(),
     events: options.events ?? noopEventSink,

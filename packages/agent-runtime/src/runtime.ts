@@ -16,6 +16,7 @@ import {
   type SessionMemory,
   type TurnRecall,
   type TurnObserver,
+  type TurnPlacement,
   type TurnSkills,
 } from './runtime-options.js';
 import { createSessionService, type SessionsApi } from './session-service.js';
@@ -82,6 +83,8 @@ export interface AgentRuntime {
   useSkills(skills: TurnSkills | undefined): void;
   /** Calls `observer` after every recorded turn (from the next turn); `undefined` stops it. */
   useTurnObserver(observer: TurnObserver | undefined): void;
+  /** Checks every turn's placement first (from the next turn); `undefined` stops it. */
+  useTurnPlacement(placement: TurnPlacement | undefined): void;
   /** The tools of `names` that `agentId` may not use (its allow-list and the denylists); all of them for an unknown agent. */
   toolsDenied(agentId: string, names: readonly string[]): string[];
   /**
@@ -176,6 +179,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     },
     useTurnObserver(observer) {
       ctx.settings.observer = observer;
+    },
+    useTurnPlacement(placement) {
+      ctx.settings.placement = placement;
     },
     toolsDenied(agentId, names) {
       const agent = agents.find(agentId);

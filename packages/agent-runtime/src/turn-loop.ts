@@ -85,6 +85,12 @@ export function createTurnLoop(
       const agent = agents.find(input.agentId);
       if (agent?.suspended) throw agents.suspendedError(input.agentId);
     }
+    const placement = ctx.settings.placement;
+    if (placement) {
+      // The agent that runs the turn: an existing session's own, whatever the request names.
+      const session = ctx.cache.get(sessionKey)?.session ?? (await ctx.store.get(sessionKey));
+      await placement(session?.agentId ?? input.agentId ?? DEFAULT_AGENT_ID, input.origin ?? 'rpc');
+    }
     const turn = ctx.locks.run(sessionKey, () => turnLocked(request, input, sessionKey));
     turnsInFlight.add(turn);
     void turn.then(

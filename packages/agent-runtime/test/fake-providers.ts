@@ -12,6 +12,8 @@ export interface FakeReply {
   chunkDelayMs?: number;
   /** Send headers, then nothing for this long (stall and cancellation tests). */
   hangMs?: number;
+  /** Send headers, then nothing until this settles (a turn held in flight while a test acts). */
+  hold?: Promise<unknown>;
 }
 
 /** A scripted HTTP failure answered instead of a reply. */
@@ -180,6 +182,8 @@ export async function startFakeOpenAi(options: FakeOptions): Promise<FakeProvide
     sseHeaders(res);
     const write = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
     if (reply.hangMs) await sleep(reply.hangMs);
+    if (reply.hold) await reply.hold.catch(() => undefined);
+    if (res.destroyed) return;
     write(chunk({ role: 'assistant', content: '' }, null));
     for (const piece of splitText(reply.text ?? '')) {
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);

@@ -33,7 +33,8 @@ import type { LaneCoordinator } from './internal/cluster-lanes.js';
 import { type ConnectorGate, holdConnector } from './internal/connector-gate.js';
 import { formatFor } from './internal/format.js';
 import { isAllowed } from './internal/inbound.js';
-import { createInboundStore } from './internal/inbound-store.js';
+import { createOwnedInboundStore } from './internal/inbound-owned.js';
+import { createInboundStore, INBOUND_TABLE } from './internal/inbound-store.js';
 import { createInboundTurns } from './internal/inbound-turns.js';
 import {
   type ChannelsDatabase,
@@ -139,12 +140,17 @@ export interface ChannelsServiceOptions {
    * Telegram polling, the Discord gateway, Slack Socket Mode) run on the instance holding the
    * singleton `channels:<platform>` of this coordinator. On PostgreSQL (`mode` `postgres`) each
    * chat's delivery lane is worked by the instance holding its lease, and webchat notifications
-   * reach sockets on any instance through its bus. @default everything runs here
+   * reach sockets on any instance through its bus; inbound messages are owned by the instance
+   * running their turn, and only a dead instance's are taken over. @default everything runs here
    */
   coordinator?: LaneCoordinator | undefined;
   /** How long a webchat delivery waits for another instance to say it reached the client. @default 2000 */
   webchatAckMs?: number;
-  /** How often a connector singleton or a lane lease is taken or renewed; under a third of the lease. @default 3000 */
+  /**
+   * How often a connector singleton or a lane lease is taken or renewed; under a third of the
+   * lease. Cluster mode: also how often the inbound journal's leases are renewed (each lasts
+   * three times this) and a dead instance's inbound messages are taken over. @default 3000
+   */
   connectorRenewMs?: number;
   now?: () => number;
   logger?: ChannelsLogger;
@@ -281,8 +287,25 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
     return Array.isArray(prepared) ? queue.enqueueAll(prepared) : queue.enqueue(prepared);
   };
 
+  const renewMs = options.connectorRenewMs ?? 3000;
   const turns = createInboundTurns({
-    store: createInboundStore(options.db, now),
+    // Owned rows live beside the coordinator's tables: in the cluster's PostgreSQL database.
+    store:
+      clustered && options.db.dialect === 'pg'
+        ? createOwnedInboundStore({
+            db: options.db,
+            // A lease of three renewals: with the renewal at a third of the cluster's lease, the same lease.
+            rows: clustered.ownedRows({
+              table: INBOUND_TABLE,
+              idColumn: 'inbound_key',
+              leaseMs: renewMs * 3,
+            }),
+            instanceId: clustered.instanceId,
+            leaseMs: renewMs * 3,
+            renewMs,
+            now,
+          })
+        : createInboundStore(options.db, now),
     runner: () => options.runner,
     enqueue,
     logger,

@@ -191,7 +191,10 @@ function toOpenAiError(error: unknown, model: string | undefined): OpenAiApiErro
         ? modelNotFound(model)
         : new OpenAiApiError(404, 'not_found_error', 'not_found', error.message);
     case AGENT_UNAVAILABLE:
-      return new OpenAiApiError(409, 'invalid_request_error', 'agent_unavailable', error.message);
+      // The same code answers an agent homed on another instance (cluster mode): call that one.
+      return (error.data as { code?: unknown } | undefined)?.code === 'INSTANCE_AFFINITY'
+        ? new OpenAiApiError(409, 'invalid_request_error', 'instance_affinity', error.message)
+        : new OpenAiApiError(409, 'invalid_request_error', 'agent_unavailable', error.message);
     case PROVIDER_FAILED:
       return new OpenAiApiError(502, 'server_error', 'provider_error', error.message);
     case -32000:

@@ -7,8 +7,11 @@ import type { GroupCommit } from './group-commit.js';
 import { settleInDoubt } from './in-doubt.js';
 import { type ChannelsDatabase, type DeliveryEntry, QUEUE_TABLE, sql, toEntry } from './queue-store.js';
 
-/** What a cluster coordinator gives the lanes: singletons (the lane leases) and the bus. */
-export type LaneCoordinator = Pick<Coordinator, 'singleton' | 'bus' | 'instanceId' | 'mode'>;
+/**
+ * What a cluster coordinator gives the channels: singletons (the lane leases and connectors),
+ * the bus, and owned rows (the inbound journal's).
+ */
+export type LaneCoordinator = Pick<Coordinator, 'singleton' | 'bus' | 'instanceId' | 'mode' | 'ownedRows'>;
 
 /** The bus topic an enqueue names its lane on. */
 export const LANE_TOPIC = 'channels:lane';

@@ -31,6 +31,19 @@ export function inboundMigration(dialect: ChannelsDialect): ChannelsMigration {
   };
 }
 
+/**
+ * PostgreSQL only: the journal's rows are owned while their turn runs (the coordination
+ * module's owned-row columns), so a starting instance takes over only the messages nobody
+ * holds or whose owner's lease ran out, never a live peer's in-flight ones.
+ */
+export const inboundOwnersMigration: ChannelsMigration = {
+  version: 2,
+  name: 'inbound journal: owned rows',
+  up: [
+    `ALTER TABLE ${INBOUND_TABLE} ADD COLUMN owner TEXT, ADD COLUMN lease_until BIGINT, ADD COLUMN fence BIGINT NOT NULL DEFAULT 0`,
+  ],
+};
+
 /** One journalled inbound message. */
 export interface InboundRecord {
   key: string;
@@ -39,6 +52,14 @@ export interface InboundRecord {
   /** Turns begun for it, this one included. */
   attempts: number;
 }
+
+/** A journal row as the record it holds. */
+export const toInboundRecord = (row: Record<string, unknown>): InboundRecord => ({
+  key: String(row.inbound_key),
+  agentId: String(row.agent_id),
+  message: JSON.parse(String(row.message)) as InboundMessage,
+  attempts: Number(row.attempts),
+});
 
 /** The key of an inbound message: the platform's own message, in its chat. */
 export const inboundKey = (message: InboundMessage): string =>
@@ -54,16 +75,20 @@ export interface InboundStore {
    * more; those already begun twice are marked `abandoned` and answered in `abandoned`.
    */
   resume(): Promise<{ resumed: InboundRecord[]; abandoned: InboundRecord[] }>;
+  /**
+   * Cluster mode: how often the held messages' leases are renewed and messages left by a dead
+   * instance are taken over (`resume` again); undefined in a single process, where only a
+   * start resumes.
+   */
+  readonly renewMs?: number | undefined;
+  /** Renews the leases of the messages whose turns run here; answers those lost to another instance. */
+  renew?(): Promise<string[]>;
+  /** Gives up the messages still held (their turns were cut off), so another instance takes them at once. */
+  release?(): Promise<void>;
 }
 
 /** Creates the journal over `db` (the migration must have run). */
 export function createInboundStore(db: ChannelsDatabase, now: () => number): InboundStore {
-  const toRecord = (row: Record<string, unknown>): InboundRecord => ({
-    key: String(row.inbound_key),
-    agentId: String(row.agent_id),
-    message: JSON.parse(String(row.message)) as InboundMessage,
-    attempts: Number(row.attempts),
-  });
   return {
     async record(message, agentId) {
       const at = now();
@@ -87,7 +112,7 @@ export function createInboundStore(db: ChannelsDatabase, now: () => number): Inb
       );
       const resumed: InboundRecord[] = [];
       const abandoned: InboundRecord[] = [];
-      for (const record of rows.map(toRecord)) {
+      for (const record of rows.map(toInboundRecord)) {
         const again = record.attempts < 2;
         await db.execute(
           again

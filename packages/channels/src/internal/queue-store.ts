@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboundOperation } from '../adapter.js';
-import { inboundMigration } from './inbound-store.js';
+import { inboundMigration, inboundOwnersMigration } from './inbound-store.js';
 
 /** A value bound to a statement parameter. */
 export type ChannelsSqlValue = string | number | null;
@@ -23,6 +23,8 @@ export interface ChannelsSqlResult {
  * depend on a driver; `@agentd/storage`'s `Database` fits.
  */
 export interface ChannelsDatabase {
+  /** `pg` on PostgreSQL (`@agentd/storage`'s `db.dialect`); the inbound journal is shared only there. */
+  readonly dialect?: ChannelsDialect | undefined;
   execute(statement: string, args?: ChannelsSqlValue[]): Promise<ChannelsSqlResult>;
   /** Runs the statements in order in one write transaction: all commit, or none. */
   batch(statements: ChannelsStatement[]): Promise<ChannelsSqlResult[]>;
@@ -136,6 +138,7 @@ export const channelsPgMigrations: readonly ChannelsMigration[] = Object.freeze(
     name: 'delivery queue and inbound journal',
     up: [queueTable('pg'), ...QUEUE_INDEXES, ...inboundMigration('pg').up],
   },
+  inboundOwnersMigration,
 ]);
 
 /** Both dialects' lists, as `db.migrate('@agentd/channels', channelsMigrationSet())` takes them. */

@@ -184,6 +184,22 @@ describe.skipIf(!pgSuitesEnabled())('coordination on PostgreSQL', () => {
     expect(await aBot.acquire()).toBe(3);
   });
 
+  it("answers another instance's acquire while the holder's guarded write is still open, without waiting for it", async () => {
+    const a = await instance('a');
+    const b = await instance('b');
+    await createJobs(a.db, 1);
+    const aLane = a.coordinator.singleton('lane:busy');
+    expect(await aLane.acquire()).toBe(1);
+    const term = aLane.heldTerm()!;
+    // A's write keeps the singleton row FOR SHARE until its transaction ends, which is only
+    // after B's acquire answered (an acquire that waited for the row lock would never answer).
+    await a.db.transaction(async (tx) => {
+      await tx.execute(`UPDATE jobs SET result = 'a' WHERE id = 1 AND ${term.sql}`, term.args);
+      expect(await b.coordinator.singleton('lane:busy').acquire()).toBeUndefined();
+    });
+    expect(await aLane.acquire()).toBe(1);
+  }, 10_000);
+
   it("refuses a stalled holder's write guarded by heldTerm once another instance took the singleton", async () => {
     const a = await instance('a', { leaseMs: 1000 });
     const b = await instance('b', { leaseMs: 1000 });

@@ -162,6 +162,15 @@ export class PgCoordinator extends CoordinatorBase<PgDatabase> {
   }
 
   protected async claimSingleton(name: string): Promise<number | undefined> {
+    // A plain read first: while another live instance holds it, the answer is no without the
+    // upsert, whose ON CONFLICT locks the row even when its WHERE refuses, and so waits for every
+    // open transaction of the holder that keeps the row `FOR SHARE` (its `heldTerm` writes),
+    // holding a pooled connection all along.
+    const held = await this.db.get<{ live: boolean }>(
+      `SELECT lease_until >= ${NOW} AS live FROM cluster_singletons WHERE name = ? AND owner <> ?`,
+      [name, this.instanceId],
+    );
+    if (held?.live === true) return undefined;
     const row = await this.db.get<{ fence: number }>(
       `INSERT INTO cluster_singletons (name, owner, fence, lease_until) VALUES (?, ?, 1, ${NOW} + ?)
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until,
