@@ -4,7 +4,7 @@ import { ClientError, createHttpClient, RpcCallError } from '@agentd/client';
 // Only what every command needs is loaded up front: `agentd call` and `--help` should not pay
 // for loading the whole daemon (browser driver, model SDKs, vector index).
 import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
-import { fullCollection, startIdleHeapShrink, TRIM_DELAY_MS } from './idle-heap.js';
+import { startIdleHeapShrink } from './idle-heap.js';
 import { loadNativeTrim } from './native-trim.js';
 import { VERSION } from './version.js';
 
@@ -103,13 +103,9 @@ async function main(argv: string[]): Promise<number> {
         print: (line) => bootstrapLines.push(line),
       });
       const trimNative = loadNativeTrim();
-      // Start-up's garbage (module sources, schema building) is made once: where node was started
-      // with --expose-gc, collect it and hand its pages back before the daemon idles.
-      const collect = fullCollection();
-      setImmediate(() => {
-        collect?.();
-        if (trimNative) setTimeout(trimNative, TRIM_DELAY_MS).unref();
-      });
+      // Start-up's garbage (module sources, schema building) and the young generation it grew are
+      // given back by the watcher's first collection once the daemon idles (idle-heap.ts): one
+      // made at once would keep the young generation, V8 still seeing start-up's allocation rate.
       startIdleHeapShrink({
         trimNative,
         onCollect: (before, after) =>

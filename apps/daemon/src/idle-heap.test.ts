@@ -36,6 +36,31 @@ describe('IdleHeapWatch', () => {
     expect(watch.look(100 * MB, 0)).toBe(true);
   });
 
+  it('collects an idle daemon whose young generation holds far more than it uses, retrying a bounded number of times', () => {
+    const watch = new IdleHeapWatch(40 * MB, { ...options, youngSlackBytes: 8 * MB, youngTries: 3 });
+    expect(watch.look(40 * MB, 0.5, 30 * MB)).toBe(false); // busy
+    expect(watch.look(40 * MB, 0.01, 30 * MB)).toBe(false);
+    expect(watch.look(40 * MB, 0.01, 2 * MB)).toBe(false); // idle, little slack
+    expect(watch.look(40 * MB, 0.01, 30 * MB)).toBe(true);
+    // V8 kept the pages: two more tries on later idle runs, then the watcher stops asking.
+    for (let tried = 1; tried < 3; tried++) {
+      watch.collected(40 * MB, 30 * MB);
+      for (let i = 0; i < 2; i++) expect(watch.look(40 * MB, 0, 30 * MB)).toBe(false);
+      expect(watch.look(40 * MB, 0, 30 * MB)).toBe(true);
+    }
+    watch.collected(40 * MB, 30 * MB);
+    for (let i = 0; i < 10; i++) expect(watch.look(40 * MB, 0, 30 * MB)).toBe(false);
+    // A growth still collects, and counts as the first try of a new run.
+    for (let i = 0; i < 2; i++) watch.look(70 * MB, 0, 30 * MB);
+    expect(watch.look(70 * MB, 0, 30 * MB)).toBe(true);
+    watch.collected(45 * MB, 30 * MB);
+    for (let i = 0; i < 2; i++) watch.look(45 * MB, 0, 30 * MB);
+    expect(watch.look(45 * MB, 0, 30 * MB)).toBe(true);
+    // Once V8 gave them back, the count starts over.
+    watch.collected(45 * MB, 1 * MB);
+    for (let i = 0; i < 10; i++) expect(watch.look(45 * MB, 0, 1 * MB)).toBe(false);
+  });
+
   it('asks for a second pass only while a collected heap stays above half the growth threshold', () => {
     const watch = new IdleHeapWatch(40 * MB, options);
     expect(watch.worthAnotherPass(80 * MB)).toBe(true);
@@ -118,6 +143,38 @@ describe('startIdleHeapShrink', () => {
     const { before, after } = JSON.parse(out) as { before: number; after: number };
     expect(after).toBeLessThan(before - 32 * MB);
   });
+
+  it('gives back the young generation a burst of allocation grew, with no heap growth to trigger it', () => {
+    // The burst grows V8's young generation to its maximum (32 MB committed); the heap's growth
+    // threshold is set out of reach, so only the young generation's slack can start a collection.
+    // V8 gives the pages back in a collection that finds the last 5 s of allocation low, which
+    // the watcher's first try (after 6 idle looks of 1 s) does, or else its second, 6 s later.
+    const script = `
+      import { getHeapSpaceStatistics } from 'node:v8';
+      import { startIdleHeapShrink } from ${JSON.stringify(join(import.meta.dirname, 'idle-heap.ts'))};
+      const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+      let keep = [];
+      for (let i = 0; i < 1_000_000; i++) keep.push({ i, s: 'x' + i });
+      keep = null;
+      const grown = young();
+      let collections = 0;
+      startIdleHeapShrink({ intervalMs: 1000, idleLooks: 6, growthBytes: 2 ** 40, onCollect: () => collections++ });
+      for (let waited = 0; waited < 20_000 && young() > 4 * 2 ** 20; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      console.log(JSON.stringify({ grown, settled: young(), collections }));
+    `;
+    const out = execFileSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    );
+    const { grown, settled, collections } = JSON.parse(out) as Record<string, number>;
+    expect(grown).toBeGreaterThanOrEqual(16 * MB);
+    expect(collections).toBeGreaterThanOrEqual(1);
+    expect(collections).toBeLessThanOrEqual(2);
+    expect(settled).toBeLessThanOrEqual(4 * MB);
+  }, 60_000);
 
   it('has no collection to offer, and switches no V8 flag, when node was started without --expose-gc', () => {
     const script = `

@@ -12,6 +12,12 @@ import { createRequire } from 'node:module';
  * is reached through koffi (a foreign-function interface whose npm package carries prebuilt
  * binaries, so nothing is compiled at install).
  *
+ * Measured again with and without it (`agentd start`, embedded defaults): a fresh daemon settled
+ * at 87-91 MB with the trim and 89-96 MB without (four runs each); 60 s after three bursts of
+ * 200 sockets (`bench/run.ts --part load --load bursts`) it held 114 and 107 MB with the trim,
+ * 128 and 130 MB without; the growth over the settled RSS before the load (second runs) was 7 MB
+ * with it and 27 MB without, where the benchmark aims below 15 MB. So it stays.
+ *
  * Answers `undefined` where there is nothing to call: not Linux, no glibc (musl, whose allocator
  * returns memory on its own), or koffi unable to load; the daemon then runs as before.
  */
