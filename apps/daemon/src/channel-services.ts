@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   ChannelsError,
   type ChannelsService,
+  type ChannelsServiceOptions,
   channelsMigrationSet,
   createChannelsService,
   resolvePlatformSecrets,
@@ -128,6 +129,8 @@ export async function startChannels(
     lookupSecret: (name: string) => Promise<string | undefined>;
     /** Links reactions on answers to their turns (learning's `reaction` outcome source). */
     reactions?: ReturnType<typeof channelReactions>;
+    /** Cluster mode: a homed agent's inbound messages run on its home only. */
+    inboundPlacement?: ChannelsServiceOptions['inboundPlacement'];
   },
 ): Promise<ChannelsService> {
   const { config, now, logger } = context;
@@ -151,6 +154,7 @@ export async function startChannels(
             }
           : {}),
         ...(deps.reactions ? { onReaction: deps.reactions.onReaction } : {}),
+        ...(deps.inboundPlacement ? { inboundPlacement: deps.inboundPlacement } : {}),
         onAttempt: ({ entry, outcome, latencyMs, errorKind }) => {
           deps.reactions?.onAttempt({ entry, outcome });
           context.metrics?.delivery(entry.channelType, outcome);

@@ -4,6 +4,7 @@ import {
   agentCapabilityClass,
   createAgentRuntime,
   createServedWindowMonitor,
+  DEFAULT_AGENT_ID,
   type ServedWindowMonitor,
 } from '@agentd/agent-runtime';
 import { createTokenStore, type TokenConfig, type TokenStore } from '@agentd/auth-scopes';
@@ -614,6 +615,11 @@ async function startAgents(
     runner: agentRunner,
     lookupSecret,
     reactions: channelReactions(() => learningRef),
+    // Cluster mode: the inbound messages of an agent homed on another instance are left for it.
+    inboundPlacement: {
+      runsHere: (agentId) => firesHere(stores.affinity, agentRuntime, agentId),
+      claimWhere: stores.affinity.notHomedElsewhere('agent_id', DEFAULT_AGENT_ID),
+    },
   });
   images.attach(channels);
 

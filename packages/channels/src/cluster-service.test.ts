@@ -9,7 +9,7 @@ import {
   telegramWebhookSection,
 } from '../test/fixtures.js';
 import { channelsSectionSchema } from './config.js';
-import { type ChannelsService, createChannelsService } from './service.js';
+import { type ChannelsService, type ChannelsServiceOptions, createChannelsService } from './service.js';
 
 const TOKEN = '123456:cluster-service-telegram-token';
 const SECRET = 'cluster-webhook-secret';
@@ -23,6 +23,7 @@ async function instance(
   id: string,
   section: Record<string, unknown>,
   turns: AgentTurnRequest[],
+  inboundPlacement?: ChannelsServiceOptions['inboundPlacement'],
 ) {
   const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const service: ChannelsService = track(
@@ -33,6 +34,7 @@ async function instance(
       coordinator,
       connectorRenewMs: 100,
       settleTimeoutMs: 8000,
+      ...(inboundPlacement ? { inboundPlacement } : {}),
     }),
   );
   await service.start();
@@ -96,5 +98,41 @@ describe.skipIf(!pgSuitesEnabled())('channels service on two instances of one Po
     ]);
     await expect.poll(() => telegram.of('sendMessage').length, { timeout: 8000 }).toBe(1);
     expect(turns.map((turn) => turn.message)).toEqual(['once']);
+  });
+
+  it('runs an inbound message for an agent homed on another instance there, not where it arrived', async () => {
+    const url = await freshPgDatabaseUrl('agentd_channels_homed');
+    const telegram = track(await startFakeTelegram({ token: TOKEN }));
+    const [away, home]: AgentTurnRequest[][] = [[], []];
+    const services: ChannelsService[] = [];
+    const servers = [
+      track(await serveChannels(() => services[0])),
+      track(await serveChannels(() => services[1])),
+    ];
+    const section = (base: string) => ({
+      telegram: telegramWebhookSection(TOKEN, telegram.url, base, { webhookSecret: SECRET }),
+    });
+    // The section's agent (`helper`) is homed on B: A may not run it and never claims its messages.
+    services.push(
+      (
+        await instance(url, 'a', section(servers[0]!.url), away!, {
+          runsHere: async () => false,
+          claimWhere: { sql: 'agent_id <> ?', args: ['helper'] },
+        })
+      ).service,
+    );
+    services.push(
+      (await instance(url, 'b', section(servers[1]!.url), home!, { runsHere: async () => true })).service,
+    );
+    await expect.poll(() => telegram.webhook()?.url, { timeout: 5000 }).toBeDefined();
+    const response = await fetch(`${servers[0]!.url}/channels/telegram/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
+      body: JSON.stringify({ update_id: 8, ...groupMessage(8, -42, 100, 'to the home') }),
+    });
+    expect(response.status).toBe(200);
+    await expect.poll(() => telegram.of('sendMessage').length, { timeout: 8000 }).toBe(1);
+    expect(home!.map((turn) => turn.message)).toEqual(['to the home']);
+    expect(away).toEqual([]);
   });
 });

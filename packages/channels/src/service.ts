@@ -152,6 +152,16 @@ export interface ChannelsServiceOptions {
    * three times this) and a dead instance's inbound messages are taken over. @default 3000
    */
   connectorRenewMs?: number;
+  /**
+   * Cluster mode: where inbound turns run. A message whose agent `runsHere` answers false for
+   * (its home is another instance) is journalled unheld instead of run, and only instances whose
+   * `claimWhere` (an SQL condition on the journal's `agent_id`) matches it claim it: the home does,
+   * within `connectorRenewMs`. Without it every instance runs every agent.
+   */
+  inboundPlacement?: {
+    runsHere(agentId: string): Promise<boolean>;
+    claimWhere?: { sql: string; args: readonly string[] } | undefined;
+  };
   now?: () => number;
   logger?: ChannelsLogger;
 }
@@ -303,12 +313,14 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
             instanceId: clustered.instanceId,
             leaseMs: renewMs * 3,
             renewMs,
+            claimWhere: options.inboundPlacement?.claimWhere,
             now,
           })
         : createInboundStore(options.db, now),
     runner: () => options.runner,
     enqueue,
     logger,
+    runsHere: clustered && options.db.dialect === 'pg' ? options.inboundPlacement?.runsHere : undefined,
   });
 
   const onInbound = (platform: Platform) => (message: InboundMessage) => {

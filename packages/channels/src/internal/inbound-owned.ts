@@ -23,6 +23,11 @@ export interface OwnedInboundOptions {
   leaseMs: number;
   /** How often leases are renewed and orphans taken over: under a third of `leaseMs`. */
   renewMs: number;
+  /**
+   * An SQL condition on `channel_inbound` (its `agent_id` column) limiting what this instance
+   * claims: the messages of agents it may run (not homed on another live instance).
+   */
+  claimWhere?: { sql: string; args: readonly string[] } | undefined;
   now(): number;
 }
 
@@ -40,27 +45,32 @@ export function createOwnedInboundStore(options: OwnedInboundOptions): InboundSt
   const held = new Map<string, number>();
   return {
     renewMs: options.renewMs,
-    async record(message: InboundMessage, agentId: string) {
+    async record(message: InboundMessage, agentId: string, runHere = true) {
       const at = now();
       const key = inboundKey(message);
-      // Written already owned (fence 1): no takeover can slip in between the insert and a claim.
+      // Run here: written already owned (fence 1), so no takeover can slip in between the insert
+      // and a claim. Run elsewhere: held by nobody and not yet begun (attempts 0), so the agent's
+      // home claims it on its next round and its claim counts the first turn.
       const { rowsAffected } = await db.execute(
         `INSERT INTO ${INBOUND_TABLE} (inbound_key, channel_type, agent_id, message, stage, attempts,
            created_at, updated_at, owner, lease_until, fence)
-         VALUES (?, ?, ?, ?, 'pending', 1, ?, ?, ?, ${DB_NOW_MS} + ?, 1) ON CONFLICT (inbound_key) DO NOTHING`,
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ${DB_NOW_MS} + ?, ?) ON CONFLICT (inbound_key) DO NOTHING`,
         [
           key,
           message.channelType,
           agentId,
           JSON.stringify(message),
+          runHere ? 1 : 0,
           at,
           at,
-          options.instanceId,
-          options.leaseMs,
+          runHere ? options.instanceId : null,
+          runHere ? options.leaseMs : 0,
+          runHere ? 1 : 0,
         ],
       );
-      if (rowsAffected > 0) held.set(key, 1);
-      return rowsAffected > 0;
+      if (rowsAffected === 0 || !runHere) return false;
+      held.set(key, 1);
+      return true;
     },
     async done(key) {
       const fence = held.get(key);
@@ -70,8 +80,10 @@ export function createOwnedInboundStore(options: OwnedInboundOptions): InboundSt
       await rows.complete(key, fence, { set: "stage = 'done', updated_at = ?", args: [now()] });
     },
     async resume() {
+      const placed = options.claimWhere;
       const claimed = await rows.claim({
-        where: "stage = 'pending'",
+        where: placed === undefined ? "stage = 'pending'" : `stage = 'pending' AND (${placed.sql})`,
+        args: placed === undefined ? [] : [...placed.args],
         orderBy: 'created_at, inbound_key',
         limit: CLAIM_BATCH,
       });

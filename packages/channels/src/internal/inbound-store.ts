@@ -67,8 +67,13 @@ export const inboundKey = (message: InboundMessage): string =>
 
 /** The journal's reads and writes. */
 export interface InboundStore {
-  /** Writes the message `pending` (its first turn begun); `false` when it was journalled before. */
-  record(message: InboundMessage, agentId: string): Promise<boolean>;
+  /**
+   * Writes the message `pending` (its first turn begun here); `false` when it was journalled
+   * before. With `runHere` false (cluster mode: the agent's home is another instance) it is
+   * written held by nobody and not begun, for an instance that may run it to claim, and the
+   * answer is `false`: no turn starts here.
+   */
+  record(message: InboundMessage, agentId: string, runHere?: boolean): Promise<boolean>;
   done(key: string): Promise<void>;
   /**
    * The messages left `pending` by an earlier process, oldest first, each counted as begun once

@@ -48,6 +48,8 @@ export function createInboundTurns(context: {
   runner: () => AgentTurnRunner | undefined;
   enqueue(request: EnqueueRequest): Promise<unknown>;
   logger: Logger;
+  /** Cluster mode: whether this instance may run `agentId`'s turns (false: homed elsewhere). */
+  runsHere?: ((agentId: string) => Promise<boolean>) | undefined;
 }): InboundTurns {
   const { store, logger } = context;
   const running = new Set<Promise<void>>();
@@ -159,7 +161,8 @@ export function createInboundTurns(context: {
   return {
     async admit(message, agentId) {
       if (draining) throw new Error('inbound is stopping');
-      if (await store.record(message, agentId)) run(message, agentId);
+      const here = context.runsHere === undefined || (await context.runsHere(agentId));
+      if (await store.record(message, agentId, here)) run(message, agentId);
     },
     async resume() {
       await takeOver();
