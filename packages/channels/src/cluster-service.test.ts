@@ -23,7 +23,7 @@ async function instance(
   id: string,
   section: Record<string, unknown>,
   turns: AgentTurnRequest[],
-  inboundPlacement?: ChannelsServiceOptions['inboundPlacement'],
+  inboundPlacement?: Placement,
 ) {
   const { db, coordinator, track } = await openChannelsInstance(instances, url, id);
   const service: ChannelsService = track(
@@ -39,6 +39,42 @@ async function instance(
   );
   await service.start();
   return { db, coordinator, service };
+}
+
+type Placement = ChannelsServiceOptions['inboundPlacement'];
+
+/**
+ * Two instances (A, B) with the Telegram channel in webhook mode on one fresh database, each
+ * served on its own port, with their turns recorded apart; `post` sends an update as Telegram.
+ */
+async function webhookPair(database: string, placements: [Placement?, Placement?] = []) {
+  const url = await freshPgDatabaseUrl(database);
+  const telegram = track(await startFakeTelegram({ token: TOKEN }));
+  const turns: [AgentTurnRequest[], AgentTurnRequest[]] = [[], []];
+  const services: ChannelsService[] = [];
+  const servers = [
+    track(await serveChannels(() => services[0])).url,
+    track(await serveChannels(() => services[1])).url,
+  ] as const;
+  const start = async (index: 0 | 1, id: string) => {
+    const section = {
+      telegram: telegramWebhookSection(TOKEN, telegram.url, servers[index], { webhookSecret: SECRET }),
+    };
+    services.push((await instance(url, id, section, turns[index], placements[index])).service);
+  };
+  await start(0, 'a');
+  await start(1, 'b');
+  await expect.poll(() => telegram.webhook()?.url, { timeout: 5000 }).toBeDefined();
+  const post = (base: string, update: Record<string, unknown>) =>
+    fetch(`${base}/channels/telegram/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
+      body: JSON.stringify(update),
+    }).then(async (response) => {
+      await response.arrayBuffer();
+      return response.status;
+    });
+  return { telegram, servers, turns, post };
 }
 
 describe.skipIf(!pgSuitesEnabled())('channels service on two instances of one PostgreSQL', () => {
@@ -71,68 +107,25 @@ describe.skipIf(!pgSuitesEnabled())('channels service on two instances of one Po
   });
 
   it('turns a Telegram webhook update posted to both instances into one turn and one answer', async () => {
-    const url = await freshPgDatabaseUrl('agentd_channels_webhook');
-    const telegram = track(await startFakeTelegram({ token: TOKEN }));
-    const turns: AgentTurnRequest[] = [];
-    const services: ChannelsService[] = [];
-    const servers = [
-      track(await serveChannels(() => services[0])),
-      track(await serveChannels(() => services[1])),
-    ];
-    const section = (base: string) => ({
-      telegram: telegramWebhookSection(TOKEN, telegram.url, base, { webhookSecret: SECRET }),
-    });
-    services.push((await instance(url, 'a', section(servers[0]!.url), turns)).service);
-    services.push((await instance(url, 'b', section(servers[1]!.url), turns)).service);
-    await expect.poll(() => telegram.webhook()?.url, { timeout: 5000 }).toBeDefined();
-    const update = JSON.stringify({ update_id: 7, ...groupMessage(7, -42, 100, 'once') });
+    const { telegram, servers, turns, post } = await webhookPair('agentd_channels_webhook');
     // Telegram redelivers an update it believes lost; here the copies land on both instances at once.
-    const post = (base: string) =>
-      fetch(`${base}/channels/telegram/webhook`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
-        body: update,
-      }).then((response) => response.status);
-    expect(await Promise.all([post(servers[0]!.url), post(servers[1]!.url), post(servers[1]!.url)])).toEqual([
-      200, 200, 200,
-    ]);
+    const update = { update_id: 7, ...groupMessage(7, -42, 100, 'once') };
+    expect(
+      await Promise.all([post(servers[0], update), post(servers[1], update), post(servers[1], update)]),
+    ).toEqual([200, 200, 200]);
     await expect.poll(() => telegram.of('sendMessage').length, { timeout: 8000 }).toBe(1);
-    expect(turns.map((turn) => turn.message)).toEqual(['once']);
+    expect([...turns[0], ...turns[1]].map((turn) => turn.message)).toEqual(['once']);
   });
 
   it('runs an inbound message for an agent homed on another instance there, not where it arrived', async () => {
-    const url = await freshPgDatabaseUrl('agentd_channels_homed');
-    const telegram = track(await startFakeTelegram({ token: TOKEN }));
-    const [away, home]: AgentTurnRequest[][] = [[], []];
-    const services: ChannelsService[] = [];
-    const servers = [
-      track(await serveChannels(() => services[0])),
-      track(await serveChannels(() => services[1])),
-    ];
-    const section = (base: string) => ({
-      telegram: telegramWebhookSection(TOKEN, telegram.url, base, { webhookSecret: SECRET }),
-    });
     // The section's agent (`helper`) is homed on B: A may not run it and never claims its messages.
-    services.push(
-      (
-        await instance(url, 'a', section(servers[0]!.url), away!, {
-          runsHere: async () => false,
-          claimWhere: { sql: 'agent_id <> ?', args: ['helper'] },
-        })
-      ).service,
-    );
-    services.push(
-      (await instance(url, 'b', section(servers[1]!.url), home!, { runsHere: async () => true })).service,
-    );
-    await expect.poll(() => telegram.webhook()?.url, { timeout: 5000 }).toBeDefined();
-    const response = await fetch(`${servers[0]!.url}/channels/telegram/webhook`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': SECRET },
-      body: JSON.stringify({ update_id: 8, ...groupMessage(8, -42, 100, 'to the home') }),
-    });
-    expect(response.status).toBe(200);
+    const { telegram, servers, turns, post } = await webhookPair('agentd_channels_homed', [
+      { runsHere: async () => false, claimWhere: { sql: 'agent_id <> ?', args: ['helper'] } },
+      { runsHere: async () => true },
+    ]);
+    expect(await post(servers[0], { update_id: 8, ...groupMessage(8, -42, 100, 'to the home') })).toBe(200);
     await expect.poll(() => telegram.of('sendMessage').length, { timeout: 8000 }).toBe(1);
-    expect(home!.map((turn) => turn.message)).toEqual(['to the home']);
-    expect(away).toEqual([]);
+    expect(turns[1].map((turn) => turn.message)).toEqual(['to the home']);
+    expect(turns[0]).toEqual([]);
   });
 });

@@ -158,6 +158,15 @@ export function openWordNet(dir: string): Thesaurus {
   const index = Object.fromEntries(PARTS.map((part) => [part, new IndexFile(join(dir, `index.${part}`))]));
   const data = Object.fromEntries(PARTS.map((part) => [part, new DataFile(join(dir, `data.${part}`))]));
   const cache = new Map<string, string[]>();
+  /** The cached answer of `key`, else `compute`'s, kept (the oldest of 2,048 dropped). */
+  const remembered = (key: string, compute: () => string[]): string[] => {
+    const cached = cache.get(key);
+    if (cached !== undefined) return cached;
+    const out = compute();
+    if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
+    cache.set(key, out);
+    return out;
+  };
 
   function bases(word: string, part: Part): string[] {
     const out: string[] = [];
@@ -245,72 +254,51 @@ export function openWordNet(dir: string): Thesaurus {
 
   return {
     synonyms(word, senses, limit) {
-      const key = `${word}\u0000${senses}\u0000${limit}`;
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const found: string[] = [];
-      const own = new Set<string>([word]);
-      for (const part of PARTS) {
-        for (const base of bases(word, part)) {
-          own.add(base);
-          for (const offset of sensesOf(part, base, senses)) found.push(...synsetWords(part, offset));
+      return remembered(`${word}\u0000${senses}\u0000${limit}`, () => {
+        const found: string[] = [];
+        const own = new Set<string>([word]);
+        for (const part of PARTS) {
+          for (const base of bases(word, part)) {
+            own.add(base);
+            for (const offset of sensesOf(part, base, senses)) found.push(...synsetWords(part, offset));
+          }
         }
-      }
-      const out = [...new Set(found)].filter((synonym) => !own.has(synonym)).slice(0, limit);
-      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
-      cache.set(key, out);
-      return out;
+        return [...new Set(found)].filter((synonym) => !own.has(synonym)).slice(0, limit);
+      });
     },
     classes(name) {
-      const key = `\u0001${name}`;
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const entry = index.noun!.find(name)?.split(' ');
-      let out: string[] = [];
-      if (entry !== undefined) {
+      return remembered(`\u0001${name}`, () => {
+        const entry = index.noun!.find(name)?.split(' ');
+        if (entry === undefined) return [];
         const first = entry[6 + Number(entry[3])];
         const found = pointed(Number(first), '@i').flatMap((offset) => synsetWords('noun', offset, true));
-        out = [...new Set(found)].filter((word) => word !== name);
-      }
-      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
-      cache.set(key, out);
-      return out;
+        return [...new Set(found)].filter((word) => word !== name);
+      });
     },
     places(name) {
-      const key = `\u0003${name}`;
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const entry = index.noun!.find(name)?.split(' ');
-      let out: string[] = [];
-      if (entry !== undefined) {
+      return remembered(`\u0003${name}`, () => {
+        const entry = index.noun!.find(name)?.split(' ');
+        if (entry === undefined) return [];
         const first = Number(entry[6 + Number(entry[3])]);
         // Only a named instance (a city, a region) stands inside a place worth naming.
-        if (pointed(first, '@i').length > 0) {
-          // A place by its first lemma, its usual name ("Massachusetts", not "MA").
-          const found = pointed(first, '#p').flatMap((offset) => synsetWords('noun', offset).slice(0, 1));
-          out = [...new Set(found)].filter((word) => word !== name);
-        }
-      }
-      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
-      cache.set(key, out);
-      return out;
+        if (pointed(first, '@i').length === 0) return [];
+        // A place by its first lemma, its usual name ("Massachusetts", not "MA").
+        const found = pointed(first, '#p').flatMap((offset) => synsetWords('noun', offset).slice(0, 1));
+        return [...new Set(found)].filter((word) => word !== name);
+      });
     },
     derivations(word, senses, limit) {
-      const key = `\u0002${word}\u0000${senses}\u0000${limit}`;
-      const cached = cache.get(key);
-      if (cached !== undefined) return cached;
-      const found: string[] = [];
-      const own = new Set<string>([word]);
-      for (const part of PARTS) {
-        for (const base of bases(word, part)) {
-          own.add(base);
-          for (const offset of sensesOf(part, base, senses)) found.push(...derivedFrom(part, offset, base));
+      return remembered(`\u0002${word}\u0000${senses}\u0000${limit}`, () => {
+        const found: string[] = [];
+        const own = new Set<string>([word]);
+        for (const part of PARTS) {
+          for (const base of bases(word, part)) {
+            own.add(base);
+            for (const offset of sensesOf(part, base, senses)) found.push(...derivedFrom(part, offset, base));
+          }
         }
-      }
-      const out = [...new Set(found)].filter((derived) => !own.has(derived)).slice(0, limit);
-      if (cache.size >= 2048) cache.delete(cache.keys().next().value!);
-      cache.set(key, out);
-      return out;
+        return [...new Set(found)].filter((derived) => !own.has(derived)).slice(0, limit);
+      });
     },
     close() {
       for (const file of [...Object.values(index), ...Object.values(data)]) file.close();
