@@ -127,4 +127,9 @@ export interface ChannelAdapter {
    * and signed events. Messages it carries reach `onInbound` given to `start`.
    */
   webhook?(request: WebhookRequest): Promise<WebhookResponse>;
+  /**
+   * Cluster mode: `instances` instances send for this account, so keep to `1/instances` of any
+   * account-wide limit the client counts itself (Discord's global requests per second).
+   */
+  shareRateLimit?(instances: number): void;
 }

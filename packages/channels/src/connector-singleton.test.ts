@@ -4,6 +4,7 @@ import { freshPgDatabaseUrl, pgSuitesEnabled } from '@agentd/storage/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type FakeTelegram, groupMessage, startFakeTelegram } from '../test/fake-telegram.js';
 import { openTestDatabase, recordingRunner, useTestBed } from '../test/fixtures.js';
+import { createDiscordAdapter } from './adapters/discord.js';
 import { channelsSectionSchema } from './config.js';
 import { type ChannelsService, createChannelsService } from './service.js';
 
@@ -95,5 +96,47 @@ describe.skipIf(!pgSuitesEnabled())('polling connectors in cluster mode', () => 
     await expect.poll(owner, { timeout: 2500 }).toBe('c');
     telegram.pushUpdate(groupMessage(3, -500, 100, 'third'));
     await expect.poll(() => messages(turns.c), { timeout: 10_000 }).toEqual(['third']);
+  });
+
+  it("splits Discord's global request budget between the live instances, and gives it back when one leaves", async () => {
+    const url = await freshPgDatabaseUrl('agentd_channels_rate_share');
+    const shares = { a: [] as number[], b: [] as number[] };
+    const open = async (id: 'a' | 'b') => {
+      const { coordinator: joined } = await coordinator(url, id);
+      const own = bed.closeAfter(await openTestDatabase('channels-rate-share'));
+      const service = createChannelsService({
+        db: own.db,
+        section: channelsSectionSchema.parse({
+          discord: { enabled: true, botToken: 'rate-share-token', apiBaseUrl: 'http://127.0.0.1:9/api' },
+        }),
+        factories: {
+          discord: () => {
+            const real = createDiscordAdapter({
+              botToken: 'rate-share-token',
+              apiBaseUrl: 'http://127.0.0.1:9/api',
+            });
+            return {
+              ...real,
+              shareRateLimit(instances: number) {
+                shares[id].push(instances);
+                real.shareRateLimit?.(instances);
+              },
+            };
+          },
+        },
+        coordinator: joined,
+        connectorRenewMs: 100,
+      });
+      await service.start();
+      return { service, joined };
+    };
+    const a = await open('a');
+    bed.closeAfter(a.service);
+    const b = await open('b');
+    await expect.poll(() => [shares.a.at(-1), shares.b.at(-1)], { timeout: 5000 }).toEqual([2, 2]);
+    // B leaves the cluster: A has the whole budget again.
+    await b.service.close();
+    await b.joined.close();
+    await expect.poll(() => shares.a.at(-1), { timeout: 5000 }).toBe(1);
   });
 });

@@ -221,6 +221,25 @@ describe('discord over the REST API', () => {
     expect(discord.of(/^POST \/channels\/5\d\d\/messages$/)).toHaveLength(60);
   });
 
+  it("keeps to its share of Discord's global limit when several instances send for one bot", async () => {
+    const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
+    // Two instances: 25 requests a second each. 60 at once fill three of the client's seconds,
+    // so the 51st goes out two seconds after the first (one second, at the whole budget of 50).
+    adapter.shareRateLimit?.(2);
+    const results = await Promise.allSettled(
+      Array.from({ length: 60 }, (_, i) =>
+        adapter.deliver(
+          { op: 'send', channelId: String(700 + i), text: `shared ${i}` },
+          { deliveryId: `shared-${i}`, attempt: 1 },
+        ),
+      ),
+    );
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    const arrivals = discord.of(/^POST \/channels\/7\d\d\/messages$/).map((call) => call.at);
+    expect(arrivals).toHaveLength(60);
+    expect(arrivals[50]! - arrivals[0]!).toBeGreaterThanOrEqual(1900);
+  });
+
   it('reconciles an in-doubt post through its enforced nonce: never created twice', async () => {
     const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
     await expectReconciled('discord', '333', adapter, () =>

@@ -30,6 +30,7 @@ import {
 } from './delivery-queue.js';
 import { ChannelsError } from './errors.js';
 import type { LaneCoordinator } from './internal/cluster-lanes.js';
+import { type RateShare, shareRateLimits } from './internal/rate-share.js';
 import { type ConnectorGate, holdConnector } from './internal/connector-gate.js';
 import { formatFor } from './internal/format.js';
 import { isAllowed } from './internal/inbound.js';
@@ -298,6 +299,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
   };
 
   const renewMs = options.connectorRenewMs ?? 3000;
+  let rateShare: RateShare | undefined;
   const turns = createInboundTurns({
     // Owned rows live beside the coordinator's tables: in the cluster's PostgreSQL database.
     store:
@@ -388,6 +390,7 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       }
       if (wanted && (!current || current.key !== key)) {
         const adapter = await factory(section, { logger, now });
+        rateShare?.apply(adapter);
         adapters.set(platform, { adapter, key });
         if (started) await startAdapter(platform, adapter);
       }
@@ -409,6 +412,14 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
 
   const service: ChannelsService = {
     async start() {
+      rateShare ??= clustered
+        ? shareRateLimits({
+            coordinator: clustered,
+            everyMs: renewMs,
+            adapters: () => [...adapters.values()].map(({ adapter }) => adapter),
+            logger,
+          })
+        : undefined;
       await reconcileAdapters();
       started = true;
       for (const [platform, { adapter }] of adapters) await startAdapter(platform as Platform, adapter);
@@ -509,6 +520,8 @@ export function createChannelsService(options: ChannelsServiceOptions): Channels
       for (const { adapter } of adapters.values()) await stopAdapter(adapter);
       await turns.drain(options.shutdownGraceMs ?? 10_000);
       await queue.close();
+      rateShare?.stop();
+      rateShare = undefined;
       adapters.clear();
       relay?.close();
       await webchat.stop();

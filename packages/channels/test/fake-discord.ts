@@ -7,6 +7,8 @@ export interface DiscordCall {
   method: string;
   path: string;
   body: Record<string, unknown>;
+  /** When it arrived (epoch ms). */
+  at: number;
 }
 
 /**
@@ -156,7 +158,7 @@ export async function startFakeDiscord(options: {
         .map(([, value]) => value);
       body = { ...(body.payload_json as Record<string, unknown>), files };
     }
-    calls.push({ method, path: query ? `${path}?${query}` : path, body });
+    calls.push({ method, path: query ? `${path}?${query}` : path, body, at: Date.now() });
     const failure = failures.find((item) => item.times > 0 && item.pattern.test(`${method} ${path}`));
     if (failure) {
       failure.times -= 1;

@@ -3,10 +3,12 @@ import { pgSuitesEnabled } from '@agentd/storage/testing';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers.js';
 import { CLUSTER_CONFIG, harnessPerTest } from './harness.js';
+import { clusterScale } from './scale.js';
 
 const TOKEN = 'cluster-webhook-token-0123456789abcdef';
-// Scaled down from the design's 1,000 posts for a 2-core CI machine: 60 posts, 10 % resent.
-const POSTS = 60;
+// The design's 1,000 posts with AGENTD_CLUSTER_SCALE=full; 60 by default for a 2-core CI
+// machine. Every tenth is resent either way.
+const POSTS = clusterScale({ full: 1000, ci: 60 });
 
 const harnesses = harnessPerTest();
 
@@ -26,8 +28,8 @@ async function post(url: string, index: number): Promise<number> {
   return response.status;
 }
 
-describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 300_000 }, () => {
-  it('queues one job per accepted delivery, each run once, when posts and resends are spread over the instances', async () => {
+describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 300_000 + POSTS * 500 }, () => {
+  it(`queues one job per accepted delivery (${POSTS} posts), each run once, when posts and resends are spread over the instances`, async () => {
     const harness = await harnesses.open('agentd_cluster_hooks');
     const nodes = await harness.startMany(3, {
       ...CLUSTER_CONFIG,
@@ -49,7 +51,7 @@ describe.skipIf(!pgSuitesEnabled())('webhooks on three instances', { timeout: 30
         );
         return rows.length >= POSTS && rows.every((row) => row.status === 'done') ? rows : undefined;
       },
-      120_000,
+      120_000 + POSTS * 300,
       500,
     );
     expect(jobs).toHaveLength(POSTS);

@@ -74,7 +74,13 @@ export async function goto(
   };
   tab.page.on('requestfailed', onRequestFailed);
   try {
-    response = await tab.page.goto(url.href, { timeout: timeoutMs, waitUntil });
+    response = await tab.page.goto(url.href, { timeout: timeoutMs, waitUntil }).catch((error: unknown) => {
+      // An earlier failed navigation's error page committed later than the wait below allowed
+      // (a loaded machine) and cut this one off before it began: this one is simply run again.
+      if (!/interrupted by another navigation to "chrome-error:/.test(String((error as Error)?.message)))
+        throw error;
+      return tab.page.goto(url.href, { timeout: timeoutMs, waitUntil });
+    });
   } catch (error) {
     if (/net::ERR_/.test(String((error as Error)?.message))) {
       // Chromium commits its error page a moment after reporting the failure; waiting for

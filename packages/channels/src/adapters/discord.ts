@@ -39,6 +39,9 @@ export function discordNonce(deliveryId: string): string {
 
 type Route = `/${string}`;
 
+/** Discord's global limit on a bot's requests, per second, across all its clients. */
+export const DISCORD_GLOBAL_PER_SECOND = 50;
+
 /** The longest rate-limit wait the REST client sits out itself (a second and its 50 ms offset). */
 const SHORT_RATE_LIMIT_MS = 1_100;
 
@@ -54,6 +57,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
     ...(options.apiBaseUrl ? { api: options.apiBaseUrl.replace(/\/+$/, '') } : {}),
     // The delivery queue owns retries and backoff.
     retries: 0,
+    globalRequestsPerSecond: DISCORD_GLOBAL_PER_SECOND,
     // A limit that clears within about a second is waited out here: the client's own count of
     // Discord's global 50 requests per second (reset every second), or a 429 with a short
     // `retry_after` (Discord did not carry that request out). Handing those back to the queue
@@ -146,6 +150,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): ChannelAda
       gateway = undefined;
       await Promise.resolve(running?.destroy()).catch(() => undefined);
       health.state = 'stopped';
+    },
+    // The client counts only this process's requests against the global limit: with N
+    // instances sending for one bot, each keeps to its share.
+    shareRateLimit(instances) {
+      rest.options.globalRequestsPerSecond = Math.max(1, Math.floor(DISCORD_GLOBAL_PER_SECOND / instances));
     },
     deliver,
     async reconcile(operation, attempt) {

@@ -11,7 +11,10 @@ import { type ChannelsDatabase, type DeliveryEntry, QUEUE_TABLE, sql, toEntry } 
  * What a cluster coordinator gives the channels: singletons (the lane leases and connectors),
  * the bus, and owned rows (the inbound journal's).
  */
-export type LaneCoordinator = Pick<Coordinator, 'singleton' | 'bus' | 'instanceId' | 'mode' | 'ownedRows'>;
+export type LaneCoordinator = Pick<
+  Coordinator,
+  'singleton' | 'bus' | 'instanceId' | 'mode' | 'ownedRows' | 'instances'
+>;
 
 /** The bus topic an enqueue names its lane on. */
 export const LANE_TOPIC = 'channels:lane';
