@@ -122,7 +122,17 @@ async function startDaemonProcess(extraConfig = ''): Promise<Server & { dataDir:
   const child = spawn(
     process.execPath,
     // As the `agentd` launcher starts it (`--expose-gc` for the idle collection after a load).
-    ['--expose-gc', join(here, '..', 'dist', 'cli.js'), 'start', '--data-dir', dataDir, '--port', '0'],
+    // AGENTD_BENCH_NODE_ARGS adds node flags (`--cpu-prof --cpu-prof-dir=/tmp/p` to profile a part).
+    [
+      '--expose-gc',
+      ...(process.env.AGENTD_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      join(here, '..', 'dist', 'cli.js'),
+      'start',
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...daemonEnv(), AGENTD_ADMIN_TOKEN: TOKEN } },
   );
   const url = await waitFor(child, /agentd listening on http:\/\/127\.0\.0\.1:(\d+)/, 'stderr');
@@ -457,6 +467,9 @@ async function soakRun() {
       result.rssSlopeMbPer10Min,
       'MB/10 min',
       AIMS.soakRssSlopeMbPer10Min,
+    );
+    console.log(
+      `  event-loop lag p99 of each 10 s, ms: ${result.samples.map((s) => Math.round(s.lagP99Ms)).join(' ')}`,
     );
     printFigure('event-loop lag p99, highest sample', result.lagP99Ms, 'ms', AIMS.soakLagP99Ms);
     printFigure('failed calls', result.errors, '', AIMS.soakErrors);

@@ -42,6 +42,13 @@ export interface AgentdMetrics {
 const TURN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /**
+ * The period of the timer behind `nodejs_eventloop_lag_*` (Node's `monitorEventLoopDelay`,
+ * through prom-client). Each figure is the timer's period plus its delay: an idle loop reads
+ * about this much, so the lag itself is the figure less this.
+ */
+export const EVENT_LOOP_RESOLUTION_MS = 10;
+
+/**
  * Creates the metrics of one daemon in a registry of their own (never prom-client's global one,
  * so two daemons in one process, as in tests, do not collide).
  */
@@ -164,7 +171,7 @@ export function createMetrics(options: MetricsOptions = {}): AgentdMetrics {
       // idle daemon that nobody scrapes runs no sampler.
       if (!defaultsStarted) {
         defaultsStarted = true;
-        collectDefaultMetrics({ register: registry });
+        collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
       }
       return registry.metrics();
     },
