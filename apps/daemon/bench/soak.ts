@@ -319,6 +319,7 @@ export function svg(samples: Sample[]): string {
       .join(' ');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">`,
+    `<title>agentd soak: RSS and heap over ${Math.round(end)} s</title>`,
     `<rect width="${w}" height="${h}" fill="white"/>`,
     `<line x1="${pad}" y1="${h - pad}" x2="${w - pad}" y2="${h - pad}" stroke="black"/>`,
     `<line x1="${pad}" y1="${pad}" x2="${pad}" y2="${h - pad}" stroke="black"/>`,
