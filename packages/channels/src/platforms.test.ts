@@ -80,6 +80,19 @@ async function expectReconciled(
   return entries;
 }
 
+/** Sends 60 messages at once, each to its own channel from `firstChannel` on; the failures. */
+async function sendBurst(adapter: ChannelAdapter, firstChannel: number, label: string): Promise<unknown[]> {
+  const results = await Promise.allSettled(
+    Array.from({ length: 60 }, (_, i) =>
+      adapter.deliver(
+        { op: 'send', channelId: String(firstChannel + i), text: `${label} ${i}` },
+        { deliveryId: `${label}-${i}`, attempt: 1 },
+      ),
+    ),
+  );
+  return results.filter((result) => result.status === 'rejected');
+}
+
 describe('slack over the Web API', () => {
   it('carries the common operations, the actions and history to the Web API', async () => {
     const service = await open();
@@ -209,15 +222,7 @@ describe('discord over the REST API', () => {
   it("sits out its own count of Discord's global 50 requests per second instead of failing the sends over it", async () => {
     const adapter = createDiscordAdapter({ botToken: DISCORD_TOKEN, apiBaseUrl: discord.url });
     // 60 messages at once, each to its own channel: more than the second's global budget.
-    const results = await Promise.allSettled(
-      Array.from({ length: 60 }, (_, i) =>
-        adapter.deliver(
-          { op: 'send', channelId: String(500 + i), text: `burst ${i}` },
-          { deliveryId: `burst-${i}`, attempt: 1 },
-        ),
-      ),
-    );
-    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    expect(await sendBurst(adapter, 500, 'burst')).toEqual([]);
     expect(discord.of(/^POST \/channels\/5\d\d\/messages$/)).toHaveLength(60);
   });
 
@@ -226,15 +231,7 @@ describe('discord over the REST API', () => {
     // Two instances: 25 requests a second each. 60 at once fill three of the client's seconds,
     // so the 51st goes out two seconds after the first (one second, at the whole budget of 50).
     adapter.shareRateLimit?.(2);
-    const results = await Promise.allSettled(
-      Array.from({ length: 60 }, (_, i) =>
-        adapter.deliver(
-          { op: 'send', channelId: String(700 + i), text: `shared ${i}` },
-          { deliveryId: `shared-${i}`, attempt: 1 },
-        ),
-      ),
-    );
-    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    expect(await sendBurst(adapter, 700, 'shared')).toEqual([]);
     const arrivals = discord.of(/^POST \/channels\/7\d\d\/messages$/).map((call) => call.at);
     expect(arrivals).toHaveLength(60);
     expect(arrivals[50]! - arrivals[0]!).toBeGreaterThanOrEqual(1900);
