@@ -5,7 +5,7 @@ import { nextFireAfter } from '../schedule.js';
 import type { ClusterFires, CronContext, JobState } from './cron-context.js';
 import { type Recorder, RUN_COLUMNS, RUN_TUPLE, type RunRow, runArgs } from './fire-recorder.js';
 import { launch, skipOverlap } from './fire-runner.js';
-import { fromRow, type JobRow } from './job-store.js';
+import { fromRow, type JobRow, jobState } from './job-store.js';
 
 const NOW = nowMs('pg');
 /**
@@ -285,7 +285,7 @@ export class ClusterCron implements ClusterFires, Recorder {
       let job = ctx.byId.get(row.id);
       const before = job?.nextRunAtMs;
       if (job === undefined) {
-        job = { ...fields, generation: 0, active: false, removed: false, advanceAfter: undefined };
+        job = jobState(row);
         ctx.byId.set(job.id, job);
         ctx.byName.set(job.name, job);
       } else {
